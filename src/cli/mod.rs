@@ -1,0 +1,64 @@
+//! Argument parsing and the subcommands. Exit codes: 0 success, 1 a failed expectation or
+//! verification, 2 bad input (nothing written).
+
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Deterministic simulator for protecting a service from a slow-but-not-failing dependency.
+#[derive(Parser, Debug)]
+#[command(name = "brownout", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run every policy of a scenario on the same traffic and write results.
+    Run(run::RunArgs),
+    /// Validate a scenario file without running it.
+    Check {
+        /// The scenario file (RON).
+        scenario: PathBuf,
+    },
+}
+
+/// A failure with its exit code.
+pub struct Failure {
+    /// 1 = results failed a check; 2 = bad input.
+    pub code: u8,
+    /// What to print.
+    pub message: String,
+}
+
+impl Failure {
+    /// Bad input.
+    pub fn input(message: impl Into<String>) -> Self {
+        Self { code: 2, message: message.into() }
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Check { scenario } => match brownout::scenario::load(&scenario) {
+            Ok(s) => {
+                println!("{}: ok ({} classes, {} policies)", scenario.display(), s.classes.len(), s.policies.len());
+                Ok(())
+            }
+            Err(e) => Err(Failure::input(format!("error: {e}"))),
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("{}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! Integer virtual time in nanoseconds.
+
+/// Virtual time and durations, in nanoseconds. 2^64 ns is about 584 years.
+pub type Time = u64;
+
+/// One microsecond in [`Time`] units.
+pub const MICROSECOND: Time = 1_000;
+/// One millisecond in [`Time`] units.
+pub const MILLISECOND: Time = 1_000_000;
+/// One second in [`Time`] units.
+pub const SECOND: Time = 1_000_000_000;
+/// One minute in [`Time`] units.
+pub const MINUTE: Time = 60 * SECOND;
+
+/// A time as fractional milliseconds, for reports.
+pub fn ms_f64(t: Time) -> f64 {
+    t as f64 / MILLISECOND as f64
+}
+
+/// A compact human form: `750ms`, `1.5s`, `12m`.
+pub fn fmt_time(t: Time) -> String {
+    if t == 0 {
+        "0s".into()
+    } else if t % MINUTE == 0 {
+        format!("{}m", t / MINUTE)
+    } else if t % SECOND == 0 {
+        format!("{}s", t / SECOND)
+    } else if t % MILLISECOND == 0 {
+        format!("{}ms", t / MILLISECOND)
+    } else if t % MICROSECOND == 0 {
+        format!("{}us", t / MICROSECOND)
+    } else {
+        format!("{t}ns")
+    }
+}

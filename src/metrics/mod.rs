@@ -1,0 +1,686 @@
+//! Metrics: what a run measures, excluding warm-up, in O(classes x windows) memory.
+//!
+//! The world calls the `Recorder` at each happening (arrival, finish, dependency call,
+//! gauge change, breaker transition, window tick); `Recorder::summary` turns it into the
+//! serializable [`summary`] types. Latencies go into mergeable HDR histograms (microseconds).
+
+mod gauge;
+pub mod summary;
+
+pub use gauge::Gauge;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{MICROSECOND, MILLISECOND, SECOND, Time};
+use crate::policy::BreakerState;
+use summary::*;
+
+/// How a user request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Outcome {
+    /// 200.
+    Ok,
+    /// 503 from the dependency or the pool.
+    Error,
+    /// 504 from a timeout.
+    Timeout,
+    /// 429 from a limiter or full worker slots.
+    Rejected,
+    /// Breaker open.
+    ShortCircuited,
+    /// Served from the cache.
+    Fallback,
+}
+
+/// What the business model concluded about one finished request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OrderEffect {
+    /// The request became an order.
+    pub order: bool,
+    /// Substituted.
+    pub substitution: bool,
+    /// Refunded.
+    pub refund: bool,
+    /// Lost.
+    pub lost: bool,
+}
+
+/// An HDR histogram (microseconds) plus the exact mean, minimum and maximum, so that
+/// reported percentiles never lie outside the observed range.
+#[derive(Debug, Clone)]
+pub struct Lat {
+    hist: Histogram<u64>,
+    sum_ns: f64,
+    min_ns: Time,
+    max_ns: Time,
+}
+
+impl Lat {
+    /// Empty.
+    pub fn new() -> Self {
+        Self { hist: hist(), sum_ns: 0.0, min_ns: Time::MAX, max_ns: 0 }
+    }
+    /// Record one value in nanoseconds.
+    pub fn record(&mut self, ns: Time) {
+        self.hist.saturating_record(us(ns));
+        self.sum_ns += ns as f64;
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+    }
+    /// Number of values.
+    pub fn len(&self) -> u64 {
+        self.hist.len()
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.hist.is_empty()
+    }
+    /// Quantile in milliseconds (0 when empty), clamped to the exact observed range.
+    pub fn q_ms(&self, q: f64) -> f64 {
+        if self.is_empty() {
+            return 0.0;
+        }
+        let v_ns = self.hist.value_at_quantile(q) as f64 * MICROSECOND as f64;
+        v_ns.clamp(self.min_ns as f64, self.max_ns as f64) / MILLISECOND as f64
+    }
+    /// Exact maximum in milliseconds.
+    pub fn max_ms(&self) -> f64 {
+        if self.is_empty() { 0.0 } else { self.max_ns as f64 / MILLISECOND as f64 }
+    }
+    /// Exact mean in milliseconds.
+    pub fn mean_ms(&self) -> f64 {
+        if self.is_empty() { 0.0 } else { self.sum_ns / self.len() as f64 / MILLISECOND as f64 }
+    }
+    /// Forget everything.
+    pub fn reset(&mut self) {
+        self.hist.reset();
+        self.sum_ns = 0.0;
+        self.min_ns = Time::MAX;
+        self.max_ns = 0;
+    }
+    /// Latency statistics.
+    pub fn stats(&self) -> LatencyMs {
+        LatencyMs { mean: self.mean_ms(), p50: self.q_ms(0.5), p95: self.q_ms(0.95), p99: self.q_ms(0.99), max: self.max_ms() }
+    }
+}
+
+impl Default for Lat {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn hist() -> Histogram<u64> {
+    // 1 us .. 1 day at 3 significant digits.
+    Histogram::new_with_bounds(1, 86_400_000_000, 3).expect("valid histogram bounds")
+}
+
+fn us(t: Time) -> u64 {
+    (t / MICROSECOND).max(1)
+}
+
+#[derive(Debug, Clone)]
+struct ClassAcc {
+    outcomes: Outcomes,
+    latency: Lat,
+    good: u64,
+    fresh_good: u64,
+    missed: u64,
+    staleness: Lat,
+    stale_wrong: u64,
+    orders: u64,
+    substitutions: u64,
+    refunds: u64,
+    lost: u64,
+    slot_wait_ns: f64,
+    slot_waits: u64,
+    conn_wait_ns: f64,
+    conn_waits: u64,
+}
+
+impl ClassAcc {
+    fn new() -> Self {
+        Self {
+            outcomes: Outcomes::default(),
+            latency: Lat::new(),
+            good: 0,
+            fresh_good: 0,
+            missed: 0,
+            staleness: Lat::new(),
+            stale_wrong: 0,
+            orders: 0,
+            substitutions: 0,
+            refunds: 0,
+            lost: 0,
+            slot_wait_ns: 0.0,
+            slot_waits: 0,
+            conn_wait_ns: 0.0,
+            conn_waits: 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct WindowClass {
+    offered: u64,
+    outcomes: Outcomes,
+    good: u64,
+    latency: Lat,
+    staleness: Lat,
+    stale_wrong: u64,
+}
+
+impl WindowClass {
+    fn new() -> Self {
+        Self { offered: 0, outcomes: Outcomes::default(), good: 0, latency: Lat::new(), staleness: Lat::new(), stale_wrong: 0 }
+    }
+    fn reset(&mut self) {
+        self.offered = 0;
+        self.outcomes = Outcomes::default();
+        self.good = 0;
+        self.latency.reset();
+        self.staleness.reset();
+        self.stale_wrong = 0;
+    }
+}
+
+/// One row of `timeseries.csv`: a (window, class) pair, with fleet-wide columns repeated.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WindowRow {
+    /// Policy label.
+    pub policy: String,
+    /// Window start, seconds.
+    pub t_s: f64,
+    /// Class.
+    pub class: String,
+    /// Arrivals.
+    pub offered: u64,
+    /// Outcome counts of requests that finished in the window.
+    pub ok: u64,
+    /// Errors.
+    pub error: u64,
+    /// Timeouts.
+    pub timeout: u64,
+    /// Rejections.
+    pub rejected: u64,
+    /// Short circuits.
+    pub short_circuited: u64,
+    /// Fallbacks.
+    pub fallback: u64,
+    /// Answered within the deadline, per second.
+    pub goodput_per_s: f64,
+    /// Fallbacks per second.
+    pub fallback_per_s: f64,
+    /// Gateway latency median, ms.
+    pub latency_p50_ms: f64,
+    /// Gateway latency p95, ms.
+    pub latency_p95_ms: f64,
+    /// Staleness p95 of fallbacks, ms.
+    pub staleness_p95_ms: f64,
+    /// Wrong fallbacks.
+    pub stale_wrong: u64,
+    /// Dependency calls started, per second.
+    pub dep_calls_per_s: f64,
+    /// Dependency calls in flight (time-weighted mean, fleet-wide).
+    pub dep_in_flight: f64,
+    /// Dependency-produced latency median, ms.
+    pub dep_latency_p50_ms: f64,
+    /// Dependency-produced latency p95, ms.
+    pub dep_latency_p95_ms: f64,
+    /// Worker slots in use per instance (time-weighted mean).
+    pub workers_busy: f64,
+    /// Pool connections in use per instance (time-weighted mean).
+    pub pool_busy: f64,
+    /// Fraction of instance-time the breaker was open.
+    pub breaker_open: f64,
+    /// Fraction of instance-time the breaker was half-open.
+    pub breaker_half_open: f64,
+    /// Mean limit across instances at the window's end (0 = no limiter).
+    pub limit: f64,
+}
+
+/// Static facts the recorder needs.
+#[derive(Debug, Clone)]
+pub struct RecorderSetup {
+    /// Policy label.
+    pub policy: String,
+    /// Class names.
+    pub classes: Vec<String>,
+    /// Class deadlines.
+    pub deadlines: Vec<Time>,
+    /// Gateway instances.
+    pub instances: u32,
+    /// Worker slots per instance.
+    pub slots: u32,
+    /// Pool connections per instance.
+    pub connections: u32,
+    /// Warm-up end.
+    pub warmup: Time,
+    /// Horizon.
+    pub horizon: Time,
+    /// Window width.
+    pub window: Time,
+    /// The stack has a breaker layer.
+    pub has_breaker: bool,
+    /// The stack has a limiter layer.
+    pub has_limit: bool,
+    /// Business costs (substitution, refund, lost order).
+    pub costs: (f64, f64, f64),
+}
+
+/// See the module docs.
+pub struct Recorder {
+    s: RecorderSetup,
+    classes: Vec<ClassAcc>,
+    win: Vec<WindowClass>,
+    win_dep_latency: Lat,
+    win_dep_calls: u64,
+    window_start: Time,
+    rows: Vec<WindowRow>,
+    window_calls: Vec<u64>,
+    dep_calls: u64,
+    dep_abandoned: u64,
+    dep_latency: Lat,
+    dep_in_flight: Gauge,
+    workers: Vec<Gauge>,
+    pool: Vec<Gauge>,
+    open: Gauge,
+    half_open: Gauge,
+    limit_sum: Gauge,
+    limits: Vec<f64>,
+    breaker_states: Vec<BreakerState>,
+    reopened_after_close: Vec<bool>,
+    transitions: u64,
+    cycles: u64,
+    win_integrals: [f64; 5],
+    calls_by_requests: u64,
+    requests_calling: u64,
+}
+
+impl Recorder {
+    /// A recorder for one run.
+    pub fn new(s: RecorderSetup) -> Self {
+        let n = s.instances as usize;
+        let warm = s.warmup;
+        Self {
+            classes: (0..s.classes.len()).map(|_| ClassAcc::new()).collect(),
+            win: (0..s.classes.len()).map(|_| WindowClass::new()).collect(),
+            win_dep_latency: Lat::new(),
+            win_dep_calls: 0,
+            window_start: 0,
+            rows: Vec::new(),
+            window_calls: Vec::new(),
+            dep_calls: 0,
+            dep_abandoned: 0,
+            dep_latency: Lat::new(),
+            dep_in_flight: Gauge::new(0.0, warm, f64::INFINITY),
+            workers: vec![Gauge::new(0.0, warm, s.slots as f64); n],
+            pool: vec![Gauge::new(0.0, warm, s.connections as f64); n],
+            open: Gauge::new(0.0, warm, f64::INFINITY),
+            half_open: Gauge::new(0.0, warm, f64::INFINITY),
+            limit_sum: Gauge::new(0.0, warm, f64::INFINITY),
+            limits: vec![0.0; n],
+            breaker_states: vec![BreakerState::Closed; n],
+            reopened_after_close: vec![true; n],
+            transitions: 0,
+            cycles: 0,
+            win_integrals: [0.0; 5],
+            calls_by_requests: 0,
+            requests_calling: 0,
+            s,
+        }
+    }
+
+    fn measured(&self, arrived: Time) -> bool {
+        arrived >= self.s.warmup
+    }
+
+    /// A request arrived.
+    pub fn arrival(&mut self, _now: Time, class: usize) {
+        self.win[class].offered += 1;
+    }
+
+    /// A worker-slot wait ended (granted or not).
+    pub fn slot_wait(&mut self, arrived: Time, class: usize, waited: Time) {
+        if self.measured(arrived) {
+            let c = &mut self.classes[class];
+            c.slot_wait_ns += waited as f64;
+            c.slot_waits += 1;
+        }
+    }
+
+    /// A connection wait ended (granted or not).
+    pub fn conn_wait(&mut self, arrived: Time, class: usize, waited: Time) {
+        if self.measured(arrived) {
+            let c = &mut self.classes[class];
+            c.conn_wait_ns += waited as f64;
+            c.conn_waits += 1;
+        }
+    }
+
+    /// A request finished.
+    #[allow(clippy::too_many_arguments)]
+    pub fn finish(
+        &mut self,
+        now: Time,
+        class: usize,
+        arrived: Time,
+        outcome: Outcome,
+        staleness: Option<(Time, bool)>,
+        order: OrderEffect,
+        dependency_calls: u32,
+    ) {
+        let latency = now - arrived;
+        let answered = matches!(outcome, Outcome::Ok | Outcome::Fallback);
+        let in_time = latency <= self.s.deadlines[class];
+        let w = &mut self.win[class];
+        bump(&mut w.outcomes, outcome);
+        w.latency.record(latency);
+        if answered && in_time {
+            w.good += 1;
+        }
+        if let Some((age, wrong)) = staleness {
+            w.staleness.record(age);
+            w.stale_wrong += wrong as u64;
+        }
+        if !self.measured(arrived) {
+            return;
+        }
+        if dependency_calls > 0 {
+            self.calls_by_requests += dependency_calls as u64;
+            self.requests_calling += 1;
+        }
+        let c = &mut self.classes[class];
+        bump(&mut c.outcomes, outcome);
+        c.latency.record(latency);
+        if answered && in_time {
+            c.good += 1;
+        }
+        if outcome == Outcome::Ok && in_time {
+            c.fresh_good += 1;
+        }
+        if !in_time {
+            c.missed += 1;
+        }
+        if let Some((age, wrong)) = staleness {
+            c.staleness.record(age);
+            c.stale_wrong += wrong as u64;
+        }
+        c.orders += order.order as u64;
+        c.substitutions += order.substitution as u64;
+        c.refunds += order.refund as u64;
+        c.lost += order.lost as u64;
+    }
+
+    /// A dependency call started; `in_flight` is the fleet-wide count after it.
+    pub fn dep_start(&mut self, now: Time, in_flight: u64) {
+        self.win_dep_calls += 1;
+        if now >= self.s.warmup {
+            self.dep_calls += 1;
+        }
+        self.dep_in_flight.set(now, in_flight as f64);
+    }
+
+    /// A dependency call ended after `latency` of the dependency's own time.
+    pub fn dep_end(&mut self, now: Time, latency: Time, abandoned: bool, in_flight: u64) {
+        self.win_dep_latency.record(latency);
+        if now >= self.s.warmup {
+            self.dep_latency.record(latency);
+            self.dep_abandoned += abandoned as u64;
+        }
+        self.dep_in_flight.set(now, in_flight as f64);
+    }
+
+    /// Worker slots in use on an instance changed.
+    pub fn workers(&mut self, now: Time, instance: u32, in_use: u32) {
+        self.workers[instance as usize].set(now, in_use as f64);
+    }
+
+    /// Pool connections in use on an instance changed.
+    pub fn pool(&mut self, now: Time, instance: u32, in_use: u32) {
+        self.pool[instance as usize].set(now, in_use as f64);
+    }
+
+    /// An instance's (first) breaker changed state.
+    pub fn breaker(&mut self, now: Time, instance: u32, to: BreakerState) {
+        let i = instance as usize;
+        let from = self.breaker_states[i];
+        if from == to {
+            return;
+        }
+        self.breaker_states[i] = to;
+        let count = |s: BreakerState| if s == BreakerState::Open { 1.0 } else { 0.0 };
+        let half = |s: BreakerState| if s == BreakerState::HalfOpen { 1.0 } else { 0.0 };
+        self.open.add(now, count(to) - count(from));
+        self.half_open.add(now, half(to) - half(from));
+        let measured = now >= self.s.warmup;
+        if measured {
+            self.transitions += 1;
+        }
+        match to {
+            BreakerState::Open => {
+                if !self.reopened_after_close[i] && measured {
+                    self.cycles += 1;
+                }
+                self.reopened_after_close[i] = true;
+            }
+            BreakerState::Closed => self.reopened_after_close[i] = false,
+            BreakerState::HalfOpen => {}
+        }
+    }
+
+    /// An instance's (first) limiter changed its limit.
+    pub fn limit(&mut self, now: Time, instance: u32, limit: f64) {
+        let i = instance as usize;
+        let delta = limit - self.limits[i];
+        self.limits[i] = limit;
+        if delta != 0.0 {
+            self.limit_sum.add(now, delta);
+        }
+    }
+
+    fn fleet_integral(gauges: &mut [Gauge], now: Time) -> f64 {
+        gauges.iter_mut().map(|g| g.integral(now)).sum()
+    }
+
+    /// Close the window ending at `now` and start the next.
+    pub fn tick(&mut self, now: Time) {
+        let width = (now - self.window_start).max(1) as f64;
+        let secs = width / SECOND as f64;
+        let n = self.s.instances as f64;
+        let ints = [
+            self.dep_in_flight.integral(now),
+            Self::fleet_integral(&mut self.workers, now),
+            Self::fleet_integral(&mut self.pool, now),
+            self.open.integral(now),
+            self.half_open.integral(now),
+        ];
+        // Gauges integrate only after warm-up; windows inside warm-up use instantaneous values.
+        let mean = |k: usize, s: &Self| -> f64 {
+            if now <= s.s.warmup {
+                match k {
+                    0 => s.dep_in_flight.value,
+                    1 => s.workers.iter().map(|g| g.value).sum::<f64>(),
+                    2 => s.pool.iter().map(|g| g.value).sum::<f64>(),
+                    3 => s.open.value,
+                    _ => s.half_open.value,
+                }
+            } else {
+                let from = s.window_start.max(s.s.warmup);
+                (ints[k] - s.win_integrals[k]) / (now - from).max(1) as f64
+            }
+        };
+        let vals: Vec<f64> = (0..5).map(|k| mean(k, self)).collect();
+        self.win_integrals = ints;
+        let limit = self.limits.iter().sum::<f64>() / n;
+        for (ci, name) in self.s.classes.iter().enumerate() {
+            let w = &self.win[ci];
+            self.rows.push(WindowRow {
+                policy: self.s.policy.clone(),
+                t_s: self.window_start as f64 / SECOND as f64,
+                class: name.clone(),
+                offered: w.offered,
+                ok: w.outcomes.ok,
+                error: w.outcomes.error,
+                timeout: w.outcomes.timeout,
+                rejected: w.outcomes.rejected,
+                short_circuited: w.outcomes.short_circuited,
+                fallback: w.outcomes.fallback,
+                goodput_per_s: w.good as f64 / secs,
+                fallback_per_s: w.outcomes.fallback as f64 / secs,
+                latency_p50_ms: w.latency.q_ms(0.5),
+                latency_p95_ms: w.latency.q_ms(0.95),
+                staleness_p95_ms: w.staleness.q_ms(0.95),
+                stale_wrong: w.stale_wrong,
+                dep_calls_per_s: self.win_dep_calls as f64 / secs,
+                dep_in_flight: vals[0],
+                dep_latency_p50_ms: self.win_dep_latency.q_ms(0.5),
+                dep_latency_p95_ms: self.win_dep_latency.q_ms(0.95),
+                workers_busy: vals[1] / n,
+                pool_busy: vals[2] / n,
+                breaker_open: vals[3] / n,
+                breaker_half_open: vals[4] / n,
+                limit: if self.s.has_limit { limit } else { 0.0 },
+            });
+        }
+        if self.window_start >= self.s.warmup {
+            self.window_calls.push(self.win_dep_calls);
+        }
+        for w in &mut self.win {
+            w.reset();
+        }
+        self.win_dep_latency.reset();
+        self.win_dep_calls = 0;
+        self.window_start = now;
+    }
+
+    /// The time-series rows so far.
+    pub fn rows(&self) -> &[WindowRow] {
+        &self.rows
+    }
+
+    /// Take the time-series rows.
+    pub fn take_rows(&mut self) -> Vec<WindowRow> {
+        std::mem::take(&mut self.rows)
+    }
+
+    /// Summarise at the horizon.
+    pub fn summary(&mut self, now: Time, events: u64, in_flight_at_end: u64) -> RunSummary {
+        let span = (now.max(self.s.warmup + 1) - self.s.warmup) as f64;
+        let secs = span / SECOND as f64;
+        let (cs, cr, cl) = self.s.costs;
+        let classes: Vec<ClassSummary> = self
+            .classes
+            .iter()
+            .zip(&self.s.classes)
+            .map(|(c, name)| {
+                let n = c.outcomes.total();
+                let ratio = |x: u64| if n == 0 { 0.0 } else { x as f64 / n as f64 };
+                let cost = c.substitutions as f64 * cs + c.refunds as f64 * cr + c.lost as f64 * cl;
+                ClassSummary {
+                    class: name.clone(),
+                    requests: n,
+                    outcomes: c.outcomes,
+                    latency_ms: c.latency.stats(),
+                    throughput_per_s: n as f64 / secs,
+                    goodput_per_s: c.good as f64 / secs,
+                    fresh_goodput_per_s: c.fresh_good as f64 / secs,
+                    deadline_missed: c.missed,
+                    ok_ratio: ratio(c.outcomes.ok),
+                    fallback_ratio: ratio(c.outcomes.fallback),
+                    goodput_ratio: ratio(c.good),
+                    staleness_ms: StalenessMs {
+                        p50: c.staleness.q_ms(0.5),
+                        p95: c.staleness.q_ms(0.95),
+                        max: c.staleness.max_ms(),
+                    },
+                    stale_wrong: c.stale_wrong,
+                    stale_wrong_fraction: if c.outcomes.fallback == 0 {
+                        0.0
+                    } else {
+                        c.stale_wrong as f64 / c.outcomes.fallback as f64
+                    },
+                    orders: c.orders,
+                    substitutions: c.substitutions,
+                    refunds: c.refunds,
+                    lost_orders: c.lost,
+                    business_cost: cost,
+                    slot_wait_ms_mean: if c.slot_waits == 0 { 0.0 } else { c.slot_wait_ns / c.slot_waits as f64 / MILLISECOND as f64 },
+                    conn_wait_ms_mean: if c.conn_waits == 0 { 0.0 } else { c.conn_wait_ns / c.conn_waits as f64 / MILLISECOND as f64 },
+                }
+            })
+            .collect();
+        let n = self.s.instances as f64;
+        let inst_span = span * n;
+        let occupancy = |gs: &mut [Gauge], cap: u32| -> Occupancy {
+            let integral: f64 = gs.iter_mut().map(|g| g.integral(now)).sum();
+            let sat: f64 = gs.iter_mut().map(|g| g.saturated(now) as f64).sum();
+            Occupancy {
+                capacity: cap as u64,
+                mean: integral / inst_span,
+                peak: gs.iter().map(|g| g.peak as u64).max().unwrap_or(0),
+                saturated_fraction: sat / inst_span,
+            }
+        };
+        let resources = ResourceSummary {
+            workers: occupancy(&mut self.workers, self.s.slots),
+            pool: occupancy(&mut self.pool, self.s.connections),
+        };
+        let breaker = self.s.has_breaker.then(|| BreakerSummary {
+            transitions: self.transitions,
+            transitions_per_min: self.transitions as f64 / (secs / 60.0),
+            open_fraction: self.open.integral(now) / inst_span,
+            half_open_fraction: self.half_open.integral(now) / inst_span,
+            cycles: self.cycles,
+        });
+        let limit = self.s.has_limit.then(|| LimitSummary {
+            mean: self.limit_sum.integral(now) / inst_span,
+            min: self.limit_sum.low / n,
+            max: self.limit_sum.peak / n,
+        });
+        let calls = &self.window_calls;
+        let cv = if calls.len() < 2 {
+            0.0
+        } else {
+            let m = calls.iter().sum::<u64>() as f64 / calls.len() as f64;
+            let var = calls.iter().map(|&c| (c as f64 - m).powi(2)).sum::<f64>() / (calls.len() - 1) as f64;
+            if m > 0.0 { var.sqrt() / m } else { 0.0 }
+        };
+        let business_cost = classes.iter().map(|c| c.business_cost).sum();
+        RunSummary {
+            policy: self.s.policy.clone(),
+            classes,
+            dependency: DependencySummary {
+                calls: self.dep_calls,
+                calls_per_s: self.dep_calls as f64 / secs,
+                peak_in_flight: self.dep_in_flight.peak as u64,
+                latency_ms: self.dep_latency.stats(),
+                throughput_cv: cv,
+                abandoned: self.dep_abandoned,
+            },
+            breaker,
+            limit,
+            resources,
+            amplification: if self.requests_calling == 0 {
+                0.0
+            } else {
+                self.calls_by_requests as f64 / self.requests_calling as f64
+            },
+            business_cost,
+            events,
+            in_flight_at_end,
+        }
+    }
+}
+
+fn bump(o: &mut Outcomes, outcome: Outcome) {
+    match outcome {
+        Outcome::Ok => o.ok += 1,
+        Outcome::Error => o.error += 1,
+        Outcome::Timeout => o.timeout += 1,
+        Outcome::Rejected => o.rejected += 1,
+        Outcome::ShortCircuited => o.short_circuited += 1,
+        Outcome::Fallback => o.fallback += 1,
+    }
+}

@@ -1,0 +1,164 @@
+//! Items with Zipf popularity, stock that changes as a Poisson process per item, and the
+//! last-known-value cache that answers fallbacks.
+//!
+//! Stock change times are counter-based draws on (item, change number), so every policy run
+//! sees the same true stock history.
+
+use rand_distr::{Distribution, Zipf};
+
+use crate::engine::{SECOND, Stream, Time, counter_f64, label_hash};
+use crate::scenario::Catalogue;
+
+const CHANGES: u64 = label_hash("catalogue/changes");
+
+/// Item popularity, shared by runs.
+#[derive(Debug, Clone)]
+pub struct Popularity {
+    zipf: Option<Zipf<f64>>,
+    items: u32,
+}
+
+impl Popularity {
+    /// Build from the catalogue.
+    pub fn new(c: &Catalogue) -> Self {
+        let zipf = (c.zipf > 0.0).then(|| Zipf::new(c.items as f64, c.zipf).expect("validated zipf"));
+        Self { zipf, items: c.items }
+    }
+
+    /// Draw an item index in `0..items`.
+    pub fn draw(&self, rng: &mut Stream) -> u32 {
+        match &self.zipf {
+            Some(z) => (z.sample(rng) as u32).clamp(1, self.items) - 1,
+            None => (rand::RngExt::random::<f64>(rng) * self.items as f64) as u32 % self.items,
+        }
+    }
+}
+
+/// A cached value: when it was stored and which stock version it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cached {
+    /// When the value was fetched.
+    pub at: Time,
+    /// The stock version it shows.
+    pub version: u32,
+}
+
+/// The true stock history and the caches, for one run.
+#[derive(Debug, Clone)]
+pub struct Stock {
+    seed: u64,
+    mean_gap_ns: f64,
+    version: Vec<u32>,
+    next_change: Vec<Time>,
+    caches: Vec<Vec<Option<Cached>>>,
+    ttl: Option<Time>,
+}
+
+/// The answer the cache gives a fallback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Served {
+    /// Age of the value.
+    pub staleness: Time,
+    /// The item changed since the value was cached.
+    pub wrong: bool,
+}
+
+impl Stock {
+    /// One cache per instance, or a single shared one.
+    pub fn new(c: &Catalogue, instances: u32, seed: u64) -> Self {
+        let n = c.items as usize;
+        let mean_gap_ns = if c.changes_per_hour > 0.0 { 3600.0 * SECOND as f64 / c.changes_per_hour } else { f64::INFINITY };
+        let caches = if c.shared_cache { 1 } else { instances as usize };
+        let init = if c.prewarm { Some(Cached { at: 0, version: 0 }) } else { None };
+        let mut s = Self {
+            seed,
+            mean_gap_ns,
+            version: vec![0; n],
+            next_change: vec![0; n],
+            caches: vec![vec![init; n]; caches],
+            ttl: c.ttl.map(|d| d.ns()),
+        };
+        for i in 0..n {
+            s.next_change[i] = s.gap(i as u32, 0);
+        }
+        s
+    }
+
+    fn gap(&self, item: u32, change: u32) -> Time {
+        if !self.mean_gap_ns.is_finite() {
+            return Time::MAX;
+        }
+        let u = counter_f64(self.seed, CHANGES, item as u64, change as u64);
+        (-u.ln() * self.mean_gap_ns).min(1.0e18) as Time
+    }
+
+    /// The true stock version of `item` at `now` (`now` never decreases within a run).
+    pub fn version(&mut self, item: u32, now: Time) -> u32 {
+        let i = item as usize;
+        while self.next_change[i] <= now {
+            self.version[i] += 1;
+            let g = self.gap(item, self.version[i]);
+            self.next_change[i] = self.next_change[i].saturating_add(g.max(1));
+        }
+        self.version[i]
+    }
+
+    fn cache_index(&self, instance: u32) -> usize {
+        if self.caches.len() == 1 { 0 } else { instance as usize }
+    }
+
+    /// A successful response refreshes the cache.
+    pub fn refresh(&mut self, instance: u32, item: u32, now: Time) {
+        let version = self.version(item, now);
+        let c = self.cache_index(instance);
+        self.caches[c][item as usize] = Some(Cached { at: now, version });
+    }
+
+    /// Serve a fallback from the cache, if it holds a value young enough.
+    pub fn serve(&mut self, instance: u32, item: u32, now: Time) -> Option<Served> {
+        let c = self.cache_index(instance);
+        let cached = self.caches[c][item as usize]?;
+        let staleness = now - cached.at;
+        if self.ttl.is_some_and(|ttl| staleness > ttl) {
+            return None;
+        }
+        let wrong = self.version(item, now) != cached.version;
+        Some(Served { staleness, wrong })
+    }
+
+    /// Forget an instance's cache (a restart without persistence).
+    pub fn clear(&mut self, instance: u32) {
+        let c = self.cache_index(instance);
+        self.caches[c].iter_mut().for_each(|e| *e = None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Dur;
+
+    fn cat(changes_per_hour: f64) -> Catalogue {
+        Catalogue { items: 10, zipf: 1.0, changes_per_hour, ttl: Some(Dur::secs(60)), shared_cache: false, prewarm: true }
+    }
+
+    #[test]
+    fn no_changes_means_never_wrong_and_ttl_applies() {
+        let mut s = Stock::new(&cat(0.0), 2, 1);
+        let served = s.serve(0, 3, 30 * SECOND).unwrap();
+        assert_eq!(served, Served { staleness: 30 * SECOND, wrong: false });
+        assert_eq!(s.serve(0, 3, 61 * SECOND), None, "older than the TTL");
+        s.refresh(1, 3, 61 * SECOND);
+        assert_eq!(s.serve(1, 3, 62 * SECOND).unwrap().staleness, SECOND);
+        assert_eq!(s.serve(0, 3, 62 * SECOND), None, "caches are per instance");
+    }
+
+    #[test]
+    fn change_count_matches_the_poisson_rate() {
+        // 3600 changes per hour = 1 per second; over 10,000 s an item sees ~10,000 changes
+        // (Poisson, standard deviation 100).
+        let mut s = Stock::new(&cat(3600.0), 1, 7);
+        let v = s.version(0, 10_000 * SECOND) as f64;
+        assert!((v - 10_000.0).abs() < 500.0, "{v}");
+    }
+}

@@ -1,0 +1,249 @@
+//! The dependency: latency distribution, drift over time, error rate, mode timeline and an
+//! optional finite capacity. Immutable; shared by every policy run of a scenario.
+//!
+//! Draws are counter-based on (request class, request index, attempt), so the call made by
+//! the same attempt of the same request gets the same latency under every policy.
+
+use std::path::Path;
+
+use rand::SeedableRng;
+use rand_distr::{Distribution, Exp, LogNormal};
+
+use crate::engine::{MILLISECOND, SECOND, Stream, Time, counter_f64, counter_u64, label_hash};
+use crate::scenario::{Dependency, Drift, Latency, Mode, Profile};
+
+/// A latency distribution ready to sample.
+#[derive(Debug, Clone)]
+pub enum LatencyDist {
+    /// Fixed.
+    Constant(Time),
+    /// Exponential.
+    Exponential(Exp<f64>),
+    /// Log-normal.
+    LogNormal(LogNormal<f64>),
+    /// Sorted observed values.
+    Empirical(Vec<Time>),
+}
+
+impl LatencyDist {
+    /// Build from the scenario's description; `dir` resolves relative file paths.
+    pub fn build(l: &Latency, dir: &Path) -> Result<Self, String> {
+        Ok(match l {
+            Latency::Constant(d) => LatencyDist::Constant(d.ns()),
+            Latency::Exponential { mean } => LatencyDist::Exponential(
+                Exp::new(1.0 / mean.ns() as f64).map_err(|e| format!("Exponential: {e}"))?,
+            ),
+            Latency::LogNormal { median, sigma } => LatencyDist::LogNormal(
+                LogNormal::new((median.ns() as f64).ln(), *sigma).map_err(|e| format!("LogNormal: {e}"))?,
+            ),
+            Latency::Empirical { file, column } => {
+                let values = read_csv_column(&dir.join(file), column)?;
+                let mut ns: Vec<Time> = values.iter().map(|ms| (ms * MILLISECOND as f64) as Time).collect();
+                ns.sort_unstable();
+                LatencyDist::Empirical(ns)
+            }
+        })
+    }
+
+    /// Draw with a generator.
+    pub fn sample(&self, rng: &mut Stream) -> f64 {
+        match self {
+            LatencyDist::Constant(t) => *t as f64,
+            LatencyDist::Exponential(e) => e.sample(rng),
+            LatencyDist::LogNormal(l) => l.sample(rng),
+            LatencyDist::Empirical(v) => {
+                let i = (rand::RngExt::random::<f64>(rng) * v.len() as f64) as usize;
+                v[i.min(v.len() - 1)] as f64
+            }
+        }
+    }
+}
+
+/// Read one numeric column of a CSV file with a header.
+pub fn read_csv_column(path: &Path, column: &str) -> Result<Vec<f64>, String> {
+    let mut rdr = csv::Reader::from_path(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let headers = rdr.headers().map_err(|e| format!("{}: {e}", path.display()))?.clone();
+    let idx = headers
+        .iter()
+        .position(|h| h.trim() == column)
+        .ok_or_else(|| format!("{}: no column \"{column}\" (found: {})", path.display(), headers.iter().collect::<Vec<_>>().join(", ")))?;
+    let mut out = Vec::new();
+    for (i, rec) in rdr.records().enumerate() {
+        let rec = rec.map_err(|e| format!("{}: {e}", path.display()))?;
+        let cell = rec.get(idx).unwrap_or("").trim();
+        let v: f64 = cell
+            .parse()
+            .map_err(|_| format!("{}: line {}: \"{cell}\" is not a number", path.display(), i + 2))?;
+        if !(v >= 0.0 && v.is_finite()) {
+            return Err(format!("{}: line {}: {v} must be >= 0", path.display(), i + 2));
+        }
+        out.push(v);
+    }
+    if out.is_empty() {
+        return Err(format!("{}: no rows", path.display()));
+    }
+    Ok(out)
+}
+
+/// A piecewise-linear function of time, constant outside its points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Piecewise {
+    points: Vec<(Time, f64)>,
+}
+
+impl Piecewise {
+    /// A constant.
+    pub fn constant(v: f64) -> Self {
+        Self { points: vec![(0, v)] }
+    }
+
+    /// Through the given (time, value) points (sorted by time, non-empty).
+    pub fn new(points: Vec<(Time, f64)>) -> Self {
+        assert!(!points.is_empty());
+        Self { points }
+    }
+
+    /// The value at `t`.
+    pub fn at(&self, t: Time) -> f64 {
+        let p = &self.points;
+        let i = p.partition_point(|&(pt, _)| pt <= t);
+        if i == 0 {
+            return p[0].1;
+        }
+        if i == p.len() {
+            return p[p.len() - 1].1;
+        }
+        let (t0, v0) = p[i - 1];
+        let (t1, v1) = p[i];
+        if t1 == t0 {
+            return v1;
+        }
+        v0 + (v1 - v0) * ((t - t0) as f64 / (t1 - t0) as f64)
+    }
+}
+
+/// The dependency's behaviour, immutable during runs.
+#[derive(Debug, Clone)]
+pub struct DependencyModel {
+    base: LatencyDist,
+    drift: Piecewise,
+    error_rate: Piecewise,
+    modes: Vec<(Time, Mode)>,
+    /// (servers, queue) when capacity is finite.
+    pub capacity: Option<(u32, u32)>,
+    /// Network time added to each call.
+    pub hop: Time,
+    seed: u64,
+}
+
+/// What the dependency does with one call, decided when it starts service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallPlan {
+    /// Time from service start to the answer reaching the caller.
+    pub latency: Time,
+    /// The answer is an error (503).
+    pub error: bool,
+}
+
+const LATENCY: u64 = label_hash("dependency/latency");
+const ERRORS: u64 = label_hash("dependency/errors");
+
+impl DependencyModel {
+    /// Build from the scenario.
+    pub fn build(d: &Dependency, seed: u64, dir: &Path) -> Result<Self, String> {
+        let base = LatencyDist::build(&d.latency, dir)?;
+        let base_median = match &d.latency {
+            Latency::Constant(t) => t.ns() as f64,
+            Latency::Exponential { mean } => mean.ns() as f64 * std::f64::consts::LN_2,
+            Latency::LogNormal { median, .. } => median.ns() as f64,
+            Latency::Empirical { .. } => match &base {
+                LatencyDist::Empirical(v) => v[v.len() / 2] as f64,
+                _ => unreachable!("empirical latency builds an empirical distribution"),
+            },
+        };
+        let drift = match &d.drift {
+            Drift::None => Piecewise::constant(1.0),
+            Drift::Step { at, factor } => Piecewise::new(vec![(0, 1.0), (at.ns(), 1.0), (at.ns(), *factor)]),
+            Drift::Ramp { start, end, from, to } => Piecewise::new(vec![(start.ns(), *from), (end.ns(), *to)]),
+            Drift::Points(p) => Piecewise::new(p.iter().map(|(t, v)| (t.ns(), *v)).collect()),
+            Drift::Csv { file } => {
+                let path = dir.join(file);
+                let ts = read_csv_column(&path, "t_s")?;
+                let ms = read_csv_column(&path, "latency_ms")?;
+                if ts.windows(2).any(|w| w[1] < w[0]) {
+                    return Err(format!("{}: t_s must be in time order", path.display()));
+                }
+                if !(base_median > 0.0) {
+                    return Err("drift Csv needs a base latency with a median > 0".into());
+                }
+                Piecewise::new(
+                    ts.iter()
+                        .zip(&ms)
+                        .map(|(t, l)| ((t * SECOND as f64) as Time, l * MILLISECOND as f64 / base_median))
+                        .collect(),
+                )
+            }
+        };
+        let error_rate = match &d.error_rate {
+            Profile::Constant(v) => Piecewise::constant(*v),
+            Profile::Points(p) => Piecewise::new(p.iter().map(|(t, v)| (t.ns(), *v)).collect()),
+        };
+        Ok(Self {
+            base,
+            drift,
+            error_rate,
+            modes: d.modes.iter().map(|m| (m.at.ns(), m.mode)).collect(),
+            capacity: d.capacity.as_ref().map(|c| (c.servers, c.queue)),
+            hop: d.hop.ns(),
+            seed,
+        })
+    }
+
+    /// The mode at time `t`.
+    pub fn mode(&self, t: Time) -> Mode {
+        let i = self.modes.partition_point(|&(at, _)| at <= t);
+        if i == 0 { Mode::Healthy } else { self.modes[i - 1].1 }
+    }
+
+    /// The drift factor at time `t`.
+    pub fn drift(&self, t: Time) -> f64 {
+        self.drift.at(t)
+    }
+
+    /// Plan the call identified by (`class`, `index`, `attempt`) starting service at `now`.
+    pub fn plan(&self, now: Time, class: u64, index: u64, attempt: u64) -> CallPlan {
+        let key = (class << 48) ^ index;
+        match self.mode(now) {
+            Mode::Unavailable => return CallPlan { latency: self.hop, error: true },
+            mode => {
+                let mut rng = Stream::seed_from_u64(counter_u64(self.seed, LATENCY, key, attempt));
+                let base = self.base.sample(&mut rng) * self.drift.at(now);
+                let extra = if let Mode::Slow(d) = mode { d.ns() } else { 0 };
+                let error = counter_f64(self.seed, ERRORS, key, attempt) < self.error_rate.at(now);
+                let latency = (base.max(0.0).min(1.0e15) as Time) + extra + self.hop;
+                CallPlan { latency, error }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn piecewise_interpolates_and_holds() {
+        let p = Piecewise::new(vec![(10, 1.0), (20, 3.0)]);
+        assert_eq!(p.at(0), 1.0);
+        assert_eq!(p.at(15), 2.0);
+        assert_eq!(p.at(20), 3.0);
+        assert_eq!(p.at(99), 3.0);
+    }
+
+    #[test]
+    fn step_jumps_at_its_time() {
+        let p = Piecewise::new(vec![(0, 1.0), (10, 1.0), (10, 30.0)]);
+        assert_eq!(p.at(9), 1.0);
+        assert_eq!(p.at(10), 30.0);
+    }
+}

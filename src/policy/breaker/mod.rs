@@ -1,0 +1,3 @@
+//! Circuit breakers. Each file is one state machine.
+
+pub mod consecutive;

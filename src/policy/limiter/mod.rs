@@ -1,0 +1,3 @@
+//! Concurrency limiters. Each file is one limiter.
+
+pub mod fixed;

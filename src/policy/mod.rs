@@ -1,0 +1,210 @@
+//! Policies: small sans-IO state machines that decide what happens to each call.
+//!
+//! A policy is told the time, returns a decision and may ask to be woken at a time. It never
+//! touches the event queue, reads a clock or draws from a global RNG (randomness it needs,
+//! such as jitter, arrives as a uniform number in the call). Every hook but
+//! [`Policy::admit`] has a no-op default, so a policy implements only what it needs.
+//!
+//! ## Composition
+//! A [`PolicySet`](crate::scenario::PolicySet) is a stack of layers, outermost first, like
+//! `Retry(Breaker(Limiter(Timeout(call))))`. Layers outside the first retry layer see one
+//! call per user request (its final outcome); the retry layer and every layer inside it see
+//! each attempt. An attempt asks each layer in order; the first refusal stops it and layers
+//! that already admitted it are told [`Policy::cancel`] (resilience4j's `releasePermission`).
+//!
+//! ## Adding a policy
+//! One file with the config struct (serde, `deny_unknown_fields`) and the state machine, and
+//! one line in [`registry`]'s `PolicySpec` enum and its `build` match.
+
+use crate::engine::Time;
+
+pub mod breaker;
+pub mod limiter;
+pub mod registry;
+pub mod retry;
+pub mod timeout;
+
+pub use registry::PolicySpec;
+
+/// Index of a request class in the scenario.
+pub type ClassId = u16;
+
+/// An attempt asking a layer for admission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attempt {
+    /// Current virtual time.
+    pub now: Time,
+    /// The request's class.
+    pub class: ClassId,
+    /// 1 for the first attempt of a request, 2 for its first retry, ...
+    pub number: u32,
+    /// Unique id of this attempt (stable across `admit`, `cancel` and `complete`).
+    pub id: u64,
+    /// Class priority (higher is more important).
+    pub priority: u32,
+    /// Attempts already parked in this layer's wait queue, not counting this one.
+    pub queued: u32,
+}
+
+/// A layer's answer to [`Policy::admit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Go on to the next layer (or the dependency).
+    Admit,
+    /// Park the attempt in this layer's FIFO queue for at most `max_wait`; `admit` is asked
+    /// again when the layer frees capacity. Expiry refuses it as `Rejected`.
+    Wait {
+        /// Longest wait.
+        max_wait: Time,
+    },
+    /// Refuse the attempt now.
+    Refuse(Refusal),
+}
+
+/// Why a layer refused an attempt. The class's fallback setting decides whether the cache
+/// answers instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Over a limit: 429.
+    Rejected,
+    /// A breaker is open: 503 without a dependency call.
+    ShortCircuited,
+    /// Degraded: take the fallback now (a tiered bulkhead's "fallback now" class).
+    Fallback,
+}
+
+/// How a call attempt ended, as the policies see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// The dependency answered successfully.
+    Success,
+    /// The dependency (or the pool) failed.
+    Error,
+    /// The per-attempt timeout fired first.
+    Timeout,
+}
+
+impl CallOutcome {
+    /// Error or timeout.
+    pub fn is_failure(self) -> bool {
+        !matches!(self, CallOutcome::Success)
+    }
+}
+
+/// A finished call (an attempt, or a whole request for layers outside a retry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completed {
+    /// Current virtual time.
+    pub now: Time,
+    /// The request's class.
+    pub class: ClassId,
+    /// The id given to `admit`.
+    pub id: u64,
+    /// When this layer admitted it; the measured duration is `now - admitted_at`.
+    pub admitted_at: Time,
+    /// How it ended.
+    pub outcome: CallOutcome,
+}
+
+impl Completed {
+    /// Measured duration of the call as this layer saw it.
+    pub fn duration(&self) -> Time {
+        self.now - self.admitted_at
+    }
+}
+
+/// A failed attempt asking whether to retry.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryAsk {
+    /// Current virtual time.
+    pub now: Time,
+    /// The request's class.
+    pub class: ClassId,
+    /// Number of the attempt that just failed (1 = first).
+    pub attempt: u32,
+    /// How it failed.
+    pub outcome: CallOutcome,
+    /// A uniform draw in (0, 1) for jitter, identical for every policy compared.
+    pub uniform: f64,
+}
+
+/// Circuit-breaker state, for metrics and charts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BreakerState {
+    /// Calls flow.
+    Closed,
+    /// Calls are short-circuited.
+    Open,
+    /// Trial calls decide.
+    HalfOpen,
+}
+
+impl BreakerState {
+    /// Lower-case name for files.
+    pub fn name(self) -> &'static str {
+        match self {
+            BreakerState::Closed => "closed",
+            BreakerState::Open => "open",
+            BreakerState::HalfOpen => "half_open",
+        }
+    }
+}
+
+/// What a layer shows the world after each interaction.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Status {
+    /// Breaker state, for layers that are breakers.
+    pub breaker: Option<BreakerState>,
+    /// The time the layer wants [`Policy::on_wakeup`] called (None = no timer).
+    pub wake_at: Option<Time>,
+    /// Current concurrency limit, for limiters (adaptive ones change it).
+    pub limit: Option<f64>,
+    /// The layer considers the dependency degraded (widens the substitution allowance).
+    pub degraded: bool,
+}
+
+/// A resilience policy. See the module docs.
+pub trait Policy {
+    /// Decide whether an attempt may go on.
+    fn admit(&mut self, attempt: &Attempt) -> Admission;
+
+    /// An attempt this layer admitted was not executed (an inner layer refused it, or it
+    /// gave up waiting elsewhere). Return permits; record nothing.
+    fn cancel(&mut self, _attempt: &Attempt) {}
+
+    /// An attempt this layer admitted has finished.
+    fn complete(&mut self, _done: &Completed) {}
+
+    /// A new user request of `class` entered the gateway (retry budgets deposit here).
+    fn on_request(&mut self, _now: Time, _class: ClassId) {}
+
+    /// Per-attempt timeout and the unwind time after it fires (the time the gateway takes to
+    /// produce its 504). None = no timeout from this layer.
+    fn attempt_timeout(&self, _class: ClassId) -> Option<(Time, Time)> {
+        None
+    }
+
+    /// After a failed attempt: Some(delay) to retry after `delay`. Retry layers answer.
+    fn retry_delay(&mut self, _ask: &RetryAsk) -> Option<Time> {
+        None
+    }
+
+    /// After a retry layer asked for a retry: may it happen? Retry budgets answer (and
+    /// withdraw when they allow it).
+    fn allow_retry(&mut self, _ask: &RetryAsk) -> bool {
+        true
+    }
+
+    /// The timer asked for through [`Status::wake_at`] fired.
+    fn on_wakeup(&mut self, _now: Time) {}
+
+    /// The layer's state for the world: breaker state, timer wish, limit, degraded flag.
+    fn status(&self) -> Status {
+        Status::default()
+    }
+
+    /// True for retry layers: they split the stack into per-request and per-attempt parts.
+    fn is_retry(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,122 @@
+//! Bounded retry with exponential backoff and optional full or proportional jitter.
+//!
+//! `max_attempts` counts the first call (resilience4j, gRPC); Polly's `MaxRetryAttempts`
+//! is `max_attempts - 1`.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Admission, Attempt, CallOutcome, Policy, RetryAsk};
+use crate::engine::Time;
+use crate::scenario::Dur;
+
+/// Retry configuration.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RetryConfig {
+    /// Attempts including the first (>= 1).
+    pub max_attempts: u32,
+    /// Delay before the first retry.
+    #[serde(default)]
+    pub backoff: Dur,
+    /// Multiplier per further retry.
+    #[serde(default = "one")]
+    pub multiplier: f64,
+    /// Cap on the delay.
+    #[serde(default)]
+    pub max_backoff: Option<Dur>,
+    /// Jitter: 0 = none, 1 = full jitter (uniform in [0, delay]); in between,
+    /// delay * (1 - jitter * u).
+    #[serde(default)]
+    pub jitter: f64,
+    /// Retry timeouts too (not only errors).
+    #[serde(default = "yes")]
+    pub on_timeout: bool,
+}
+
+fn one() -> f64 {
+    1.0
+}
+fn yes() -> bool {
+    true
+}
+
+/// See the module docs.
+#[derive(Debug, Clone)]
+pub struct Retry {
+    cfg: RetryConfig,
+}
+
+impl Retry {
+    /// Build from config.
+    pub fn new(cfg: &RetryConfig) -> Self {
+        Self { cfg: cfg.clone() }
+    }
+
+    /// The delay before retry number `retry` (1 = first retry), before jitter.
+    pub fn base_delay(&self, retry: u32) -> Time {
+        let raw = self.cfg.backoff.ns() as f64 * self.cfg.multiplier.powi(retry as i32 - 1);
+        let cap = self.cfg.max_backoff.map_or(f64::MAX, |d| d.ns() as f64);
+        raw.min(cap) as Time
+    }
+}
+
+impl Policy for Retry {
+    fn admit(&mut self, _attempt: &Attempt) -> Admission {
+        Admission::Admit
+    }
+
+    fn retry_delay(&mut self, ask: &RetryAsk) -> Option<Time> {
+        if ask.attempt >= self.cfg.max_attempts {
+            return None;
+        }
+        if ask.outcome == CallOutcome::Timeout && !self.cfg.on_timeout {
+            return None;
+        }
+        let base = self.base_delay(ask.attempt) as f64;
+        let jittered = base * (1.0 - self.cfg.jitter * ask.uniform);
+        Some(jittered.max(0.0) as Time)
+    }
+
+    fn is_retry(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::MILLISECOND;
+
+    fn ask(attempt: u32) -> RetryAsk {
+        RetryAsk { now: 0, class: 0, attempt, outcome: CallOutcome::Error, uniform: 0.5 }
+    }
+
+    #[test]
+    fn three_attempts_means_two_retries_with_exponential_backoff() {
+        let mut r = Retry::new(&RetryConfig {
+            max_attempts: 3,
+            backoff: Dur::ms(100),
+            multiplier: 2.0,
+            max_backoff: None,
+            jitter: 0.0,
+            on_timeout: true,
+        });
+        assert_eq!(r.retry_delay(&ask(1)), Some(100 * MILLISECOND));
+        assert_eq!(r.retry_delay(&ask(2)), Some(200 * MILLISECOND));
+        assert_eq!(r.retry_delay(&ask(3)), None);
+    }
+
+    #[test]
+    fn full_jitter_scales_by_uniform() {
+        let mut r = Retry::new(&RetryConfig {
+            max_attempts: 2,
+            backoff: Dur::ms(100),
+            multiplier: 1.0,
+            max_backoff: None,
+            jitter: 1.0,
+            on_timeout: true,
+        });
+        // delay * (1 - 1.0 * 0.5) = 50 ms.
+        assert_eq!(r.retry_delay(&ask(1)), Some(50 * MILLISECOND));
+    }
+}

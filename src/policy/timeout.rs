@@ -1,0 +1,45 @@
+//! Per-attempt timeout: the attempt is abandoned when it takes longer than `timeout`.
+//!
+//! The dependency keeps working on an abandoned call (its capacity stays occupied, as with
+//! a fire-and-forget RPC); the connection returns to the pool when the timeout fires.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Admission, Attempt, ClassId, Policy};
+use crate::engine::Time;
+use crate::scenario::Dur;
+
+/// Timeout configuration.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TimeoutConfig {
+    /// Longest an attempt may take.
+    pub timeout: Dur,
+    /// Time from the timeout firing until the gateway answers 504 (R02: 269 ms - 250 ms).
+    #[serde(default)]
+    pub unwind: Dur,
+}
+
+/// See the module docs.
+#[derive(Debug, Clone)]
+pub struct Timeout {
+    timeout: Time,
+    unwind: Time,
+}
+
+impl Timeout {
+    /// Build from config.
+    pub fn new(cfg: &TimeoutConfig) -> Self {
+        Self { timeout: cfg.timeout.ns(), unwind: cfg.unwind.ns() }
+    }
+}
+
+impl Policy for Timeout {
+    fn admit(&mut self, _attempt: &Attempt) -> Admission {
+        Admission::Admit
+    }
+
+    fn attempt_timeout(&self, _class: ClassId) -> Option<(Time, Time)> {
+        Some((self.timeout, self.unwind))
+    }
+}

@@ -1,0 +1,133 @@
+//! The comparison table (terminal and Markdown) and the generated per-class verdict.
+
+use crate::metrics::summary::{ClassSummary, RunSummary, ScenarioSummary};
+
+struct Col {
+    title: &'static str,
+    get: fn(&RunSummary, &ClassSummary) -> f64,
+    higher_is_better: bool,
+    fmt: fn(f64) -> String,
+}
+
+fn f1(v: f64) -> String {
+    format!("{v:.1}")
+}
+fn pct(v: f64) -> String {
+    format!("{:.1}%", v * 100.0)
+}
+fn int(v: f64) -> String {
+    format!("{v:.0}")
+}
+
+const COLS: &[Col] = &[
+    Col { title: "goodput/s", get: |_, c| c.goodput_per_s, higher_is_better: true, fmt: f1 },
+    Col { title: "ok", get: |_, c| c.ok_ratio, higher_is_better: true, fmt: pct },
+    Col { title: "p95 ms", get: |_, c| c.latency_ms.p95, higher_is_better: false, fmt: f1 },
+    Col { title: "fallback", get: |_, c| c.fallback_ratio, higher_is_better: false, fmt: pct },
+    Col { title: "stale p95 ms", get: |_, c| c.staleness_ms.p95, higher_is_better: false, fmt: int },
+    Col { title: "cost", get: |_, c| c.business_cost, higher_is_better: false, fmt: f1 },
+    Col { title: "transitions", get: |r, _| r.breaker.as_ref().map_or(0.0, |b| b.transitions as f64), higher_is_better: false, fmt: int },
+];
+
+/// Rows of cells for one class: header first. The best value per column carries a `*`.
+fn class_table(s: &ScenarioSummary, class: &str) -> Vec<Vec<String>> {
+    let mut out = vec![std::iter::once("policy".to_string()).chain(COLS.iter().map(|c| c.title.to_string())).collect()];
+    let pairs: Vec<(&RunSummary, &ClassSummary)> = s
+        .runs
+        .iter()
+        .filter_map(|r| r.classes.iter().find(|c| c.class == class).map(|c| (r, c)))
+        .collect();
+    let best: Vec<f64> = COLS
+        .iter()
+        .map(|col| {
+            let vals = pairs.iter().map(|(r, c)| (col.get)(r, c));
+            if col.higher_is_better { vals.fold(f64::MIN, f64::max) } else { vals.fold(f64::MAX, f64::min) }
+        })
+        .collect();
+    for (r, c) in &pairs {
+        let mut row = vec![r.policy.clone()];
+        for (col, b) in COLS.iter().zip(&best) {
+            let v = (col.get)(r, c);
+            let mark = if pairs.len() > 1 && v == *b { "*" } else { "" };
+            row.push(format!("{}{mark}", (col.fmt)(v)));
+        }
+        out.push(row);
+    }
+    out
+}
+
+fn class_names(s: &ScenarioSummary) -> Vec<String> {
+    s.runs.first().map(|r| r.classes.iter().map(|c| c.class.clone()).collect()).unwrap_or_default()
+}
+
+/// The terminal table: one block per class, columns aligned.
+pub fn terminal(s: &ScenarioSummary) -> String {
+    let mut out = String::new();
+    for class in class_names(s) {
+        let rows = class_table(s, &class);
+        let widths: Vec<usize> =
+            (0..rows[0].len()).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+        out.push_str(&format!("\n== {class} ==\n"));
+        for row in &rows {
+            let line: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(i, cell)| if i == 0 { format!("{cell:<w$}", w = widths[i]) } else { format!("{cell:>w$}", w = widths[i]) })
+                .collect();
+            out.push_str(line.join("  ").trim_end());
+            out.push('\n');
+        }
+    }
+    out.push_str("(* = best in column)\n");
+    out
+}
+
+/// The same tables in Markdown.
+pub fn markdown(s: &ScenarioSummary) -> String {
+    let mut out = String::new();
+    for class in class_names(s) {
+        let rows = class_table(s, &class);
+        out.push_str(&format!("\n### {class}\n\n"));
+        out.push_str(&format!("| {} |\n", rows[0].join(" | ")));
+        out.push_str(&format!("|{}\n", "---|".repeat(rows[0].len())));
+        for row in &rows[1..] {
+            out.push_str(&format!("| {} |\n", row.join(" | ")));
+        }
+    }
+    out.push_str("\n`*` marks the best value in each column.\n");
+    out
+}
+
+/// One sentence per class: which policy maximised goodput, at what staleness and cost.
+pub fn verdict(s: &ScenarioSummary) -> String {
+    let mut out = String::new();
+    for class in class_names(s) {
+        let mut best: Option<(&RunSummary, &ClassSummary)> = None;
+        let mut worst: Option<(&RunSummary, &ClassSummary)> = None;
+        for r in &s.runs {
+            if let Some(c) = r.classes.iter().find(|c| c.class == class) {
+                if best.is_none_or(|(_, b)| c.goodput_per_s > b.goodput_per_s) {
+                    best = Some((r, c));
+                }
+                if worst.is_none_or(|(_, w)| c.goodput_per_s < w.goodput_per_s) {
+                    worst = Some((r, c));
+                }
+            }
+        }
+        if let (Some((br, bc)), Some((wr, wc))) = (best, worst) {
+            out.push_str(&format!(
+                "- **{class}**: `{}` maximised goodput at {:.1}/s ({:.1}% answered within the deadline, \
+                 {:.1}% from cache, staleness p95 {:.0} ms, business cost {:.1}); the worst was `{}` at {:.1}/s.\n",
+                br.policy,
+                bc.goodput_per_s,
+                bc.goodput_ratio * 100.0,
+                bc.fallback_ratio * 100.0,
+                bc.staleness_ms.p95,
+                bc.business_cost,
+                wr.policy,
+                wc.goodput_per_s,
+            ));
+        }
+    }
+    out
+}

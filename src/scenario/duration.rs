@@ -1,0 +1,109 @@
+//! Durations as written in scenario files: `"200ms"`, `"6s"`, `"30m"`, `"1.5s"`, `"250us"`.
+
+use std::fmt;
+
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::engine::{MICROSECOND, MILLISECOND, MINUTE, SECOND, Time, fmt_time};
+
+/// A non-negative duration in nanoseconds, parsed from a string with a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Hash)]
+pub struct Dur(pub Time);
+
+impl Dur {
+    /// The duration in nanoseconds.
+    pub fn ns(self) -> Time {
+        self.0
+    }
+    /// From milliseconds.
+    pub const fn ms(ms: u64) -> Self {
+        Dur(ms * MILLISECOND)
+    }
+    /// From seconds.
+    pub const fn secs(s: u64) -> Self {
+        Dur(s * SECOND)
+    }
+}
+
+/// Parse `"<number><unit>"` with unit one of ns, us, ms, s, m, h.
+pub fn parse_duration(s: &str) -> Result<Time, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| format!("duration \"{s}\" has no unit: expected e.g. \"200ms\", \"6s\", \"30m\""))?;
+    let (num, unit) = s.split_at(split);
+    let unit_ns: f64 = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => MICROSECOND as f64,
+        "ms" => MILLISECOND as f64,
+        "s" => SECOND as f64,
+        "m" | "min" => MINUTE as f64,
+        "h" => 3600.0 * SECOND as f64,
+        other => {
+            return Err(format!(
+                "duration \"{s}\" has unknown unit \"{other}\": expected ns, us, ms, s, m or h"
+            ));
+        }
+    };
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("duration \"{s}\" does not start with a number: expected e.g. \"200ms\""))?;
+    let ns = value * unit_ns;
+    if !ns.is_finite() || ns > 1.0e18 {
+        return Err(format!("duration \"{s}\" is too large (at most ~31 years)"));
+    }
+    Ok(ns.round() as Time)
+}
+
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Dur;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration string such as \"200ms\", \"6s\" or \"30m\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Dur, E> {
+                parse_duration(v).map(Dur).map_err(E::custom)
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+impl Serialize for Dur {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&fmt_time(self.0))
+    }
+}
+
+impl fmt::Display for Dur {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&fmt_time(self.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_units() {
+        assert_eq!(parse_duration("200ms"), Ok(200 * MILLISECOND));
+        assert_eq!(parse_duration("6s"), Ok(6 * SECOND));
+        assert_eq!(parse_duration("30m"), Ok(30 * MINUTE));
+        assert_eq!(parse_duration("1.5s"), Ok(1_500 * MILLISECOND));
+        assert_eq!(parse_duration("250us"), Ok(250 * MICROSECOND));
+        assert!(parse_duration("5").unwrap_err().contains("no unit"));
+        assert!(parse_duration("5 parsecs").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("-5s").is_err());
+    }
+
+    #[test]
+    fn round_trips_through_display() {
+        for t in [0, 5 * MILLISECOND, 6 * SECOND, 30 * MINUTE, 1_500 * MILLISECOND] {
+            assert_eq!(parse_duration(&fmt_time(t)), Ok(t));
+        }
+    }
+}

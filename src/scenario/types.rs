@@ -1,0 +1,425 @@
+//! The scenario file's serializable types (RON, `deny_unknown_fields`).
+//!
+//! These are the boundary: they say what the user wrote. `model::build` turns them into
+//! runtime state after `validate` has checked them.
+
+use serde::{Deserialize, Serialize};
+
+use super::Dur;
+use crate::policy::PolicySpec;
+
+/// A whole scenario file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Name; also the default output folder `output/<name>/`.
+    pub name: String,
+    /// One-paragraph description, shown in reports.
+    #[serde(default)]
+    pub description: String,
+    /// Root seed (overridden by `--seed`).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Simulated time to run.
+    pub horizon: Dur,
+    /// Leading time excluded from summary metrics.
+    #[serde(default)]
+    pub warmup: Dur,
+    /// Width of a time-series window.
+    #[serde(default = "default_window")]
+    pub window: Dur,
+    /// The caller fleet: gateway instances with worker slots and a connection pool.
+    pub fleet: Fleet,
+    /// Request classes.
+    pub classes: Vec<Class>,
+    /// The dependency the classes call.
+    pub dependency: Dependency,
+    /// Items, their stock changes and the last-known-value cache.
+    #[serde(default)]
+    pub catalogue: Option<Catalogue>,
+    /// What a wrong value or a failed order costs.
+    #[serde(default)]
+    pub business: Option<Business>,
+    /// The policies to compare; each runs on the same traffic.
+    pub policies: Vec<PolicySet>,
+    /// Assertions checked after the run (`brownout run` exits 1 if one fails).
+    #[serde(default)]
+    pub expect: Vec<Expectation>,
+    /// Guards against runaway scenarios.
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_window() -> Dur {
+    Dur::secs(1)
+}
+
+/// The calling service's fleet.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Fleet {
+    /// Number of gateway instances. Arrivals are spread round robin.
+    #[serde(default = "one")]
+    pub instances: u32,
+    /// Worker slots per instance.
+    pub workers: Workers,
+    /// Connection pool to the dependency, per instance.
+    pub pool: Pool,
+    /// Gateway processing time added to every response (R02 measured ~5 ms per hop).
+    #[serde(default)]
+    pub overhead: Dur,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Worker slots: at most `slots` requests handled at once per instance.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Workers {
+    /// Concurrent requests per instance.
+    pub slots: u32,
+    /// Requests that may wait for a slot (0 = reject at once).
+    #[serde(default)]
+    pub queue: u32,
+    /// Longest wait for a slot before rejection.
+    #[serde(default)]
+    pub max_wait: Option<Dur>,
+}
+
+/// A connection pool to the dependency.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Pool {
+    /// Connections per instance.
+    pub max_connections: u32,
+    /// Longest wait to acquire a connection; after it the attempt fails as an error.
+    pub acquire_timeout: Dur,
+}
+
+/// A request class.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Class {
+    /// Name, unique.
+    pub name: String,
+    /// How requests arrive (across the whole fleet).
+    pub arrivals: Arrivals,
+    /// The caller's budget: a response after it is worthless.
+    pub deadline: Dur,
+    /// Whether requests of this class call the dependency.
+    #[serde(default = "yes")]
+    pub calls_dependency: bool,
+    /// Local work per request (for classes that do not call the dependency, or before calling).
+    #[serde(default)]
+    pub work: Option<Latency>,
+    /// Whether a refused or failed call may be answered from the last-known-value cache.
+    #[serde(default)]
+    pub fallback: Fallback,
+    /// Fraction of this class's answers that turn into an order (business model).
+    #[serde(default)]
+    pub order_fraction: f64,
+    /// Priority for priority-ordered queues (higher first).
+    #[serde(default)]
+    pub priority: u32,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// When the cache may answer instead of the dependency.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub enum Fallback {
+    /// Never: refusals and failures reach the user.
+    #[default]
+    None,
+    /// When a policy refuses the call (limiter full, breaker open, degraded).
+    OnRefusal,
+    /// On refusal and on a failed call (error or timeout).
+    OnRefusalOrFailure,
+}
+
+/// Arrival processes.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub enum Arrivals {
+    /// Poisson arrivals at a constant rate.
+    Poisson {
+        /// Requests per second.
+        rate_per_s: f64,
+    },
+    /// Poisson arrivals with a piecewise-linear rate profile (held constant after the last point).
+    PoissonProfile {
+        /// (time, rate per second) points, times increasing.
+        points: Vec<(Dur, f64)>,
+    },
+    /// Closed loop: `users` users, each sending one request and thinking after its response.
+    ClosedLoop {
+        /// Number of users.
+        users: u32,
+        /// Mean think time (exponential).
+        think: Dur,
+    },
+    /// Requests at scripted times (R02 sends single requests and bursts).
+    Scripted {
+        /// Request times; several equal times make a burst.
+        times: Vec<Dur>,
+    },
+}
+
+/// A latency distribution.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub enum Latency {
+    /// Always the same.
+    Constant(Dur),
+    /// Exponential with the given mean.
+    Exponential {
+        /// Mean.
+        mean: Dur,
+    },
+    /// Log-normal given its median and the sigma of the underlying normal.
+    LogNormal {
+        /// Median (= exp(mu)).
+        median: Dur,
+        /// Sigma of ln(latency).
+        sigma: f64,
+    },
+    /// Resampled from observed latencies in a CSV file (one column, milliseconds).
+    Empirical {
+        /// Path relative to the scenario file.
+        file: String,
+        /// Column name holding milliseconds.
+        #[serde(default = "latency_col")]
+        column: String,
+    },
+}
+
+fn latency_col() -> String {
+    "latency_ms".into()
+}
+
+/// The dependency.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Dependency {
+    /// Name for reports.
+    #[serde(default = "dep_name")]
+    pub name: String,
+    /// Base latency of one call (service time).
+    pub latency: Latency,
+    /// Multiplier on the base latency over time.
+    #[serde(default)]
+    pub drift: Drift,
+    /// Probability that a call fails with an error, over time.
+    #[serde(default)]
+    pub error_rate: Profile,
+    /// Mode timeline (healthy / slow / unavailable).
+    #[serde(default)]
+    pub modes: Vec<ModeChange>,
+    /// Finite capacity: servers and a queue (load raises latency). None = infinite.
+    #[serde(default)]
+    pub capacity: Option<Capacity>,
+    /// Network time added to every call (request and response hop).
+    #[serde(default)]
+    pub hop: Dur,
+}
+
+fn dep_name() -> String {
+    "dependency".into()
+}
+
+/// A drift profile: a multiplier on the base latency at each time.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub enum Drift {
+    /// No drift (factor 1).
+    #[default]
+    None,
+    /// Factor `factor` from `at` on.
+    Step {
+        /// When.
+        at: Dur,
+        /// Multiplier after the step.
+        factor: f64,
+    },
+    /// Linear from `from` at `start` to `to` at `end`, held after.
+    Ramp {
+        /// Ramp start.
+        start: Dur,
+        /// Ramp end.
+        end: Dur,
+        /// Factor at start.
+        from: f64,
+        /// Factor at end.
+        to: f64,
+    },
+    /// Piecewise linear through (time, factor) points; constant before the first and after the last.
+    Points(Vec<(Dur, f64)>),
+    /// Observed latency over time from a CSV file (columns `t_s` and `latency_ms`); the factor
+    /// is the observed latency divided by the base latency's median.
+    Csv {
+        /// Path relative to the scenario file.
+        file: String,
+    },
+}
+
+/// A number over time: constant or piecewise linear.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub enum Profile {
+    /// The same value throughout.
+    Constant(f64),
+    /// Piecewise linear through (time, value) points.
+    Points(Vec<(Dur, f64)>),
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        Profile::Constant(0.0)
+    }
+}
+
+/// A change of the dependency's mode at a time.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModeChange {
+    /// When the mode starts.
+    pub at: Dur,
+    /// The mode.
+    pub mode: Mode,
+}
+
+/// The dependency's mode (R02's switch).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub enum Mode {
+    /// Normal latency.
+    Healthy,
+    /// Normal latency plus a fixed extra delay.
+    Slow(Dur),
+    /// Every call fails at once with 503.
+    Unavailable,
+}
+
+/// Finite dependency capacity.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Capacity {
+    /// Calls served at once.
+    pub servers: u32,
+    /// Calls that may wait; beyond it a call fails at once with 503.
+    pub queue: u32,
+}
+
+/// Items, their popularity and stock changes, and the last-known-value cache.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Catalogue {
+    /// Number of items.
+    pub items: u32,
+    /// Zipf exponent of item popularity (0 = uniform).
+    #[serde(default = "zipf_default")]
+    pub zipf: f64,
+    /// Each item's stock changes as a Poisson process at this rate per hour.
+    pub changes_per_hour: f64,
+    /// Cache entries older than this are not served (None = no TTL).
+    #[serde(default)]
+    pub ttl: Option<Dur>,
+    /// Cache scope: per gateway instance (default) or shared by the fleet.
+    #[serde(default)]
+    pub shared_cache: bool,
+    /// Cache filled before the run (as of time zero) so fallbacks work from the start.
+    #[serde(default = "yes")]
+    pub prewarm: bool,
+}
+
+fn zipf_default() -> f64 {
+    1.0
+}
+
+/// Costs of the business consequences.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Business {
+    /// Probability that an order built on a wrong stock value is substituted (else refunded).
+    pub substitution_allowance: f64,
+    /// The same while degraded (a policy reports degraded): the seed's point 4.
+    pub degraded_substitution_allowance: f64,
+    /// Cost of one substitution.
+    pub substitution_cost: f64,
+    /// Cost of one refund.
+    pub refund_cost: f64,
+    /// Cost of an order lost because its request failed or missed its deadline.
+    pub lost_order_cost: f64,
+}
+
+/// One policy configuration: a stack of layers, outermost first.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PolicySet {
+    /// Label in tables and charts.
+    pub name: String,
+    /// Layers, outermost first (like `Retry(Breaker(Limiter(Timeout(call))))`).
+    #[serde(default)]
+    pub stack: Vec<Layer>,
+}
+
+/// A layer: a policy, optionally restricted to some classes.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Layer {
+    /// The policy.
+    pub policy: PolicySpec,
+    /// Classes it applies to (empty = all).
+    #[serde(default)]
+    pub classes: Vec<String>,
+}
+
+/// An assertion on a run's results.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Expectation {
+    /// Policy label.
+    pub policy: String,
+    /// Class name, for per-class metrics.
+    #[serde(default)]
+    pub class: Option<String>,
+    /// Metric name (see README: ok_ratio, goodput_per_s, p95_ms, transitions, ...).
+    pub metric: String,
+    /// Comparison.
+    pub op: Cmp,
+    /// Right-hand side.
+    pub value: f64,
+}
+
+/// Comparison operators for expectations.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub enum Cmp {
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `==` within 1e-9
+    Eq,
+}
+
+/// Guards against runaway scenarios.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Requests alive at once (in service or waiting) per run.
+    pub max_in_flight: u64,
+    /// Events per run.
+    pub max_events: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_in_flight: 2_000_000, max_events: 20_000_000_000 }
+    }
+}
