@@ -3,8 +3,9 @@
 
 use rayon::prelude::*;
 
+use crate::engine::ms_f64;
 use crate::metrics::WindowRow;
-use crate::metrics::summary::ScenarioSummary;
+use crate::metrics::summary::{ClassInfo, ScenarioSummary, Setup};
 use crate::model::{Model, RunOptions, RunResult, run_policy};
 
 /// Everything one `brownout run` produces.
@@ -31,13 +32,18 @@ pub struct RunMeta {
     pub requests: u64,
     /// A guard stopped the run.
     pub aborted: Option<String>,
+    /// The first events, when traced.
+    pub trace: Vec<(crate::engine::Time, u64)>,
 }
 
 /// Run all policy sets. `parallel` spreads them over rayon's pool.
 pub fn run_all(model: &Model, opts: RunOptions, parallel: bool) -> ScenarioResult {
     let n = model.scenario.policies.len();
     let results: Vec<RunResult> = if parallel {
-        (0..n).into_par_iter().map(|p| run_policy(model, p, opts)).collect()
+        (0..n)
+            .into_par_iter()
+            .map(|p| run_policy(model, p, opts))
+            .collect()
     } else {
         (0..n).map(|p| run_policy(model, p, opts)).collect()
     };
@@ -53,12 +59,35 @@ pub fn run_all(model: &Model, opts: RunOptions, parallel: bool) -> ScenarioResul
             events: r.summary.events,
             requests: r.requests,
             aborted: r.aborted,
+            trace: r.trace,
         });
         rows.extend(r.rows);
         summaries.push(r.summary);
     }
     ScenarioResult {
-        summary: ScenarioSummary { scenario: s.name.clone(), seed: model.seed, measured_s, runs: summaries },
+        summary: ScenarioSummary {
+            scenario: s.name.clone(),
+            seed: model.seed,
+            measured_s,
+            setup: Setup {
+                instances: s.fleet.instances,
+                worker_slots: s.fleet.workers.slots,
+                pool_connections: s.fleet.pool.max_connections,
+                window_s: ms_f64(s.window.ns()) / 1000.0,
+                warmup_s: ms_f64(s.warmup.ns()) / 1000.0,
+                horizon_s: ms_f64(s.horizon.ns()) / 1000.0,
+                classes: s
+                    .classes
+                    .iter()
+                    .map(|c| ClassInfo {
+                        name: c.name.clone(),
+                        deadline_ms: ms_f64(c.deadline.ns()),
+                        calls_dependency: c.calls_dependency,
+                    })
+                    .collect(),
+            },
+            runs: summaries,
+        },
         rows,
         runs,
     }

@@ -1,11 +1,13 @@
 //! `brownout run`.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use clap::Args;
 
 use super::Failure;
 use brownout::model::{Model, RunOptions};
+use brownout::runner::ScenarioResult;
 use brownout::{output, report, runner, scenario};
 
 #[derive(Args, Debug)]
@@ -21,20 +23,101 @@ pub struct RunArgs {
     /// Run the policies one after another instead of in parallel.
     #[arg(long)]
     serial: bool,
+    /// Print engine statistics to stderr and write stats.json.
+    #[arg(long)]
+    stats: bool,
+    /// Run twice and compare event-trace hashes; report the first divergence.
+    #[arg(long)]
+    check_determinism: bool,
 }
 
+/// Load, validate and build a scenario; errors are bad input (exit 2).
 pub fn load_model(path: &Path, seed: Option<u64>) -> Result<Model, Failure> {
     let s = scenario::load(path).map_err(|e| Failure::input(format!("error: {e}")))?;
     let seed = seed.unwrap_or(s.seed);
     let dir = path.parent().unwrap_or(Path::new("."));
-    Model::build(&s, seed, dir).map_err(|e| Failure::input(format!("error: {}: {e}", path.display())))
+    Model::build(&s, seed, dir)
+        .map_err(|e| Failure::input(format!("error: {}: {e}", path.display())))
+}
+
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn check_determinism(model: &Model, first: &ScenarioResult) -> Result<(), Failure> {
+    // The second run is serial while the first was parallel: thread count must not matter.
+    let second = runner::run_all(
+        model,
+        RunOptions {
+            timeseries: false,
+            trace_limit: 0,
+        },
+        false,
+    );
+    for (a, b) in first.runs.iter().zip(&second.runs) {
+        if a.trace_hash == b.trace_hash && a.events == b.events {
+            continue;
+        }
+        // Re-run with traces kept to find the first differing event.
+        let limit = a.events.max(b.events).min(50_000_000) as usize;
+        let opts = RunOptions {
+            timeseries: false,
+            trace_limit: limit,
+        };
+        let ta = runner::run_all(model, opts, true);
+        let tb = runner::run_all(model, opts, false);
+        let (ra, rb) = (
+            ta.runs
+                .iter()
+                .find(|r| r.policy == a.policy)
+                .map(|r| &r.trace),
+            tb.runs
+                .iter()
+                .find(|r| r.policy == a.policy)
+                .map(|r| &r.trace),
+        );
+        let at = match (ra, rb) {
+            (Some(x), Some(y)) => x
+                .iter()
+                .zip(y)
+                .position(|(p, q)| p != q)
+                .unwrap_or(x.len().min(y.len())),
+            _ => 0,
+        };
+        return Err(Failure {
+            code: 1,
+            message: format!(
+                "non-determinism in policy \"{}\": trace hashes {:016x} vs {:016x}; first divergence at event #{at} (seed {})",
+                a.policy, a.trace_hash, b.trace_hash, model.seed
+            ),
+        });
+    }
+    println!(
+        "determinism: {} policy run(s) reproduced event for event",
+        first.runs.len()
+    );
+    Ok(())
 }
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
     let model = load_model(&args.scenario, args.seed)?;
     let s = &model.scenario;
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("output").join(&s.name));
-    let result = runner::run_all(&model, RunOptions { timeseries: true }, !args.serial);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("output").join(&s.name));
+    let started = Instant::now();
+    let result = runner::run_all(
+        &model,
+        RunOptions {
+            timeseries: true,
+            trace_limit: 0,
+        },
+        !args.serial,
+    );
+    let wall = started.elapsed().as_secs_f64();
     for r in &result.runs {
         if let Some(why) = &r.aborted {
             return Err(Failure::input(format!(
@@ -43,18 +126,68 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             )));
         }
     }
+    if args.check_determinism {
+        check_determinism(&model, &result)?;
+    }
     let checked = report::expect::check(&result.summary, &s.expect);
-    let io = |e: anyhow::Error| Failure { code: 2, message: format!("error: writing results: {e:#}") };
-    output::write_atomic(&out.join("summary.json"), &output::summary_json(&result.summary).map_err(io)?).map_err(io)?;
-    output::write_atomic(&out.join("summary.csv"), &output::summary_csv(&result.summary).map_err(io)?).map_err(io)?;
-    output::write_atomic(&out.join("timeseries.csv"), &output::timeseries_csv(&result.rows).map_err(io)?).map_err(io)?;
+    let io = |e: anyhow::Error| Failure {
+        code: 2,
+        message: format!("error: writing results: {e:#}"),
+    };
+    let scenario_ron = ron::ser::to_string_pretty(s, ron::ser::PrettyConfig::default())
+        .map_err(|e| Failure::input(format!("error: serializing the scenario: {e}")))?;
+    output::write_atomic(&out.join("scenario.ron"), scenario_ron.as_bytes()).map_err(io)?;
+    output::write_atomic(
+        &out.join("summary.json"),
+        &output::summary_json(&result.summary).map_err(io)?,
+    )
+    .map_err(io)?;
+    output::write_atomic(
+        &out.join("summary.csv"),
+        &output::summary_csv(&result.summary).map_err(io)?,
+    )
+    .map_err(io)?;
+    output::write_atomic(
+        &out.join("timeseries.csv"),
+        &output::timeseries_csv(&result.rows).map_err(io)?,
+    )
+    .map_err(io)?;
     let md = output::report_md(s, &result.summary, &checked, &[]);
     output::write_atomic(&out.join("report.md"), md.as_bytes()).map_err(io)?;
+    if args.stats {
+        let events: u64 = result.runs.iter().map(|r| r.events).sum();
+        let requests: u64 = result.runs.iter().map(|r| r.requests).sum();
+        let stats = serde_json::json!({
+            "wall_s": wall,
+            "events": events,
+            "events_per_s": events as f64 / wall,
+            "simulated_requests": requests,
+            "simulated_requests_per_s": requests as f64 / wall,
+            "policies": result.runs.len(),
+            "parallel": !args.serial,
+            "threads": if args.serial { 1 } else { rayon::current_num_threads() },
+            "peak_rss_kib": peak_rss_kib(),
+        });
+        eprintln!(
+            "stats: {events} events, {requests} requests in {wall:.3} s wall: {:.2} M events/s, {:.2} M requests/s, peak RSS {} KiB",
+            events as f64 / wall / 1e6,
+            requests as f64 / wall / 1e6,
+            peak_rss_kib().map_or("?".into(), |k| k.to_string())
+        );
+        let mut bytes = serde_json::to_vec_pretty(&stats).map_err(|e| io(e.into()))?;
+        bytes.push(b'\n');
+        output::write_atomic(&out.join("stats.json"), &bytes).map_err(io)?;
+    }
     print!("{}", report::table::terminal(&result.summary));
     println!("results in {}", out.display());
     let failed: Vec<_> = checked.iter().filter(|c| !c.passed).collect();
     for c in &checked {
-        println!("{} {} (measured {:.4})", if c.passed { "PASS" } else { "FAIL" }, c.statement, c.actual);
+        println!(
+            "{} {} (measured {:.4})",
+            if c.passed { "PASS" } else { "FAIL" },
+            c.statement,
+            c.actual
+        );
     }
     if !failed.is_empty() {
         return Err(Failure {
@@ -62,7 +195,11 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             message: format!(
                 "{} expectation(s) failed: {} (seed {})",
                 failed.len(),
-                failed.iter().map(|c| c.statement.as_str()).collect::<Vec<_>>().join("; "),
+                failed
+                    .iter()
+                    .map(|c| c.statement.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; "),
                 model.seed
             ),
         });

@@ -12,7 +12,7 @@ mod time;
 pub use queue::{EventQueue, Scheduled};
 pub use rng::{Stream, counter_f64, counter_u64, label_hash, stream};
 pub use slab::{Slab, Token};
-pub use time::{Time, MICROSECOND, MILLISECOND, MINUTE, SECOND, fmt_time, ms_f64};
+pub use time::{MICROSECOND, MILLISECOND, MINUTE, SECOND, Time, fmt_time, ms_f64};
 
 /// A world that reacts to events. It is handed the queue so it can schedule follow-ups.
 pub trait Handler<E> {
@@ -37,7 +37,11 @@ pub struct RunStats {
 /// Run until the queue is empty or the next event lies strictly after `horizon`.
 ///
 /// Events at exactly `horizon` still run. Events left in the queue are not handled.
-pub fn run<E, H: Handler<E>>(handler: &mut H, queue: &mut EventQueue<E>, horizon: Time) -> RunStats {
+pub fn run<E, H: Handler<E>>(
+    handler: &mut H,
+    queue: &mut EventQueue<E>,
+    horizon: Time,
+) -> RunStats {
     let mut stats = RunStats::default();
     while let Some(ev) = queue.pop_until(horizon) {
         stats.events += 1;

@@ -59,7 +59,12 @@ pub struct Lat {
 impl Lat {
     /// Empty.
     pub fn new() -> Self {
-        Self { hist: hist(), sum_ns: 0.0, min_ns: Time::MAX, max_ns: 0 }
+        Self {
+            hist: hist(),
+            sum_ns: 0.0,
+            min_ns: Time::MAX,
+            max_ns: 0,
+        }
     }
     /// Record one value in nanoseconds.
     pub fn record(&mut self, ns: Time) {
@@ -86,11 +91,19 @@ impl Lat {
     }
     /// Exact maximum in milliseconds.
     pub fn max_ms(&self) -> f64 {
-        if self.is_empty() { 0.0 } else { self.max_ns as f64 / MILLISECOND as f64 }
+        if self.is_empty() {
+            0.0
+        } else {
+            self.max_ns as f64 / MILLISECOND as f64
+        }
     }
     /// Exact mean in milliseconds.
     pub fn mean_ms(&self) -> f64 {
-        if self.is_empty() { 0.0 } else { self.sum_ns / self.len() as f64 / MILLISECOND as f64 }
+        if self.is_empty() {
+            0.0
+        } else {
+            self.sum_ns / self.len() as f64 / MILLISECOND as f64
+        }
     }
     /// Forget everything.
     pub fn reset(&mut self) {
@@ -101,7 +114,13 @@ impl Lat {
     }
     /// Latency statistics.
     pub fn stats(&self) -> LatencyMs {
-        LatencyMs { mean: self.mean_ms(), p50: self.q_ms(0.5), p95: self.q_ms(0.95), p99: self.q_ms(0.99), max: self.max_ms() }
+        LatencyMs {
+            mean: self.mean_ms(),
+            p50: self.q_ms(0.5),
+            p95: self.q_ms(0.95),
+            p99: self.q_ms(0.99),
+            max: self.max_ms(),
+        }
     }
 }
 
@@ -173,7 +192,14 @@ struct WindowClass {
 
 impl WindowClass {
     fn new() -> Self {
-        Self { offered: 0, outcomes: Outcomes::default(), good: 0, latency: Lat::new(), staleness: Lat::new(), stale_wrong: 0 }
+        Self {
+            offered: 0,
+            outcomes: Outcomes::default(),
+            good: 0,
+            latency: Lat::new(),
+            staleness: Lat::new(),
+            stale_wrong: 0,
+        }
     }
     fn reset(&mut self) {
         self.offered = 0;
@@ -451,7 +477,13 @@ impl Recorder {
         }
         self.breaker_states[i] = to;
         let count = |s: BreakerState| if s == BreakerState::Open { 1.0 } else { 0.0 };
-        let half = |s: BreakerState| if s == BreakerState::HalfOpen { 1.0 } else { 0.0 };
+        let half = |s: BreakerState| {
+            if s == BreakerState::HalfOpen {
+                1.0
+            } else {
+                0.0
+            }
+        };
         self.open.add(now, count(to) - count(from));
         self.half_open.add(now, half(to) - half(from));
         let measured = now >= self.s.warmup;
@@ -606,8 +638,16 @@ impl Recorder {
                     refunds: c.refunds,
                     lost_orders: c.lost,
                     business_cost: cost,
-                    slot_wait_ms_mean: if c.slot_waits == 0 { 0.0 } else { c.slot_wait_ns / c.slot_waits as f64 / MILLISECOND as f64 },
-                    conn_wait_ms_mean: if c.conn_waits == 0 { 0.0 } else { c.conn_wait_ns / c.conn_waits as f64 / MILLISECOND as f64 },
+                    slot_wait_ms_mean: if c.slot_waits == 0 {
+                        0.0
+                    } else {
+                        c.slot_wait_ns / c.slot_waits as f64 / MILLISECOND as f64
+                    },
+                    conn_wait_ms_mean: if c.conn_waits == 0 {
+                        0.0
+                    } else {
+                        c.conn_wait_ns / c.conn_waits as f64 / MILLISECOND as f64
+                    },
                 }
             })
             .collect();
@@ -644,7 +684,8 @@ impl Recorder {
             0.0
         } else {
             let m = calls.iter().sum::<u64>() as f64 / calls.len() as f64;
-            let var = calls.iter().map(|&c| (c as f64 - m).powi(2)).sum::<f64>() / (calls.len() - 1) as f64;
+            let var = calls.iter().map(|&c| (c as f64 - m).powi(2)).sum::<f64>()
+                / (calls.len() - 1) as f64;
             if m > 0.0 { var.sqrt() / m } else { 0.0 }
         };
         let business_cost = classes.iter().map(|c| c.business_cost).sum();

@@ -11,8 +11,40 @@ pub struct ScenarioSummary {
     pub seed: u64,
     /// Measured span in seconds (horizon minus warm-up).
     pub measured_s: f64,
+    /// The setup the charts draw limits from.
+    pub setup: Setup,
     /// One entry per policy set, in scenario order.
     pub runs: Vec<RunSummary>,
+}
+
+/// Static facts of the scenario, for charts and reports.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Setup {
+    /// Gateway instances.
+    pub instances: u32,
+    /// Worker slots per instance.
+    pub worker_slots: u32,
+    /// Pool connections per instance.
+    pub pool_connections: u32,
+    /// Time-series window, seconds.
+    pub window_s: f64,
+    /// Warm-up, seconds.
+    pub warmup_s: f64,
+    /// Horizon, seconds.
+    pub horizon_s: f64,
+    /// Classes and their deadlines.
+    pub classes: Vec<ClassInfo>,
+}
+
+/// A class's static facts.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClassInfo {
+    /// Name.
+    pub name: String,
+    /// Deadline in milliseconds.
+    pub deadline_ms: f64,
+    /// Calls the dependency.
+    pub calls_dependency: bool,
 }
 
 /// One policy set's run.

@@ -46,7 +46,9 @@ impl ArrivalGen {
     /// Build from the scenario's description.
     pub fn build(a: &Arrivals) -> Self {
         match a {
-            Arrivals::Poisson { rate_per_s } => ArrivalGen::Poisson { gap: exp_ns(*rate_per_s) },
+            Arrivals::Poisson { rate_per_s } => ArrivalGen::Poisson {
+                gap: exp_ns(*rate_per_s),
+            },
             Arrivals::PoissonProfile { points } => {
                 let max_rate = points.iter().map(|p| p.1).fold(0.0, f64::max);
                 ArrivalGen::Profile {
@@ -56,11 +58,13 @@ impl ArrivalGen {
             }
             Arrivals::ClosedLoop { users, think } => ArrivalGen::Closed {
                 users: *users,
-                think: (think.ns() > 0).then(|| Exp::new(1.0 / think.ns() as f64).expect("positive mean")),
+                think: (think.ns() > 0)
+                    .then(|| Exp::new(1.0 / think.ns() as f64).expect("positive mean")),
             },
-            Arrivals::Scripted { times } => {
-                ArrivalGen::Scripted { times: times.iter().map(|d| d.ns()).collect(), next: 0 }
-            }
+            Arrivals::Scripted { times } => ArrivalGen::Scripted {
+                times: times.iter().map(|d| d.ns()).collect(),
+                next: 0,
+            },
         }
     }
 
@@ -68,7 +72,9 @@ impl ArrivalGen {
     /// None when there is none. Closed loops start their users through [`Self::initial_users`].
     pub fn next(&mut self, now: Time, rng: &mut Stream) -> Option<Time> {
         match self {
-            ArrivalGen::Poisson { gap } => gap.as_ref().map(|g| now + g.sample(rng).max(1.0) as Time),
+            ArrivalGen::Poisson { gap } => {
+                gap.as_ref().map(|g| now + g.sample(rng).max(1.0) as Time)
+            }
             ArrivalGen::Profile { rate, max_rate } => {
                 let bound = exp_ns(*max_rate)?;
                 let mut t = now;

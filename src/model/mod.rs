@@ -45,11 +45,20 @@ impl Model {
         let work = scenario
             .classes
             .iter()
-            .map(|c| c.work.as_ref().map(|w| LatencyDist::build(w, dir)).transpose())
+            .map(|c| {
+                c.work
+                    .as_ref()
+                    .map(|w| LatencyDist::build(w, dir))
+                    .transpose()
+            })
             .collect::<Result<Vec<_>, _>>()?;
         for p in &scenario.policies {
             if p.stack.len() > MAX_LAYERS {
-                return Err(format!("policy \"{}\" has {} layers; at most {MAX_LAYERS} are supported", p.name, p.stack.len()));
+                return Err(format!(
+                    "policy \"{}\" has {} layers; at most {MAX_LAYERS} are supported",
+                    p.name,
+                    p.stack.len()
+                ));
             }
         }
         Ok(Self {
@@ -67,6 +76,8 @@ impl Model {
 pub struct RunOptions {
     /// Keep the time-series rows.
     pub timeseries: bool,
+    /// Keep the first `trace_limit` (time, event code) pairs, to locate a divergence.
+    pub trace_limit: usize,
 }
 
 /// The result of one policy run.
@@ -84,6 +95,8 @@ pub struct RunResult {
     pub requests: u64,
     /// Set when a guard stopped the run.
     pub aborted: Option<String>,
+    /// The first events (time, code), when asked for with `trace_limit`.
+    pub trace: Vec<(Time, u64)>,
 }
 
 /// Run policy set `policy` of the model.

@@ -19,7 +19,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     {
-        let mut f = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let mut f =
+            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
         f.write_all(bytes)?;
         f.sync_all().ok();
     }
@@ -38,11 +39,33 @@ pub fn summary_json(s: &ScenarioSummary) -> Result<Vec<u8>> {
 pub fn summary_csv(s: &ScenarioSummary) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
-        "policy", "class", "requests", "ok", "error", "timeout", "rejected", "short_circuited", "fallback",
-        "latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms",
-        "throughput_per_s", "goodput_per_s", "deadline_missed", "staleness_p50_ms", "staleness_p95_ms",
-        "staleness_max_ms", "stale_wrong", "business_cost", "breaker_transitions", "breaker_open_fraction",
-        "breaker_cycles", "amplification", "dependency_calls",
+        "policy",
+        "class",
+        "requests",
+        "ok",
+        "error",
+        "timeout",
+        "rejected",
+        "short_circuited",
+        "fallback",
+        "latency_mean_ms",
+        "latency_p50_ms",
+        "latency_p95_ms",
+        "latency_p99_ms",
+        "latency_max_ms",
+        "throughput_per_s",
+        "goodput_per_s",
+        "deadline_missed",
+        "staleness_p50_ms",
+        "staleness_p95_ms",
+        "staleness_max_ms",
+        "stale_wrong",
+        "business_cost",
+        "breaker_transitions",
+        "breaker_open_fraction",
+        "breaker_cycles",
+        "amplification",
+        "dependency_calls",
     ])?;
     for r in &s.runs {
         for c in &r.classes {
@@ -92,7 +115,12 @@ pub fn timeseries_csv(rows: &[WindowRow]) -> Result<Vec<u8>> {
 }
 
 /// `report.md`: scenario, tables, verdict and expectations.
-pub fn report_md(scenario: &Scenario, s: &ScenarioSummary, checked: &[Checked], charts: &[String]) -> String {
+pub fn report_md(
+    scenario: &Scenario,
+    s: &ScenarioSummary,
+    checked: &[Checked],
+    charts: &[String],
+) -> String {
     let mut out = format!("# brownout report: {}\n\n", s.scenario);
     if !scenario.description.is_empty() {
         out.push_str(&format!("{}\n\n", scenario.description.trim()));

@@ -24,7 +24,7 @@ pub mod registry;
 pub mod retry;
 pub mod timeout;
 
-pub use registry::PolicySpec;
+pub use registry::{BuildCtx, PolicySpec};
 
 /// Index of a request class in the scenario.
 pub type ClassId = u16;

@@ -420,6 +420,9 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_in_flight: 2_000_000, max_events: 20_000_000_000 }
+        Limits {
+            max_in_flight: 2_000_000,
+            max_events: 20_000_000_000,
+        }
     }
 }

@@ -109,7 +109,10 @@ impl Policy for Consecutive {
     }
 
     fn status(&self) -> Status {
-        Status { breaker: Some(self.state), ..Status::default() }
+        Status {
+            breaker: Some(self.state),
+            ..Status::default()
+        }
     }
 }
 
@@ -120,10 +123,23 @@ mod tests {
     use crate::policy::CallOutcome;
 
     fn att(now: Time, id: u64) -> Attempt {
-        Attempt { now, class: 0, number: 1, id, priority: 0, queued: 0 }
+        Attempt {
+            now,
+            class: 0,
+            number: 1,
+            id,
+            priority: 0,
+            queued: 0,
+        }
     }
     fn done(now: Time, id: u64, outcome: CallOutcome) -> Completed {
-        Completed { now, class: 0, id, admitted_at: now, outcome }
+        Completed {
+            now,
+            class: 0,
+            id,
+            admitted_at: now,
+            outcome,
+        }
     }
 
     #[test]
@@ -144,7 +160,11 @@ mod tests {
             Admission::Refuse(Refusal::ShortCircuited),
             "still inside the break"
         );
-        assert_eq!(b.admit(&att(opened + SECOND, 10)), Admission::Admit, "the probe");
+        assert_eq!(
+            b.admit(&att(opened + SECOND, 10)),
+            Admission::Admit,
+            "the probe"
+        );
         assert_eq!(
             b.admit(&att(opened + SECOND, 11)),
             Admission::Refuse(Refusal::ShortCircuited),
@@ -161,9 +181,14 @@ mod tests {
             break_duration: Dur::secs(1),
             probes: 1,
         });
-        for (i, o) in [CallOutcome::Error, CallOutcome::Error, CallOutcome::Success, CallOutcome::Error]
-            .into_iter()
-            .enumerate()
+        for (i, o) in [
+            CallOutcome::Error,
+            CallOutcome::Error,
+            CallOutcome::Success,
+            CallOutcome::Error,
+        ]
+        .into_iter()
+        .enumerate()
         {
             b.admit(&att(0, i as u64));
             b.complete(&done(0, i as u64, o));
