@@ -63,12 +63,7 @@ fn every_request_ends_in_exactly_one_outcome_or_is_in_flight() {
     let r = run(&s, 3, true);
     for (meta, sum) in r.runs.iter().zip(&r.summary.runs) {
         let finished: u64 = sum.classes.iter().map(|c| c.outcomes.total()).sum();
-        assert_eq!(
-            finished + sum.in_flight_at_end,
-            meta.requests,
-            "policy {}",
-            meta.policy
-        );
+        assert_eq!(finished + sum.in_flight_at_end, meta.requests, "policy {}", meta.policy);
         assert!(meta.requests > 10_000);
     }
 }
@@ -185,15 +180,7 @@ fn goodput_counts_answers_within_the_deadline() {
     );
     let api = run(&s, 11, false).summary.runs[0].classes[0].clone();
     let expected = 1.0 - (-1.0f64).exp();
-    assert!(
-        (api.goodput_ratio - expected).abs() < 0.015,
-        "{}",
-        api.goodput_ratio
-    );
+    assert!((api.goodput_ratio - expected).abs() < 0.015, "{}", api.goodput_ratio);
     // Throughput is the Poisson rate: 100/s within a few standard errors (sqrt(20000)/200).
-    assert!(
-        (api.throughput_per_s - 100.0).abs() < 3.0,
-        "{}",
-        api.throughput_per_s
-    );
+    assert!((api.throughput_per_s - 100.0).abs() < 3.0, "{}", api.throughput_per_s);
 }

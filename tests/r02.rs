@@ -12,19 +12,14 @@ use brownout::runner::run_all;
 use brownout::scenario::load;
 
 fn run(file: &str) -> ScenarioSummary {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenarios")
-        .join(file);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(file);
     let s = load(&path).unwrap_or_else(|e| panic!("{e}"));
     let model = Model::build(&s, s.seed, path.parent().unwrap()).unwrap();
     run_all(&model, RunOptions::default(), false).summary
 }
 
 fn policy<'a>(s: &'a ScenarioSummary, name: &str) -> &'a RunSummary {
-    s.runs
-        .iter()
-        .find(|r| r.policy == name)
-        .unwrap_or_else(|| panic!("no policy {name}"))
+    s.runs.iter().find(|r| r.policy == name).unwrap_or_else(|| panic!("no policy {name}"))
 }
 
 fn class<'a>(r: &'a RunSummary, name: &str) -> &'a ClassSummary {
@@ -39,11 +34,7 @@ fn baseline_adds_five_ms_and_passes_503_through() {
     assert_eq!(api.outcomes.ok, 2);
     assert_eq!(api.outcomes.error, 1);
     assert_eq!(api.latency_ms.max, 755.0);
-    assert_eq!(
-        policy(&s, "direct").dependency.calls,
-        3,
-        "direct forwarding: one call per request"
-    );
+    assert_eq!(policy(&s, "direct").dependency.calls, 3, "direct forwarding: one call per request");
 }
 
 #[test]
@@ -71,18 +62,9 @@ fn breaker_opens_after_three_503s_short_circuits_then_recovers() {
     let r = policy(&s, "breaker");
     let api = class(r, "api");
     assert_eq!(api.outcomes.error, 3, "the three consecutive 503s");
-    assert_eq!(
-        api.outcomes.short_circuited, 1,
-        "the request inside the one-second window"
-    );
-    assert_eq!(
-        api.outcomes.ok, 1,
-        "the first request after recovery and the window"
-    );
-    assert_eq!(
-        r.dependency.calls, 4,
-        "the short-circuited request made no call"
-    );
+    assert_eq!(api.outcomes.short_circuited, 1, "the request inside the one-second window");
+    assert_eq!(api.outcomes.ok, 1, "the first request after recovery and the window");
+    assert_eq!(r.dependency.calls, 4, "the short-circuited request made no call");
     // closed -> open -> half-open -> closed.
     assert_eq!(r.breaker.as_ref().unwrap().transitions, 3);
 }

@@ -38,10 +38,7 @@ pub struct Failure {
 impl Failure {
     /// Bad input.
     pub fn input(message: impl Into<String>) -> Self {
-        Self {
-            code: 2,
-            message: message.into(),
-        }
+        Self { code: 2, message: message.into() }
     }
 }
 
@@ -51,12 +48,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Check { scenario } => match brownout::scenario::load(&scenario) {
             Ok(s) => {
-                println!(
-                    "{}: ok ({} classes, {} policies)",
-                    scenario.display(),
-                    s.classes.len(),
-                    s.policies.len()
-                );
+                println!("{}: ok ({} classes, {} policies)", scenario.display(), s.classes.len(), s.policies.len());
                 Ok(())
             }
             Err(e) => Err(Failure::input(format!("error: {e}"))),

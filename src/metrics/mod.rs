@@ -59,12 +59,7 @@ pub struct Lat {
 impl Lat {
     /// Empty.
     pub fn new() -> Self {
-        Self {
-            hist: hist(),
-            sum_ns: 0.0,
-            min_ns: Time::MAX,
-            max_ns: 0,
-        }
+        Self { hist: hist(), sum_ns: 0.0, min_ns: Time::MAX, max_ns: 0 }
     }
     /// Record one value in nanoseconds.
     pub fn record(&mut self, ns: Time) {
@@ -91,19 +86,11 @@ impl Lat {
     }
     /// Exact maximum in milliseconds.
     pub fn max_ms(&self) -> f64 {
-        if self.is_empty() {
-            0.0
-        } else {
-            self.max_ns as f64 / MILLISECOND as f64
-        }
+        if self.is_empty() { 0.0 } else { self.max_ns as f64 / MILLISECOND as f64 }
     }
     /// Exact mean in milliseconds.
     pub fn mean_ms(&self) -> f64 {
-        if self.is_empty() {
-            0.0
-        } else {
-            self.sum_ns / self.len() as f64 / MILLISECOND as f64
-        }
+        if self.is_empty() { 0.0 } else { self.sum_ns / self.len() as f64 / MILLISECOND as f64 }
     }
     /// Forget everything.
     pub fn reset(&mut self) {
@@ -478,11 +465,7 @@ impl Recorder {
         self.breaker_states[i] = to;
         let count = |s: BreakerState| if s == BreakerState::Open { 1.0 } else { 0.0 };
         let half = |s: BreakerState| {
-            if s == BreakerState::HalfOpen {
-                1.0
-            } else {
-                0.0
-            }
+            if s == BreakerState::HalfOpen { 1.0 } else { 0.0 }
         };
         self.open.add(now, count(to) - count(from));
         self.half_open.add(now, half(to) - half(from));
@@ -684,8 +667,7 @@ impl Recorder {
             0.0
         } else {
             let m = calls.iter().sum::<u64>() as f64 / calls.len() as f64;
-            let var = calls.iter().map(|&c| (c as f64 - m).powi(2)).sum::<f64>()
-                / (calls.len() - 1) as f64;
+            let var = calls.iter().map(|&c| (c as f64 - m).powi(2)).sum::<f64>() / (calls.len() - 1) as f64;
             if m > 0.0 { var.sqrt() / m } else { 0.0 }
         };
         let business_cost = classes.iter().map(|c| c.business_cost).sum();

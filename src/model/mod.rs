@@ -36,6 +36,8 @@ pub struct Model {
     pub work: Vec<Option<LatencyDist>>,
     /// Item popularity, when there is a catalogue.
     pub popularity: Option<Popularity>,
+    /// Arrival processes per class, before any draw.
+    pub arrivals: Vec<arrivals::ArrivalGen>,
 }
 
 impl Model {
@@ -45,12 +47,7 @@ impl Model {
         let work = scenario
             .classes
             .iter()
-            .map(|c| {
-                c.work
-                    .as_ref()
-                    .map(|w| LatencyDist::build(w, dir))
-                    .transpose()
-            })
+            .map(|c| c.work.as_ref().map(|w| LatencyDist::build(w, dir)).transpose())
             .collect::<Result<Vec<_>, _>>()?;
         for p in &scenario.policies {
             if p.stack.len() > MAX_LAYERS {
@@ -67,6 +64,11 @@ impl Model {
             dep,
             work,
             popularity: scenario.catalogue.as_ref().map(Popularity::new),
+            arrivals: scenario
+                .classes
+                .iter()
+                .map(|c| arrivals::ArrivalGen::build(&c.arrivals, dir))
+                .collect::<Result<Vec<_>, _>>()?,
         })
     }
 }

@@ -7,13 +7,10 @@ use rand::SeedableRng;
 
 use super::catalogue::Stock;
 use super::{Model, RunOptions, RunResult};
-use crate::engine::{
-    self, EventQueue, Handler, Slab, Stream, Time, Token, counter_f64, label_hash, stream,
-};
+use crate::engine::{self, EventQueue, Handler, Slab, Stream, Time, Token, counter_f64, label_hash, stream};
 use crate::metrics::{OrderEffect, Outcome, Recorder, RecorderSetup};
 use crate::policy::{
-    Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Policy, Refusal,
-    RetryAsk, Status,
+    Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Policy, Refusal, RetryAsk, Status,
 };
 use crate::scenario::Fallback;
 
@@ -38,25 +35,11 @@ enum Timer {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
-    Arrival {
-        class: ClassId,
-    },
-    User {
-        class: ClassId,
-    },
-    Timer {
-        req: Token,
-        generation: u32,
-        timer: Timer,
-    },
-    DepDone {
-        call: Token,
-    },
-    Wake {
-        instance: u32,
-        layer: u8,
-        generation: u32,
-    },
+    Arrival { class: ClassId },
+    User { class: ClassId },
+    Timer { req: Token, generation: u32, timer: Timer },
+    DepDone { call: Token },
+    Wake { instance: u32, layer: u8, generation: u32 },
     Tick,
 }
 
@@ -180,31 +163,17 @@ pub(super) fn run(m: &Model, policy: usize, opts: RunOptions) -> RunResult {
         let users = arrivals.initial_users();
         for _ in 0..users {
             let think = arrivals.think(&mut w.think_rng[c]);
-            q.schedule_at(
-                think,
-                Ev::User {
-                    class: c as ClassId,
-                },
-            );
+            q.schedule_at(think, Ev::User { class: c as ClassId });
         }
         if let Some(t) = arrivals.next(0, &mut w.arrival_rng[c]) {
             // Scripted times may start at 0; Poisson starts after one gap.
-            q.schedule_at(
-                t,
-                Ev::Arrival {
-                    class: c as ClassId,
-                },
-            );
+            q.schedule_at(t, Ev::Arrival { class: c as ClassId });
         }
     }
     q.schedule_at(s.window.ns().min(w.horizon), Ev::Tick);
     let horizon = w.horizon;
     let stats = engine::run(&mut w, &mut q, horizon);
-    let end = if w.abort.is_some() {
-        stats.end
-    } else {
-        w.horizon
-    };
+    let end = if w.abort.is_some() { stats.end } else { w.horizon };
     if w.abort.is_none() && stats.end < w.horizon {
         // The queue ran dry before the horizon; close the remaining windows.
         let mut t = (stats.end / s.window.ns() + 1) * s.window.ns();
@@ -219,11 +188,7 @@ pub(super) fn run(m: &Model, policy: usize, opts: RunOptions) -> RunResult {
     summary.policy = set.name.clone();
     RunResult {
         summary,
-        rows: if opts.timeseries {
-            w.rec.take_rows()
-        } else {
-            Vec::new()
-        },
+        rows: if opts.timeseries { w.rec.take_rows() } else { Vec::new() },
         trace_hash: w.trace,
         end,
         requests: w.requests,
@@ -250,21 +215,10 @@ impl<'m> World<'m> {
                     .stack
                     .iter()
                     .map(|l| {
-                        let ctx = BuildCtx {
-                            classes: class_names.clone(),
-                            instance,
-                            instances: n,
-                        };
+                        let ctx = BuildCtx { classes: class_names.clone(), instance, instances: n };
                         let policy = l.policy.build(&ctx);
                         let last = policy.status();
-                        LayerRt {
-                            policy,
-                            queue: VecDeque::new(),
-                            waiting: 0,
-                            wake: None,
-                            wake_generation: 0,
-                            last,
-                        }
+                        LayerRt { policy, queue: VecDeque::new(), waiting: 0, wake: None, wake_generation: 0, last }
                     })
                     .collect(),
                 degraded: 0,
@@ -284,19 +238,9 @@ impl<'m> World<'m> {
             .collect();
         let inner_start = class_layers
             .iter()
-            .map(|ls| {
-                ls.iter()
-                    .position(|&l| insts[0].layers[l as usize].policy.is_retry())
-                    .unwrap_or(0) as u8
-            })
+            .map(|ls| ls.iter().position(|&l| insts[0].layers[l as usize].policy.is_retry()).unwrap_or(0) as u8)
             .collect();
-        let first = |f: &dyn Fn(&Status) -> bool| {
-            insts[0]
-                .layers
-                .iter()
-                .position(|l| f(&l.last))
-                .map(|i| i as u8)
-        };
+        let first = |f: &dyn Fn(&Status) -> bool| insts[0].layers.iter().position(|l| f(&l.last)).map(|i| i as u8);
         let breaker_layer = first(&|st| st.breaker.is_some());
         let limit_layer = first(&|st| st.limit.is_some());
         let b = s.business.as_ref();
@@ -312,9 +256,7 @@ impl<'m> World<'m> {
             window: s.window.ns(),
             has_breaker: breaker_layer.is_some(),
             has_limit: limit_layer.is_some(),
-            costs: b.map_or((0.0, 0.0, 0.0), |b| {
-                (b.substitution_cost, b.refund_cost, b.lost_order_cost)
-            }),
+            costs: b.map_or((0.0, 0.0, 0.0), |b| (b.substitution_cost, b.refund_cost, b.lost_order_cost)),
         });
         let mut w = Self {
             m,
@@ -323,26 +265,10 @@ impl<'m> World<'m> {
             insts,
             class_layers,
             inner_start,
-            arrivals: s
-                .classes
-                .iter()
-                .map(|c| super::arrivals::ArrivalGen::build(&c.arrivals))
-                .collect(),
-            arrival_rng: s
-                .classes
-                .iter()
-                .map(|c| stream(m.seed, &format!("arrivals/{}", c.name)))
-                .collect(),
-            item_rng: s
-                .classes
-                .iter()
-                .map(|c| stream(m.seed, &format!("items/{}", c.name)))
-                .collect(),
-            think_rng: s
-                .classes
-                .iter()
-                .map(|c| stream(m.seed, &format!("think/{}", c.name)))
-                .collect(),
+            arrivals: m.arrivals.clone(),
+            arrival_rng: s.classes.iter().map(|c| stream(m.seed, &format!("arrivals/{}", c.name))).collect(),
+            item_rng: s.classes.iter().map(|c| stream(m.seed, &format!("items/{}", c.name))).collect(),
+            think_rng: s.classes.iter().map(|c| stream(m.seed, &format!("think/{}", c.name))).collect(),
             next_index: vec![0; s.classes.len()],
             next_attempt_id: 0,
             dep_busy: 0,
@@ -362,10 +288,7 @@ impl<'m> World<'m> {
         };
         for i in 0..n {
             if let Some(l) = w.limit_layer {
-                let v = w.insts[i as usize].layers[l as usize]
-                    .last
-                    .limit
-                    .unwrap_or(0.0);
+                let v = w.insts[i as usize].layers[l as usize].last.limit.unwrap_or(0.0);
                 w.rec.limit(0, i, v);
             }
         }
@@ -375,14 +298,7 @@ impl<'m> World<'m> {
     fn timer(&mut self, q: &mut EventQueue<Ev>, tok: Token, at: Time, timer: Timer) {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.generation = r.generation.wrapping_add(1);
-        q.schedule_at(
-            at,
-            Ev::Timer {
-                req: tok,
-                generation: r.generation,
-                timer,
-            },
-        );
+        q.schedule_at(at, Ev::Timer { req: tok, generation: r.generation, timer });
     }
 
     fn bump_generation(&mut self, tok: Token) {
@@ -437,9 +353,7 @@ impl<'m> World<'m> {
         self.rec.arrival(now, c);
         for li in 0..self.class_layers[c].len() {
             let l = self.class_layers[c][li];
-            self.insts[instance as usize].layers[l as usize]
-                .policy
-                .on_request(now, class);
+            self.insts[instance as usize].layers[l as usize].policy.on_request(now, class);
             self.note(now, q, instance, l);
         }
         let inst = &mut self.insts[instance as usize];
@@ -470,8 +384,7 @@ impl<'m> World<'m> {
             Some(dist) => {
                 let r = self.reqs.get(tok).expect("live request");
                 let key = ((class as u64) << 48) ^ r.index;
-                let mut rng =
-                    Stream::seed_from_u64(crate::engine::counter_u64(self.m.seed, WORK, key, 0));
+                let mut rng = Stream::seed_from_u64(crate::engine::counter_u64(self.m.seed, WORK, key, 0));
                 let d = dist.sample(&mut rng).max(0.0) as Time;
                 self.reqs.get_mut(tok).expect("live request").phase = Phase::Local;
                 self.timer(q, tok, now + d, Timer::LocalWork);
@@ -486,11 +399,7 @@ impl<'m> World<'m> {
         let busy = i.workers;
         self.rec.workers(now, instance, busy);
         while let Some(next) = self.insts[instance as usize].worker_q.pop_front() {
-            if self
-                .reqs
-                .get(next)
-                .is_some_and(|r| r.phase == Phase::SlotQueue && !r.worker)
-            {
+            if self.reqs.get(next).is_some_and(|r| r.phase == Phase::SlotQueue && !r.worker) {
                 self.insts[instance as usize].worker_waiting -= 1;
                 self.bump_generation(next);
                 self.take_worker(now, q, next);
@@ -529,11 +438,7 @@ impl<'m> World<'m> {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.attempt += 1;
         r.attempt_id = id;
-        r.pos = if r.attempt == 1 {
-            0
-        } else {
-            self.inner_start[r.class as usize]
-        };
+        r.pos = if r.attempt == 1 { 0 } else { self.inner_start[r.class as usize] };
         self.admit_from(now, q, tok);
     }
 
@@ -548,9 +453,7 @@ impl<'m> World<'m> {
                 break;
             };
             let att = self.attempt_of(now, tok, l);
-            let decision = self.insts[inst as usize].layers[l as usize]
-                .policy
-                .admit(&att);
+            let decision = self.insts[inst as usize].layers[l as usize].policy.admit(&att);
             self.note(now, q, inst, l);
             match decision {
                 Admission::Admit => {
@@ -581,17 +484,11 @@ impl<'m> World<'m> {
     fn cancel_admitted(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, pos) = (r.class as usize, r.instance, r.pos as usize);
-        let start = if r.attempt == 1 {
-            0
-        } else {
-            self.inner_start[class] as usize
-        };
+        let start = if r.attempt == 1 { 0 } else { self.inner_start[class] as usize };
         for p in (start..pos).rev() {
             let l = self.class_layers[class][p];
             let att = self.attempt_of(now, tok, l);
-            self.insts[inst as usize].layers[l as usize]
-                .policy
-                .cancel(&att);
+            self.insts[inst as usize].layers[l as usize].policy.cancel(&att);
             self.note(now, q, inst, l);
             self.pump.push((inst, l));
         }
@@ -611,29 +508,15 @@ impl<'m> World<'m> {
     }
 
     /// Complete layers outside the retry layer with the request's final outcome.
-    fn complete_outer(
-        &mut self,
-        now: Time,
-        q: &mut EventQueue<Ev>,
-        tok: Token,
-        outcome: CallOutcome,
-    ) {
+    fn complete_outer(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, outcome: CallOutcome) {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst) = (r.class as usize, r.instance);
         let outer = self.inner_start[class] as usize;
         for p in (0..outer).rev() {
             let l = self.class_layers[class][p];
             let r = self.reqs.get(tok).expect("live request");
-            let done = Completed {
-                now,
-                class: r.class,
-                id: r.attempt_id,
-                admitted_at: r.admitted_at[p],
-                outcome,
-            };
-            self.insts[inst as usize].layers[l as usize]
-                .policy
-                .complete(&done);
+            let done = Completed { now, class: r.class, id: r.attempt_id, admitted_at: r.admitted_at[p], outcome };
+            self.insts[inst as usize].layers[l as usize].policy.complete(&done);
             self.note(now, q, inst, l);
             self.pump.push((inst, l));
         }
@@ -647,8 +530,7 @@ impl<'m> World<'m> {
                     break;
                 };
                 let live = self.reqs.get(head).is_some_and(|r| {
-                    r.phase == Phase::LayerQueue
-                        && self.class_layers[r.class as usize].get(r.pos as usize) == Some(&l)
+                    r.phase == Phase::LayerQueue && self.class_layers[r.class as usize].get(r.pos as usize) == Some(&l)
                 });
                 if !live {
                     layer.queue.pop_front();
@@ -656,9 +538,7 @@ impl<'m> World<'m> {
                 }
                 let mut att = self.attempt_of(now, head, l);
                 att.queued = att.queued.saturating_sub(1);
-                let decision = self.insts[inst as usize].layers[l as usize]
-                    .policy
-                    .admit(&att);
+                let decision = self.insts[inst as usize].layers[l as usize].policy.admit(&att);
                 self.note(now, q, inst, l);
                 if let Admission::Wait { .. } = decision {
                     break;
@@ -695,27 +575,15 @@ impl<'m> World<'m> {
             layer.wake = st.wake_at;
             layer.wake_generation = layer.wake_generation.wrapping_add(1);
             if let Some(t) = st.wake_at {
-                q.schedule_at(
-                    t.max(now),
-                    Ev::Wake {
-                        instance: inst,
-                        layer: l,
-                        generation: layer.wake_generation,
-                    },
-                );
+                q.schedule_at(t.max(now), Ev::Wake { instance: inst, layer: l, generation: layer.wake_generation });
             }
         }
         if st.degraded != last.degraded {
             let i = &mut self.insts[inst as usize];
-            if st.degraded {
-                i.degraded += 1
-            } else {
-                i.degraded -= 1
-            }
+            if st.degraded { i.degraded += 1 } else { i.degraded -= 1 }
         }
         if Some(l) == self.breaker_layer && st.breaker != last.breaker {
-            self.rec
-                .breaker(now, inst, st.breaker.unwrap_or(BreakerState::Closed));
+            self.rec.breaker(now, inst, st.breaker.unwrap_or(BreakerState::Closed));
         }
         if Some(l) == self.limit_layer && st.limit != last.limit {
             self.rec.limit(now, inst, st.limit.unwrap_or(0.0));
@@ -731,10 +599,7 @@ impl<'m> World<'m> {
         };
         let mut timeout: Option<(Time, Time)> = None;
         for &l in &self.class_layers[class] {
-            if let Some(t) = self.insts[inst as usize].layers[l as usize]
-                .policy
-                .attempt_timeout(class as ClassId)
-            {
+            if let Some(t) = self.insts[inst as usize].layers[l as usize].policy.attempt_timeout(class as ClassId) {
                 if timeout.is_none_or(|cur| t.0 < cur.0) {
                     timeout = Some(t);
                 }
@@ -762,14 +627,8 @@ impl<'m> World<'m> {
         r.conn = true;
         r.phase = Phase::Calling;
         r.calls += 1;
-        let (inst, class, index, attempt, arrived, waited) = (
-            r.instance,
-            r.class,
-            r.index,
-            r.attempt,
-            r.arrived,
-            now - r.wait_since,
-        );
+        let (inst, class, index, attempt, arrived, waited) =
+            (r.instance, r.class, r.index, r.attempt, r.arrived, now - r.wait_since);
         let deadline = r.attempt_deadline;
         self.rec.conn_wait(arrived, class as usize, waited);
         let i = &mut self.insts[inst as usize];
@@ -816,10 +675,7 @@ impl<'m> World<'m> {
 
     fn serve_call(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = self.calls.get_mut(call).expect("live call");
-        let plan = self
-            .m
-            .dep
-            .plan(now, c.class as u64, c.index, c.attempt as u64);
+        let plan = self.m.dep.plan(now, c.class as u64, c.index, c.attempt as u64);
         c.served_at = now;
         c.error = plan.error;
         q.schedule_at(now + plan.latency, Ev::DepDone { call });
@@ -828,8 +684,7 @@ impl<'m> World<'m> {
     fn dep_done(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = self.calls.remove(call).expect("live call");
         self.dep_in_flight -= 1;
-        self.rec
-            .dep_end(now, now - c.served_at, c.req.is_none(), self.dep_in_flight);
+        self.rec.dep_end(now, now - c.served_at, c.req.is_none(), self.dep_in_flight);
         if c.holds_server {
             // Finished service frees a server for the next queued call.
             self.dep_busy -= 1;
@@ -843,11 +698,7 @@ impl<'m> World<'m> {
             }
         }
         let Some(tok) = c.req else { return };
-        let outcome = if c.error {
-            CallOutcome::Error
-        } else {
-            CallOutcome::Success
-        };
+        let outcome = if c.error { CallOutcome::Error } else { CallOutcome::Success };
         self.release_connection(now, q, tok);
         self.attempt_end(now, q, tok, outcome);
     }
@@ -865,11 +716,7 @@ impl<'m> World<'m> {
         let conns = i.conns;
         self.rec.pool(now, inst, conns);
         while let Some(next) = self.insts[inst as usize].pool_q.pop_front() {
-            if self
-                .reqs
-                .get(next)
-                .is_some_and(|r| r.phase == Phase::PoolQueue)
-            {
+            if self.reqs.get(next).is_some_and(|r| r.phase == Phase::PoolQueue) {
                 self.insts[inst as usize].pool_waiting -= 1;
                 self.take_connection(now, q, next);
                 break;
@@ -881,13 +728,8 @@ impl<'m> World<'m> {
         let r = self.reqs.get_mut(tok).expect("live request");
         match r.phase {
             Phase::PoolQueue => {
-                let (inst, class, arrived, waited) =
-                    (r.instance, r.class, r.arrived, now - r.wait_since);
-                let outcome = if now >= r.attempt_deadline {
-                    CallOutcome::Timeout
-                } else {
-                    CallOutcome::Error
-                };
+                let (inst, class, arrived, waited) = (r.instance, r.class, r.arrived, now - r.wait_since);
+                let outcome = if now >= r.attempt_deadline { CallOutcome::Timeout } else { CallOutcome::Error };
                 r.phase = Phase::Backoff; // leaves the pool queue (lazily removed)
                 self.insts[inst as usize].pool_waiting -= 1;
                 self.rec.conn_wait(arrived, class as usize, waited);
@@ -915,16 +757,8 @@ impl<'m> World<'m> {
         for p in (start..layers).rev() {
             let l = self.class_layers[class][p];
             let r = self.reqs.get(tok).expect("live request");
-            let done = Completed {
-                now,
-                class: r.class,
-                id: r.attempt_id,
-                admitted_at: r.admitted_at[p],
-                outcome,
-            };
-            self.insts[inst as usize].layers[l as usize]
-                .policy
-                .complete(&done);
+            let done = Completed { now, class: r.class, id: r.attempt_id, admitted_at: r.admitted_at[p], outcome };
+            self.insts[inst as usize].layers[l as usize].policy.complete(&done);
             self.note(now, q, inst, l);
             self.pump.push((inst, l));
         }
@@ -935,18 +769,11 @@ impl<'m> World<'m> {
                 class: class as ClassId,
                 attempt,
                 outcome,
-                uniform: counter_f64(
-                    self.m.seed,
-                    RETRY,
-                    ((class as u64) << 48) ^ r.index,
-                    attempt as u64,
-                ),
+                uniform: counter_f64(self.m.seed, RETRY, ((class as u64) << 48) ^ r.index, attempt as u64),
             };
             let mut delay = None;
             for &l in &self.class_layers[class] {
-                delay = self.insts[inst as usize].layers[l as usize]
-                    .policy
-                    .retry_delay(&ask);
+                delay = self.insts[inst as usize].layers[l as usize].policy.retry_delay(&ask);
                 if delay.is_some() {
                     break;
                 }
@@ -955,9 +782,7 @@ impl<'m> World<'m> {
                 let mut allowed = true;
                 for li in 0..layers {
                     let l = self.class_layers[class][li];
-                    allowed &= self.insts[inst as usize].layers[l as usize]
-                        .policy
-                        .allow_retry(&ask);
+                    allowed &= self.insts[inst as usize].layers[l as usize].policy.allow_retry(&ask);
                     self.note(now, q, inst, l);
                     if !allowed {
                         break;
@@ -996,14 +821,7 @@ impl<'m> World<'m> {
     }
 
     /// A refused or failed request: answer from the cache if the class allows it.
-    fn conclude(
-        &mut self,
-        now: Time,
-        q: &mut EventQueue<Ev>,
-        tok: Token,
-        outcome: Outcome,
-        refusal: bool,
-    ) {
+    fn conclude(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, outcome: Outcome, refusal: bool) {
         let r = self.reqs.get(tok).expect("live request");
         let allowed = match self.m.scenario.classes[r.class as usize].fallback {
             Fallback::None => false,
@@ -1013,13 +831,7 @@ impl<'m> World<'m> {
         let (inst, item) = (r.instance, r.item);
         if allowed {
             if let Some(served) = self.stock.as_mut().and_then(|s| s.serve(inst, item, now)) {
-                self.respond(
-                    now,
-                    q,
-                    tok,
-                    Outcome::Fallback,
-                    Some((served.staleness, served.wrong)),
-                );
+                self.respond(now, q, tok, Outcome::Fallback, Some((served.staleness, served.wrong)));
                 return;
             }
         }
@@ -1078,15 +890,7 @@ impl<'m> World<'m> {
                 }
             }
         }
-        self.rec.finish(
-            now,
-            r.class as usize,
-            r.arrived,
-            r.outcome,
-            r.staleness,
-            order,
-            r.calls,
-        );
+        self.rec.finish(now, r.class as usize, r.arrived, r.outcome, r.staleness, order, r.calls);
         if r.closed_loop {
             let c = r.class as usize;
             let think = self.arrivals[c].think(&mut self.think_rng[c]);
@@ -1094,14 +898,7 @@ impl<'m> World<'m> {
         }
     }
 
-    fn on_timer(
-        &mut self,
-        now: Time,
-        q: &mut EventQueue<Ev>,
-        tok: Token,
-        generation: u32,
-        timer: Timer,
-    ) {
+    fn on_timer(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, generation: u32, timer: Timer) {
         match self.reqs.get(tok) {
             Some(r) if r.generation == generation => {}
             _ => return, // a tombstone: the timer was superseded
@@ -1150,17 +947,9 @@ impl Handler<Ev> for World<'_> {
                 self.arrive(now, q, class, false);
             }
             Ev::User { class } => self.arrive(now, q, class, true),
-            Ev::Timer {
-                req,
-                generation,
-                timer,
-            } => self.on_timer(now, q, req, generation, timer),
+            Ev::Timer { req, generation, timer } => self.on_timer(now, q, req, generation, timer),
             Ev::DepDone { call } => self.dep_done(now, q, call),
-            Ev::Wake {
-                instance,
-                layer,
-                generation,
-            } => {
+            Ev::Wake { instance, layer, generation } => {
                 let lr = &mut self.insts[instance as usize].layers[layer as usize];
                 if lr.wake_generation == generation {
                     lr.wake = None;

@@ -23,10 +23,7 @@ pub struct BuildCtx {
 impl BuildCtx {
     /// The id of class `name`, if it exists.
     pub fn class_id(&self, name: &str) -> Option<ClassId> {
-        self.classes
-            .iter()
-            .position(|c| c == name)
-            .map(|i| i as ClassId)
+        self.classes.iter().position(|c| c == name).map(|i| i as ClassId)
     }
 }
 
@@ -60,24 +57,16 @@ impl PolicySpec {
     pub fn validate(&self, classes: &[&str]) -> Result<(), String> {
         let _ = classes;
         match self {
-            PolicySpec::Timeout(c) if c.timeout.ns() == 0 => {
-                Err("Timeout.timeout must be > 0".into())
-            }
+            PolicySpec::Timeout(c) if c.timeout.ns() == 0 => Err("Timeout.timeout must be > 0".into()),
             PolicySpec::Retry(c) if c.max_attempts == 0 => {
                 Err("Retry.max_attempts must be >= 1 (it counts the first call)".into())
             }
-            PolicySpec::Retry(c) if !(0.0..=1.0).contains(&c.jitter) => {
-                Err("Retry.jitter must lie in [0, 1]".into())
-            }
-            PolicySpec::Retry(c) if !(c.multiplier >= 1.0) => {
-                Err("Retry.multiplier must be >= 1".into())
-            }
+            PolicySpec::Retry(c) if !(0.0..=1.0).contains(&c.jitter) => Err("Retry.jitter must lie in [0, 1]".into()),
+            PolicySpec::Retry(c) if !(c.multiplier >= 1.0) => Err("Retry.multiplier must be >= 1".into()),
             PolicySpec::ConsecutiveBreaker(c) if c.failures == 0 => {
                 Err("ConsecutiveBreaker.failures must be >= 1".into())
             }
-            PolicySpec::ConsecutiveBreaker(c) if c.probes == 0 => {
-                Err("ConsecutiveBreaker.probes must be >= 1".into())
-            }
+            PolicySpec::ConsecutiveBreaker(c) if c.probes == 0 => Err("ConsecutiveBreaker.probes must be >= 1".into()),
             PolicySpec::Limiter(c) if c.permits == 0 => Err("Limiter.permits must be >= 1".into()),
             _ => Ok(()),
         }

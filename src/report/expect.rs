@@ -53,21 +53,12 @@ const RUN_METRICS: &[&str] = &[
 
 /// Is `name` a metric an expectation may name (per class or per run)?
 pub fn known_metric(name: &str, per_class: bool) -> bool {
-    if per_class {
-        CLASS_METRICS.contains(&name)
-    } else {
-        RUN_METRICS.contains(&name)
-    }
+    if per_class { CLASS_METRICS.contains(&name) } else { RUN_METRICS.contains(&name) }
 }
 
 /// The metric names, for error messages.
 pub fn metric_names(per_class: bool) -> String {
-    (if per_class {
-        CLASS_METRICS
-    } else {
-        RUN_METRICS
-    })
-    .join(", ")
+    (if per_class { CLASS_METRICS } else { RUN_METRICS }).join(", ")
 }
 
 fn class_metric(c: &ClassSummary, name: &str) -> Option<f64> {
@@ -195,10 +186,7 @@ mod tests {
         assert!(!holds(1.0, Cmp::Gt, 1.0));
         assert!(holds(0.5, Cmp::Lt, 1.0));
         assert!(holds(3.0, Cmp::Eq, 3.0));
-        assert!(
-            !holds(f64::NAN, Cmp::Ge, 0.0),
-            "a missing value never passes"
-        );
+        assert!(!holds(f64::NAN, Cmp::Ge, 0.0), "a missing value never passes");
     }
 
     #[test]

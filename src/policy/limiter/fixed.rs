@@ -83,9 +83,7 @@ impl Policy for Fixed {
             return Admission::Admit;
         }
         if a.queued < self.queue && self.max_wait > 0 {
-            Admission::Wait {
-                max_wait: self.max_wait,
-            }
+            Admission::Wait { max_wait: self.max_wait }
         } else {
             Admission::Refuse(self.refuse_as.refusal())
         }
@@ -100,9 +98,6 @@ impl Policy for Fixed {
     }
 
     fn status(&self) -> Status {
-        Status {
-            limit: Some(self.permits as f64),
-            ..Status::default()
-        }
+        Status { limit: Some(self.permits as f64), ..Status::default() }
     }
 }
