@@ -1,0 +1,163 @@
+//! The connection pool and the dependency: calls, capacity queues, replicas and partitions.
+
+use super::*;
+
+impl World<'_> {
+    // ---- connection pool and dependency ------------------------------------------
+
+    pub(super) fn acquire_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let (class, inst) = {
+            let r = self.reqs.get(tok).expect("live request");
+            (r.class as usize, r.instance)
+        };
+        let mut timeout: Option<(Time, Time)> = None;
+        for &l in &self.class_layers[class] {
+            if let Some(t) = self.insts[inst as usize].layers[l as usize].policy.attempt_timeout(class as ClassId) {
+                if timeout.is_none_or(|cur| t.0 < cur.0) {
+                    timeout = Some(t);
+                }
+            }
+        }
+        let r = self.reqs.get_mut(tok).expect("live request");
+        r.attempt_deadline = timeout.map_or(Time::MAX, |t| now + t.0);
+        r.unwind = timeout.map_or(0, |t| t.1);
+        r.wait_since = now;
+        let pool = &self.m.scenario.fleet.pool;
+        let i = &mut self.insts[inst as usize];
+        if i.conns < pool.max_connections {
+            self.take_connection(now, q, tok);
+        } else {
+            i.pool_waiting += 1;
+            i.pool_q.push_back(tok);
+            r.phase = Phase::PoolQueue;
+            let at = (now + pool.acquire_timeout.ns()).min(r.attempt_deadline);
+            self.timer(q, tok, at, Timer::Attempt);
+        }
+    }
+
+    pub(super) fn take_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let r = self.reqs.get_mut(tok).expect("live request");
+        r.conn = true;
+        r.phase = Phase::Calling;
+        r.calls += 1;
+        let (inst, class, index, attempt, arrived, waited) =
+            (r.instance, r.class, r.index, r.attempt, r.arrived, now - r.wait_since);
+        let deadline = r.attempt_deadline;
+        self.rec.conn_wait(arrived, class as usize, waited);
+        let i = &mut self.insts[inst as usize];
+        i.conns += 1;
+        let conns = i.conns;
+        self.rec.pool(now, inst, conns);
+        let call = self.calls.insert(Call {
+            req: Some(tok),
+            served_at: now,
+            error: false,
+            holds_server: false,
+            class,
+            index,
+            attempt,
+        });
+        self.reqs.get_mut(tok).expect("live request").call = Some(call);
+        self.dep_in_flight += 1;
+        self.rec.dep_start(now, self.dep_in_flight);
+        match self.m.dep.capacity {
+            Some((servers, queue)) if self.dep_busy >= servers => {
+                if (self.dep_q.len() as u32) < queue {
+                    self.dep_q.push_back(call);
+                } else {
+                    // Queue full: the dependency sheds the call with a fast 503.
+                    let c = self.calls.get_mut(call).expect("live call");
+                    c.error = true;
+                    q.schedule_at(now + self.m.dep.hop, Ev::DepDone { call });
+                }
+            }
+            cap => {
+                if cap.is_some() {
+                    self.dep_busy += 1;
+                    self.calls.get_mut(call).expect("live call").holds_server = true;
+                }
+                self.serve_call(now, q, call);
+            }
+        }
+        if deadline != Time::MAX {
+            self.timer(q, tok, deadline, Timer::Attempt);
+        } else {
+            self.bump_generation(tok);
+        }
+    }
+
+    pub(super) fn serve_call(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
+        let c = self.calls.get_mut(call).expect("live call");
+        let plan = self.m.dep.plan(now, c.class as u64, c.index, c.attempt as u64);
+        c.served_at = now;
+        c.error = plan.error;
+        q.schedule_at(now + plan.latency, Ev::DepDone { call });
+    }
+
+    pub(super) fn dep_done(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
+        let c = self.calls.remove(call).expect("live call");
+        self.dep_in_flight -= 1;
+        self.rec.dep_end(now, now - c.served_at, c.req.is_none(), self.dep_in_flight);
+        if c.holds_server {
+            // Finished service frees a server for the next queued call.
+            self.dep_busy -= 1;
+            while let Some(next) = self.dep_q.pop_front() {
+                if let Some(n) = self.calls.get_mut(next) {
+                    n.holds_server = true;
+                    self.dep_busy += 1;
+                    self.serve_call(now, q, next);
+                    break;
+                }
+            }
+        }
+        let Some(tok) = c.req else { return };
+        let outcome = if c.error { CallOutcome::Error } else { CallOutcome::Success };
+        self.release_connection(now, q, tok);
+        self.attempt_end(now, q, tok, outcome);
+    }
+
+    pub(super) fn release_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let r = self.reqs.get_mut(tok).expect("live request");
+        if !r.conn {
+            return;
+        }
+        r.conn = false;
+        r.call = None;
+        let inst = r.instance;
+        let i = &mut self.insts[inst as usize];
+        i.conns -= 1;
+        let conns = i.conns;
+        self.rec.pool(now, inst, conns);
+        while let Some(next) = self.insts[inst as usize].pool_q.pop_front() {
+            if self.reqs.get(next).is_some_and(|r| r.phase == Phase::PoolQueue) {
+                self.insts[inst as usize].pool_waiting -= 1;
+                self.take_connection(now, q, next);
+                break;
+            }
+        }
+    }
+
+    pub(super) fn attempt_timer(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let r = self.reqs.get_mut(tok).expect("live request");
+        match r.phase {
+            Phase::PoolQueue => {
+                let (inst, class, arrived, waited) = (r.instance, r.class, r.arrived, now - r.wait_since);
+                let outcome = if now >= r.attempt_deadline { CallOutcome::Timeout } else { CallOutcome::Error };
+                r.phase = Phase::Backoff; // leaves the pool queue (lazily removed)
+                self.insts[inst as usize].pool_waiting -= 1;
+                self.rec.conn_wait(arrived, class as usize, waited);
+                self.attempt_end(now, q, tok, outcome);
+            }
+            Phase::Calling => {
+                if let Some(call) = r.call {
+                    if let Some(c) = self.calls.get_mut(call) {
+                        c.req = None; // abandoned: the dependency keeps working on it
+                    }
+                }
+                self.release_connection(now, q, tok);
+                self.attempt_end(now, q, tok, CallOutcome::Timeout);
+            }
+            _ => {}
+        }
+    }
+}
