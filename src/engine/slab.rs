@@ -78,6 +78,16 @@ impl<T> Slab<T> {
         if slot.generation == token.generation { slot.value.as_mut() } else { None }
     }
 
+    /// Tokens of the live entries, in slot order (deterministic). O(slots): for rare events.
+    pub fn tokens(&self) -> Vec<Token> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.value.is_some())
+            .map(|(i, s)| Token { index: i as u32, generation: s.generation })
+            .collect()
+    }
+
     /// Number of live entries.
     pub fn len(&self) -> usize {
         self.live

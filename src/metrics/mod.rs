@@ -309,6 +309,7 @@ pub struct Recorder {
     win_integrals: [f64; 5],
     calls_by_requests: u64,
     requests_calling: u64,
+    per_instance: Vec<Outcomes>,
 }
 
 impl Recorder {
@@ -341,6 +342,7 @@ impl Recorder {
             win_integrals: [0.0; 5],
             calls_by_requests: 0,
             requests_calling: 0,
+            per_instance: vec![Outcomes::default(); n],
             s,
         }
     }
@@ -377,6 +379,7 @@ impl Recorder {
     pub fn finish(
         &mut self,
         now: Time,
+        instance: u32,
         class: usize,
         arrived: Time,
         outcome: Outcome,
@@ -400,6 +403,7 @@ impl Recorder {
         if !self.measured(arrived) {
             return;
         }
+        bump(&mut self.per_instance[instance as usize], outcome);
         if dependency_calls > 0 {
             self.calls_by_requests += dependency_calls as u64;
             self.requests_calling += 1;
@@ -691,6 +695,7 @@ impl Recorder {
                 self.calls_by_requests as f64 / self.requests_calling as f64
             },
             business_cost,
+            per_instance: self.per_instance.clone(),
             events,
             in_flight_at_end,
         }

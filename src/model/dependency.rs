@@ -171,7 +171,7 @@ impl DependencyModel {
                 if ts.windows(2).any(|w| w[1] < w[0]) {
                     return Err(format!("{}: t_s must be in time order", path.display()));
                 }
-                if !(base_median > 0.0) {
+                if base_median.is_nan() || base_median <= 0.0 {
                     return Err("drift Csv needs a base latency with a median > 0".into());
                 }
                 Piecewise::new(
@@ -209,18 +209,17 @@ impl DependencyModel {
     }
 
     /// Plan the call identified by (`class`, `index`, `attempt`) starting service at `now`.
-    pub fn plan(&self, now: Time, class: u64, index: u64, attempt: u64) -> CallPlan {
+    /// `factor` multiplies the service time (a slowed replica).
+    pub fn plan(&self, now: Time, class: u64, index: u64, attempt: u64, factor: f64) -> CallPlan {
         let key = (class << 48) ^ index;
         match self.mode(now) {
-            Mode::Unavailable => {
-                return CallPlan { latency: self.hop, error: true };
-            }
+            Mode::Unavailable => CallPlan { latency: self.hop, error: true },
             mode => {
                 let mut rng = Stream::seed_from_u64(counter_u64(self.seed, LATENCY, key, attempt));
-                let base = self.base.sample(&mut rng) * self.drift.at(now);
+                let base = self.base.sample(&mut rng) * self.drift.at(now) * factor;
                 let extra = if let Mode::Slow(d) = mode { d.ns() } else { 0 };
                 let error = counter_f64(self.seed, ERRORS, key, attempt) < self.error_rate.at(now);
-                let latency = (base.max(0.0).min(1.0e15) as Time) + extra + self.hop;
+                let latency = (base.clamp(0.0, 1.0e15) as Time) + extra + self.hop;
                 CallPlan { latency, error }
             }
         }

@@ -16,7 +16,7 @@ use std::path::Path;
 use crate::engine::Time;
 use crate::metrics::WindowRow;
 use crate::metrics::summary::RunSummary;
-use crate::scenario::Scenario;
+use crate::scenario::{PartitionMode, Scenario};
 
 pub use world::MAX_LAYERS;
 
@@ -69,6 +69,29 @@ impl Model {
                 .iter()
                 .map(|c| arrivals::ArrivalGen::build(&c.arrivals, dir))
                 .collect::<Result<Vec<_>, _>>()?,
+        })
+    }
+}
+
+impl Model {
+    /// How calls from `instance` fail at `now`, if it is cut off from the dependency.
+    pub fn partition(&self, instance: u32, now: Time) -> Option<PartitionMode> {
+        self.scenario
+            .fleet
+            .partitions
+            .iter()
+            .find(|p| p.start.ns() <= now && now < p.end.ns() && p.instances.contains(&instance))
+            .map(|p| p.mode)
+    }
+
+    /// The latency multiplier of `replica` at `now`.
+    pub fn replica_factor(&self, replica: u32, now: Time) -> f64 {
+        self.scenario.dependency.replicas.as_ref().map_or(1.0, |r| {
+            r.slow
+                .iter()
+                .filter(|s| s.replica == replica && s.start.ns() <= now && now < s.end.ns())
+                .map(|s| s.factor)
+                .product()
         })
     }
 }

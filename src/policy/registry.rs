@@ -43,31 +43,34 @@ pub enum PolicySpec {
 impl PolicySpec {
     /// Build a fresh runtime policy (one per gateway instance).
     pub fn build(&self, ctx: &BuildCtx) -> Box<dyn Policy> {
-        let _ = ctx;
         match self {
             PolicySpec::Timeout(c) => Box::new(Timeout::new(c)),
             PolicySpec::Retry(c) => Box::new(Retry::new(c)),
             PolicySpec::ConsecutiveBreaker(c) => Box::new(Consecutive::new(c)),
-            PolicySpec::Limiter(c) => Box::new(Fixed::new(c)),
+            PolicySpec::Limiter(c) => Box::new(Fixed::new(c, ctx)),
         }
     }
 
     /// Check values that serde cannot: returns what is wrong, naming the field.
     /// `classes` are the scenario's class names (for per-class settings).
     pub fn validate(&self, classes: &[&str]) -> Result<(), String> {
-        let _ = classes;
         match self {
             PolicySpec::Timeout(c) if c.timeout.ns() == 0 => Err("Timeout.timeout must be > 0".into()),
             PolicySpec::Retry(c) if c.max_attempts == 0 => {
                 Err("Retry.max_attempts must be >= 1 (it counts the first call)".into())
             }
             PolicySpec::Retry(c) if !(0.0..=1.0).contains(&c.jitter) => Err("Retry.jitter must lie in [0, 1]".into()),
-            PolicySpec::Retry(c) if !(c.multiplier >= 1.0) => Err("Retry.multiplier must be >= 1".into()),
+            PolicySpec::Retry(c) if c.multiplier.is_nan() || c.multiplier < 1.0 => {
+                Err("Retry.multiplier must be >= 1".into())
+            }
             PolicySpec::ConsecutiveBreaker(c) if c.failures == 0 => {
                 Err("ConsecutiveBreaker.failures must be >= 1".into())
             }
             PolicySpec::ConsecutiveBreaker(c) if c.probes == 0 => Err("ConsecutiveBreaker.probes must be >= 1".into()),
             PolicySpec::Limiter(c) if c.permits == 0 => Err("Limiter.permits must be >= 1".into()),
+            PolicySpec::Limiter(c) if c.class_max_wait.iter().any(|(n, _)| !classes.contains(&n.as_str())) => {
+                Err("Limiter.class_max_wait names an unknown class".into())
+            }
             _ => Ok(()),
         }
     }

@@ -12,7 +12,7 @@ impl World<'_> {
         };
         let mut timeout: Option<(Time, Time)> = None;
         for &l in &self.class_layers[class] {
-            if let Some(t) = self.insts[inst as usize].layers[l as usize].policy.attempt_timeout(class as ClassId) {
+            if let Some(t) = self.layer(inst, l).policy.attempt_timeout(class as ClassId) {
                 if timeout.is_none_or(|cur| t.0 < cur.0) {
                     timeout = Some(t);
                 }
@@ -53,31 +53,27 @@ impl World<'_> {
             served_at: now,
             error: false,
             holds_server: false,
+            reached: true,
+            counted: false,
+            replica: 0,
+            instance: inst,
             class,
             index,
             attempt,
         });
         self.reqs.get_mut(tok).expect("live request").call = Some(call);
-        self.dep_in_flight += 1;
-        self.rec.dep_start(now, self.dep_in_flight);
-        match self.m.dep.capacity {
-            Some((servers, queue)) if self.dep_busy >= servers => {
-                if (self.dep_q.len() as u32) < queue {
-                    self.dep_q.push_back(call);
-                } else {
-                    // Queue full: the dependency sheds the call with a fast 503.
-                    let c = self.calls.get_mut(call).expect("live call");
-                    c.error = true;
-                    q.schedule_at(now + self.m.dep.hop, Ev::DepDone { call });
-                }
-            }
-            cap => {
-                if cap.is_some() {
-                    self.dep_busy += 1;
-                    self.calls.get_mut(call).expect("live call").holds_server = true;
-                }
-                self.serve_call(now, q, call);
-            }
+        if let Some(mode) = self.m.partition(inst, now) {
+            // Cut off: the call never reaches the dependency.
+            let c = self.calls.get_mut(call).expect("live call");
+            c.error = true;
+            c.reached = false;
+            let delay = match mode {
+                PartitionMode::Hang { connect_timeout } => connect_timeout.ns(),
+                PartitionMode::FailFast => 0,
+            };
+            q.schedule_at(now + delay, Ev::DepDone { call });
+        } else {
+            self.send(now, q, call);
         }
         if deadline != Time::MAX {
             self.timer(q, tok, deadline, Timer::Attempt);
@@ -86,9 +82,75 @@ impl World<'_> {
         }
     }
 
+    /// Route a call to a replica and into service or its queue.
+    fn send(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
+        let c = *self.calls.get(call).expect("live call");
+        let replica = self.choose_replica(c.instance, c.class, c.index, c.attempt);
+        let tracked = self.m.scenario.dependency.replicas.is_some();
+        if tracked {
+            self.insts[c.instance as usize].outstanding[replica as usize] += 1;
+        }
+        let cm = self.calls.get_mut(call).expect("live call");
+        cm.replica = replica;
+        cm.counted = tracked;
+        self.dep_in_flight += 1;
+        self.rec.dep_start(now, self.dep_in_flight);
+        let r = replica as usize;
+        match self.m.dep.capacity {
+            Some((servers, queue)) if self.dep_busy[r] >= servers => {
+                if (self.dep_q[r].len() as u32) < queue {
+                    self.dep_q[r].push_back(call);
+                } else {
+                    // Queue full: the dependency sheds the call with a fast 503.
+                    self.calls.get_mut(call).expect("live call").error = true;
+                    q.schedule_at(now + self.m.dep.hop, Ev::DepDone { call });
+                }
+            }
+            cap => {
+                if cap.is_some() {
+                    self.dep_busy[r] += 1;
+                    self.calls.get_mut(call).expect("live call").holds_server = true;
+                }
+                self.serve_call(now, q, call);
+            }
+        }
+    }
+
+    /// Client-side load balancing. Random choices are counter-based on the attempt, so every
+    /// policy run sends the same attempt to the same candidates.
+    fn choose_replica(&mut self, inst: u32, class: ClassId, index: u64, attempt: u32) -> u32 {
+        let Some(reps) = &self.m.scenario.dependency.replicas else { return 0 };
+        let n = reps.count;
+        let key = ((class as u64) << 48) ^ index;
+        let draw = |k: u64| counter_u64(self.m.seed, BALANCE, key, ((attempt as u64) << 1) | k);
+        let out = &self.insts[inst as usize].outstanding;
+        match reps.balancing {
+            Balancing::RoundRobin => {
+                let i = &mut self.insts[inst as usize];
+                let r = i.rr % n;
+                i.rr = i.rr.wrapping_add(1);
+                r
+            }
+            Balancing::Random => (draw(0) % n as u64) as u32,
+            Balancing::LeastOutstanding => (0..n).min_by_key(|&r| (out[r as usize], r)).unwrap_or(0),
+            Balancing::PowerOfTwo => {
+                if n == 1 {
+                    return 0;
+                }
+                let a = (draw(0) % n as u64) as u32;
+                let mut b = (draw(1) % (n as u64 - 1)) as u32;
+                if b >= a {
+                    b += 1;
+                }
+                if out[b as usize] < out[a as usize] { b } else { a }
+            }
+        }
+    }
+
     pub(super) fn serve_call(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = self.calls.get_mut(call).expect("live call");
-        let plan = self.m.dep.plan(now, c.class as u64, c.index, c.attempt as u64);
+        let factor = self.m.replica_factor(c.replica, now);
+        let plan = self.m.dep.plan(now, c.class as u64, c.index, c.attempt as u64, factor);
         c.served_at = now;
         c.error = plan.error;
         q.schedule_at(now + plan.latency, Ev::DepDone { call });
@@ -96,15 +158,21 @@ impl World<'_> {
 
     pub(super) fn dep_done(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = self.calls.remove(call).expect("live call");
-        self.dep_in_flight -= 1;
-        self.rec.dep_end(now, now - c.served_at, c.req.is_none(), self.dep_in_flight);
+        if c.counted {
+            self.insts[c.instance as usize].outstanding[c.replica as usize] -= 1;
+        }
+        if c.reached {
+            self.dep_in_flight -= 1;
+            self.rec.dep_end(now, now - c.served_at, c.req.is_none(), self.dep_in_flight);
+        }
         if c.holds_server {
             // Finished service frees a server for the next queued call.
-            self.dep_busy -= 1;
-            while let Some(next) = self.dep_q.pop_front() {
+            let r = c.replica as usize;
+            self.dep_busy[r] -= 1;
+            while let Some(next) = self.dep_q[r].pop_front() {
                 if let Some(n) = self.calls.get_mut(next) {
                     n.holds_server = true;
-                    self.dep_busy += 1;
+                    self.dep_busy[r] += 1;
                     self.serve_call(now, q, next);
                     break;
                 }
@@ -152,6 +220,11 @@ impl World<'_> {
                 if let Some(call) = r.call {
                     if let Some(c) = self.calls.get_mut(call) {
                         c.req = None; // abandoned: the dependency keeps working on it
+                        if c.counted {
+                            // The client stops counting it as outstanding.
+                            c.counted = false;
+                            self.insts[c.instance as usize].outstanding[c.replica as usize] -= 1;
+                        }
                     }
                 }
                 self.release_connection(now, q, tok);

@@ -1,11 +1,11 @@
-//! Arrivals, worker slots, responses and the end of a request (metrics, business, reloads).
+//! Arrivals, worker slots, local work and instance restarts.
 
 use super::*;
 
 impl World<'_> {
     // ---- arrivals and worker slots -------------------------------------------------
 
-    pub(super) fn arrive(&mut self, now: Time, q: &mut EventQueue<Ev>, class: ClassId, closed_loop: bool) {
+    pub(super) fn arrive(&mut self, now: Time, q: &mut EventQueue<Ev>, class: ClassId, closed_loop: bool, reloads: u8) {
         let c = class as usize;
         let index = self.next_index[c];
         self.next_index[c] += 1;
@@ -46,11 +46,12 @@ impl World<'_> {
             closed_loop,
             outcome: Outcome::Ok,
             staleness: None,
+            reloads,
         });
         self.rec.arrival(now, c);
         for li in 0..self.class_layers[c].len() {
             let l = self.class_layers[c][li];
-            self.insts[instance as usize].layers[l as usize].policy.on_request(now, class);
+            self.layer_mut(instance, l).policy.on_request(now, class);
             self.note(now, q, instance, l);
         }
         let inst = &mut self.insts[instance as usize];
@@ -111,6 +112,70 @@ impl World<'_> {
             self.begin_attempt(now, q, tok);
         } else {
             self.respond(now, q, tok, Outcome::Ok, None);
+        }
+    }
+
+    /// Restart an instance: its in-flight requests fail (connection reset), its worker
+    /// slots, pool and queues empty, and state that is not persistent is lost.
+    pub(super) fn restart(&mut self, now: Time, q: &mut EventQueue<Ev>, instance: u32, policies: bool, cache: bool) {
+        for tok in self.reqs.tokens() {
+            let r = self.reqs.get_mut(tok).expect("live request");
+            if r.instance != instance {
+                continue;
+            }
+            r.worker = false;
+            r.conn = false;
+            if let Some(call) = r.call.take() {
+                if let Some(c) = self.calls.get_mut(call) {
+                    c.req = None;
+                    c.counted = false;
+                }
+            }
+            r.outcome = Outcome::Error;
+            r.staleness = None;
+            self.finish(now, q, tok);
+        }
+        let i = &mut self.insts[instance as usize];
+        i.workers = 0;
+        i.conns = 0;
+        i.worker_q.clear();
+        i.worker_waiting = 0;
+        i.pool_q.clear();
+        i.pool_waiting = 0;
+        for o in i.outstanding.iter_mut() {
+            *o = 0;
+        }
+        self.rec.workers(now, instance, 0);
+        self.rec.pool(now, instance, 0);
+        if !policies {
+            self.rebuild_layers(now, q, instance);
+        }
+        if !cache {
+            if let Some(stock) = &mut self.stock {
+                stock.clear(instance);
+            }
+        }
+    }
+
+    /// Fresh policy state for an instance (fleet-wide layers live in the store and survive).
+    fn rebuild_layers(&mut self, now: Time, q: &mut EventQueue<Ev>, instance: u32) {
+        let set = &self.m.scenario.policies[self.policy];
+        for (l, spec) in set.stack.iter().enumerate() {
+            if self.fleet[l].is_some() {
+                continue;
+            }
+            let ctx = BuildCtx {
+                classes: self.m.scenario.classes.iter().map(|c| c.name.clone()).collect(),
+                instance,
+                instances: self.insts.len() as u32,
+            };
+            let policy = spec.policy.build(&ctx);
+            let layer = &mut self.insts[instance as usize].layers[l];
+            // Keep the wake generation monotone so the old policy's timers stay tombstones.
+            let wake_generation = layer.wake_generation.wrapping_add(1);
+            let old = layer.last;
+            *layer = LayerRt { last: old, policy, queue: VecDeque::new(), waiting: 0, wake: None, wake_generation };
+            self.note(now, q, instance, l as u8);
         }
     }
 }

@@ -12,12 +12,15 @@ use rand::SeedableRng;
 
 use super::catalogue::Stock;
 use super::{Model, RunOptions, RunResult};
-use crate::engine::{self, EventQueue, Handler, Slab, Stream, Time, Token, counter_f64, label_hash, stream};
+use crate::engine::{
+    self, EventQueue, Handler, Slab, Stream, Time, Token, counter_f64, counter_u64, label_hash, stream,
+};
 use crate::metrics::{OrderEffect, Outcome, Recorder, RecorderSetup};
 use crate::policy::{
-    Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Policy, Refusal, RetryAsk, Status,
+    Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Policy, QueueOrder, Refusal, RetryAsk,
+    Status,
 };
-use crate::scenario::Fallback;
+use crate::scenario::{Balancing, Fallback, PartitionMode, Scope};
 
 /// Most layers one policy stack may have.
 pub const MAX_LAYERS: usize = 8;
@@ -26,6 +29,8 @@ const RETRY: u64 = label_hash("policy/retry-jitter");
 const ORDERS: u64 = label_hash("business/orders");
 const SUBST: u64 = label_hash("business/substitution");
 const WORK: u64 = label_hash("class/work");
+const RELOAD: u64 = label_hash("class/reload");
+const BALANCE: u64 = label_hash("dependency/balancing");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Timer {
@@ -44,6 +49,9 @@ enum Ev {
     User { class: ClassId },
     Timer { req: Token, generation: u32, timer: Timer },
     DepDone { call: Token },
+    Notice { token: Token },
+    Reload { class: ClassId, reloads: u8 },
+    Restart { instance: u32, policies: bool, cache: bool },
     Wake { instance: u32, layer: u8, generation: u32 },
     Tick,
 }
@@ -57,6 +65,9 @@ impl Ev {
             Ev::DepDone { .. } => 4,
             Ev::Wake { layer, .. } => 5 + ((*layer as u64) << 8),
             Ev::Tick => 6,
+            Ev::Notice { .. } => 7,
+            Ev::Reload { class, .. } => 8 + ((*class as u64) << 8),
+            Ev::Restart { instance, .. } => 9 + ((*instance as u64) << 8),
         }
     }
 }
@@ -96,6 +107,14 @@ struct Req {
     closed_loop: bool,
     outcome: Outcome,
     staleness: Option<(Time, bool)>,
+    reloads: u8,
+}
+
+/// A cancellation or completion on its way to a layer.
+#[derive(Debug, Clone, Copy)]
+enum Notice {
+    Cancel(Attempt),
+    Complete(Completed),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -104,6 +123,10 @@ struct Call {
     served_at: Time,
     error: bool,
     holds_server: bool,
+    reached: bool,
+    counted: bool,
+    replica: u32,
+    instance: u32,
     class: ClassId,
     index: u64,
     attempt: u32,
@@ -111,7 +134,7 @@ struct Call {
 
 struct LayerRt {
     policy: Box<dyn Policy>,
-    queue: VecDeque<Token>,
+    queue: VecDeque<(Token, u32)>,
     waiting: u32,
     wake: Option<Time>,
     wake_generation: u32,
@@ -127,6 +150,8 @@ struct Inst {
     pool_waiting: u32,
     layers: Vec<LayerRt>,
     degraded: u32,
+    outstanding: Vec<u32>,
+    rr: u32,
 }
 
 struct World<'m> {
@@ -142,12 +167,14 @@ struct World<'m> {
     think_rng: Vec<Stream>,
     next_index: Vec<u64>,
     next_attempt_id: u64,
-    dep_busy: u32,
-    dep_q: VecDeque<Token>,
+    dep_busy: Vec<u32>,
+    dep_q: Vec<VecDeque<Token>>,
     dep_in_flight: u64,
     stock: Option<Stock>,
     rec: Recorder,
     pump: Vec<(u32, u8)>,
+    fleet: Vec<Option<Time>>,
+    notices: Slab<(u32, u8, Notice)>,
     breaker_layer: Option<u8>,
     limit_layer: Option<u8>,
     trace: u64,
@@ -156,6 +183,7 @@ struct World<'m> {
     requests: u64,
     horizon: Time,
     abort: Option<String>,
+    policy: usize,
 }
 
 pub(super) fn run(m: &Model, policy: usize, opts: RunOptions) -> RunResult {
@@ -176,6 +204,12 @@ pub(super) fn run(m: &Model, policy: usize, opts: RunOptions) -> RunResult {
         }
     }
     q.schedule_at(s.window.ns().min(w.horizon), Ev::Tick);
+    for r in &s.fleet.restarts {
+        for (k, &instance) in r.instances.iter().enumerate() {
+            let at = r.at.ns() + k as Time * r.interval.ns();
+            q.schedule_at(at, Ev::Restart { instance, policies: r.persistent_policies, cache: r.persistent_cache });
+        }
+    }
     let horizon = w.horizon;
     let stats = engine::run(&mut w, &mut q, horizon);
     let end = if w.abort.is_some() { stats.end } else { w.horizon };
@@ -208,6 +242,7 @@ impl<'m> World<'m> {
         let set = &s.policies[policy];
         let n = s.fleet.instances;
         let class_names: Vec<String> = s.classes.iter().map(|c| c.name.clone()).collect();
+        let replicas = s.dependency.replicas.as_ref().map_or(1, |r| r.count as usize);
         let insts: Vec<Inst> = (0..n)
             .map(|instance| Inst {
                 workers: 0,
@@ -227,6 +262,8 @@ impl<'m> World<'m> {
                     })
                     .collect(),
                 degraded: 0,
+                outstanding: vec![0; replicas],
+                rr: instance,
             })
             .collect();
         let class_layers: Vec<Vec<u8>> = s
@@ -276,12 +313,21 @@ impl<'m> World<'m> {
             think_rng: s.classes.iter().map(|c| stream(m.seed, &format!("think/{}", c.name))).collect(),
             next_index: vec![0; s.classes.len()],
             next_attempt_id: 0,
-            dep_busy: 0,
-            dep_q: VecDeque::new(),
+            dep_busy: vec![0; replicas],
+            dep_q: vec![VecDeque::new(); replicas],
             dep_in_flight: 0,
             stock: s.catalogue.as_ref().map(|c| Stock::new(c, n, m.seed)),
             rec,
             pump: Vec::new(),
+            fleet: set
+                .stack
+                .iter()
+                .map(|l| match l.scope {
+                    Scope::Instance => None,
+                    Scope::Fleet { propagation } => Some(propagation.ns()),
+                })
+                .collect(),
+            notices: Slab::new(),
             breaker_layer,
             limit_layer,
             trace: 0xcbf2_9ce4_8422_2325,
@@ -290,6 +336,7 @@ impl<'m> World<'m> {
             requests: 0,
             horizon: s.horizon.ns(),
             abort: None,
+            policy,
         };
         for i in 0..n {
             if let Some(l) = w.limit_layer {
@@ -331,7 +378,7 @@ impl<'m> World<'m> {
                 let (class, inst, pos) = (r.class as usize, r.instance, r.pos as usize);
                 r.phase = Phase::Backoff; // out of the queue (lazily removed)
                 let l = self.class_layers[class][pos];
-                self.insts[inst as usize].layers[l as usize].waiting -= 1;
+                self.layer_mut(inst, l).waiting -= 1;
                 self.refused(now, q, tok, Refusal::Rejected);
             }
             Timer::Attempt => self.attempt_timer(now, q, tok),
@@ -357,13 +404,19 @@ impl Handler<Ev> for World<'_> {
                         q.schedule_at(t.max(now), Ev::Arrival { class });
                     }
                 }
-                self.arrive(now, q, class, false);
+                self.arrive(now, q, class, false, 0);
             }
-            Ev::User { class } => self.arrive(now, q, class, true),
+            Ev::User { class } => self.arrive(now, q, class, true, 0),
+            Ev::Reload { class, reloads } => self.arrive(now, q, class, false, reloads),
+            Ev::Notice { token } => {
+                let (inst, l, notice) = self.notices.remove(token).expect("live notice");
+                self.apply_notice(now, q, inst, l, notice);
+            }
+            Ev::Restart { instance, policies, cache } => self.restart(now, q, instance, policies, cache),
             Ev::Timer { req, generation, timer } => self.on_timer(now, q, req, generation, timer),
             Ev::DepDone { call } => self.dep_done(now, q, call),
             Ev::Wake { instance, layer, generation } => {
-                let lr = &mut self.insts[instance as usize].layers[layer as usize];
+                let lr = self.layer_mut(instance, layer);
                 if lr.wake_generation == generation {
                     lr.wake = None;
                     lr.last.wake_at = None;

@@ -13,9 +13,7 @@ impl World<'_> {
             let l = self.class_layers[class][p];
             let r = self.reqs.get(tok).expect("live request");
             let done = Completed { now, class: r.class, id: r.attempt_id, admitted_at: r.admitted_at[p], outcome };
-            self.insts[inst as usize].layers[l as usize].policy.complete(&done);
-            self.note(now, q, inst, l);
-            self.pump.push((inst, l));
+            self.deliver(now, q, inst, l, Notice::Complete(done));
         }
         if outcome.is_failure() {
             let r = self.reqs.get(tok).expect("live request");
@@ -27,8 +25,9 @@ impl World<'_> {
                 uniform: counter_f64(self.m.seed, RETRY, ((class as u64) << 48) ^ r.index, attempt as u64),
             };
             let mut delay = None;
-            for &l in &self.class_layers[class] {
-                delay = self.insts[inst as usize].layers[l as usize].policy.retry_delay(&ask);
+            for li in 0..self.class_layers[class].len() {
+                let l = self.class_layers[class][li];
+                delay = self.layer_mut(inst, l).policy.retry_delay(&ask);
                 if delay.is_some() {
                     break;
                 }
@@ -37,7 +36,7 @@ impl World<'_> {
                 let mut allowed = true;
                 for li in 0..layers {
                     let l = self.class_layers[class][li];
-                    allowed &= self.insts[inst as usize].layers[l as usize].policy.allow_retry(&ask);
+                    allowed &= self.layer_mut(inst, l).policy.allow_retry(&ask);
                     self.note(now, q, inst, l);
                     if !allowed {
                         break;
@@ -145,7 +144,17 @@ impl World<'_> {
                 }
             }
         }
-        self.rec.finish(now, r.class as usize, r.arrived, r.outcome, r.staleness, order, r.calls);
+        self.rec.finish(now, r.instance, r.class as usize, r.arrived, r.outcome, r.staleness, order, r.calls);
+        if let Some(reload) = &class.reload {
+            // An impatient or failed user presses reload: more load exactly when it hurts.
+            let bad = !matches!(r.outcome, Outcome::Ok | Outcome::Fallback) || now - r.arrived > reload.patience.ns();
+            if bad
+                && (r.reloads as u32) < reload.max_reloads
+                && counter_f64(self.m.seed, RELOAD, key, 0) < reload.probability
+            {
+                q.schedule_at(now + reload.delay.ns(), Ev::Reload { class: r.class, reloads: r.reloads + 1 });
+            }
+        }
         if r.closed_loop {
             let c = r.class as usize;
             let think = self.arrivals[c].think(&mut self.think_rng[c]);
