@@ -222,3 +222,34 @@ fn impatient_users_reload_and_add_load() {
     assert_eq!(s.runs[0].classes[0].requests, 20);
     assert_eq!(s.runs[0].dependency.calls, 20);
 }
+
+#[test]
+fn hedging_after_a_fixed_delay_takes_the_first_answer() {
+    // Two replicas in round robin; replica 0 answers in 1 s, replica 1 in 10 ms. One
+    // request a second, so calls never overlap. Without hedging requests alternate between
+    // 1,000 ms and 10 ms. With a 50 ms hedge, the primary always lands on replica 0 (the
+    // hedge takes the next round-robin slot), the hedge on replica 1 answers at 60 ms, and
+    // each request makes two calls.
+    let times = (0..10).map(|k| format!("\"{k}s\"")).collect::<Vec<_>>().join(", ");
+    let text = format!(
+        r#"Scenario(
+        name: "hedge", horizon: "20s",
+        fleet: (workers: (slots: 10), pool: (max_connections: 10, acquire_timeout: "1s")),
+        classes: [(name: "api", arrivals: Scripted(times: [{times}]), deadline: "5s")],
+        dependency: (latency: Constant("10ms"),
+                     replicas: (count: 2, balancing: RoundRobin, slow: [(replica: 0, start: "0s", end: "1h", factor: 100.0)])),
+        policies: [
+            (name: "plain"),
+            (name: "hedged", stack: [(policy: Hedge((delay: "50ms")))]),
+        ],
+    )"#
+    );
+    let s = run(&text);
+    let plain = &policy(&s, "plain").classes[0].latency_ms;
+    assert_eq!((plain.mean, plain.max), (505.0, 1000.0));
+    let h = policy(&s, "hedged");
+    assert_eq!(h.classes[0].latency_ms.max, 60.0);
+    assert_eq!(h.classes[0].latency_ms.p50, 60.0);
+    assert_eq!(h.dependency.calls, 20);
+    assert_eq!(h.dependency.abandoned, 10, "every slow primary is abandoned");
+}

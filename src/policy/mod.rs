@@ -19,6 +19,7 @@
 use crate::engine::Time;
 
 pub mod breaker;
+pub mod hedge;
 pub mod limiter;
 pub mod registry;
 pub mod retry;
@@ -201,6 +202,12 @@ pub trait Policy {
     /// Per-attempt timeout and the unwind time after it fires (the time the gateway takes to
     /// produce its 504). None = no timeout from this layer.
     fn attempt_timeout(&self, _class: ClassId) -> Option<(Time, Time)> {
+        None
+    }
+
+    /// After a call has been out for the returned time, send a second (hedged) call; the
+    /// first answer wins. Hedge layers answer.
+    fn hedge_delay(&self, _class: ClassId) -> Option<Time> {
         None
     }
 

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::breaker::consecutive::{Consecutive, ConsecutiveConfig};
+use super::hedge::{Hedge, HedgeConfig};
 use super::limiter::fixed::{Fixed, FixedConfig};
 use super::retry::{Retry, RetryConfig};
 use super::timeout::{Timeout, TimeoutConfig};
@@ -38,6 +39,8 @@ pub enum PolicySpec {
     ConsecutiveBreaker(ConsecutiveConfig),
     /// Fixed concurrency limit, no queue or a bounded queue.
     Limiter(FixedConfig),
+    /// Hedged requests after a fixed delay or a latency percentile.
+    Hedge(HedgeConfig),
 }
 
 impl PolicySpec {
@@ -48,6 +51,7 @@ impl PolicySpec {
             PolicySpec::Retry(c) => Box::new(Retry::new(c)),
             PolicySpec::ConsecutiveBreaker(c) => Box::new(Consecutive::new(c)),
             PolicySpec::Limiter(c) => Box::new(Fixed::new(c, ctx)),
+            PolicySpec::Hedge(c) => Box::new(Hedge::new(c)),
         }
     }
 
@@ -71,6 +75,10 @@ impl PolicySpec {
             PolicySpec::Limiter(c) if c.class_max_wait.iter().any(|(n, _)| !classes.contains(&n.as_str())) => {
                 Err("Limiter.class_max_wait names an unknown class".into())
             }
+            PolicySpec::Hedge(c) if !(c.latency_percentile > 0.0 && c.latency_percentile < 1.0) => {
+                Err("Hedge.latency_percentile must lie in (0, 1)".into())
+            }
+            PolicySpec::Hedge(c) if c.period.ns() == 0 => Err("Hedge.period must be > 0".into()),
             _ => Ok(()),
         }
     }
@@ -82,6 +90,7 @@ impl PolicySpec {
             PolicySpec::Retry(_) => "retry",
             PolicySpec::ConsecutiveBreaker(_) => "consecutive-breaker",
             PolicySpec::Limiter(_) => "limiter",
+            PolicySpec::Hedge(_) => "hedge",
         }
     }
 }

@@ -220,6 +220,17 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
         }
     }
     for e in &s.expect {
+        if e.value.is_some() == e.than.is_some() {
+            return Err(bad(
+                format!("\"{}\"", e.metric),
+                format!("expectation on \"{}\": give exactly one of `value` or `than`", e.metric),
+            ));
+        }
+        if let Some(t) = &e.than {
+            if !s.policies.iter().any(|p| &p.name == t) {
+                return Err(bad(format!("\"{t}\""), format!("expectation compares with unknown policy \"{t}\"")));
+            }
+        }
         if !s.policies.iter().any(|p| p.name == e.policy) {
             return Err(bad(format!("\"{}\"", e.policy), format!("expectation names unknown policy \"{}\"", e.policy)));
         }

@@ -532,6 +532,9 @@ pub struct Layer {
     /// by the fleet.
     #[serde(default)]
     pub scope: Scope,
+    /// The state survives an instance restart (kept outside the process).
+    #[serde(default)]
+    pub persistent: bool,
 }
 
 /// Scope of a policy's state.
@@ -562,8 +565,19 @@ pub struct Expectation {
     pub metric: String,
     /// Comparison.
     pub op: Cmp,
-    /// Right-hand side.
-    pub value: f64,
+    /// Right-hand side: a number...
+    #[serde(default)]
+    pub value: Option<f64>,
+    /// ...or the same metric (and class) under another policy, times `factor`.
+    #[serde(default)]
+    pub than: Option<String>,
+    /// Multiplier on the other policy's value (default 1).
+    #[serde(default = "one_f")]
+    pub factor: f64,
+}
+
+fn one_f() -> f64 {
+    1.0
 }
 
 /// Comparison operators for expectations.

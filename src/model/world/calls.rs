@@ -37,13 +37,35 @@ impl World<'_> {
 
     pub(super) fn take_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get_mut(tok).expect("live request");
-        r.conn = true;
         r.phase = Phase::Calling;
-        r.calls += 1;
-        let (inst, class, index, attempt, arrived, waited) =
-            (r.instance, r.class, r.index, r.attempt, r.arrived, now - r.wait_since);
-        let deadline = r.attempt_deadline;
+        let (class, arrived, waited, deadline) = (r.class, r.arrived, now - r.wait_since, r.attempt_deadline);
         self.rec.conn_wait(arrived, class as usize, waited);
+        let call = self.open_call(now, q, tok, false);
+        self.reqs.get_mut(tok).expect("live request").call = Some(call);
+        if deadline != Time::MAX {
+            self.timer(q, tok, deadline, Timer::Attempt);
+        } else {
+            self.bump_generation(tok);
+        }
+        let r = self.reqs.get(tok).expect("live request");
+        let (inst, generation) = (r.instance, r.hedge_generation);
+        let mut hedge = None;
+        for &l in &self.class_layers[class as usize] {
+            hedge = hedge.or(self.layer(inst, l).policy.hedge_delay(class));
+        }
+        if let Some(d) = hedge {
+            q.schedule_at(now + d, Ev::Hedge { req: tok, generation });
+        }
+    }
+
+    /// Take a pool connection (the caller checked one is free) and start a call on it.
+    /// A hedged call draws its own latency (attempt key with the top bit set).
+    fn open_call(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, hedged: bool) -> Token {
+        let r = self.reqs.get_mut(tok).expect("live request");
+        r.conns += 1;
+        r.calls += 1;
+        let (inst, class, index) = (r.instance, r.class, r.index);
+        let attempt = if hedged { r.attempt | (1 << 31) } else { r.attempt };
         let i = &mut self.insts[inst as usize];
         i.conns += 1;
         let conns = i.conns;
@@ -61,7 +83,6 @@ impl World<'_> {
             index,
             attempt,
         });
-        self.reqs.get_mut(tok).expect("live request").call = Some(call);
         if let Some(mode) = self.m.partition(inst, now) {
             // Cut off: the call never reaches the dependency.
             let c = self.calls.get_mut(call).expect("live call");
@@ -75,10 +96,33 @@ impl World<'_> {
         } else {
             self.send(now, q, call);
         }
-        if deadline != Time::MAX {
-            self.timer(q, tok, deadline, Timer::Attempt);
-        } else {
-            self.bump_generation(tok);
+        call
+    }
+
+    /// A hedge timer fired: if the first call is still out and a connection is free, send a
+    /// second call; the first answer wins.
+    pub(super) fn hedge(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, generation: u32) {
+        let Some(r) = self.reqs.get(tok) else { return };
+        if r.hedge_generation != generation || r.phase != Phase::Calling || r.call.is_none() || r.hedge.is_some() {
+            return;
+        }
+        let inst = r.instance;
+        if self.insts[inst as usize].conns >= self.m.scenario.fleet.pool.max_connections {
+            return; // a hedge never waits for a connection
+        }
+        let call = self.open_call(now, q, tok, true);
+        self.reqs.get_mut(tok).expect("live request").hedge = Some(call);
+    }
+
+    /// The caller gives up on a call: the dependency keeps working on it.
+    fn abandon(&mut self, call: Token) {
+        if let Some(c) = self.calls.get_mut(call) {
+            c.req = None;
+            if c.counted {
+                // The client stops counting it as outstanding.
+                c.counted = false;
+                self.insts[c.instance as usize].outstanding[c.replica as usize] -= 1;
+            }
         }
     }
 
@@ -179,19 +223,38 @@ impl World<'_> {
             }
         }
         let Some(tok) = c.req else { return };
+        let r = self.reqs.get_mut(tok).expect("live request");
+        let other = if r.call == Some(call) {
+            r.call = None;
+            r.hedge.take()
+        } else {
+            r.hedge = None;
+            r.call.take()
+        };
+        let inst = r.instance;
+        self.release_connection(now, q, tok, inst);
+        if c.error {
+            if let Some(o) = other {
+                // The other call may still succeed: wait for it.
+                let r = self.reqs.get_mut(tok).expect("live request");
+                r.call = Some(o);
+                return;
+            }
+        } else if let Some(o) = other {
+            self.abandon(o);
+            self.release_connection(now, q, tok, inst);
+        }
+        let r = self.reqs.get_mut(tok).expect("live request");
+        r.hedge_generation = r.hedge_generation.wrapping_add(1);
         let outcome = if c.error { CallOutcome::Error } else { CallOutcome::Success };
-        self.release_connection(now, q, tok);
         self.attempt_end(now, q, tok, outcome);
     }
 
-    pub(super) fn release_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+    /// Return one of the request's connections to its instance's pool and hand it to the
+    /// next waiter.
+    pub(super) fn release_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, inst: u32) {
         let r = self.reqs.get_mut(tok).expect("live request");
-        if !r.conn {
-            return;
-        }
-        r.conn = false;
-        r.call = None;
-        let inst = r.instance;
+        r.conns -= 1;
         let i = &mut self.insts[inst as usize];
         i.conns -= 1;
         let conns = i.conns;
@@ -217,17 +280,13 @@ impl World<'_> {
                 self.attempt_end(now, q, tok, outcome);
             }
             Phase::Calling => {
-                if let Some(call) = r.call {
-                    if let Some(c) = self.calls.get_mut(call) {
-                        c.req = None; // abandoned: the dependency keeps working on it
-                        if c.counted {
-                            // The client stops counting it as outstanding.
-                            c.counted = false;
-                            self.insts[c.instance as usize].outstanding[c.replica as usize] -= 1;
-                        }
-                    }
+                let calls = [r.call.take(), r.hedge.take()];
+                r.hedge_generation = r.hedge_generation.wrapping_add(1);
+                let inst = r.instance;
+                for call in calls.into_iter().flatten() {
+                    self.abandon(call);
+                    self.release_connection(now, q, tok, inst);
                 }
-                self.release_connection(now, q, tok);
                 self.attempt_end(now, q, tok, CallOutcome::Timeout);
             }
             _ => {}

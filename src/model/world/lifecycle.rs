@@ -40,7 +40,9 @@ impl World<'_> {
             unwind: 0,
             wait_since: now,
             call: None,
-            conn: false,
+            hedge: None,
+            hedge_generation: 0,
+            conns: 0,
             worker: false,
             calls: 0,
             closed_loop,
@@ -124,8 +126,8 @@ impl World<'_> {
                 continue;
             }
             r.worker = false;
-            r.conn = false;
-            if let Some(call) = r.call.take() {
+            r.conns = 0;
+            for call in [r.call.take(), r.hedge.take()].into_iter().flatten() {
                 if let Some(c) = self.calls.get_mut(call) {
                     c.req = None;
                     c.counted = false;
@@ -161,7 +163,7 @@ impl World<'_> {
     fn rebuild_layers(&mut self, now: Time, q: &mut EventQueue<Ev>, instance: u32) {
         let set = &self.m.scenario.policies[self.policy];
         for (l, spec) in set.stack.iter().enumerate() {
-            if self.fleet[l].is_some() {
+            if self.fleet[l].is_some() || spec.persistent {
                 continue;
             }
             let ctx = BuildCtx {

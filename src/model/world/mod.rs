@@ -49,6 +49,7 @@ enum Ev {
     User { class: ClassId },
     Timer { req: Token, generation: u32, timer: Timer },
     DepDone { call: Token },
+    Hedge { req: Token, generation: u32 },
     Notice { token: Token },
     Reload { class: ClassId, reloads: u8 },
     Restart { instance: u32, policies: bool, cache: bool },
@@ -65,6 +66,7 @@ impl Ev {
             Ev::DepDone { .. } => 4,
             Ev::Wake { layer, .. } => 5 + ((*layer as u64) << 8),
             Ev::Tick => 6,
+            Ev::Hedge { .. } => 10,
             Ev::Notice { .. } => 7,
             Ev::Reload { class, .. } => 8 + ((*class as u64) << 8),
             Ev::Restart { instance, .. } => 9 + ((*instance as u64) << 8),
@@ -101,7 +103,9 @@ struct Req {
     unwind: Time,
     wait_since: Time,
     call: Option<Token>,
-    conn: bool,
+    hedge: Option<Token>,
+    hedge_generation: u32,
+    conns: u8,
     worker: bool,
     calls: u32,
     closed_loop: bool,
@@ -204,6 +208,17 @@ pub(super) fn run(m: &Model, policy: usize, opts: RunOptions) -> RunResult {
         }
     }
     q.schedule_at(s.window.ns().min(w.horizon), Ev::Tick);
+    // Timers that policies ask for when they are built.
+    for (i, inst) in w.insts.iter_mut().enumerate() {
+        for (l, layer) in inst.layers.iter_mut().enumerate() {
+            if let Some(t) = layer.last.wake_at {
+                layer.wake = Some(t);
+                layer.wake_generation = layer.wake_generation.wrapping_add(1);
+                let generation = layer.wake_generation;
+                q.schedule_at(t, Ev::Wake { instance: i as u32, layer: l as u8, generation });
+            }
+        }
+    }
     for r in &s.fleet.restarts {
         for (k, &instance) in r.instances.iter().enumerate() {
             let at = r.at.ns() + k as Time * r.interval.ns();
@@ -415,6 +430,7 @@ impl Handler<Ev> for World<'_> {
             Ev::Restart { instance, policies, cache } => self.restart(now, q, instance, policies, cache),
             Ev::Timer { req, generation, timer } => self.on_timer(now, q, req, generation, timer),
             Ev::DepDone { call } => self.dep_done(now, q, call),
+            Ev::Hedge { req, generation } => self.hedge(now, q, req, generation),
             Ev::Wake { instance, layer, generation } => {
                 let lr = self.layer_mut(instance, layer);
                 if lr.wake_generation == generation {
