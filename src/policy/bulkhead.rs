@@ -25,6 +25,10 @@ use super::{Admission, Attempt, BuildCtx, CallOutcome, ClassId, Completed, Polic
 use crate::engine::{MICROSECOND, Time};
 use crate::scenario::Dur;
 
+/// Longest duration the latency histogram tells apart (one hour, in microseconds); longer
+/// ones count as this. Bounded so that its memory is fixed (about 180 KB).
+const HIST_MAX_US: u64 = 3_600_000_000;
+
 /// Tiered bulkhead configuration.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -152,7 +156,7 @@ impl TieredBulkhead {
         }
         let trip = cfg.degrade.as_ref().map(|d| Trip {
             cfg: d.clone(),
-            hist: Histogram::new(3).expect("3 significant digits is valid"),
+            hist: Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("valid histogram bounds"),
             streak: 0,
             window_end: None,
             degraded: false,

@@ -84,13 +84,13 @@ impl Policy for AdaptiveRetry {
 
 /// Validation messages for [`AdaptiveRetryConfig`].
 pub fn validate(c: &AdaptiveRetryConfig) -> Result<(), String> {
-    if !(c.bucket_size > 0.0) {
+    if c.bucket_size.is_nan() || c.bucket_size <= 0.0 {
         return Err("AdaptiveRetry.bucket_size must be > 0".into());
     }
-    if !(c.refill_per_request >= 0.0) {
+    if c.refill_per_request.is_nan() || c.refill_per_request < 0.0 {
         return Err("AdaptiveRetry.refill_per_request must be >= 0".into());
     }
-    if !(c.retry_cost > 0.0) {
+    if c.retry_cost.is_nan() || c.retry_cost <= 0.0 {
         return Err("AdaptiveRetry.retry_cost must be > 0".into());
     }
     Ok(())

@@ -68,7 +68,7 @@ pub fn validate(c: &GrpcThrottleConfig) -> Result<(), String> {
     if c.max_tokens == 0 || c.max_tokens > 1000 {
         return Err("GrpcThrottle.max_tokens must lie in [1, 1000]".into());
     }
-    if !(c.token_ratio > 0.0) {
+    if c.token_ratio.is_nan() || c.token_ratio <= 0.0 {
         return Err("GrpcThrottle.token_ratio must be > 0".into());
     }
     Ok(())

@@ -4,7 +4,7 @@
 //!
 //! Amounts as in tower: `retry_percent` 0 -> (deposit 0, withdraw 1); <= 1 -> (1,
 //! floor(1/p)); above -> (1000, floor(1000/p)); reserve = min_per_sec * whole seconds of ttl
-//! * withdraw. Slot rotation copies tower's `expire`, including its restart of the generation
+//! times withdraw. Slot rotation copies tower's `expire`, including its restart of the generation
 //! clock at each expiry (so slot boundaries follow the calls, not a fixed grid).
 
 use serde::{Deserialize, Serialize};

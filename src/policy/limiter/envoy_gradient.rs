@@ -24,6 +24,10 @@ use crate::engine::{MICROSECOND, MILLISECOND, Time, counter_f64, label_hash};
 use crate::policy::{Admission, Attempt, BuildCtx, Completed, Policy, Status};
 use crate::scenario::Dur;
 
+/// Longest duration the latency histogram tells apart (one hour, in microseconds); longer
+/// ones count as this. Bounded so that its memory is fixed (about 180 KB).
+const HIST_MAX_US: u64 = 3_600_000_000;
+
 /// Envoy gradient controller configuration (proto field names; percents as 0..100).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -119,7 +123,7 @@ impl EnvoyGradient {
             at_min_streak: 0,
             sample_timer: None,
             min_rtt_timer: None,
-            hist: Histogram::new(3).expect("3 significant digits is valid"),
+            hist: Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("valid histogram bounds"),
         }
     }
 
@@ -284,13 +288,13 @@ pub fn validate(c: &EnvoyGradientConfig) -> Result<(), String> {
     if c.min_rtt_calc_interval.ns() < MILLISECOND {
         return Err("EnvoyGradient.min_rtt_calc_interval must be >= 1ms".into());
     }
-    if !(c.sample_aggregate_percentile > 0.0 && c.sample_aggregate_percentile <= 100.0) {
+    if !(0.0 < c.sample_aggregate_percentile && c.sample_aggregate_percentile <= 100.0) {
         return Err("EnvoyGradient.sample_aggregate_percentile must lie in (0, 100]".into());
     }
     if !(0.0..=100.0).contains(&c.jitter) {
         return Err("EnvoyGradient.jitter must lie in [0, 100]".into());
     }
-    if !(c.buffer >= 0.0) {
+    if c.buffer.is_nan() || c.buffer < 0.0 {
         return Err("EnvoyGradient.buffer must be >= 0".into());
     }
     if c.min_concurrency == 0 || c.min_concurrency > c.max_concurrency_limit {

@@ -172,13 +172,13 @@ impl LimitAlgorithm for Gradient2 {
 
 /// Validation messages for [`Gradient2Config`].
 pub fn validate(c: &Gradient2Config) -> Result<(), String> {
-    if !(c.smoothing > 0.0 && c.smoothing <= 1.0) {
+    if !(c.smoothing.is_finite() && 0.0 < c.smoothing && c.smoothing <= 1.0) {
         return Err("Gradient2.smoothing must lie in (0, 1]".into());
     }
     if c.min_limit == 0 || c.min_limit > c.max_concurrency {
         return Err("Gradient2.min_limit must be >= 1 and <= max_concurrency".into());
     }
-    if !(c.rtt_tolerance >= 1.0) {
+    if c.rtt_tolerance.is_nan() || c.rtt_tolerance < 1.0 {
         return Err("Gradient2.rtt_tolerance must be >= 1".into());
     }
     if c.long_window == 0 {

@@ -181,7 +181,7 @@ impl LimitAlgorithm for Vegas {
 
 /// Validation messages for [`VegasConfig`].
 pub fn validate(c: &VegasConfig) -> Result<(), String> {
-    if !(c.smoothing > 0.0 && c.smoothing <= 1.0) {
+    if !(c.smoothing.is_finite() && 0.0 < c.smoothing && c.smoothing <= 1.0) {
         return Err("Vegas.smoothing must lie in (0, 1]".into());
     }
     if c.initial_limit == 0 || c.initial_limit > c.max_concurrency {
