@@ -19,6 +19,8 @@
 use crate::engine::Time;
 
 pub mod breaker;
+pub mod budget;
+pub mod bulkhead;
 pub mod hedge;
 pub mod limiter;
 pub mod registry;

@@ -4,8 +4,16 @@
 use serde::{Deserialize, Serialize};
 
 use super::breaker::consecutive::{Consecutive, ConsecutiveConfig};
+use super::budget::adaptive::{AdaptiveRetry, AdaptiveRetryConfig};
+use super::budget::grpc::{GrpcThrottle, GrpcThrottleConfig};
+use super::budget::tps::{TpsBudget, TpsBudgetConfig};
+use super::bulkhead::{TieredBulkhead, TieredBulkheadConfig};
 use super::hedge::{Hedge, HedgeConfig};
+use super::limiter::aimd::{Aimd, AimdConfig};
+use super::limiter::envoy_gradient::{EnvoyGradient, EnvoyGradientConfig};
 use super::limiter::fixed::{Fixed, FixedConfig};
+use super::limiter::gradient2::{Gradient2, Gradient2Config};
+use super::limiter::vegas::{Vegas, VegasConfig};
 use super::retry::{Retry, RetryConfig};
 use super::timeout::{Timeout, TimeoutConfig};
 use super::{ClassId, Policy};
@@ -41,6 +49,22 @@ pub enum PolicySpec {
     Limiter(FixedConfig),
     /// Hedged requests after a fixed delay or a latency percentile.
     Hedge(HedgeConfig),
+    /// Netflix AIMD adaptive limit.
+    Aimd(AimdConfig),
+    /// Netflix Vegas adaptive limit.
+    Vegas(VegasConfig),
+    /// Netflix Gradient2 adaptive limit.
+    Gradient2(Gradient2Config),
+    /// Envoy adaptive-concurrency gradient controller.
+    EnvoyGradient(EnvoyGradientConfig),
+    /// Tiered bulkhead by request class with a latency trip.
+    TieredBulkhead(TieredBulkheadConfig),
+    /// tower TpsBudget retry budget.
+    RetryBudget(TpsBudgetConfig),
+    /// gRPC retry throttling.
+    GrpcThrottle(GrpcThrottleConfig),
+    /// Marc Brooker's adaptive retry token bucket.
+    AdaptiveRetry(AdaptiveRetryConfig),
 }
 
 impl PolicySpec {
@@ -52,6 +76,14 @@ impl PolicySpec {
             PolicySpec::ConsecutiveBreaker(c) => Box::new(Consecutive::new(c)),
             PolicySpec::Limiter(c) => Box::new(Fixed::new(c, ctx)),
             PolicySpec::Hedge(c) => Box::new(Hedge::new(c)),
+            PolicySpec::Aimd(c) => Box::new(Aimd::limiter(c)),
+            PolicySpec::Vegas(c) => Box::new(Vegas::limiter(c, ctx)),
+            PolicySpec::Gradient2(c) => Box::new(Gradient2::limiter(c)),
+            PolicySpec::EnvoyGradient(c) => Box::new(EnvoyGradient::new(c, ctx)),
+            PolicySpec::TieredBulkhead(c) => Box::new(TieredBulkhead::new(c, ctx)),
+            PolicySpec::RetryBudget(c) => Box::new(TpsBudget::new(c)),
+            PolicySpec::GrpcThrottle(c) => Box::new(GrpcThrottle::new(c)),
+            PolicySpec::AdaptiveRetry(c) => Box::new(AdaptiveRetry::new(c)),
         }
     }
 
@@ -79,6 +111,14 @@ impl PolicySpec {
                 Err("Hedge.latency_percentile must lie in (0, 1)".into())
             }
             PolicySpec::Hedge(c) if c.period.ns() == 0 => Err("Hedge.period must be > 0".into()),
+            PolicySpec::Aimd(c) => super::limiter::aimd::validate(c),
+            PolicySpec::Vegas(c) => super::limiter::vegas::validate(c),
+            PolicySpec::Gradient2(c) => super::limiter::gradient2::validate(c),
+            PolicySpec::EnvoyGradient(c) => super::limiter::envoy_gradient::validate(c),
+            PolicySpec::TieredBulkhead(c) => super::bulkhead::validate(c, classes),
+            PolicySpec::RetryBudget(c) => super::budget::tps::validate(c),
+            PolicySpec::GrpcThrottle(c) => super::budget::grpc::validate(c),
+            PolicySpec::AdaptiveRetry(c) => super::budget::adaptive::validate(c),
             _ => Ok(()),
         }
     }
@@ -91,6 +131,14 @@ impl PolicySpec {
             PolicySpec::ConsecutiveBreaker(_) => "consecutive-breaker",
             PolicySpec::Limiter(_) => "limiter",
             PolicySpec::Hedge(_) => "hedge",
+            PolicySpec::Aimd(_) => "aimd",
+            PolicySpec::Vegas(_) => "vegas",
+            PolicySpec::Gradient2(_) => "gradient2",
+            PolicySpec::EnvoyGradient(_) => "envoy-gradient",
+            PolicySpec::TieredBulkhead(_) => "tiered-bulkhead",
+            PolicySpec::RetryBudget(_) => "retry-budget",
+            PolicySpec::GrpcThrottle(_) => "grpc-throttle",
+            PolicySpec::AdaptiveRetry(_) => "adaptive-retry",
         }
     }
 }
