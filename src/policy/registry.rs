@@ -4,6 +4,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::breaker::consecutive::{Consecutive, ConsecutiveConfig};
+use super::breaker::error_rate::{ErrorRate, ErrorRateConfig};
+use super::breaker::hystrix::{Hystrix, HystrixConfig};
+use super::breaker::latency::{Latency, LatencyConfig};
+use super::breaker::polly::{Polly, PollyConfig};
+use super::breaker::resilience4j::{Resilience4j, Resilience4jConfig};
+use super::breaker::sentinel::{Sentinel, SentinelConfig};
 use super::limiter::fixed::{Fixed, FixedConfig};
 use super::retry::{Retry, RetryConfig};
 use super::timeout::{Timeout, TimeoutConfig};
@@ -41,6 +47,18 @@ pub enum PolicySpec {
     ConsecutiveBreaker(ConsecutiveConfig),
     /// Fixed concurrency limit, no queue or a bounded queue.
     Limiter(FixedConfig),
+    /// Error-rate / slow-call-rate breaker with COUNT or TIME window, ageing, stragglers.
+    ErrorRateBreaker(ErrorRateConfig),
+    /// Windowed latency-percentile breaker.
+    LatencyBreaker(LatencyConfig),
+    /// resilience4j CircuitBreaker, its parameter names and defaults.
+    Resilience4j(Resilience4jConfig),
+    /// Polly v8 circuit breaker, its parameter names and defaults.
+    Polly(PollyConfig),
+    /// Hystrix circuit breaker (health snapshots), its parameter names and defaults.
+    Hystrix(HystrixConfig),
+    /// Sentinel DegradeRule breaker, its parameter names and defaults.
+    Sentinel(SentinelConfig),
 }
 
 impl PolicySpec {
@@ -52,6 +70,12 @@ impl PolicySpec {
             PolicySpec::Retry(c) => Box::new(Retry::new(c)),
             PolicySpec::ConsecutiveBreaker(c) => Box::new(Consecutive::new(c)),
             PolicySpec::Limiter(c) => Box::new(Fixed::new(c)),
+            PolicySpec::ErrorRateBreaker(c) => Box::new(ErrorRate::new(c)),
+            PolicySpec::LatencyBreaker(c) => Box::new(Latency::new(c)),
+            PolicySpec::Resilience4j(c) => Box::new(Resilience4j::new(c)),
+            PolicySpec::Polly(c) => Box::new(Polly::new(c)),
+            PolicySpec::Hystrix(c) => Box::new(Hystrix::new(c)),
+            PolicySpec::Sentinel(c) => Box::new(Sentinel::new(c)),
         }
     }
 
@@ -79,6 +103,12 @@ impl PolicySpec {
                 Err("ConsecutiveBreaker.probes must be >= 1".into())
             }
             PolicySpec::Limiter(c) if c.permits == 0 => Err("Limiter.permits must be >= 1".into()),
+            PolicySpec::ErrorRateBreaker(c) => c.validate(),
+            PolicySpec::LatencyBreaker(c) => c.validate(),
+            PolicySpec::Resilience4j(c) => c.validate(),
+            PolicySpec::Polly(c) => c.validate(),
+            PolicySpec::Hystrix(c) => c.validate(),
+            PolicySpec::Sentinel(c) => c.validate(),
             _ => Ok(()),
         }
     }
@@ -90,6 +120,12 @@ impl PolicySpec {
             PolicySpec::Retry(_) => "retry",
             PolicySpec::ConsecutiveBreaker(_) => "consecutive-breaker",
             PolicySpec::Limiter(_) => "limiter",
+            PolicySpec::ErrorRateBreaker(_) => "error-rate-breaker",
+            PolicySpec::LatencyBreaker(_) => "latency-breaker",
+            PolicySpec::Resilience4j(_) => "resilience4j-breaker",
+            PolicySpec::Polly(_) => "polly-breaker",
+            PolicySpec::Hystrix(_) => "hystrix-breaker",
+            PolicySpec::Sentinel(_) => "sentinel-breaker",
         }
     }
 }
