@@ -9,8 +9,7 @@
 
 use brownout::engine::{MILLISECOND, SECOND, Time};
 use brownout::policy::{
-    Admission, Attempt, BreakerState, BuildCtx, CallOutcome, Completed, Policy, PolicySpec,
-    Refusal,
+    Admission, Attempt, BreakerState, BuildCtx, CallOutcome, Completed, Policy, PolicySpec, Refusal,
 };
 
 const MS: Time = MILLISECOND;
@@ -112,7 +111,10 @@ fn r4j_count_minimum_capped_permits_kept_and_straggler_in_half_open() {
             &[Admit(2_150 * MS, 10, NO)],
             &[Done(2_200 * MS, 7, t + 1, Success), Is(Open)],
             &[Admit(4_200 * MS, 11, NO), Admit(4_200 * MS + 1, 12, YES)],
-            &[Admit(4_200 * MS + 1, 13, YES), Done(4_300 * MS, 12, 0, Success)],
+            &[
+                Admit(4_200 * MS + 1, 13, YES),
+                Done(4_300 * MS, 12, 0, Success),
+            ],
             &[Done(4_300 * MS, 13, 0, Success), Is(Closed)],
         ]),
     );
@@ -157,9 +159,15 @@ fn r4j_slow_is_strictly_longer_rate_trips_at_equality_and_backoff_is_capped() {
             &[Is(Open)],
             &[Admit(a + SECOND, 4, NO), Admit(a + SECOND + 1, 5, YES)],
             &[Done(a + SECOND + 1, 5, 0, Error), Is(Open)],
-            &[Admit(a + 4 * SECOND + 1, 6, NO), Admit(a + 4 * SECOND + 2, 7, YES)],
+            &[
+                Admit(a + 4 * SECOND + 1, 6, NO),
+                Admit(a + 4 * SECOND + 2, 7, YES),
+            ],
             &[Done(a + 4 * SECOND + 2, 7, 0, Error), Is(Open)],
-            &[Admit(a + 9 * SECOND + 2, 8, NO), Admit(a + 9 * SECOND + 3, 9, YES)],
+            &[
+                Admit(a + 9 * SECOND + 2, 8, NO),
+                Admit(a + 9 * SECOND + 3, 9, YES),
+            ],
         ]),
     );
 }
@@ -178,7 +186,12 @@ fn polly_single_trial_success_closes_and_resets() {
             &call(0, 1, 0, Error),
             &[Is(Closed)],
             &call(10 * MS, 2, 0, Error),
-            &[Is(Open), Admit(t - 1, 3, NO), Admit(t, 4, YES), Is(HalfOpen)],
+            &[
+                Is(Open),
+                Admit(t - 1, 3, NO),
+                Admit(t, 4, YES),
+                Is(HalfOpen),
+            ],
             &[Admit(t, 5, NO), Admit(t + 500 * MS, 6, NO)],
             &[Done(t + 600 * MS, 4, t, Success), Is(Closed)],
             &call(t + 700 * MS, 7, 0, Error),
@@ -201,8 +214,16 @@ fn polly_checks_only_on_failure_and_half_open_failure_reopens() {
             &call(0, 5, 0, Error),
             &[Is(Closed)],
             &call(0, 6, 0, Error),
-            &[Is(Open), Admit(SECOND, 7, YES), Done(SECOND + 1, 7, SECOND, Error)],
-            &[Is(Open), Admit(2 * SECOND, 8, NO), Admit(2 * SECOND + 1, 9, YES)],
+            &[
+                Is(Open),
+                Admit(SECOND, 7, YES),
+                Done(SECOND + 1, 7, SECOND, Error),
+            ],
+            &[
+                Is(Open),
+                Admit(2 * SECOND, 8, NO),
+                Admit(2 * SECOND + 1, 9, YES),
+            ],
         ]),
     );
 }
@@ -241,7 +262,12 @@ fn hystrix_counts_inner_refusals_as_errors() {
         &steps([
             &call(0, 1, MS, Success),
             &call(0, 2, MS, Success),
-            &[Admit(0, 3, YES), Cancel(0, 3), Admit(0, 4, YES), Cancel(0, 4)],
+            &[
+                Admit(0, 3, YES),
+                Cancel(0, 3),
+                Admit(0, 4, YES),
+                Cancel(0, 4),
+            ],
             &[Wake(500 * MS), Is(Open)],
         ]),
     );
@@ -267,7 +293,12 @@ fn sentinel_single_bucket_resets_and_the_probe_decides() {
             &[Is(Closed)],
             &call(950 * MS, 4, slow, Success),
             &call(1_050 * MS, 5, slow, Success),
-            &[Is(Open), Admit(t - 1, 6, NO), Admit(t, 7, YES), Admit(t, 8, NO)],
+            &[
+                Is(Open),
+                Admit(t - 1, 6, NO),
+                Admit(t, 7, YES),
+                Admit(t, 8, NO),
+            ],
             &[Done(t + 100 * MS, 7, t, Success), Is(Closed)],
             &call(3_250 * MS, 9, slow, Success),
             &call(3_350 * MS, 10, slow, Success),
@@ -300,7 +331,10 @@ fn error_rate_inflight_ageing_trips_at_the_threshold() {
         &steps([
             &start,
             &[WakeAt(None), Is(Closed)],
-            &[Done(6 * SECOND, 1, 0, Success), Done(6 * SECOND, 2, 0, Success)],
+            &[
+                Done(6 * SECOND, 1, 0, Success),
+                Done(6 * SECOND, 2, 0, Success),
+            ],
             &[Is(Closed), Done(6 * SECOND, 3, 0, Success), Is(Open)],
         ]),
     );
@@ -391,7 +425,11 @@ mod props {
                 now = now.max(w);
                 p.on_wakeup(now);
                 let st = p.status();
-                prop_assert!(st.wake_at.is_none_or(|w2| w2 > now), "wake {w} -> {:?}", st.wake_at);
+                prop_assert!(
+                    st.wake_at.is_none_or(|w2| w2 > now),
+                    "wake {w} -> {:?}",
+                    st.wake_at
+                );
                 if st.breaker != Some(HalfOpen) {
                     trials.clear();
                 }

@@ -147,7 +147,7 @@ pub(crate) fn check_break(policy: &str, d: Dur, mult: f64) -> Result<(), String>
     if d.ns() == 0 {
         return Err(format!("{policy}.break_duration must be > 0"));
     }
-    if !(mult >= 1.0) {
+    if mult.is_nan() || mult < 1.0 {
         return Err(format!("{policy}.break_multiplier must be >= 1"));
     }
     Ok(())
@@ -279,12 +279,13 @@ impl ErrorRate {
 
     /// Time-driven work due at `now`: bounded half-open, automatic half-open, ageing.
     fn tick(&mut self, now: Time) {
-        if self.state == BreakerState::HalfOpen
-            && self.half_open_deadline.is_some_and(|d| now >= d)
+        if self.state == BreakerState::HalfOpen && self.half_open_deadline.is_some_and(|d| now >= d)
         {
             self.open(now);
         }
-        if self.state == BreakerState::Open && self.cfg.automatic_half_open && now >= self.open_until
+        if self.state == BreakerState::Open
+            && self.cfg.automatic_half_open
+            && now >= self.open_until
         {
             self.half_open(now);
         }
@@ -467,10 +468,16 @@ mod tests {
             call(&mut b, 0, i, MS, Error);
         }
         // Opened at 1 ms for 1 s.
-        assert_eq!(b.admit(&att(1_000 * MS, 10)), Admission::Refuse(Refusal::ShortCircuited));
+        assert_eq!(
+            b.admit(&att(1_000 * MS, 10)),
+            Admission::Refuse(Refusal::ShortCircuited)
+        );
         assert_eq!(b.admit(&att(1_001 * MS, 11)), Admission::Admit);
         assert_eq!(b.admit(&att(1_001 * MS, 12)), Admission::Admit);
-        assert_eq!(b.admit(&att(1_001 * MS, 13)), Admission::Refuse(Refusal::ShortCircuited));
+        assert_eq!(
+            b.admit(&att(1_001 * MS, 13)),
+            Admission::Refuse(Refusal::ShortCircuited)
+        );
         let done = |id, o| Completed {
             now: 1_002 * MS,
             class: 0,
@@ -480,22 +487,42 @@ mod tests {
         };
         b.complete(&done(11, Error));
         assert_eq!(state(&b), BreakerState::HalfOpen, "one of two outcomes in");
-        assert_eq!(b.admit(&att(1_002 * MS, 14)), Admission::Refuse(Refusal::ShortCircuited), "permits are not returned");
+        assert_eq!(
+            b.admit(&att(1_002 * MS, 14)),
+            Admission::Refuse(Refusal::ShortCircuited),
+            "permits are not returned"
+        );
         b.complete(&done(12, Success));
         // 1 of 2 failed = 50 %: re-open with break 3 s (attempt 2).
         assert_eq!(state(&b), BreakerState::Open);
         let t = 1_002 * MS;
-        assert_eq!(b.admit(&att(t + 3 * SECOND - 1, 20)), Admission::Refuse(Refusal::ShortCircuited));
+        assert_eq!(
+            b.admit(&att(t + 3 * SECOND - 1, 20)),
+            Admission::Refuse(Refusal::ShortCircuited)
+        );
         assert_eq!(b.admit(&att(t + 3 * SECOND, 21)), Admission::Admit);
         b.cancel(&att(t + 3 * SECOND, 21));
-        assert_eq!(b.admit(&att(t + 3 * SECOND, 22)), Admission::Admit, "a cancelled trial returns its permit");
+        assert_eq!(
+            b.admit(&att(t + 3 * SECOND, 22)),
+            Admission::Admit,
+            "a cancelled trial returns its permit"
+        );
         assert_eq!(b.admit(&att(t + 3 * SECOND, 23)), Admission::Admit);
         let u = t + 3 * SECOND;
         for id in [22, 23] {
-            b.complete(&Completed { now: u + MS, class: 0, id, admitted_at: u, outcome: Error });
+            b.complete(&Completed {
+                now: u + MS,
+                class: 0,
+                id,
+                admitted_at: u,
+                outcome: Error,
+            });
         }
         // Attempt 3: 9 s capped to 5 s.
-        assert_eq!(b.admit(&att(u + MS + 5 * SECOND - 1, 30)), Admission::Refuse(Refusal::ShortCircuited));
+        assert_eq!(
+            b.admit(&att(u + MS + 5 * SECOND - 1, 30)),
+            Admission::Refuse(Refusal::ShortCircuited)
+        );
         assert_eq!(b.admit(&att(u + MS + 5 * SECOND, 31)), Admission::Admit);
     }
 
@@ -513,9 +540,19 @@ mod tests {
         assert_eq!(state(&b), BreakerState::Closed, "1 sample < minimum 2");
         assert_eq!(b.status().wake_at, Some(110 * MS + 1));
         b.on_wakeup(110 * MS + 1);
-        assert_eq!(state(&b), BreakerState::Open, "2 of 2 slow while still in flight");
+        assert_eq!(
+            state(&b),
+            BreakerState::Open,
+            "2 of 2 slow while still in flight"
+        );
         // Their completions are not counted again (nothing changes while open anyway).
-        b.complete(&Completed { now: 6 * SECOND, class: 0, id: 1, admitted_at: 0, outcome: Success });
+        b.complete(&Completed {
+            now: 6 * SECOND,
+            class: 0,
+            id: 1,
+            admitted_at: 0,
+            outcome: Success,
+        });
         assert_eq!(state(&b), BreakerState::Open);
     }
 
@@ -528,10 +565,20 @@ mod tests {
         let mut b = ErrorRate::new(&c);
         b.admit(&att(0, 1));
         b.on_wakeup(100 * MS + 1);
-        let aged = Counts { total: 1, failed: 0, slow: 1 };
+        let aged = Counts {
+            total: 1,
+            failed: 0,
+            slow: 1,
+        };
         assert_eq!(b.window.counts(100 * MS + 1), aged);
         // It finishes later with an error: neither a second sample nor the error is added.
-        b.complete(&Completed { now: 200 * MS, class: 0, id: 1, admitted_at: 0, outcome: Error });
+        b.complete(&Completed {
+            now: 200 * MS,
+            class: 0,
+            id: 1,
+            admitted_at: 0,
+            outcome: Error,
+        });
         assert_eq!(b.window.counts(200 * MS), aged);
         assert_eq!(b.status().wake_at, None, "nothing left in flight");
     }
@@ -547,8 +594,18 @@ mod tests {
             call(&mut b, MS, i, MS, Error);
         }
         assert_eq!(b.admit(&att(2 * SECOND, 5)), Admission::Admit);
-        b.complete(&Completed { now: 2 * SECOND + 1, class: 0, id: 99, admitted_at: 0, outcome: Success });
-        assert_eq!(state(&b), BreakerState::HalfOpen, "the straggler's success is discarded");
+        b.complete(&Completed {
+            now: 2 * SECOND + 1,
+            class: 0,
+            id: 99,
+            admitted_at: 0,
+            outcome: Success,
+        });
+        assert_eq!(
+            state(&b),
+            BreakerState::HalfOpen,
+            "the straggler's success is discarded"
+        );
         // Without a slow criterion (the straggler took 2 s, which would count as slow).
         let mut credit = ErrorRate::new(&ErrorRateConfig {
             slow_call_duration_threshold: None,
@@ -559,8 +616,18 @@ mod tests {
             call(&mut credit, MS, i, MS, Error);
         }
         credit.admit(&att(2 * SECOND, 5));
-        credit.complete(&Completed { now: 2 * SECOND + 1, class: 0, id: 99, admitted_at: 0, outcome: Success });
-        assert_eq!(state(&credit), BreakerState::Closed, "credited: the straggler closes it");
+        credit.complete(&Completed {
+            now: 2 * SECOND + 1,
+            class: 0,
+            id: 99,
+            admitted_at: 0,
+            outcome: Success,
+        });
+        assert_eq!(
+            state(&credit),
+            BreakerState::Closed,
+            "credited: the straggler closes it"
+        );
     }
 
     fn cfg_one_trial() -> ErrorRateConfig {

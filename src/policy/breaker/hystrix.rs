@@ -23,9 +23,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::super::{
-    Admission, Attempt, BreakerState, ClassId, Completed, Policy, Refusal, Status,
-};
+use super::super::{Admission, Attempt, BreakerState, ClassId, Completed, Policy, Refusal, Status};
 use super::window::{Sample, Window};
 use crate::engine::{MILLISECOND, Time};
 
@@ -98,10 +96,14 @@ impl HystrixConfig {
         let buckets = u64::from(self.metrics_rolling_statistical_window_buckets);
         let snap = self.metrics_health_snapshot_interval_in_milliseconds;
         if self.circuit_breaker_error_threshold_percentage > 100 {
-            return Err(format!("{p}.circuitBreakerErrorThresholdPercentage must be <= 100"));
+            return Err(format!(
+                "{p}.circuitBreakerErrorThresholdPercentage must be <= 100"
+            ));
         }
         if self.circuit_breaker_sleep_window_in_milliseconds == 0 {
-            return Err(format!("{p}.circuitBreakerSleepWindowInMilliseconds must be > 0"));
+            return Err(format!(
+                "{p}.circuitBreakerSleepWindowInMilliseconds must be > 0"
+            ));
         }
         if buckets == 0 || window == 0 || window % buckets != 0 {
             return Err(format!(
@@ -168,8 +170,20 @@ impl Hystrix {
         }
     }
 
+    /// Take the snapshots due by `now`, in order. Hooks call it before recording, so a
+    /// snapshot never sees a later outcome, and the breaker stays exact even when a timer
+    /// fires late (or was never armed).
+    fn catch_up(&mut self, now: Time) {
+        while now >= self.next_snapshot {
+            let at = self.next_snapshot;
+            self.next_snapshot += self.interval;
+            self.snapshot(at);
+        }
+    }
+
     /// `markNonSuccess`: HALF_OPEN -> OPEN with a new sleep window.
     fn non_success(&mut self, now: Time) {
+        self.catch_up(now);
         self.health.record(
             now,
             Sample {
@@ -186,6 +200,7 @@ impl Hystrix {
 
 impl Policy for Hystrix {
     fn admit(&mut self, a: &Attempt) -> Admission {
+        self.catch_up(a.now);
         match self.state {
             BreakerState::Closed => Admission::Admit,
             // isAfterSleepWindow: currentTime > circuitOpened + sleepWindow.
@@ -210,6 +225,7 @@ impl Policy for Hystrix {
             failed: false,
             slow: false,
         };
+        self.catch_up(d.now);
         self.health.record(d.now, ok);
         if self.state == BreakerState::HalfOpen {
             // markSuccess: CLOSED and metrics.resetStream().
@@ -225,11 +241,7 @@ impl Policy for Hystrix {
     }
 
     fn on_wakeup(&mut self, now: Time) {
-        while now >= self.next_snapshot {
-            let at = self.next_snapshot;
-            self.next_snapshot += self.interval;
-            self.snapshot(at);
-        }
+        self.catch_up(now);
     }
 
     fn status(&self) -> Status {
@@ -307,7 +319,11 @@ mod tests {
         // The 20th arrives at exactly 500 ms: it belongs to bucket [500, 1000).
         done(&mut b, 500 * MS, 19, Error);
         b.on_wakeup(500 * MS);
-        assert_eq!(state(&b), BreakerState::Closed, "19 < requestVolumeThreshold 20");
+        assert_eq!(
+            state(&b),
+            BreakerState::Closed,
+            "19 < requestVolumeThreshold 20"
+        );
         b.on_wakeup(SECOND);
         assert_eq!(state(&b), BreakerState::Open);
     }
@@ -352,6 +368,29 @@ mod tests {
         done(&mut d, 10_200 * MS, 9, Error);
         d.on_wakeup(10_500 * MS);
         assert_eq!(state(&d), BreakerState::Closed);
+    }
+
+    #[test]
+    fn a_late_hook_takes_the_missed_snapshots_first() {
+        let mut b = Hystrix::new(&HystrixConfig {
+            circuit_breaker_request_volume_threshold: 2,
+            ..HystrixConfig::default()
+        });
+        done(&mut b, 100 * MS, 1, Error);
+        done(&mut b, 200 * MS, 2, Error);
+        // No timer fired; the call at 1.2 s first takes the 0.5 s snapshot (2 errors: trip,
+        // opened at 0.5 s) and is short-circuited.
+        assert_eq!(
+            b.admit(&att(1_200 * MS, 3)),
+            Admission::Refuse(Refusal::ShortCircuited)
+        );
+        assert_eq!(b.status().wake_at, Some(1_500 * MS));
+        // Sleep window counted from the 0.5 s snapshot: a probe strictly after 5.5 s.
+        assert_eq!(
+            b.admit(&att(5_500 * MS, 4)),
+            Admission::Refuse(Refusal::ShortCircuited)
+        );
+        assert_eq!(b.admit(&att(5_500 * MS + 1, 5)), Admission::Admit);
     }
 
     #[test]

@@ -371,18 +371,36 @@ mod tests {
     fn probe_verdict_and_break_growth_with_cap() {
         let mut b = Latency::new(&cfg());
         b.open(0); // attempt 1: 10 s
-        assert_eq!(call(&mut b, 10 * SECOND - 1, 1, 0), Admission::Refuse(Refusal::ShortCircuited));
+        assert_eq!(
+            call(&mut b, 10 * SECOND - 1, 1, 0),
+            Admission::Refuse(Refusal::ShortCircuited)
+        );
         assert_eq!(b.admit(&att(10 * SECOND, 2)), Admission::Admit);
-        assert_eq!(b.admit(&att(10 * SECOND, 3)), Admission::Refuse(Refusal::ShortCircuited));
-        b.complete(&Completed { now: 10 * SECOND + 501 * MS, class: 0, id: 2, admitted_at: 10 * SECOND, outcome: Success });
+        assert_eq!(
+            b.admit(&att(10 * SECOND, 3)),
+            Admission::Refuse(Refusal::ShortCircuited)
+        );
+        b.complete(&Completed {
+            now: 10 * SECOND + 501 * MS,
+            class: 0,
+            id: 2,
+            admitted_at: 10 * SECOND,
+            outcome: Success,
+        });
         // Re-opened at 10.501 s for min(20 s, 15 s) = 15 s.
         let t = 10 * SECOND + 501 * MS;
         assert_eq!(state(&b), BreakerState::Open);
-        assert_eq!(call(&mut b, t + 15 * SECOND - 1, 4, 0), Admission::Refuse(Refusal::ShortCircuited));
+        assert_eq!(
+            call(&mut b, t + 15 * SECOND - 1, 4, 0),
+            Admission::Refuse(Refusal::ShortCircuited)
+        );
         // A probe of exactly 500 ms closes it; the window restarts from the close.
         assert_eq!(call(&mut b, t + 15 * SECOND, 5, 500 * MS), Admission::Admit);
         assert_eq!(state(&b), BreakerState::Closed);
-        assert_eq!(b.status().wake_at, Some(t + 15 * SECOND + 500 * MS + SECOND));
+        assert_eq!(
+            b.status().wake_at,
+            Some(t + 15 * SECOND + 500 * MS + SECOND)
+        );
     }
 
     #[test]

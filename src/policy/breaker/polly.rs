@@ -359,9 +359,17 @@ mod tests {
         }
         let refused = Admission::Refuse(Refusal::ShortCircuited);
         assert_eq!(b.admit(&att(5 * SECOND - 1, 10)), refused);
-        assert_eq!(b.admit(&att(5 * SECOND, 11)), Admission::Admit, "now >= blockedUntil");
+        assert_eq!(
+            b.admit(&att(5 * SECOND, 11)),
+            Admission::Admit,
+            "now >= blockedUntil"
+        );
         assert_eq!(b.admit(&att(5 * SECOND, 12)), refused, "one trial only");
-        assert_eq!(b.admit(&att(60 * SECOND, 13)), refused, "no second trial in v8");
+        assert_eq!(
+            b.admit(&att(60 * SECOND, 13)),
+            refused,
+            "no second trial in v8"
+        );
         // A straggler's failure arriving while half-open re-opens for 5 s.
         done(&mut b, 61 * SECOND, 99, Error);
         assert_eq!(state(&b), BreakerState::Open);
@@ -396,7 +404,11 @@ mod tests {
         done(&mut b, 100 * MS, 2, Error);
         assert_eq!(state(&b), BreakerState::Closed);
         done(&mut b, 150 * MS, 3, Error);
-        assert_eq!(state(&b), BreakerState::Open, "window [100, 200): 2 failures");
+        assert_eq!(
+            state(&b),
+            BreakerState::Open,
+            "window [100, 200): 2 failures"
+        );
     }
 
     #[test]

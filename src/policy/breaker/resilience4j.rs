@@ -143,7 +143,7 @@ impl Resilience4jConfig {
             ("failureRateThreshold", self.failure_rate_threshold),
             ("slowCallRateThreshold", self.slow_call_rate_threshold),
         ] {
-            if !(v > 0.0 && v <= 100.0) {
+            if v.is_nan() || v <= 0.0 || v > 100.0 {
                 return Err(format!("{p}.{name} must lie in (0, 100]"));
             }
         }
@@ -158,7 +158,7 @@ impl Resilience4jConfig {
             multiplier,
             ..
         }) = self.wait_interval_function_in_open_state
-            && (initial_interval.ns() == 0 || !(multiplier >= 1.0))
+            && (initial_interval.ns() == 0 || multiplier.is_nan() || multiplier < 1.0)
         {
             return Err(format!(
                 "{p}.waitIntervalFunctionInOpenState needs initialInterval > 0 and multiplier >= 1"
@@ -208,12 +208,12 @@ impl Resilience4j {
             half_open_until: None,
             attempts: 0,
         };
-        b.to_closed();
+        b.enter_closed();
         b
     }
 
     /// `CircuitBreakerMetrics.forClosed`.
-    fn to_closed(&mut self) {
+    fn enter_closed(&mut self) {
         let n = self.cfg.sliding_window_size;
         let min = self.cfg.minimum_number_of_calls;
         (self.metrics, self.min_calls) = match self.cfg.sliding_window_type {
@@ -226,7 +226,7 @@ impl Resilience4j {
     }
 
     /// `OpenState(attempts + 1)`.
-    fn to_open(&mut self, now: Time) {
+    fn enter_open(&mut self, now: Time) {
         self.attempts += 1;
         let wait = match self.cfg.wait_interval_function_in_open_state {
             None => self.cfg.wait_duration_in_open_state.ns(),
@@ -247,7 +247,7 @@ impl Resilience4j {
     }
 
     /// `HalfOpenState`: `CircuitBreakerMetrics.forHalfOpen(permitted)`.
-    fn to_half_open(&mut self, now: Time) {
+    fn enter_half_open(&mut self, now: Time) {
         let n = self.cfg.permitted_number_of_calls_in_half_open_state;
         self.metrics = Window::count(n);
         self.min_calls = self.cfg.minimum_number_of_calls.min(n);
@@ -274,15 +274,15 @@ impl Resilience4j {
     fn tick(&mut self, now: Time) {
         if self.state == BreakerState::HalfOpen && self.half_open_until.is_some_and(|t| now >= t) {
             match self.cfg.transition_to_state_after_wait_duration {
-                StateAfterWait::Open => self.to_open(now),
-                StateAfterWait::Closed => self.to_closed(),
+                StateAfterWait::Open => self.enter_open(now),
+                StateAfterWait::Closed => self.enter_closed(),
             }
         }
         if self.state == BreakerState::Open
             && self.cfg.automatic_transition_from_open_to_half_open_enabled
             && now >= self.retry_after
         {
-            self.to_half_open(now);
+            self.enter_half_open(now);
         }
     }
 }
@@ -292,7 +292,7 @@ impl Policy for Resilience4j {
         self.tick(a.now);
         // OpenState.tryAcquirePermission: clock.instant().isAfter(retryAfterWaitDuration).
         if self.state == BreakerState::Open && a.now > self.retry_after {
-            self.to_half_open(a.now);
+            self.enter_half_open(a.now);
         }
         match self.state {
             BreakerState::Closed => Admission::Admit,
@@ -326,8 +326,8 @@ impl Policy for Resilience4j {
         self.metrics.record(d.now, s);
         let c = self.metrics.counts(d.now);
         match (self.state, self.verdict(c)) {
-            (_, Some(true)) => self.to_open(d.now),
-            (BreakerState::HalfOpen, Some(false)) => self.to_closed(),
+            (_, Some(true)) => self.enter_open(d.now),
+            (BreakerState::HalfOpen, Some(false)) => self.enter_closed(),
             _ => {}
         }
     }
@@ -428,7 +428,11 @@ mod tests {
             b.admit(&att(0, i));
             done(&mut b, 0, MS, i, Error);
         }
-        assert_eq!(state(&b), BreakerState::Closed, "4 < minimumNumberOfCalls 5");
+        assert_eq!(
+            state(&b),
+            BreakerState::Closed,
+            "4 < minimumNumberOfCalls 5"
+        );
         b.admit(&att(0, 4));
         done(&mut b, 0, MS, 4, Error);
         assert_eq!(state(&b), BreakerState::Open);
@@ -479,9 +483,15 @@ mod tests {
         for id in 10..13 {
             assert_eq!(b.admit(&att(t, id)), Admission::Admit);
         }
-        assert_eq!(b.admit(&att(t, 13)), Admission::Refuse(Refusal::ShortCircuited));
+        assert_eq!(
+            b.admit(&att(t, 13)),
+            Admission::Refuse(Refusal::ShortCircuited)
+        );
         done(&mut b, t, t + MS, 10, Success);
-        assert_eq!(b.admit(&att(t + MS, 14)), Admission::Refuse(Refusal::ShortCircuited));
+        assert_eq!(
+            b.admit(&att(t + MS, 14)),
+            Admission::Refuse(Refusal::ShortCircuited)
+        );
         // The straggler's success is the second HALF_OPEN outcome; minimum = min(2, 3) = 2:
         // 0 of 2 failed -> CLOSED before the other trials report.
         done(&mut b, 0, t + MS, 100, Success);
@@ -500,7 +510,11 @@ mod tests {
         });
         b.admit(&att(0, 1));
         done(&mut b, 0, 0, 1, Error);
-        assert_eq!(b.status().wake_at, Some(SECOND), "automatic: exactly at the wait");
+        assert_eq!(
+            b.status().wake_at,
+            Some(SECOND),
+            "automatic: exactly at the wait"
+        );
         b.on_wakeup(SECOND);
         assert_eq!(state(&b), BreakerState::HalfOpen);
         assert_eq!(b.status().wake_at, Some(6 * SECOND));

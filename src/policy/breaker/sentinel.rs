@@ -61,7 +61,7 @@ impl SentinelConfig {
         if self.grade > 2 {
             return Err(format!("{p}.grade must be 0, 1 or 2"));
         }
-        if !(self.count >= 0.0) || (self.grade == 1 && self.count > 1.0) {
+        if self.count.is_nan() || self.count < 0.0 || (self.grade == 1 && self.count > 1.0) {
             return Err(format!(
                 "{p}.count must be >= 0 (and <= 1 for grade 1, the exception ratio)"
             ));
@@ -282,7 +282,11 @@ mod tests {
         let refused = Admission::Refuse(Refusal::ShortCircuited);
         assert_eq!(b.admit(&att(opened + 10 * SECOND - 1, 10)), refused);
         assert_eq!(b.admit(&att(opened + 10 * SECOND, 11)), Admission::Admit);
-        assert_eq!(b.admit(&att(opened + 10 * SECOND, 12)), refused, "single probe");
+        assert_eq!(
+            b.admit(&att(opened + 10 * SECOND, 12)),
+            refused,
+            "single probe"
+        );
         let t = opened + 10 * SECOND;
         // Probe rt 201 ms > 200: re-open for another 10 s.
         done(&mut b, t, t + 201 * MS, 11, Success);
@@ -308,7 +312,11 @@ mod tests {
         assert_eq!(b.admit(&att(t, 11)), Admission::Admit);
         b.cancel(&att(t, 11));
         assert_eq!(state(&b), BreakerState::Open);
-        assert_eq!(b.admit(&att(t + 1, 12)), Admission::Admit, "next request probes");
+        assert_eq!(
+            b.admit(&att(t + 1, 12)),
+            Admission::Admit,
+            "next request probes"
+        );
     }
 
     #[test]
@@ -318,7 +326,10 @@ mod tests {
             count: 0.4,
             ..rt_rule()
         });
-        for (i, o) in [Error, Error, Success, Success, Success].into_iter().enumerate() {
+        for (i, o) in [Error, Error, Success, Success, Success]
+            .into_iter()
+            .enumerate()
+        {
             done(&mut b, 0, MS, i as u64, o);
         }
         assert_eq!(state(&b), BreakerState::Closed, "0.4 is not > 0.4");

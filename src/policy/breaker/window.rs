@@ -146,10 +146,7 @@ impl Window {
     /// bucket left out). For a COUNT window, the same as [`Window::counts`].
     pub fn completed(&mut self, now: Time) -> Counts {
         let mut c = self.counts(now);
-        if let Window::Time {
-            buckets, head, ..
-        } = self
-        {
+        if let Window::Time { buckets, head, .. } = self {
             c.sub(buckets[(*head % buckets.len() as u64) as usize]);
         }
         c
