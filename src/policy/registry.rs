@@ -4,6 +4,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::breaker::consecutive::{Consecutive, ConsecutiveConfig};
+use super::breaker::error_rate::{ErrorRate, ErrorRateConfig};
+use super::breaker::hystrix::{Hystrix, HystrixConfig};
+use super::breaker::latency::{Latency, LatencyConfig};
+use super::breaker::polly::{Polly, PollyConfig};
+use super::breaker::resilience4j::{Resilience4j, Resilience4jConfig};
+use super::breaker::sentinel::{Sentinel, SentinelConfig};
 use super::budget::adaptive::{AdaptiveRetry, AdaptiveRetryConfig};
 use super::budget::grpc::{GrpcThrottle, GrpcThrottleConfig};
 use super::budget::tps::{TpsBudget, TpsBudgetConfig};
@@ -65,6 +71,18 @@ pub enum PolicySpec {
     GrpcThrottle(GrpcThrottleConfig),
     /// Marc Brooker's adaptive retry token bucket.
     AdaptiveRetry(AdaptiveRetryConfig),
+    /// Error-rate / slow-call-rate breaker with COUNT or TIME window, ageing, stragglers.
+    ErrorRateBreaker(ErrorRateConfig),
+    /// Windowed latency-percentile breaker.
+    LatencyBreaker(LatencyConfig),
+    /// resilience4j CircuitBreaker, its parameter names and defaults.
+    Resilience4j(Resilience4jConfig),
+    /// Polly v8 circuit breaker, its parameter names and defaults.
+    Polly(PollyConfig),
+    /// Hystrix circuit breaker (health snapshots), its parameter names and defaults.
+    Hystrix(HystrixConfig),
+    /// Sentinel DegradeRule breaker, its parameter names and defaults.
+    Sentinel(SentinelConfig),
 }
 
 impl PolicySpec {
@@ -84,6 +102,12 @@ impl PolicySpec {
             PolicySpec::RetryBudget(c) => Box::new(TpsBudget::new(c)),
             PolicySpec::GrpcThrottle(c) => Box::new(GrpcThrottle::new(c)),
             PolicySpec::AdaptiveRetry(c) => Box::new(AdaptiveRetry::new(c)),
+            PolicySpec::ErrorRateBreaker(c) => Box::new(ErrorRate::new(c)),
+            PolicySpec::LatencyBreaker(c) => Box::new(Latency::new(c)),
+            PolicySpec::Resilience4j(c) => Box::new(Resilience4j::new(c)),
+            PolicySpec::Polly(c) => Box::new(Polly::new(c)),
+            PolicySpec::Hystrix(c) => Box::new(Hystrix::new(c)),
+            PolicySpec::Sentinel(c) => Box::new(Sentinel::new(c)),
         }
     }
 
@@ -119,6 +143,12 @@ impl PolicySpec {
             PolicySpec::RetryBudget(c) => super::budget::tps::validate(c),
             PolicySpec::GrpcThrottle(c) => super::budget::grpc::validate(c),
             PolicySpec::AdaptiveRetry(c) => super::budget::adaptive::validate(c),
+            PolicySpec::ErrorRateBreaker(c) => c.validate(),
+            PolicySpec::LatencyBreaker(c) => c.validate(),
+            PolicySpec::Resilience4j(c) => c.validate(),
+            PolicySpec::Polly(c) => c.validate(),
+            PolicySpec::Hystrix(c) => c.validate(),
+            PolicySpec::Sentinel(c) => c.validate(),
             _ => Ok(()),
         }
     }
@@ -139,6 +169,12 @@ impl PolicySpec {
             PolicySpec::RetryBudget(_) => "retry-budget",
             PolicySpec::GrpcThrottle(_) => "grpc-throttle",
             PolicySpec::AdaptiveRetry(_) => "adaptive-retry",
+            PolicySpec::ErrorRateBreaker(_) => "error-rate-breaker",
+            PolicySpec::LatencyBreaker(_) => "latency-breaker",
+            PolicySpec::Resilience4j(_) => "resilience4j-breaker",
+            PolicySpec::Polly(_) => "polly-breaker",
+            PolicySpec::Hystrix(_) => "hystrix-breaker",
+            PolicySpec::Sentinel(_) => "sentinel-breaker",
         }
     }
 }
