@@ -3,7 +3,7 @@
 
 use crate::metrics::summary::ScenarioSummary;
 use crate::output::charts::Rendered;
-use crate::output::charts::style::fmt_num;
+use crate::output::charts::style::{fmt_ms, fmt_num};
 use crate::output::charts::sweep::{self, SweepResult};
 use crate::report;
 
@@ -65,7 +65,7 @@ pub fn run_section(description: &str, s: &ScenarioSummary) -> String {
     let deadlines: Vec<String> = u
         .classes
         .iter()
-        .map(|c| format!("{} {} ms", escape(&c.name), fmt_num(c.deadline_ms)))
+        .map(|c| format!("{} {}", escape(&c.name), fmt_ms(c.deadline_ms)))
         .collect();
     out.push_str(&format!(
         "<p>Class deadlines: {}.</p>\n",

@@ -272,26 +272,22 @@ fn bars<DB: DrawingBackend>(body: &Area<DB>, b: &BarPanels) -> Res<DB> {
 
 fn bar_panel<DB: DrawingBackend>(a: &Area<DB>, p: &BarPanel) -> Res<DB> {
     let n = p.bars.len();
-    let hi = p
-        .bars
-        .iter()
-        .map(|b| b.ci.map_or(b.value, |c| c.1.max(b.value)))
-        .fold(0.0, f64::max);
     let lo = p.bars.iter().map(|b| b.value).fold(0.0, f64::min);
-    // Room on the right for the value labels.
-    let x_max = style::upper(hi) * 1.3;
     let label_w = p
         .bars
         .iter()
         .map(|b| b.label.chars().count())
         .max()
         .unwrap_or(4);
+    let y_area = (label_w as u32 * 8 + 14).clamp(50, 240);
+    let plot_w = (a.dim_in_pixel().0 as f64 - y_area as f64 - 24.0).max(50.0);
+    let x_max = bar_x_max(p, plot_w);
     let mut chart = ChartBuilder::on(a)
         .caption(&p.title, text(15.0, &INK))
         .margin(8)
         .margin_right(16)
         .x_label_area_size(30)
-        .y_label_area_size((label_w as u32 * 8 + 14).clamp(50, 240))
+        .y_label_area_size(y_area)
         // plotters integer ranges include their end, so `0..n - 1` makes exactly n segments.
         .build_cartesian_2d(lo..x_max, (0..n.saturating_sub(1)).into_segmented())?;
     // Segment k counts from the bottom; the first bar sits at the top.
@@ -341,6 +337,32 @@ fn bar_panel<DB: DrawingBackend>(a: &Area<DB>, p: &BarPanel) -> Res<DB> {
         )))?;
     }
     Ok(())
+}
+
+/// The x range end that leaves room for every bar's value label after its end.
+fn bar_x_max(p: &BarPanel, plot_w: f64) -> f64 {
+    let ends: Vec<(f64, f64)> = p
+        .bars
+        .iter()
+        .map(|b| {
+            let end = b.ci.map_or(b.value, |c| c.1.max(b.value)).max(0.0);
+            let text = format!("  {}{}", p.unit.fmt(b.value), b.note);
+            // About 7 px per character at the tick size; at most 70% of the plot for text.
+            (end, (text.chars().count() as f64 * 7.0 / plot_w).min(0.7))
+        })
+        .collect();
+    let widest = ends.iter().map(|e| e.1).fold(0.0, f64::max);
+    let top = ends.iter().map(|e| e.0).fold(0.0, f64::max);
+    // All-zero panels still need a range (`upper` gives 0..1), with room for their labels.
+    let mut x_max = if top > 0.0 {
+        0.0
+    } else {
+        style::upper(0.0) / (1.0 - widest)
+    };
+    for (end, frac) in ends {
+        x_max = x_max.max(end * 1.08 / (1.0 - frac));
+    }
+    x_max
 }
 
 fn heatmap<DB: DrawingBackend>(body: &Area<DB>, h: &HeatPanels) -> Res<DB> {

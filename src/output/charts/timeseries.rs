@@ -356,13 +356,16 @@ fn limit(c: &Ctx) -> Option<Chart> {
         series,
         hlines: Vec::new(),
     };
-    Some(c.chart(
+    let mut chart = c.chart(
         "limit",
         format!("{}: limit over time", c.s.scenario),
         "policies with a limiter only",
         Kind::Lines(c.lines(vec![panel])),
         1,
-    ))
+    );
+    // Keep each policy's colour, but list only the policies drawn.
+    chart.legend = limited.iter().map(|&p| chart.legend[p].clone()).collect();
+    Some(chart)
 }
 
 fn staleness(c: &Ctx) -> Option<Chart> {
