@@ -1,4 +1,4 @@
-//! Writing results: JSON, CSV, Markdown, charts ([`charts`]) and HTML ([`html`]). Every file is written to a temporary name and
+//! Writing results: JSON, CSV and Markdown. Every file is written to a temporary name and
 //! renamed into place, so a crash never leaves a half-written file that looks complete.
 
 pub mod charts;

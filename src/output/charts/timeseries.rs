@@ -158,8 +158,11 @@ pub fn charts(s: &ScenarioSummary, rows: &[WindowRow]) -> Vec<Chart> {
 }
 
 fn latency(c: &Ctx) -> Chart {
-    // Zero in both quantiles means no call finished in the window: a gap, not a fast window.
-    let has = |r: &WindowRow| r.dep_latency_p50_ms > 0.0 || r.dep_latency_p95_ms > 0.0;
+    // Zero quantiles and no call started means no call in the window: a gap, not a fast
+    // window. (A zero-latency dependency that was called still draws at zero.)
+    let has = |r: &WindowRow| {
+        r.dep_latency_p50_ms > 0.0 || r.dep_latency_p95_ms > 0.0 || r.dep_calls_per_s > 0.0
+    };
     let mut series = c.per_policy(
         |p| c.fleet(p),
         |r| has(r).then_some(r.dep_latency_p95_ms),
