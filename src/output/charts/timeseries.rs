@@ -121,7 +121,7 @@ fn header_h(legend: &[LegendEntry]) -> u32 {
     80 + 20 * (legend.len() as u32).div_ceil(6)
 }
 
-/// Split rows into connected runs of points; `None` from `y` ends a run.
+/// Split rows into connected runs of points; `None` (or a non-finite value) from `y` ends a run.
 pub fn segments(
     rows: &[&WindowRow],
     x: impl Fn(&WindowRow) -> f64,
@@ -130,7 +130,8 @@ pub fn segments(
     let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
     let mut cur = Vec::new();
     for r in rows {
-        match y(r) {
+        // A non-finite value cannot be drawn; it breaks the line like a missing one.
+        match y(r).filter(|v| v.is_finite()) {
             Some(v) => cur.push((x(r), v)),
             None if !cur.is_empty() => out.push(std::mem::take(&mut cur)),
             None => {}
@@ -428,14 +429,29 @@ mod tests {
     }
 
     #[test]
-    fn segments_break_where_values_are_missing() {
-        let rows = [row(0.0, 1.0), row(1.0, -1.0), row(2.0, 3.0), row(3.0, 4.0)];
+    fn segments_break_where_values_are_missing_or_not_finite() {
+        // -1 stands for "missing" (y gives None); NaN arrives as Some(NaN).
+        let rows = [
+            row(0.0, 1.0),
+            row(1.0, -1.0),
+            row(2.0, 3.0),
+            row(3.0, 4.0),
+            row(4.0, f64::NAN),
+            row(5.0, 6.0),
+        ];
         let refs: Vec<&WindowRow> = rows.iter().collect();
         let segs = segments(
             &refs,
             |r| r.t_s,
-            |r| (r.goodput_per_s >= 0.0).then_some(r.goodput_per_s),
+            |r| (r.goodput_per_s != -1.0).then_some(r.goodput_per_s),
         );
-        assert_eq!(segs, vec![vec![(0.0, 1.0)], vec![(2.0, 3.0), (3.0, 4.0)]]);
+        assert_eq!(
+            segs,
+            vec![
+                vec![(0.0, 1.0)],
+                vec![(2.0, 3.0), (3.0, 4.0)],
+                vec![(5.0, 6.0)]
+            ]
+        );
     }
 }
