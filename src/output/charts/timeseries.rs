@@ -209,14 +209,18 @@ fn goodput(c: &Ctx, class: &str) -> Chart {
         |r| c.x(r),
         |r| Some(r.offered as f64 / window),
     );
-    good.push(Series {
-        color: RGBColor(150, 150, 150),
-        dashed: true,
-        segments: offered,
-        band: Vec::new(),
-        dots: false,
-        best: None,
-    });
+    // Drawn first so the policies' lines stay on top of it.
+    good.insert(
+        0,
+        Series {
+            color: RGBColor(150, 150, 150),
+            dashed: true,
+            segments: offered,
+            band: Vec::new(),
+            dots: false,
+            best: None,
+        },
+    );
     let fallback = c.per_policy(|p| c.class(p, class), |r| Some(r.fallback_per_s), false);
     let panels = vec![
         LinePanel {
