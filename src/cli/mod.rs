@@ -1,6 +1,7 @@
 //! Argument parsing and the subcommands. Exit codes: 0 success, 1 a failed expectation or
 //! verification, 2 bad input (nothing written).
 
+mod plot;
 mod run;
 
 use std::path::PathBuf;
@@ -20,6 +21,8 @@ pub struct Cli {
 enum Command {
     /// Run every policy of a scenario on the same traffic and write results.
     Run(run::RunArgs),
+    /// Re-render charts and report.html from a results folder, without re-running.
+    Plot(plot::PlotArgs),
     /// Validate a scenario file without running it.
     Check {
         /// The scenario file (RON).
@@ -46,6 +49,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Plot(args) => plot::plot(args),
         Command::Check { scenario } => match brownout::scenario::load(&scenario) {
             Ok(s) => {
                 println!("{}: ok ({} classes, {} policies)", scenario.display(), s.classes.len(), s.policies.len());

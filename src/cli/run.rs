@@ -29,6 +29,9 @@ pub struct RunArgs {
     /// Run twice and compare event-trace hashes; report the first divergence.
     #[arg(long)]
     check_determinism: bool,
+    /// Skip charts and report.html (faster; `brownout plot DIR` can draw them later).
+    #[arg(long)]
+    no_charts: bool,
 }
 
 /// Load, validate and build a scenario; errors are bad input (exit 2).
@@ -104,7 +107,12 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     output::write_atomic(&out.join("summary.csv"), &output::summary_csv(&result.summary).map_err(io)?).map_err(io)?;
     output::write_atomic(&out.join("timeseries.csv"), &output::timeseries_csv(&result.rows).map_err(io)?)
         .map_err(io)?;
-    let md = output::report_md(s, &result.summary, &checked, &[]);
+    let charts = if args.no_charts {
+        Vec::new()
+    } else {
+        output::charts::write_run(&out, &s.description, &result.summary, &result.rows).map_err(io)?
+    };
+    let md = output::report_md(s, &result.summary, &checked, &charts);
     output::write_atomic(&out.join("report.md"), md.as_bytes()).map_err(io)?;
     if args.stats {
         let events: u64 = result.runs.iter().map(|r| r.events).sum();

@@ -1,6 +1,9 @@
 //! Writing results: JSON, CSV and Markdown. Every file is written to a temporary name and
 //! renamed into place, so a crash never leaves a half-written file that looks complete.
 
+pub mod charts;
+pub mod html;
+
 use std::io::Write;
 use std::path::Path;
 
