@@ -2,6 +2,7 @@
 //! verification, 2 bad input (nothing written).
 
 mod run;
+mod sweep;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,6 +21,10 @@ pub struct Cli {
 enum Command {
     /// Run every policy of a scenario on the same traffic and write results.
     Run(run::RunArgs),
+    /// Sweep scenario parameters over a grid or sample, with replications and intervals.
+    Sweep(sweep::SweepArgs),
+    /// Combine the output folders of sweep shards into the unsharded result files.
+    Merge(sweep::MergeArgs),
     /// Validate a scenario file without running it.
     Check {
         /// The scenario file (RON).
@@ -49,6 +54,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Sweep(args) => sweep::sweep(args),
+        Command::Merge(args) => sweep::merge(args),
         Command::Check { scenario } => match brownout::scenario::load(&scenario) {
             Ok(s) => {
                 println!(
