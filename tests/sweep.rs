@@ -75,14 +75,26 @@ fn same_files(a: &Path, b: &Path) {
             std::fs::read(a.join(f)).unwrap(),
             std::fs::read(b.join(f)).unwrap(),
         );
-        assert!(x == y, "{f} differs between {} and {}", a.display(), b.display());
+        assert!(
+            x == y,
+            "{f} differs between {} and {}",
+            a.display(),
+            b.display()
+        );
     }
 }
 
 #[test]
 fn t_quantiles_match_published_tables() {
     // Two-sided 95 % critical values from any Student t table (3 decimals).
-    for (df, table) in [(1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (29, 2.045), (120, 1.980)] {
+    for (df, table) in [
+        (1, 12.706),
+        (2, 4.303),
+        (4, 2.776),
+        (9, 2.262),
+        (29, 2.045),
+        (120, 1.980),
+    ] {
         let t = t_quantile(0.975, df);
         assert!((t - table).abs() < 0.0005, "df {df}: {t} vs {table}");
     }
@@ -131,7 +143,10 @@ fn ci_covers_erlang_b_at_nominal_rate() {
         })
         .count();
     let rate = covered as f64 / groups as f64;
-    assert!((0.90..=0.99).contains(&rate), "coverage {rate} of B(3, 2) = {truth}");
+    assert!(
+        (0.90..=0.99).contains(&rate),
+        "coverage {rate} of B(3, 2) = {truth}"
+    );
 }
 
 #[test]
@@ -154,7 +169,10 @@ fn plan_grid_is_axis_product_with_common_seeds() {
     let a = run_one(&plan, plan_run(&plan, 0, 1, 2)).unwrap();
     let b = run_one(&plan, plan_run(&plan, 5, 0, 2)).unwrap();
     assert_eq!(a.seed, b.seed);
-    let shards: Vec<Shard> = ["0/3", "1/3", "2/3"].iter().map(|s| s.parse().unwrap()).collect();
+    let shards: Vec<Shard> = ["0/3", "1/3", "2/3"]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
     for run in 0..plan.info.runs() {
         assert_eq!(shards.iter().filter(|s| s.owns(run)).count(), 1);
     }
@@ -178,8 +196,18 @@ fn plan_latin_hypercube_puts_one_sample_in_each_stratum() {
     let plan = grid::load(&spec_path).unwrap();
     assert_eq!(plan.info.points.len(), 8);
     // Linear axis: strata of width 10 over [10, 90]; log axis: strata of ratio 2 over [1, 256].
-    let mut lin: Vec<usize> = plan.info.points.iter().map(|p| ((p[0] - 10.0) / 10.0) as usize).collect();
-    let mut log: Vec<usize> = plan.info.points.iter().map(|p| p[1].log2().floor() as usize).collect();
+    let mut lin: Vec<usize> = plan
+        .info
+        .points
+        .iter()
+        .map(|p| ((p[0] - 10.0) / 10.0) as usize)
+        .collect();
+    let mut log: Vec<usize> = plan
+        .info
+        .points
+        .iter()
+        .map(|p| p[1].log2().floor() as usize)
+        .collect();
     lin.sort();
     log.sort();
     assert_eq!(lin, (0..8).collect::<Vec<_>>());
@@ -194,7 +222,8 @@ fn jobs_1_and_2_write_identical_files() {
     ok(&sweep(&spec, &b, &["-j", "2"]));
     same_files(&a, &b);
     // The shape the charts code against.
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(a.join("sweep.json")).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(a.join("sweep.json")).unwrap()).unwrap();
     assert_eq!(v["replications"], 3);
     assert_eq!(v["rows"].as_array().unwrap().len(), 12);
     let row = &v["rows"][3];
@@ -213,14 +242,37 @@ fn three_shards_merged_equal_one_run() {
     let mut shards = Vec::new();
     for k in 0..3 {
         let d = dir.path().join(format!("shard{k}"));
-        ok(&sweep(&spec, &d, &["-j", "1", "--shard", &format!("{k}/3")]));
-        assert!(!d.join("sweep.csv").exists(), "a shard alone writes no results");
+        ok(&sweep(
+            &spec,
+            &d,
+            &["-j", "1", "--shard", &format!("{k}/3")],
+        ));
+        assert!(
+            !d.join("sweep.csv").exists(),
+            "a shard alone writes no results"
+        );
         shards.push(d);
     }
     let merged = dir.path().join("merged");
-    let o = Command::new(BIN).arg("merge").args(&shards[..2]).arg("--out").arg(&merged).output().unwrap();
-    assert_eq!(o.status.code(), Some(2), "two of three shards are incomplete");
-    let o = Command::new(BIN).arg("merge").args(&shards).arg("--out").arg(&merged).output().unwrap();
+    let o = Command::new(BIN)
+        .arg("merge")
+        .args(&shards[..2])
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "two of three shards are incomplete"
+    );
+    let o = Command::new(BIN)
+        .arg("merge")
+        .args(&shards)
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .unwrap();
     ok(&o);
     same_files(&whole, &merged);
 }
@@ -231,7 +283,14 @@ fn killed_then_resumed_equals_uninterrupted() {
     let (dir, spec) = setup("4s", &spec_text);
     let (whole, cut) = (dir.path().join("whole"), dir.path().join("cut"));
     let mut child = Command::new(BIN)
-        .args(["sweep", spec.to_str().unwrap(), "-j", "1", "--out", cut.to_str().unwrap()])
+        .args([
+            "sweep",
+            spec.to_str().unwrap(),
+            "-j",
+            "1",
+            "--out",
+            cut.to_str().unwrap(),
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -240,7 +299,10 @@ fn killed_then_resumed_equals_uninterrupted() {
     let lines = || std::fs::read_to_string(&journal).map_or(0, |t| t.lines().count());
     // Wait (polling, no timing assertion) until a few runs are journaled, then kill.
     while lines() < 6 {
-        assert!(child.try_wait().unwrap().is_none(), "sweep ended before it could be killed");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "sweep ended before it could be killed"
+        );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     child.kill().unwrap();
@@ -248,11 +310,17 @@ fn killed_then_resumed_equals_uninterrupted() {
     let kept = lines();
     assert!(kept < 1 + 144, "killed mid-sweep");
     // A kill during a write leaves a torn line: resuming must drop it.
-    std::fs::OpenOptions::new().append(true).open(&journal).map(|mut f| {
-        std::io::Write::write_all(&mut f, b"{\"run\":3,\"se").unwrap()
-    }).unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&journal)
+        .map(|mut f| std::io::Write::write_all(&mut f, b"{\"run\":3,\"se").unwrap())
+        .unwrap();
     let o = sweep(&spec, &cut, &["-j", "2"]);
-    assert_eq!(o.status.code(), Some(2), "an existing journal needs --resume");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "an existing journal needs --resume"
+    );
     ok(&sweep(&spec, &cut, &["-j", "2", "--resume"]));
     ok(&sweep(&spec, &whole, &["-j", "2"]));
     same_files(&whole, &cut);
@@ -266,10 +334,22 @@ fn killed_then_resumed_equals_uninterrupted() {
 #[test]
 fn bad_paths_and_values_exit_2_naming_the_line() {
     let cases = [
-        ("policies[nope].stack[0].policy.Limiter.permits", "[1]", "no element named \"nope\""),
+        (
+            "policies[nope].stack[0].policy.Limiter.permits",
+            "[1]",
+            "no element named \"nope\"",
+        ),
         ("dependency.drift.Ramp.to", "[2]", "has no \"Ramp\""),
-        ("policies[limit].stack[0].policy.Limiter.permits", "[0]", "permits must be >= 1"),
-        ("dependency.latency.Exponential.mean", "[5]", "plain number on a duration"),
+        (
+            "policies[limit].stack[0].policy.Limiter.permits",
+            "[0]",
+            "permits must be >= 1",
+        ),
+        (
+            "dependency.latency.Exponential.mean",
+            "[5]",
+            "plain number on a duration",
+        ),
         ("fleet.workers", "[5]", "an object"),
     ];
     for (path, values, why) in cases {
@@ -282,8 +362,14 @@ fn bad_paths_and_values_exit_2_naming_the_line() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{path}: {err}");
         assert!(err.contains(why), "{path}: {err}");
-        assert!(err.contains("sweep.ron:3:"), "{path}: names the line: {err}");
-        assert!(!out.exists(), "nothing is written before a bad spec is fixed");
+        assert!(
+            err.contains("sweep.ron:3:"),
+            "{path}: names the line: {err}"
+        );
+        assert!(
+            !out.exists(),
+            "nothing is written before a bad spec is fixed"
+        );
     }
     let (dir, spec_path) = setup("4s", &SMALL.replace("api/p95_ms", "api/p96_ms"));
     let o = sweep(&spec_path, &dir.path().join("out"), &[]);

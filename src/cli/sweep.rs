@@ -111,7 +111,11 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
         bar.inc(1);
     });
     bar.finish_and_clear();
-    result.map_err(|e| Failure::input(format!("error: {e:#} (finished runs are kept; fix and --resume)")))?;
+    result.map_err(|e| {
+        Failure::input(format!(
+            "error: {e:#} (finished runs are kept; fix and --resume)"
+        ))
+    })?;
     let wall = started.elapsed().as_secs_f64();
     let (events, requests) = (events.into_inner(), requests.into_inner());
     eprintln!(
@@ -126,10 +130,13 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
         events as f64 / wall.max(1e-9) / 1e6
     );
     if shard != Shard::ALL {
-        println!("shard {shard} done in {}; combine the shards with `brownout merge DIR... --out OUT`", out.display());
+        println!(
+            "shard {shard} done in {}; combine the shards with `brownout merge DIR... --out OUT`",
+            out.display()
+        );
         return Ok(());
     }
-    finish(&out, &plan.info, &[out.clone()])
+    finish(&out, &plan.info, std::slice::from_ref(&out))
 }
 
 /// Render the result files of `dirs`' journals into `out`.

@@ -80,12 +80,7 @@ impl PlanInfo {
     /// The seed of replication `r`: a function of (root seed, r) only, so every point and
     /// policy sees the same traffic in replication r (common random numbers).
     pub fn replication_seed(&self, r: u32) -> u64 {
-        counter_u64(
-            self.seed,
-            label_hash("sweep/replication"),
-            u64::from(r),
-            0,
-        )
+        counter_u64(self.seed, label_hash("sweep/replication"), u64::from(r), 0)
     }
 }
 
@@ -239,21 +234,33 @@ fn check_metric(m: &str, base: &Scenario) -> Result<(), String> {
     Ok(())
 }
 
-fn select_policies(spec: &SweepSpec, base: &Scenario) -> Result<(Vec<usize>, Vec<String>), Located> {
+fn select_policies(
+    spec: &SweepSpec,
+    base: &Scenario,
+) -> Result<(Vec<usize>, Vec<String>), Located> {
     let all: Vec<&str> = base.policies.iter().map(|p| p.name.as_str()).collect();
     if spec.policies.is_empty() {
-        return Ok(((0..all.len()).collect(), all.iter().map(|s| s.to_string()).collect()));
+        return Ok((
+            (0..all.len()).collect(),
+            all.iter().map(|s| s.to_string()).collect(),
+        ));
     }
     let mut index = Vec::new();
     for name in &spec.policies {
         let i = all.iter().position(|p| p == name).ok_or_else(|| {
             err(
                 format!("\"{name}\""),
-                format!("unknown policy \"{name}\" (the scenario has: {})", all.join(", ")),
+                format!(
+                    "unknown policy \"{name}\" (the scenario has: {})",
+                    all.join(", ")
+                ),
             )
         })?;
         if index.contains(&i) {
-            return Err(err(format!("\"{name}\""), format!("policy \"{name}\" is listed twice")));
+            return Err(err(
+                format!("\"{name}\""),
+                format!("policy \"{name}\" is listed twice"),
+            ));
         }
         index.push(i);
     }
@@ -267,28 +274,42 @@ fn unit_ns(axis: &Axis) -> Result<f64, Located> {
         .map_err(|_| {
             err(
                 format!("\"{unit}\""),
-                format!("axis \"{}\": unknown unit \"{unit}\" (ns, us, ms, s, m or h)", axis.name),
+                format!(
+                    "axis \"{}\": unknown unit \"{unit}\" (ns, us, ms, s, m or h)",
+                    axis.name
+                ),
             )
         })
 }
 
 fn resolve_axis<'a>(axis: &'a Axis, base: &Value) -> Result<Resolved<'a>, Located> {
     let at = || format!("\"{}\"", axis.path);
-    let steps = path::parse(&axis.path).map_err(|m| err(at(), format!("axis \"{}\": {m}", axis.name)))?;
+    let steps =
+        path::parse(&axis.path).map_err(|m| err(at(), format!("axis \"{}\": {m}", axis.name)))?;
     let mut probe = base.clone();
-    let current = path::get_mut(&mut probe, &steps)
-        .map_err(|m| err(at(), format!("axis \"{}\": bad path \"{}\": {m}", axis.name, axis.path)))?;
+    let current = path::get_mut(&mut probe, &steps).map_err(|m| {
+        err(
+            at(),
+            format!("axis \"{}\": bad path \"{}\": {m}", axis.name, axis.path),
+        )
+    })?;
     let written: Vec<&AxisValue> = match &axis.range {
         Some(r) => vec![&r.from, &r.to],
         None => axis.values.iter().collect(),
     };
     let texts = written.iter().any(|v| matches!(v, AxisValue::Text(_)));
-    let integral = written.iter().all(|v| matches!(v, AxisValue::Num(x) if x.fract() == 0.0));
+    let integral = written
+        .iter()
+        .all(|v| matches!(v, AxisValue::Num(x) if x.fract() == 0.0));
     let kind = match &*current {
-        Value::String(s) if parse_duration(s).is_ok() => Kind::Duration { unit_ns: unit_ns(axis)? },
+        Value::String(s) if parse_duration(s).is_ok() => Kind::Duration {
+            unit_ns: unit_ns(axis)?,
+        },
         Value::Number(n) if n.is_f64() => Kind::Float,
         Value::Number(_) => Kind::Integer,
-        Value::Null if texts || axis.unit.is_some() => Kind::Duration { unit_ns: unit_ns(axis)? },
+        Value::Null if texts || axis.unit.is_some() => Kind::Duration {
+            unit_ns: unit_ns(axis)?,
+        },
         Value::Null if integral && axis.range.is_none() => Kind::Integer,
         Value::Null => Kind::Float,
         other => {
@@ -319,7 +340,10 @@ fn resolve_axis<'a>(axis: &'a Axis, base: &Value) -> Result<Resolved<'a>, Locate
 
 impl Resolved<'_> {
     fn fail(&self, msg: String) -> Located {
-        err(format!("\"{}\"", self.axis.name), format!("axis \"{}\": {msg}", self.axis.name))
+        err(
+            format!("\"{}\"", self.axis.name),
+            format!("axis \"{}\": {msg}", self.axis.name),
+        )
     }
 
     /// A written value in the axis's reporting unit.
@@ -328,9 +352,10 @@ impl Resolved<'_> {
             (Kind::Duration { unit_ns }, AxisValue::Text(s)) => parse_duration(s)
                 .map(|ns| ns as f64 / unit_ns)
                 .map_err(|m| self.fail(m)),
-            (Kind::Duration { .. }, AxisValue::Num(x)) if self.axis.unit.is_none() => Err(self.fail(
-                format!("{x} is a plain number on a duration: write \"{x}ms\" or give the axis a unit"),
-            )),
+            (Kind::Duration { .. }, AxisValue::Num(x)) if self.axis.unit.is_none() => Err(self
+                .fail(format!(
+                    "{x} is a plain number on a duration: write \"{x}ms\" or give the axis a unit"
+                ))),
             (_, AxisValue::Num(x)) if x.is_finite() => Ok(*x),
             (_, AxisValue::Num(x)) => Err(self.fail(format!("{x} is not a finite number"))),
             (_, AxisValue::Text(s)) => Err(self.fail(format!(
@@ -401,7 +426,11 @@ impl Resolved<'_> {
 
 /// Points of the grid product, first axis slowest. Each axis value is checked alone first,
 /// so a bad value is blamed on its axis.
-fn grid_points(axes: &[Resolved], base: &Value, base_path: &Path) -> Result<(Vec<AxisInfo>, Vec<Vec<f64>>), Located> {
+fn grid_points(
+    axes: &[Resolved],
+    base: &Value,
+    base_path: &Path,
+) -> Result<(Vec<AxisInfo>, Vec<Vec<f64>>), Located> {
     let mut infos = Vec::new();
     let mut points: Vec<Vec<f64>> = vec![Vec::new()];
     for a in axes {
@@ -409,7 +438,9 @@ fn grid_points(axes: &[Resolved], base: &Value, base_path: &Path) -> Result<(Vec
         for (shown, v) in &values {
             let mut s = base.clone();
             *path::get_mut(&mut s, &a.steps).map_err(|m| a.fail(m))? = v.clone();
-            to_scenario(s).map_err(|m| a.fail(format!("value {shown}: {m} (base {})", base_path.display())))?;
+            to_scenario(s).map_err(|m| {
+                a.fail(format!("value {shown}: {m} (base {})", base_path.display()))
+            })?;
         }
         let shown: Vec<f64> = values.iter().map(|v| v.0).collect();
         points = points
@@ -426,7 +457,11 @@ fn grid_points(axes: &[Resolved], base: &Value, base_path: &Path) -> Result<(Vec
 }
 
 /// Seeded samples: Latin hypercube strata or independent uniforms, per axis.
-fn sample_points(axes: &[Resolved], s: &Sample, seed: u64) -> Result<(Vec<AxisInfo>, Vec<Vec<f64>>), Located> {
+fn sample_points(
+    axes: &[Resolved],
+    s: &Sample,
+    seed: u64,
+) -> Result<(Vec<AxisInfo>, Vec<Vec<f64>>), Located> {
     let n = s.samples as usize;
     if n == 0 {
         return Err(err("samples", "samples must be >= 1"));
@@ -435,7 +470,11 @@ fn sample_points(axes: &[Resolved], s: &Sample, seed: u64) -> Result<(Vec<AxisIn
     let mut points = vec![Vec::with_capacity(axes.len()); n];
     let mut infos = Vec::new();
     for a in axes {
-        let r = a.axis.range.as_ref().ok_or_else(|| a.fail("sampling needs a range, not values".into()))?;
+        let r = a
+            .axis
+            .range
+            .as_ref()
+            .ok_or_else(|| a.fail("sampling needs a range, not values".into()))?;
         let label = label_hash(&format!("sweep/sample/{}", a.axis.name));
         let strata = permutation(n, seed, label_hash(&format!("sweep/lhs/{}", a.axis.name)));
         let mut shown = Vec::with_capacity(n);
@@ -475,13 +514,23 @@ fn to_scenario(v: Value) -> Result<Scenario, String> {
 }
 
 /// The scenario of one point, validated and built once so data files are checked too.
-fn point_scenario(axes: &[Resolved], base: &Value, point: &[f64], seed: u64, dir: &Path) -> Result<Scenario, Located> {
+fn point_scenario(
+    axes: &[Resolved],
+    base: &Value,
+    point: &[f64],
+    seed: u64,
+    dir: &Path,
+) -> Result<Scenario, Located> {
     let mut v = base.clone();
     for (a, x) in axes.iter().zip(point) {
         *path::get_mut(&mut v, &a.steps).map_err(|m| a.fail(m))? = a.finish(*x)?.1;
     }
     let describe = || {
-        let params: Vec<String> = axes.iter().zip(point).map(|(a, x)| format!("{}={x}", a.axis.name)).collect();
+        let params: Vec<String> = axes
+            .iter()
+            .zip(point)
+            .map(|(a, x)| format!("{}={x}", a.axis.name))
+            .collect();
         params.join(", ")
     };
     let s = to_scenario(v).map_err(|m| err("axes", format!("point ({}): {m}", describe())))?;

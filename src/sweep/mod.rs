@@ -54,7 +54,10 @@ impl FromStr for Shard {
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || format!("shard \"{s}\" must be K/N with 0 <= K < N, e.g. 0/3");
         let (k, n) = s.split_once('/').ok_or_else(bad)?;
-        let (index, count) = (k.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+        let (index, count) = (
+            k.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
         if count == 0 || index >= count {
             return Err(bad());
         }
@@ -73,7 +76,8 @@ impl fmt::Display for Shard {
 pub fn run_one(plan: &Plan, run: u64) -> Result<RunRecord> {
     let id = plan.info.run_id(run);
     let seed = plan.info.replication_seed(id.replication);
-    let model = Model::build(&plan.scenarios[id.point], seed, &plan.dir).map_err(|e| anyhow!("run {run}: {e}"))?;
+    let model = Model::build(&plan.scenarios[id.point], seed, &plan.dir)
+        .map_err(|e| anyhow!("run {run}: {e}"))?;
     let result = run_policy(&model, plan.policy_index[id.policy], RunOptions::default());
     if let Some(why) = result.aborted {
         return Err(anyhow!(

@@ -166,7 +166,10 @@ mod tests {
         *get_mut(&mut v, &parse("drift.Ramp.to").unwrap()).unwrap() = json!(3.0);
         assert_eq!(v["drift"]["Ramp"]["to"], json!(3.0));
         let e = get_mut(&mut v, &parse("drift.Step.factor").unwrap()).unwrap_err();
-        assert!(e.contains("drift has no \"Step\"") && e.contains("Ramp"), "{e}");
+        assert!(
+            e.contains("drift has no \"Step\"") && e.contains("Ramp"),
+            "{e}"
+        );
         let e = get_mut(&mut v, &parse("policies[c].x").unwrap()).unwrap_err();
         assert!(e.contains("\"c\"") && e.contains("\"a\", \"b\""), "{e}");
         let e = get_mut(&mut v, &parse("policies[5]").unwrap()).unwrap_err();

@@ -45,7 +45,10 @@ pub fn t_abs_cdf(t: f64, df: u32) -> f64 {
 /// Bisection on [`t_abs_cdf`]: `P(T <= t) = (1 + A(t)) / 2` is monotone, so 200 halvings of
 /// a bracket reach the last bit of an f64.
 pub fn t_quantile(p: f64, df: u32) -> f64 {
-    assert!(p > 0.5 && p < 1.0, "t_quantile takes p in (0.5, 1), got {p}");
+    assert!(
+        p > 0.5 && p < 1.0,
+        "t_quantile takes p in (0.5, 1), got {p}"
+    );
     let target = 2.0 * p - 1.0;
     let mut hi = 1.0;
     while t_abs_cdf(hi, df) < target {

@@ -119,9 +119,16 @@ pub fn read_journal(dir: &Path) -> Result<Read> {
             break; // end, or a line torn by a kill: everything before it stands.
         }
         if header.is_none() {
-            header = Some(serde_json::from_str(&line).with_context(|| format!("{}: bad header", path.display()))?);
+            header = Some(
+                serde_json::from_str(&line)
+                    .with_context(|| format!("{}: bad header", path.display()))?,
+            );
         } else {
-            records.push(serde_json::from_str(&line).with_context(|| format!("{}: bad line {}", path.display(), records.len() + 2))?);
+            records.push(
+                serde_json::from_str(&line).with_context(|| {
+                    format!("{}: bad line {}", path.display(), records.len() + 2)
+                })?,
+            );
         }
         valid_len += n as u64;
     }
@@ -151,7 +158,11 @@ pub fn complete(plan: &PlanInfo, records: Vec<RunRecord>) -> Result<Vec<RunRecor
     let mut by_run: BTreeMap<u64, RunRecord> = BTreeMap::new();
     for r in records {
         if r.run >= plan.runs() {
-            bail!("journal holds run {} but the plan has {} runs", r.run, plan.runs());
+            bail!(
+                "journal holds run {} but the plan has {} runs",
+                r.run,
+                plan.runs()
+            );
         }
         if let Some(old) = by_run.get(&r.run) {
             if *old != r {
@@ -162,14 +173,23 @@ pub fn complete(plan: &PlanInfo, records: Vec<RunRecord>) -> Result<Vec<RunRecor
     }
     let missing = plan.runs() - by_run.len() as u64;
     if missing > 0 {
-        let first = (0..plan.runs()).find(|i| !by_run.contains_key(i)).unwrap_or(0);
-        bail!("{missing} of {} runs are missing (first: run {first}); run the missing shards or --resume", plan.runs());
+        let first = (0..plan.runs())
+            .find(|i| !by_run.contains_key(i))
+            .unwrap_or(0);
+        bail!(
+            "{missing} of {} runs are missing (first: run {first}); run the missing shards or --resume",
+            plan.runs()
+        );
     }
     Ok(by_run.into_values().collect())
 }
 
 fn num(x: f64) -> String {
-    if x.is_finite() { format!("{x}") } else { String::new() }
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        String::new()
+    }
 }
 
 #[derive(Serialize)]
@@ -207,7 +227,11 @@ pub fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered> {
     head.extend(plan.axes.iter().map(|a| a.name.clone()));
     head.extend(["policy".into(), "replications".into()]);
     for m in &plan.metrics {
-        head.extend([format!("{m}_mean"), format!("{m}_ci_lo"), format!("{m}_ci_hi")]);
+        head.extend([
+            format!("{m}_mean"),
+            format!("{m}_ci_lo"),
+            format!("{m}_ci_hi"),
+        ]);
     }
     csv.write_record(&head)?;
     for (group, recs) in records.chunks(r).enumerate() {
@@ -218,15 +242,30 @@ pub fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered> {
         line.extend([plan.policies[policy].clone(), r.to_string()]);
         let mut metrics = BTreeMap::new();
         for (k, m) in plan.metrics.iter().enumerate() {
-            let xs: Vec<f64> = recs.iter().map(|x| x.metrics[k].unwrap_or(f64::NAN)).collect();
+            let xs: Vec<f64> = recs
+                .iter()
+                .map(|x| x.metrics[k].unwrap_or(f64::NAN))
+                .collect();
             let ci = mean_ci95(&xs);
             line.extend([num(ci.mean), num(ci.ci_lo), num(ci.ci_hi)]);
-            metrics.insert(m.as_str(), JsonStat { mean: ci.mean, ci_lo: ci.ci_lo, ci_hi: ci.ci_hi });
+            metrics.insert(
+                m.as_str(),
+                JsonStat {
+                    mean: ci.mean,
+                    ci_lo: ci.ci_lo,
+                    ci_hi: ci.ci_hi,
+                },
+            );
         }
         csv.write_record(&line)?;
         rows.push(JsonRow {
             point,
-            params: plan.axes.iter().map(|a| a.name.as_str()).zip(params.iter().copied()).collect(),
+            params: plan
+                .axes
+                .iter()
+                .map(|a| a.name.as_str())
+                .zip(params.iter().copied())
+                .collect(),
             policy: &plan.policies[policy],
             replications: plan.replications,
             metrics,
@@ -283,7 +322,8 @@ pub fn write_plan(dir: &Path, plan: &PlanInfo) -> Result<()> {
 /// Read `plan.json`.
 pub fn read_plan(dir: &Path) -> Result<PlanInfo> {
     let path = dir.join(PLAN);
-    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
 }
 
