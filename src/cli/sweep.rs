@@ -13,6 +13,7 @@ use super::Failure;
 use brownout::sweep::store::{self, Header, Journal};
 use brownout::sweep::{self, Shard, grid};
 
+/// Arguments of `brownout sweep`.
 #[derive(Args, Debug)]
 pub struct SweepArgs {
     /// The sweep spec (RON).
@@ -31,6 +32,7 @@ pub struct SweepArgs {
     shard: Option<Shard>,
 }
 
+/// Arguments of `brownout merge`.
 #[derive(Args, Debug)]
 pub struct MergeArgs {
     /// Output folders of the shards.
@@ -84,6 +86,7 @@ fn progress(total: u64) -> ProgressBar {
     bar
 }
 
+/// Run (or resume, or run one shard of) a sweep and write its result files.
 pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     let plan = grid::load(&args.spec).map_err(|e| Failure::input(format!("error: {e}")))?;
     let out = args
@@ -155,6 +158,7 @@ fn finish(out: &Path, plan: &grid::PlanInfo, dirs: &[PathBuf]) -> Result<(), Fai
     Ok(())
 }
 
+/// Merge shard folders into the result files of an unsharded run.
 pub fn merge(args: MergeArgs) -> Result<(), Failure> {
     let plan = store::read_plan(&args.dirs[0]).map_err(io)?;
     for d in &args.dirs[1..] {

@@ -438,8 +438,15 @@ fn grid_points(
         for (shown, v) in &values {
             let mut s = base.clone();
             *path::get_mut(&mut s, &a.steps).map_err(|m| a.fail(m))? = v.clone();
+            let unit = match a.kind {
+                Kind::Duration { .. } => a.axis.unit.as_deref().unwrap_or("ms"),
+                _ => "",
+            };
             to_scenario(s).map_err(|m| {
-                a.fail(format!("value {shown}: {m} (base {})", base_path.display()))
+                a.fail(format!(
+                    "value {shown}{unit}: {m} (base {})",
+                    base_path.display()
+                ))
             })?;
         }
         let shown: Vec<f64> = values.iter().map(|v| v.0).collect();
