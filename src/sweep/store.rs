@@ -339,3 +339,98 @@ pub fn write_results(dir: &Path, files: &Rendered) -> Result<Vec<PathBuf>> {
     }
     Ok(out.into_iter().map(|(p, _)| p).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::grid::AxisInfo;
+
+    fn plan() -> PlanInfo {
+        PlanInfo {
+            sweep: "s".into(),
+            base: "b".into(),
+            seed: 9,
+            replications: 2,
+            axes: vec![AxisInfo {
+                name: "x".into(),
+                path: "a.x".into(),
+                values: vec![0.5],
+            }],
+            points: vec![vec![0.5]],
+            policies: vec!["p".into()],
+            metrics: vec!["m".into()],
+            hash: "h".into(),
+        }
+    }
+
+    fn rec(run: u64, m: f64) -> RunRecord {
+        RunRecord {
+            run,
+            seed: 1,
+            events: 10,
+            requests: 5,
+            metrics: vec![Some(m)],
+        }
+    }
+
+    #[test]
+    fn renders_mean_and_interval_by_hand() {
+        // Values 1 and 3: mean 2, s = sqrt(2), half = t(0.975, 1) * s / sqrt(2) = 12.7062.
+        let r = render(&plan(), &[rec(0, 1.0), rec(1, 3.0)]).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&r.json).unwrap();
+        let m = &v["rows"][0]["metrics"]["m"];
+        assert_eq!(m["mean"], 2.0);
+        assert!((m["ci_hi"].as_f64().unwrap() - 14.7062).abs() < 1e-4);
+        assert!((m["ci_lo"].as_f64().unwrap() + 10.7062).abs() < 1e-4);
+        assert_eq!(v["rows"][0]["params"]["x"], 0.5);
+        let csv = String::from_utf8(r.csv).unwrap();
+        assert!(
+            csv.starts_with("point,x,policy,replications,m_mean,m_ci_lo,m_ci_hi\n0,0.5,p,2,2,")
+        );
+        let runs = String::from_utf8(r.runs_csv).unwrap();
+        assert_eq!(runs.lines().nth(2), Some("1,0,0.5,p,1,1,10,5,3"));
+    }
+
+    #[test]
+    fn completeness_and_duplicates() {
+        let p = plan();
+        assert!(
+            complete(&p, vec![rec(1, 3.0)])
+                .unwrap_err()
+                .to_string()
+                .contains("1 of 2 runs are missing")
+        );
+        let dup = complete(&p, vec![rec(0, 1.0), rec(1, 3.0), rec(0, 2.0)]);
+        assert!(dup.unwrap_err().to_string().contains("twice"));
+        let ok = complete(&p, vec![rec(1, 3.0), rec(0, 1.0), rec(1, 3.0)]).unwrap();
+        assert_eq!(ok.iter().map(|r| r.run).collect::<Vec<_>>(), vec![0, 1]);
+    }
+
+    #[test]
+    fn torn_tail_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = Header {
+            hash: "h".into(),
+            shard: "0/1".into(),
+        };
+        let j = Journal::create(dir.path(), &header).unwrap();
+        j.append(&rec(0, 1.0)).unwrap();
+        drop(j);
+        let path = dir.path().join(JOURNAL);
+        let intact = std::fs::metadata(&path).unwrap().len();
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"run\":1,").unwrap();
+        let r = read_journal(dir.path()).unwrap();
+        assert_eq!(
+            (r.header, r.records, r.valid_len),
+            (header, vec![rec(0, 1.0)], intact)
+        );
+        let j = Journal::reopen(dir.path(), r.valid_len).unwrap();
+        j.append(&rec(1, 3.0)).unwrap();
+        assert_eq!(
+            read_journal(dir.path()).unwrap().records,
+            vec![rec(0, 1.0), rec(1, 3.0)]
+        );
+        assert!(Journal::create(dir.path(), &read_journal(dir.path()).unwrap().header).is_err());
+    }
+}
