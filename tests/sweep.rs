@@ -279,7 +279,7 @@ fn three_shards_merged_equal_one_run() {
 
 #[test]
 fn killed_then_resumed_equals_uninterrupted() {
-    let spec_text = SMALL.replace("replications: 3", "replications: 12");
+    let spec_text = SMALL.replace("replications: 3", "replications: 24");
     let (dir, spec) = setup("4s", &spec_text);
     let (whole, cut) = (dir.path().join("whole"), dir.path().join("cut"));
     let mut child = Command::new(BIN)
@@ -308,7 +308,7 @@ fn killed_then_resumed_equals_uninterrupted() {
     child.kill().unwrap();
     child.wait().unwrap();
     let kept = lines();
-    assert!(kept < 1 + 144, "killed mid-sweep");
+    assert!(kept < 1 + 288, "killed mid-sweep");
     // A kill during a write leaves a torn line: resuming must drop it.
     std::fs::OpenOptions::new()
         .append(true)

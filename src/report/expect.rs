@@ -134,15 +134,6 @@ pub fn value_of(s: &ScenarioSummary, e: &Expectation) -> Option<f64> {
     }
 }
 
-/// A metric of one run by name: `class/metric` for per-class metrics, plain for run-level
-/// ones (the names expectations use). `None` for an unknown class or metric.
-pub fn metric_of(run: &RunSummary, name: &str) -> Option<f64> {
-    match name.split_once('/') {
-        Some((class, m)) => class_metric(run.classes.iter().find(|k| k.class == class)?, m),
-        None => run_metric(run, name),
-    }
-}
-
 /// Does `actual op value` hold?
 pub fn holds(actual: f64, op: Cmp, value: f64) -> bool {
     match op {
@@ -161,6 +152,15 @@ fn op_str(op: Cmp) -> &'static str {
         Cmp::Gt => ">",
         Cmp::Ge => ">=",
         Cmp::Eq => "==",
+    }
+}
+
+/// A metric of one run by name: `class/metric` for per-class metrics, plain for run-level
+/// ones (the names expectations use). `None` for an unknown class or metric.
+pub fn metric_of(run: &RunSummary, name: &str) -> Option<f64> {
+    match name.split_once('/') {
+        Some((class, m)) => class_metric(run.classes.iter().find(|k| k.class == class)?, m),
+        None => run_metric(run, name),
     }
 }
 
