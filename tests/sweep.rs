@@ -6,6 +6,7 @@
 //! - CLI (the built binary): `-j 1` equals `-j 2` byte for byte; three shards merged equal
 //!   one unsharded run; a killed sweep resumed equals an uninterrupted one; bad paths and a
 //!   changed spec are refused with exit 2.
+//! - `every_scenario_round_trips_through_json`: what sweeps rely on to set parameters.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -375,4 +376,23 @@ fn bad_paths_and_values_exit_2_naming_the_line() {
     let o = sweep(&spec_path, &dir.path().join("out"), &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("p96_ms"));
+}
+
+#[test]
+fn every_scenario_round_trips_through_json() {
+    // Sweeps set parameters on the JSON form of a scenario: any scenario type that does not
+    // survive Scenario -> JSON -> Scenario unchanged would silently change every point.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let Ok(s) = brownout::scenario::load(&path) else {
+            continue; // a sweep spec, not a scenario
+        };
+        let back: brownout::scenario::Scenario =
+            serde_json::from_value(serde_json::to_value(&s).unwrap()).unwrap();
+        assert_eq!(back, s, "{}", path.display());
+        checked += 1;
+    }
+    assert!(checked >= 2);
 }
