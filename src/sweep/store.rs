@@ -218,10 +218,45 @@ struct JsonStat {
     ci_hi: f64,
 }
 
+/// The aggregate of one (point, policy) group: its `sweep.csv` line and `sweep.json` row.
+fn aggregate<'a>(
+    plan: &'a PlanInfo,
+    group: usize,
+    recs: &[RunRecord],
+) -> (Vec<String>, JsonRow<'a>) {
+    let (point, policy) = (group / plan.policies.len(), group % plan.policies.len());
+    let params = &plan.points[point];
+    let mut line: Vec<String> = vec![point.to_string()];
+    line.extend(params.iter().map(|x| num(*x)));
+    line.extend([plan.policies[policy].clone(), plan.replications.to_string()]);
+    let mut metrics = BTreeMap::new();
+    for (k, m) in plan.metrics.iter().enumerate() {
+        let xs: Vec<f64> = recs
+            .iter()
+            .map(|x| x.metrics[k].unwrap_or(f64::NAN))
+            .collect();
+        let ci = mean_ci95(&xs);
+        line.extend([num(ci.mean), num(ci.ci_lo), num(ci.ci_hi)]);
+        let stat = JsonStat {
+            mean: ci.mean,
+            ci_lo: ci.ci_lo,
+            ci_hi: ci.ci_hi,
+        };
+        metrics.insert(m.as_str(), stat);
+    }
+    let names = plan.axes.iter().map(|a| a.name.as_str());
+    let row = JsonRow {
+        point,
+        params: names.zip(params.iter().copied()).collect(),
+        policy: &plan.policies[policy],
+        replications: plan.replications,
+        metrics,
+    };
+    (line, row)
+}
+
 /// Render the result files from a complete, run-ordered record list.
 pub fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered> {
-    let r = plan.replications as usize;
-    let mut rows = Vec::new();
     let mut csv = csv::Writer::from_writer(Vec::new());
     let mut head: Vec<String> = vec!["point".into()];
     head.extend(plan.axes.iter().map(|a| a.name.clone()));
@@ -234,42 +269,12 @@ pub fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered> {
         ]);
     }
     csv.write_record(&head)?;
-    for (group, recs) in records.chunks(r).enumerate() {
-        let (point, policy) = (group / plan.policies.len(), group % plan.policies.len());
-        let params = &plan.points[point];
-        let mut line: Vec<String> = vec![point.to_string()];
-        line.extend(params.iter().map(|x| num(*x)));
-        line.extend([plan.policies[policy].clone(), r.to_string()]);
-        let mut metrics = BTreeMap::new();
-        for (k, m) in plan.metrics.iter().enumerate() {
-            let xs: Vec<f64> = recs
-                .iter()
-                .map(|x| x.metrics[k].unwrap_or(f64::NAN))
-                .collect();
-            let ci = mean_ci95(&xs);
-            line.extend([num(ci.mean), num(ci.ci_lo), num(ci.ci_hi)]);
-            metrics.insert(
-                m.as_str(),
-                JsonStat {
-                    mean: ci.mean,
-                    ci_lo: ci.ci_lo,
-                    ci_hi: ci.ci_hi,
-                },
-            );
-        }
+    let mut rows = Vec::new();
+    // Complete and run-ordered: each chunk of R records is one (point, policy).
+    for (group, recs) in records.chunks(plan.replications as usize).enumerate() {
+        let (line, row) = aggregate(plan, group, recs);
         csv.write_record(&line)?;
-        rows.push(JsonRow {
-            point,
-            params: plan
-                .axes
-                .iter()
-                .map(|a| a.name.as_str())
-                .zip(params.iter().copied())
-                .collect(),
-            policy: &plan.policies[policy],
-            replications: plan.replications,
-            metrics,
-        });
+        rows.push(row);
     }
     let doc = JsonDoc {
         sweep: &plan.sweep,
