@@ -24,7 +24,8 @@ pub struct SweepArgs {
     /// Output folder (default: output/<sweep name>/).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Continue an interrupted sweep in the output folder, skipping finished runs.
+    /// Continue the sweep journaled in the output folder, skipping finished runs (starts one
+    /// if there is none).
     #[arg(long)]
     resume: bool,
     /// Run only shard K of N (K from 0): runs whose number is K modulo N.
