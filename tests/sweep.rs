@@ -191,7 +191,7 @@ fn plan_latin_hypercube_puts_one_sample_in_each_stratum() {
         sample: (method: LatinHypercube, samples: 8, seed: 4),
         axes: [
             (name: "rate", path: "classes[api].arrivals.Poisson.rate_per_s", range: (from: 10, to: 90)),
-            (name: "mean_s", path: "dependency.latency.Exponential.mean", range: (from: 1, to: 256, scale: Log), unit: "ms"),
+            (name: "mean_ms", path: "dependency.latency.Exponential.mean", range: (from: 1, to: 256, scale: Log), unit: "ms"),
         ])"#;
     let (_dir, spec_path) = setup("4s", spec);
     let plan = grid::load(&spec_path).unwrap();
@@ -213,6 +213,21 @@ fn plan_latin_hypercube_puts_one_sample_in_each_stratum() {
     log.sort();
     assert_eq!(lin, (0..8).collect::<Vec<_>>());
     assert_eq!(log, (0..8).collect::<Vec<_>>());
+    // Uniform draws stay in range, and the sample seed alone fixes them.
+    let uniform = |seed: u32| {
+        let text = spec
+            .replace("LatinHypercube", "Uniform")
+            .replace("seed: 4", &format!("seed: {seed}"));
+        std::fs::write(&spec_path, text).unwrap();
+        grid::load(&spec_path).unwrap().info.points
+    };
+    let (a, b, c) = (uniform(4), uniform(4), uniform(5));
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    assert!(
+        a.iter()
+            .all(|p| (10.0..=90.0).contains(&p[0]) && (1.0..=256.0).contains(&p[1]))
+    );
 }
 
 #[test]

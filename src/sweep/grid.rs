@@ -134,7 +134,8 @@ pub fn load(spec_path: &Path) -> Result<Plan, SpecError> {
     resolve(&spec, dir).map_err(|(needle, msg)| spec::locate(spec_path, &text, &needle, msg))
 }
 
-/// Resolve a parsed spec whose relative paths start at `dir`.
+/// Resolve a parsed spec whose relative paths start at `dir`. An error is (text of the spec
+/// to point at, message).
 pub fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
     let base_path = dir.join(&spec.base);
     let base = scenario::load(&base_path)
