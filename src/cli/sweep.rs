@@ -49,10 +49,10 @@ fn io(e: anyhow::Error) -> Failure {
 }
 
 /// Open the journal: new, or resumed after checking it belongs to this plan and shard.
-fn open_journal(out: &Path, header: &Header, resume: bool) -> Result<(Journal, usize), Failure> {
+fn open_journal(out: &Path, header: &Header, resume: bool) -> Result<Journal, Failure> {
     let exists = out.join(store::JOURNAL).exists();
     if !exists {
-        return Ok((Journal::create(out, header).map_err(io)?, 0));
+        return Journal::create(out, header).map_err(io);
     }
     if !resume {
         return Err(Failure::input(format!(
@@ -71,8 +71,7 @@ fn open_journal(out: &Path, header: &Header, resume: bool) -> Result<(Journal, u
             header.shard
         )));
     }
-    let done = read.records.len();
-    Ok((Journal::reopen(out, read.valid_len).map_err(io)?, done))
+    Journal::reopen(out, read.valid_len).map_err(io)
 }
 
 fn progress(total: u64) -> ProgressBar {
@@ -99,7 +98,7 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
         hash: plan.info.hash.clone(),
         shard: shard.to_string(),
     };
-    let (journal, _) = open_journal(&out, &header, args.resume)?;
+    let journal = open_journal(&out, &header, args.resume)?;
     store::write_plan(&out, &plan.info).map_err(io)?;
     let done = store::read_journal(&out).map_err(io)?.records;
     let todo = sweep::pending(&plan, shard, &done);
