@@ -20,3 +20,4 @@ pub mod policy;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod sweep;

@@ -3,6 +3,7 @@
 
 mod plot;
 mod run;
+mod sweep;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,6 +24,10 @@ enum Command {
     Run(run::RunArgs),
     /// Re-render charts and report.html from a results folder, without re-running.
     Plot(plot::PlotArgs),
+    /// Sweep scenario parameters over a grid or sample, with replications and intervals.
+    Sweep(sweep::SweepArgs),
+    /// Combine the output folders of sweep shards into the unsharded result files.
+    Merge(sweep::MergeArgs),
     /// Validate a scenario file without running it.
     Check {
         /// The scenario file (RON).
@@ -50,6 +55,8 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Plot(args) => plot::plot(args),
+        Command::Sweep(args) => sweep::sweep(args),
+        Command::Merge(args) => sweep::merge(args),
         Command::Check { scenario } => match brownout::scenario::load(&scenario) {
             Ok(s) => {
                 println!("{}: ok ({} classes, {} policies)", scenario.display(), s.classes.len(), s.policies.len());

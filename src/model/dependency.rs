@@ -164,6 +164,10 @@ impl DependencyModel {
             Drift::Step { at, factor } => Piecewise::new(vec![(0, 1.0), (at.ns(), 1.0), (at.ns(), *factor)]),
             Drift::Ramp { start, end, from, to } => Piecewise::new(vec![(start.ns(), *from), (end.ns(), *to)]),
             Drift::Points(p) => Piecewise::new(p.iter().map(|(t, v)| (t.ns(), *v)).collect()),
+            Drift::Brownout { start, ramp, hold, peak } => {
+                let (s, r, h) = (start.ns(), ramp.ns(), hold.ns());
+                Piecewise::new(vec![(s, 1.0), (s + r, *peak), (s + r + h, *peak), (s + 2 * r + h, 1.0)])
+            }
             Drift::Csv { file } => {
                 let path = dir.join(file);
                 let ts = read_csv_column(&path, "t_s")?;

@@ -160,6 +160,15 @@ fn op_str(op: Cmp) -> &'static str {
     }
 }
 
+/// A metric of one run by name: `class/metric` for per-class metrics, plain for run-level
+/// ones (the names expectations use). `None` for an unknown class or metric.
+pub fn metric_of(run: &RunSummary, name: &str) -> Option<f64> {
+    match name.split_once('/') {
+        Some((class, m)) => class_metric(run.classes.iter().find(|k| k.class == class)?, m),
+        None => run_metric(run, name),
+    }
+}
+
 /// One checked expectation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checked {

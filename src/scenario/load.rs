@@ -327,6 +327,7 @@ fn validate_drift(d: &Drift) -> Result<(), String> {
                 Ok(())
             }
         }
+        Drift::Brownout { peak, .. } if !ok(*peak) => Err("Brownout peak must be > 0".into()),
         Drift::Points(p) => {
             if p.is_empty() {
                 Err("Points needs at least one point".into())

@@ -412,6 +412,18 @@ pub enum Drift {
     },
     /// Piecewise linear through (time, factor) points; constant before the first and after the last.
     Points(Vec<(Dur, f64)>),
+    /// A brownout episode: factor 1 until `start`, linear up to `peak` over `ramp`, held for
+    /// `hold`, linear back to 1 over `ramp`. One number to sweep: `peak`.
+    Brownout {
+        /// When the ramp up starts.
+        start: Dur,
+        /// Length of each ramp.
+        ramp: Dur,
+        /// Time at the peak.
+        hold: Dur,
+        /// Peak factor (30 = 200 ms -> 6 s).
+        peak: f64,
+    },
     /// Observed latency over time from a CSV file (columns `t_s` and `latency_ms`); the factor
     /// is the observed latency divided by the base latency's median.
     Csv {

@@ -1,0 +1,452 @@
+//! Resolving a spec into a plan: each axis's values (list, linear or log range, or seeded
+//! Latin hypercube / uniform samples), the points, the scenario of every point (set by path,
+//! deserialized back and validated), and the numbering of runs, seeds and shards.
+//!
+//! Every error is found here, before any run starts.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::path::{self, Step};
+use super::spec::{self, Axis, AxisValue, Method, Range, Sample, Scale, SpecError, SweepSpec};
+use crate::engine::{counter_f64, counter_u64, fmt_time, label_hash};
+use crate::model::Model;
+use crate::scenario::{self, Scenario, parse_duration};
+
+/// What a plan is, as written to `plan.json` and read back by `brownout merge`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PlanInfo {
+    /// Sweep name.
+    pub sweep: String,
+    /// Scenario name.
+    pub base: String,
+    /// Root seed.
+    pub seed: u64,
+    /// Replications per (point, policy).
+    pub replications: u32,
+    /// The axes and their values (per grid value, or per point when sampling).
+    pub axes: Vec<AxisInfo>,
+    /// Every point's value of each axis, in axis order.
+    pub points: Vec<Vec<f64>>,
+    /// Policy sets run at each point.
+    pub policies: Vec<String>,
+    /// Metrics recorded per run.
+    pub metrics: Vec<String>,
+    /// FNV-1a hash of everything above plus the base scenario, in hex.
+    pub hash: String,
+}
+
+/// An axis in the results.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AxisInfo {
+    /// Name.
+    pub name: String,
+    /// Path in the scenario.
+    pub path: String,
+    /// Values as reported (durations in the axis unit).
+    pub values: Vec<f64>,
+}
+
+/// Where one run sits in the grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunId {
+    /// Point index.
+    pub point: usize,
+    /// Index into [`PlanInfo::policies`].
+    pub policy: usize,
+    /// Replication, from 0.
+    pub replication: u32,
+}
+
+impl PlanInfo {
+    /// Total runs: points x policies x replications.
+    pub fn runs(&self) -> u64 {
+        (self.points.len() * self.policies.len()) as u64 * u64::from(self.replications)
+    }
+
+    /// Run `run`'s place: runs are numbered point-major, then policy, then replication.
+    pub fn run_id(&self, run: u64) -> RunId {
+        let r = u64::from(self.replications);
+        let per_point = self.policies.len() as u64 * r;
+        RunId {
+            point: (run / per_point) as usize,
+            policy: ((run % per_point) / r) as usize,
+            replication: (run % r) as u32,
+        }
+    }
+
+    /// The seed of replication `r`: a function of (root seed, r) only, so every point and
+    /// policy sees the same traffic in replication r (common random numbers).
+    pub fn replication_seed(&self, r: u32) -> u64 {
+        counter_u64(self.seed, label_hash("sweep/replication"), u64::from(r), 0)
+    }
+}
+
+/// A resolved sweep, ready to run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The serializable description.
+    pub info: PlanInfo,
+    /// The scenario of every point.
+    pub scenarios: Vec<Scenario>,
+    /// Index of each planned policy in the scenario.
+    pub policy_index: Vec<usize>,
+    /// Folder that resolves the scenario's relative data files.
+    pub dir: PathBuf,
+}
+
+/// How an axis's values become scenario values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    /// A duration; reported values are in units of `unit_ns` nanoseconds.
+    Duration { unit_ns: f64 },
+    /// An integer field: values are rounded.
+    Integer,
+    /// A floating-point field.
+    Float,
+}
+
+/// An axis resolved against the base scenario.
+struct Resolved<'a> {
+    axis: &'a Axis,
+    steps: Vec<Step>,
+    kind: Kind,
+}
+
+type Located = (String, String);
+
+fn err(needle: impl Into<String>, msg: impl Into<String>) -> Located {
+    (needle.into(), msg.into())
+}
+
+/// Load a spec file and resolve it; every error names the spec file, line and column.
+pub fn load(spec_path: &Path) -> Result<Plan, SpecError> {
+    let text = std::fs::read_to_string(spec_path).map_err(|e| SpecError {
+        file: spec_path.to_path_buf(),
+        line: 0,
+        col: 0,
+        message: format!("cannot read the file: {e}"),
+    })?;
+    let spec = spec::parse(spec_path, &text)?;
+    let dir = spec_path.parent().unwrap_or(Path::new("."));
+    resolve(&spec, dir).map_err(|(needle, msg)| spec::locate(spec_path, &text, &needle, msg))
+}
+
+/// Resolve a parsed spec whose relative paths start at `dir`. An error is (text of the spec
+/// to point at, message).
+pub fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
+    let base_path = dir.join(&spec.base);
+    let base =
+        scenario::load(&base_path).map_err(|e| err(format!("\"{}\"", spec.base), format!("base scenario: {e}")))?;
+    check_header(spec, &base)?;
+    let seed = spec.seed.unwrap_or(base.seed);
+    let json = serde_json::to_value(&base).map_err(|e| err("base", e.to_string()))?;
+    let resolved = spec.axes.iter().map(|a| resolve_axis(a, &json)).collect::<Result<Vec<_>, _>>()?;
+    let (axes, points) = match &spec.sample {
+        None => grid_points(&resolved, &json, &base_path)?,
+        Some(s) => sample_points(&resolved, s, seed)?,
+    };
+    let scenario_dir = base_path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let scenarios = points
+        .iter()
+        .map(|p| point_scenario(&resolved, &json, p, seed, &scenario_dir))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (policy_index, policies) = select_policies(spec, &base)?;
+    let mut info = PlanInfo {
+        sweep: spec.name.clone(),
+        base: base.name.clone(),
+        seed,
+        replications: spec.replications,
+        axes,
+        points,
+        policies,
+        metrics: spec.metrics.clone(),
+        hash: String::new(),
+    };
+    let canonical = serde_json::to_string(&(&info, &json)).map_err(|e| err("", e.to_string()))?;
+    info.hash = format!("{:016x}", label_hash(&canonical));
+    Ok(Plan { info, scenarios, policy_index, dir: scenario_dir })
+}
+
+fn check_header(spec: &SweepSpec, base: &Scenario) -> Result<(), Located> {
+    if spec.name.trim().is_empty() || spec.name.contains(['/', '\\']) {
+        return Err(err("name", "name must be non-empty and contain no path separator"));
+    }
+    if spec.replications == 0 {
+        return Err(err("replications", "replications must be >= 1"));
+    }
+    if spec.metrics.is_empty() {
+        return Err(err("metrics", "name at least one metric to aggregate"));
+    }
+    for m in &spec.metrics {
+        check_metric(m, base).map_err(|msg| err(format!("\"{m}\""), msg))?;
+    }
+    for (i, a) in spec.axes.iter().enumerate() {
+        if spec.axes[..i].iter().any(|o| o.name == a.name) {
+            return Err(err(format!("\"{}\"", a.name), format!("axis \"{}\" is named twice", a.name)));
+        }
+    }
+    Ok(())
+}
+
+fn check_metric(m: &str, base: &Scenario) -> Result<(), String> {
+    use crate::report::expect::{known_metric, metric_names};
+    match m.split_once('/') {
+        Some((class, name)) => {
+            if !base.classes.iter().any(|c| c.name == class) {
+                let names: Vec<&str> = base.classes.iter().map(|c| c.name.as_str()).collect();
+                return Err(format!("metric \"{m}\": unknown class \"{class}\" (classes: {})", names.join(", ")));
+            }
+            if !known_metric(name, true) {
+                return Err(format!(
+                    "metric \"{m}\": unknown per-class metric \"{name}\" (expected one of: {})",
+                    metric_names(true)
+                ));
+            }
+        }
+        None if !known_metric(m, false) => {
+            return Err(format!(
+                "unknown run-level metric \"{m}\" (expected one of: {}; per-class metrics are written class/metric)",
+                metric_names(false)
+            ));
+        }
+        None => {}
+    }
+    Ok(())
+}
+
+fn select_policies(spec: &SweepSpec, base: &Scenario) -> Result<(Vec<usize>, Vec<String>), Located> {
+    let all: Vec<&str> = base.policies.iter().map(|p| p.name.as_str()).collect();
+    if spec.policies.is_empty() {
+        return Ok(((0..all.len()).collect(), all.iter().map(|s| s.to_string()).collect()));
+    }
+    let mut index = Vec::new();
+    for name in &spec.policies {
+        let i = all.iter().position(|p| p == name).ok_or_else(|| {
+            err(format!("\"{name}\""), format!("unknown policy \"{name}\" (the scenario has: {})", all.join(", ")))
+        })?;
+        if index.contains(&i) {
+            return Err(err(format!("\"{name}\""), format!("policy \"{name}\" is listed twice")));
+        }
+        index.push(i);
+    }
+    Ok((index, spec.policies.clone()))
+}
+
+fn unit_ns(axis: &Axis) -> Result<f64, Located> {
+    let unit = axis.unit.as_deref().unwrap_or("ms");
+    parse_duration(&format!("1{unit}")).map(|ns| ns as f64).map_err(|_| {
+        err(format!("\"{unit}\""), format!("axis \"{}\": unknown unit \"{unit}\" (ns, us, ms, s, m or h)", axis.name))
+    })
+}
+
+fn resolve_axis<'a>(axis: &'a Axis, base: &Value) -> Result<Resolved<'a>, Located> {
+    let at = || format!("\"{}\"", axis.path);
+    let steps = path::parse(&axis.path).map_err(|m| err(at(), format!("axis \"{}\": {m}", axis.name)))?;
+    let mut probe = base.clone();
+    let current = path::get_mut(&mut probe, &steps)
+        .map_err(|m| err(at(), format!("axis \"{}\": bad path \"{}\": {m}", axis.name, axis.path)))?;
+    let written: Vec<&AxisValue> = match &axis.range {
+        Some(r) => vec![&r.from, &r.to],
+        None => axis.values.iter().collect(),
+    };
+    let texts = written.iter().any(|v| matches!(v, AxisValue::Text(_)));
+    let integral = written.iter().all(|v| matches!(v, AxisValue::Num(x) if x.fract() == 0.0));
+    let kind = match &*current {
+        Value::String(s) if parse_duration(s).is_ok() => Kind::Duration { unit_ns: unit_ns(axis)? },
+        Value::Number(n) if n.is_f64() => Kind::Float,
+        Value::Number(_) => Kind::Integer,
+        Value::Null if texts || axis.unit.is_some() => Kind::Duration { unit_ns: unit_ns(axis)? },
+        Value::Null if integral && axis.range.is_none() => Kind::Integer,
+        Value::Null => Kind::Float,
+        other => {
+            return Err(err(
+                at(),
+                format!(
+                    "axis \"{}\": \"{}\" is {}, not a number or a duration",
+                    axis.name,
+                    axis.path,
+                    match other {
+                        Value::String(s) => format!("the text \"{s}\""),
+                        Value::Bool(_) => "a boolean".into(),
+                        Value::Array(_) => "a list (index it, e.g. [0])".into(),
+                        _ => "an object (name a field or variant inside it)".into(),
+                    }
+                ),
+            ));
+        }
+    };
+    if axis.values.is_empty() == axis.range.is_none() {
+        return Err(err(
+            format!("\"{}\"", axis.name),
+            format!("axis \"{}\": give either values or a range", axis.name),
+        ));
+    }
+    Ok(Resolved { axis, steps, kind })
+}
+
+impl Resolved<'_> {
+    fn fail(&self, msg: String) -> Located {
+        err(format!("\"{}\"", self.axis.name), format!("axis \"{}\": {msg}", self.axis.name))
+    }
+
+    /// A written value in the axis's reporting unit.
+    fn raw(&self, v: &AxisValue) -> Result<f64, Located> {
+        match (self.kind, v) {
+            (Kind::Duration { unit_ns }, AxisValue::Text(s)) => {
+                parse_duration(s).map(|ns| ns as f64 / unit_ns).map_err(|m| self.fail(m))
+            }
+            (Kind::Duration { .. }, AxisValue::Num(x)) if self.axis.unit.is_none() => {
+                Err(self.fail(format!("{x} is a plain number on a duration: write \"{x}ms\" or give the axis a unit")))
+            }
+            (_, AxisValue::Num(x)) if x.is_finite() => Ok(*x),
+            (_, AxisValue::Num(x)) => Err(self.fail(format!("{x} is not a finite number"))),
+            (_, AxisValue::Text(s)) => {
+                Err(self.fail(format!("\"{s}\" is a text but \"{}\" holds a number", self.axis.path)))
+            }
+        }
+    }
+
+    /// A value in axis units to (reported value, scenario value). Integers and durations
+    /// are rounded (durations to the nanosecond), so the reported value is the one used.
+    fn finish(&self, x: f64) -> Result<(f64, Value), Located> {
+        match self.kind {
+            Kind::Duration { unit_ns } => {
+                let ns = (x * unit_ns).round();
+                if !(0.0..=1.0e18).contains(&ns) {
+                    return Err(self.fail(format!("duration {x} is negative or too large")));
+                }
+                Ok((ns / unit_ns, Value::String(fmt_time(ns as u64))))
+            }
+            Kind::Integer => {
+                let n = x.round();
+                if !(-9.0e15..=9.0e15).contains(&n) {
+                    return Err(self.fail(format!("{x} is out of range")));
+                }
+                Ok((n, Value::from(n as i64)))
+            }
+            Kind::Float => Ok((x, Value::from(x))),
+        }
+    }
+
+    /// Position `u` in [0, 1] along the range, on its scale.
+    fn along(&self, r: &Range, u: f64) -> Result<f64, Located> {
+        let (a, b) = (self.raw(&r.from)?, self.raw(&r.to)?);
+        Ok(match r.scale {
+            Scale::Linear => a + (b - a) * u,
+            Scale::Log if a > 0.0 && b > 0.0 => a * (b / a).powf(u),
+            Scale::Log => return Err(self.fail("a Log range needs both ends > 0".into())),
+        })
+    }
+
+    /// The grid values (reported, scenario value), duplicates after rounding removed.
+    fn grid_values(&self) -> Result<Vec<(f64, Value)>, Located> {
+        let mut out: Vec<(f64, Value)> = Vec::new();
+        if let Some(r) = &self.axis.range {
+            if r.steps < 2 {
+                return Err(self.fail("a range needs steps >= 2 (the number of values)".into()));
+            }
+            for i in 0..r.steps {
+                let x = self.along(r, f64::from(i) / f64::from(r.steps - 1))?;
+                let v = self.finish(x)?;
+                if out.last().is_none_or(|l| l.0 != v.0) {
+                    out.push(v);
+                }
+            }
+        } else {
+            for w in &self.axis.values {
+                let x = self.raw(w)?;
+                if self.kind == Kind::Integer && x.fract() != 0.0 {
+                    return Err(self.fail(format!("{x} is not a whole number")));
+                }
+                out.push(self.finish(x)?);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Points of the grid product, first axis slowest. Each axis value is checked alone first,
+/// so a bad value is blamed on its axis.
+fn grid_points(axes: &[Resolved], base: &Value, base_path: &Path) -> Result<(Vec<AxisInfo>, Vec<Vec<f64>>), Located> {
+    let mut infos = Vec::new();
+    let mut points: Vec<Vec<f64>> = vec![Vec::new()];
+    for a in axes {
+        let values = a.grid_values()?;
+        for (shown, v) in &values {
+            let mut s = base.clone();
+            *path::get_mut(&mut s, &a.steps).map_err(|m| a.fail(m))? = v.clone();
+            let unit = match a.kind {
+                Kind::Duration { .. } => a.axis.unit.as_deref().unwrap_or("ms"),
+                _ => "",
+            };
+            to_scenario(s).map_err(|m| a.fail(format!("value {shown}{unit}: {m} (base {})", base_path.display())))?;
+        }
+        let shown: Vec<f64> = values.iter().map(|v| v.0).collect();
+        points = points.iter().flat_map(|p| shown.iter().map(move |x| [p.as_slice(), &[*x]].concat())).collect();
+        infos.push(AxisInfo { name: a.axis.name.clone(), path: a.axis.path.clone(), values: shown });
+    }
+    Ok((infos, points))
+}
+
+/// Seeded samples: Latin hypercube strata or independent uniforms, per axis.
+fn sample_points(axes: &[Resolved], s: &Sample, seed: u64) -> Result<(Vec<AxisInfo>, Vec<Vec<f64>>), Located> {
+    let n = s.samples as usize;
+    if n == 0 {
+        return Err(err("samples", "samples must be >= 1"));
+    }
+    let seed = s.seed.unwrap_or(seed);
+    let mut points = vec![Vec::with_capacity(axes.len()); n];
+    let mut infos = Vec::new();
+    for a in axes {
+        let r = a.axis.range.as_ref().ok_or_else(|| a.fail("sampling needs a range, not values".into()))?;
+        let label = label_hash(&format!("sweep/sample/{}", a.axis.name));
+        let strata = permutation(n, seed, label_hash(&format!("sweep/lhs/{}", a.axis.name)));
+        let mut shown = Vec::with_capacity(n);
+        for (i, p) in points.iter_mut().enumerate() {
+            let u = counter_f64(seed, label, i as u64, 0);
+            let u = match s.method {
+                Method::Uniform => u,
+                Method::LatinHypercube => (strata[i] as f64 + u) / n as f64,
+            };
+            let x = a.finish(a.along(r, u)?)?.0;
+            p.push(x);
+            shown.push(x);
+        }
+        infos.push(AxisInfo { name: a.axis.name.clone(), path: a.axis.path.clone(), values: shown });
+    }
+    Ok((infos, points))
+}
+
+/// A seeded Fisher-Yates shuffle of 0..n from counter draws (modulo bias < n / 2^64).
+fn permutation(n: usize, seed: u64, label: u64) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..n).collect();
+    for j in (1..n).rev() {
+        let k = (counter_u64(seed, label, j as u64, 0) % (j as u64 + 1)) as usize;
+        p.swap(j, k);
+    }
+    p
+}
+
+fn to_scenario(v: Value) -> Result<Scenario, String> {
+    let s: Scenario = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    scenario::validate(&s).map_err(|(_, m)| m)?;
+    Ok(s)
+}
+
+/// The scenario of one point, validated and built once so data files are checked too.
+fn point_scenario(axes: &[Resolved], base: &Value, point: &[f64], seed: u64, dir: &Path) -> Result<Scenario, Located> {
+    let mut v = base.clone();
+    for (a, x) in axes.iter().zip(point) {
+        *path::get_mut(&mut v, &a.steps).map_err(|m| a.fail(m))? = a.finish(*x)?.1;
+    }
+    let describe = || {
+        let params: Vec<String> = axes.iter().zip(point).map(|(a, x)| format!("{}={x}", a.axis.name)).collect();
+        params.join(", ")
+    };
+    let s = to_scenario(v).map_err(|m| err("axes", format!("point ({}): {m}", describe())))?;
+    Model::build(&s, seed, dir).map_err(|m| err("axes", format!("point ({}): {m}", describe())))?;
+    Ok(s)
+}

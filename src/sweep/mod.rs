@@ -1,0 +1,114 @@
+//! Parameter sweeps: run a scenario over a grid (or seeded sample) of parameter values,
+//! every policy at every point, R replications each, and aggregate metrics into means with
+//! 95 % Student t confidence intervals.
+//!
+//! - [`spec`]: the sweep file (RON).
+//! - [`path`]: `policies[tiered].stack[0].policy.Limiter.permits` on a JSON scenario.
+//! - [`grid`]: spec to [`grid::Plan`]: axis values, points, validated scenarios, run numbering,
+//!   common-random-number seeds. All errors surface here, before any run.
+//! - [`stats`]: t quantiles and intervals.
+//! - [`store`]: the output folder: plan, journal of finished runs, rendered result files.
+//!
+//! Architecture invariant: result files are a pure function of the plan and the set of
+//! finished runs, rendered in run order. Thread count, completion order, interruption and
+//! sharding therefore cannot change a byte of them.
+
+pub mod grid;
+pub mod path;
+pub mod spec;
+pub mod stats;
+pub mod store;
+
+use std::fmt;
+use std::str::FromStr;
+
+use anyhow::{Result, anyhow};
+use rayon::prelude::*;
+
+use crate::model::{Model, RunOptions, run_policy};
+use crate::report::expect::metric_of;
+use grid::Plan;
+use store::{Journal, RunRecord};
+
+/// A deterministic slice of the runs: run `i` belongs to shard `i mod count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// This shard, from 0.
+    pub index: u64,
+    /// Number of shards.
+    pub count: u64,
+}
+
+impl Shard {
+    /// Every run.
+    pub const ALL: Shard = Shard { index: 0, count: 1 };
+
+    /// Does run `run` belong to this shard? Round robin spreads slow points evenly.
+    pub fn owns(self, run: u64) -> bool {
+        run % self.count == self.index
+    }
+}
+
+impl FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("shard \"{s}\" must be K/N with 0 <= K < N, e.g. 0/3");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (k.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// Run one run of the plan: build the point's model with the replication's seed, simulate
+/// the policy, keep only the metric values.
+pub fn run_one(plan: &Plan, run: u64) -> Result<RunRecord> {
+    let id = plan.info.run_id(run);
+    let seed = plan.info.replication_seed(id.replication);
+    let model = Model::build(&plan.scenarios[id.point], seed, &plan.dir).map_err(|e| anyhow!("run {run}: {e}"))?;
+    let result = run_policy(&model, plan.policy_index[id.policy], RunOptions::default());
+    if let Some(why) = result.aborted {
+        return Err(anyhow!(
+            "run {run} (point {}, policy \"{}\", replication {}, seed {seed}): {why}",
+            id.point,
+            plan.info.policies[id.policy],
+            id.replication
+        ));
+    }
+    let metrics = plan.info.metrics.iter().map(|m| metric_of(&result.summary, m).filter(|x| !x.is_nan())).collect();
+    Ok(RunRecord { run, seed, events: result.summary.events, requests: result.requests, metrics })
+}
+
+/// Run `todo` on a local pool of `threads` threads, appending each record to the journal
+/// the moment it finishes and then telling `on_done`. Stops at the first failed run.
+pub fn execute(
+    plan: &Plan,
+    todo: &[u64],
+    threads: usize,
+    journal: &Journal,
+    on_done: &(dyn Fn(&RunRecord) + Sync),
+) -> Result<()> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build()?;
+    pool.install(|| {
+        todo.par_iter().with_max_len(1).try_for_each(|&run| {
+            let rec = run_one(plan, run)?;
+            journal.append(&rec)?;
+            on_done(&rec);
+            Ok(())
+        })
+    })
+}
+
+/// The runs of `shard` not yet in `done`, in run order.
+pub fn pending(plan: &Plan, shard: Shard, done: &[RunRecord]) -> Vec<u64> {
+    let finished: std::collections::BTreeSet<u64> = done.iter().map(|r| r.run).collect();
+    (0..plan.info.runs()).filter(|&r| shard.owns(r) && !finished.contains(&r)).collect()
+}

@@ -1,0 +1,193 @@
+//! The sweep spec file (RON, `deny_unknown_fields`): which scenario, which parameters to
+//! vary and how, how many replications, which policies and metrics. Loading only parses;
+//! [`super::grid`] resolves it against the scenario and checks every value.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// A whole sweep spec.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSpec {
+    /// Name; the default output folder is `output/<name>/`.
+    pub name: String,
+    /// The scenario file, relative to the spec file.
+    pub base: String,
+    /// Root seed (default: the scenario's). Replication `r` runs with a seed derived from
+    /// (this seed, r) only, the same for every point and policy (common random numbers).
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Replications per (point, policy).
+    #[serde(default = "one")]
+    pub replications: u32,
+    /// Policy sets to run, by name (empty = all of the scenario's).
+    #[serde(default)]
+    pub policies: Vec<String>,
+    /// Metrics to aggregate: `class/metric` per class, plain for run-level metrics.
+    pub metrics: Vec<String>,
+    /// The parameters to vary.
+    pub axes: Vec<Axis>,
+    /// Random sampling of the axes' ranges instead of their grid product.
+    #[serde(default)]
+    pub sample: Option<Sample>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// One varied parameter.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Axis {
+    /// Column name in the results.
+    pub name: String,
+    /// Where the parameter lives, e.g. `dependency.drift.Ramp.to`.
+    pub path: String,
+    /// Explicit values (numbers, or duration strings such as `"2s"`).
+    #[serde(default)]
+    pub values: Vec<AxisValue>,
+    /// A range instead of explicit values.
+    #[serde(default)]
+    pub range: Option<Range>,
+    /// Unit of plain numbers on a duration parameter, and of the reported values
+    /// (`ns`, `us`, `ms`, `s`, `m`, `h`; default `ms`).
+    #[serde(default)]
+    pub unit: Option<String>,
+}
+
+/// A value as written: a number or a duration string.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum AxisValue {
+    /// A plain number.
+    Num(f64),
+    /// A duration such as `"250ms"`.
+    Text(String),
+}
+
+/// A range of values, ends included.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Range {
+    /// First value.
+    pub from: AxisValue,
+    /// Last value.
+    pub to: AxisValue,
+    /// Number of grid values (>= 2); not used when sampling.
+    #[serde(default)]
+    pub steps: u32,
+    /// Spacing: linear or logarithmic.
+    #[serde(default)]
+    pub scale: Scale,
+}
+
+/// How a range is spaced.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub enum Scale {
+    /// Equal differences.
+    #[default]
+    Linear,
+    /// Equal ratios (both ends > 0).
+    Log,
+}
+
+/// Seeded random sampling of the axes' ranges.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Sample {
+    /// Latin hypercube or independent uniform draws.
+    pub method: Method,
+    /// Number of points.
+    pub samples: u32,
+    /// Seed of the sampling (default: the sweep's seed).
+    #[serde(default)]
+    pub seed: Option<u64>,
+}
+
+/// Sampling methods.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub enum Method {
+    /// One point in each of `samples` equal strata of every axis, strata paired at random.
+    LatinHypercube,
+    /// Independent uniform draws (on the log scale for `Log` ranges).
+    Uniform,
+}
+
+/// A spec that cannot be used, with where and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecError {
+    /// The spec file.
+    pub file: PathBuf,
+    /// 1-based line (0 when unknown).
+    pub line: usize,
+    /// 1-based column (0 when unknown).
+    pub col: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}:{}:{}: {}", self.file.display(), self.line, self.col, self.message)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// Parse spec text; `path` is only used in messages.
+pub fn parse(path: &Path, text: &str) -> Result<SweepSpec, SpecError> {
+    ron::Options::default()
+        .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+        .from_str::<SweepSpec>(text)
+        .map_err(|e| SpecError {
+            file: path.to_path_buf(),
+            line: e.position.line,
+            col: e.position.col,
+            message: e.code.to_string(),
+        })
+}
+
+/// An error located at the first occurrence of `needle` in the spec text.
+pub fn locate(path: &Path, text: &str, needle: &str, message: String) -> SpecError {
+    let (mut line, mut col) = (0, 0);
+    if let Some(offset) = text.find(needle).filter(|_| !needle.is_empty()) {
+        let before = &text[..offset];
+        line = before.matches('\n').count() + 1;
+        col = offset - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    }
+    SpecError { file: path.to_path_buf(), line, col, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_numbers_durations_and_ranges() {
+        let s = parse(
+            Path::new("x.ron"),
+            r#"SweepSpec(name: "s", base: "b.ron", replications: 3, metrics: ["api/ok"],
+                axes: [
+                  (name: "p", path: "a.b", values: [1, 2.5, "3s"]),
+                  (name: "q", path: "a.c", range: (from: "1s", to: 8, steps: 4, scale: Log), unit: "s"),
+                ],
+                sample: (method: LatinHypercube, samples: 10))"#,
+        )
+        .unwrap();
+        assert_eq!(s.axes[0].values, vec![AxisValue::Num(1.0), AxisValue::Num(2.5), AxisValue::Text("3s".into())]);
+        let r = s.axes[1].range.as_ref().unwrap();
+        assert_eq!((r.steps, r.scale), (4, Scale::Log));
+        assert_eq!(s.sample.unwrap().samples, 10);
+    }
+
+    #[test]
+    fn unknown_field_is_located() {
+        let e = parse(Path::new("x.ron"), "SweepSpec(name: \"s\",\n base: \"b\", bogus: 1, metrics: [], axes: [])")
+            .unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.message.contains("bogus"), "{e}");
+    }
+}

@@ -1,0 +1,367 @@
+//! The output folder of a sweep: `plan.json`, the append-only journal of finished runs
+//! (`journal.jsonl`: one header line, then one JSON line per run, flushed as each run
+//! finishes), and the result files rendered from the journal, always in run order.
+//!
+//! A kill can tear only the last journal line; reading drops a torn tail, so resuming
+//! loses at most the runs that were in progress.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use super::grid::PlanInfo;
+use super::stats::mean_ci95;
+
+/// The journal's file name.
+pub const JOURNAL: &str = "journal.jsonl";
+/// The plan's file name.
+pub const PLAN: &str = "plan.json";
+
+/// One finished run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunRecord {
+    /// Run number (see [`PlanInfo::run_id`]).
+    pub run: u64,
+    /// Seed it ran with.
+    pub seed: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Requests that arrived.
+    pub requests: u64,
+    /// The plan's metrics, in order (`None` for NaN, which JSON cannot hold).
+    pub metrics: Vec<Option<f64>>,
+}
+
+/// The journal's first line: what the journal belongs to.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Header {
+    /// The plan hash.
+    pub hash: String,
+    /// Shard `k/n` (`0/1` when unsharded).
+    pub shard: String,
+}
+
+/// An open journal, safe to append to from worker threads.
+pub struct Journal {
+    file: Mutex<File>,
+}
+
+impl Journal {
+    /// Start a new journal; refuses to overwrite one.
+    pub fn create(dir: &Path, header: &Header) -> Result<Self> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let path = dir.join(JOURNAL);
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .with_context(|| format!("creating {}", path.display()))?;
+        writeln!(file, "{}", serde_json::to_string(header)?)?;
+        file.flush()?;
+        Ok(Self { file: Mutex::new(file) })
+    }
+
+    /// Reopen a journal to append after `valid_len` bytes (dropping a torn tail).
+    pub fn reopen(dir: &Path, valid_len: u64) -> Result<Self> {
+        let path = dir.join(JOURNAL);
+        let file = OpenOptions::new().write(true).open(&path).with_context(|| format!("opening {}", path.display()))?;
+        file.set_len(valid_len)?;
+        let mut file = file;
+        use std::io::Seek;
+        file.seek(std::io::SeekFrom::End(0))?;
+        Ok(Self { file: Mutex::new(file) })
+    }
+
+    /// Append one record as a single write, then flush, so a finished run survives a kill.
+    pub fn append(&self, r: &RunRecord) -> Result<()> {
+        let mut line = serde_json::to_vec(r)?;
+        line.push(b'\n');
+        let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        f.write_all(&line)?;
+        f.flush()?;
+        Ok(())
+    }
+}
+
+/// A journal read back: its header, the records, and the length of its intact prefix.
+pub struct Read {
+    /// The header.
+    pub header: Header,
+    /// Records in file order.
+    pub records: Vec<RunRecord>,
+    /// Bytes up to the end of the last complete line.
+    pub valid_len: u64,
+}
+
+/// Read `dir`'s journal, ignoring a torn last line.
+pub fn read_journal(dir: &Path) -> Result<Read> {
+    let path = dir.join(JOURNAL);
+    let f = File::open(&path).with_context(|| format!("opening {}", path.display()))?;
+    let mut reader = BufReader::new(f);
+    let (mut header, mut records, mut valid_len) = (None, Vec::new(), 0u64);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let n = reader.read_line(&mut line)?;
+        if n == 0 || !line.ends_with('\n') {
+            break; // end, or a line torn by a kill: everything before it stands.
+        }
+        if header.is_none() {
+            header = Some(serde_json::from_str(&line).with_context(|| format!("{}: bad header", path.display()))?);
+        } else {
+            records.push(
+                serde_json::from_str(&line)
+                    .with_context(|| format!("{}: bad line {}", path.display(), records.len() + 2))?,
+            );
+        }
+        valid_len += n as u64;
+    }
+    let Some(header) = header else {
+        bail!("{} has no header line", path.display());
+    };
+    Ok(Read { header, records, valid_len })
+}
+
+/// The three result files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// `sweep.json`.
+    pub json: Vec<u8>,
+    /// `sweep.csv`.
+    pub csv: Vec<u8>,
+    /// `runs.csv`.
+    pub runs_csv: Vec<u8>,
+}
+
+/// Records keyed by run, checking that duplicates agree and that every run is there.
+pub fn complete(plan: &PlanInfo, records: Vec<RunRecord>) -> Result<Vec<RunRecord>> {
+    let mut by_run: BTreeMap<u64, RunRecord> = BTreeMap::new();
+    for r in records {
+        if r.run >= plan.runs() {
+            bail!("journal holds run {} but the plan has {} runs", r.run, plan.runs());
+        }
+        if let Some(old) = by_run.get(&r.run) {
+            if *old != r {
+                bail!("run {} appears twice with different results", r.run);
+            }
+        }
+        by_run.insert(r.run, r);
+    }
+    let missing = plan.runs() - by_run.len() as u64;
+    if missing > 0 {
+        let first = (0..plan.runs()).find(|i| !by_run.contains_key(i)).unwrap_or(0);
+        bail!("{missing} of {} runs are missing (first: run {first}); run the missing shards or --resume", plan.runs());
+    }
+    Ok(by_run.into_values().collect())
+}
+
+fn num(x: f64) -> String {
+    if x.is_finite() { format!("{x}") } else { String::new() }
+}
+
+#[derive(Serialize)]
+struct JsonDoc<'a> {
+    sweep: &'a str,
+    base: &'a str,
+    seed: u64,
+    replications: u32,
+    axes: &'a [super::grid::AxisInfo],
+    rows: Vec<JsonRow<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    point: usize,
+    params: BTreeMap<&'a str, f64>,
+    policy: &'a str,
+    replications: u32,
+    metrics: BTreeMap<&'a str, JsonStat>,
+}
+
+#[derive(Serialize)]
+struct JsonStat {
+    mean: f64,
+    ci_lo: f64,
+    ci_hi: f64,
+}
+
+/// The aggregate of one (point, policy) group: its `sweep.csv` line and `sweep.json` row.
+fn aggregate<'a>(plan: &'a PlanInfo, group: usize, recs: &[RunRecord]) -> (Vec<String>, JsonRow<'a>) {
+    let (point, policy) = (group / plan.policies.len(), group % plan.policies.len());
+    let params = &plan.points[point];
+    let mut line: Vec<String> = vec![point.to_string()];
+    line.extend(params.iter().map(|x| num(*x)));
+    line.extend([plan.policies[policy].clone(), plan.replications.to_string()]);
+    let mut metrics = BTreeMap::new();
+    for (k, m) in plan.metrics.iter().enumerate() {
+        let xs: Vec<f64> = recs.iter().map(|x| x.metrics[k].unwrap_or(f64::NAN)).collect();
+        let ci = mean_ci95(&xs);
+        line.extend([num(ci.mean), num(ci.ci_lo), num(ci.ci_hi)]);
+        let stat = JsonStat { mean: ci.mean, ci_lo: ci.ci_lo, ci_hi: ci.ci_hi };
+        metrics.insert(m.as_str(), stat);
+    }
+    let names = plan.axes.iter().map(|a| a.name.as_str());
+    let row = JsonRow {
+        point,
+        params: names.zip(params.iter().copied()).collect(),
+        policy: &plan.policies[policy],
+        replications: plan.replications,
+        metrics,
+    };
+    (line, row)
+}
+
+/// Render the result files from a complete, run-ordered record list.
+pub fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered> {
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    let mut head: Vec<String> = vec!["point".into()];
+    head.extend(plan.axes.iter().map(|a| a.name.clone()));
+    head.extend(["policy".into(), "replications".into()]);
+    for m in &plan.metrics {
+        head.extend([format!("{m}_mean"), format!("{m}_ci_lo"), format!("{m}_ci_hi")]);
+    }
+    csv.write_record(&head)?;
+    let mut rows = Vec::new();
+    // Complete and run-ordered: each chunk of R records is one (point, policy).
+    for (group, recs) in records.chunks(plan.replications as usize).enumerate() {
+        let (line, row) = aggregate(plan, group, recs);
+        csv.write_record(&line)?;
+        rows.push(row);
+    }
+    let doc = JsonDoc {
+        sweep: &plan.sweep,
+        base: &plan.base,
+        seed: plan.seed,
+        replications: plan.replications,
+        axes: &plan.axes,
+        rows,
+    };
+    let mut json = serde_json::to_vec_pretty(&doc)?;
+    json.push(b'\n');
+    Ok(Rendered { json, csv: csv.into_inner()?, runs_csv: runs_csv(plan, records)? })
+}
+
+fn runs_csv(plan: &PlanInfo, records: &[RunRecord]) -> Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut head: Vec<String> = vec!["run".into(), "point".into()];
+    head.extend(plan.axes.iter().map(|a| a.name.clone()));
+    head.extend(["policy", "replication", "seed", "events", "requests"].map(String::from));
+    head.extend(plan.metrics.iter().cloned());
+    w.write_record(&head)?;
+    for rec in records {
+        let id = plan.run_id(rec.run);
+        let mut line = vec![rec.run.to_string(), id.point.to_string()];
+        line.extend(plan.points[id.point].iter().map(|x| num(*x)));
+        line.extend([
+            plan.policies[id.policy].clone(),
+            id.replication.to_string(),
+            rec.seed.to_string(),
+            rec.events.to_string(),
+            rec.requests.to_string(),
+        ]);
+        line.extend(rec.metrics.iter().map(|m| m.map_or(String::new(), num)));
+        w.write_record(&line)?;
+    }
+    Ok(w.into_inner()?)
+}
+
+/// Write `plan.json`.
+pub fn write_plan(dir: &Path, plan: &PlanInfo) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(plan)?;
+    bytes.push(b'\n');
+    crate::output::write_atomic(&dir.join(PLAN), &bytes)
+}
+
+/// Read `plan.json`.
+pub fn read_plan(dir: &Path) -> Result<PlanInfo> {
+    let path = dir.join(PLAN);
+    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// Write the result files into `dir`; returns their paths.
+pub fn write_results(dir: &Path, files: &Rendered) -> Result<Vec<PathBuf>> {
+    let out = [
+        (dir.join("sweep.json"), &files.json),
+        (dir.join("sweep.csv"), &files.csv),
+        (dir.join("runs.csv"), &files.runs_csv),
+    ];
+    for (path, bytes) in &out {
+        crate::output::write_atomic(path, bytes)?;
+    }
+    Ok(out.into_iter().map(|(p, _)| p).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::grid::AxisInfo;
+
+    fn plan() -> PlanInfo {
+        PlanInfo {
+            sweep: "s".into(),
+            base: "b".into(),
+            seed: 9,
+            replications: 2,
+            axes: vec![AxisInfo { name: "x".into(), path: "a.x".into(), values: vec![0.5] }],
+            points: vec![vec![0.5]],
+            policies: vec!["p".into()],
+            metrics: vec!["m".into()],
+            hash: "h".into(),
+        }
+    }
+
+    fn rec(run: u64, m: f64) -> RunRecord {
+        RunRecord { run, seed: 1, events: 10, requests: 5, metrics: vec![Some(m)] }
+    }
+
+    #[test]
+    fn renders_mean_and_interval_by_hand() {
+        // Values 1 and 3: mean 2, s = sqrt(2), half = t(0.975, 1) * s / sqrt(2) = 12.7062.
+        let r = render(&plan(), &[rec(0, 1.0), rec(1, 3.0)]).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&r.json).unwrap();
+        let m = &v["rows"][0]["metrics"]["m"];
+        assert_eq!(m["mean"], 2.0);
+        assert!((m["ci_hi"].as_f64().unwrap() - 14.7062).abs() < 1e-4);
+        assert!((m["ci_lo"].as_f64().unwrap() + 10.7062).abs() < 1e-4);
+        assert_eq!(v["rows"][0]["params"]["x"], 0.5);
+        let csv = String::from_utf8(r.csv).unwrap();
+        assert!(csv.starts_with("point,x,policy,replications,m_mean,m_ci_lo,m_ci_hi\n0,0.5,p,2,2,"));
+        let runs = String::from_utf8(r.runs_csv).unwrap();
+        assert_eq!(runs.lines().nth(2), Some("1,0,0.5,p,1,1,10,5,3"));
+    }
+
+    #[test]
+    fn completeness_and_duplicates() {
+        let p = plan();
+        assert!(complete(&p, vec![rec(1, 3.0)]).unwrap_err().to_string().contains("1 of 2 runs are missing"));
+        let dup = complete(&p, vec![rec(0, 1.0), rec(1, 3.0), rec(0, 2.0)]);
+        assert!(dup.unwrap_err().to_string().contains("twice"));
+        let ok = complete(&p, vec![rec(1, 3.0), rec(0, 1.0), rec(1, 3.0)]).unwrap();
+        assert_eq!(ok.iter().map(|r| r.run).collect::<Vec<_>>(), vec![0, 1]);
+    }
+
+    #[test]
+    fn torn_tail_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = Header { hash: "h".into(), shard: "0/1".into() };
+        let j = Journal::create(dir.path(), &header).unwrap();
+        j.append(&rec(0, 1.0)).unwrap();
+        drop(j);
+        let path = dir.path().join(JOURNAL);
+        let intact = std::fs::metadata(&path).unwrap().len();
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"run\":1,").unwrap();
+        let r = read_journal(dir.path()).unwrap();
+        assert_eq!((r.header, r.records, r.valid_len), (header, vec![rec(0, 1.0)], intact));
+        let j = Journal::reopen(dir.path(), r.valid_len).unwrap();
+        j.append(&rec(1, 3.0)).unwrap();
+        assert_eq!(read_journal(dir.path()).unwrap().records, vec![rec(0, 1.0), rec(1, 3.0)]);
+        assert!(Journal::create(dir.path(), &read_journal(dir.path()).unwrap().header).is_err());
+    }
+}
