@@ -11,6 +11,7 @@
 //! - [`runner`]: runs every policy set of a scenario, in parallel, into a summary.
 //! - [`report`]: expectations, the comparison table and the verdict text.
 //! - [`output`]: files (JSON, CSV, Markdown, charts); the only module that writes.
+//! - [`verify`]: closed forms of queueing theory and the suite that checks the model by them.
 
 pub mod engine;
 pub mod metrics;
@@ -20,3 +21,4 @@ pub mod policy;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod verify;

@@ -2,6 +2,7 @@
 //! verification, 2 bad input (nothing written).
 
 mod run;
+mod verify;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,6 +21,8 @@ pub struct Cli {
 enum Command {
     /// Run every policy of a scenario on the same traffic and write results.
     Run(run::RunArgs),
+    /// Check the simulator against queueing theory (Erlang B/C, Little, timeout tails).
+    Verify(verify::VerifyArgs),
     /// Validate a scenario file without running it.
     Check {
         /// The scenario file (RON).
@@ -49,6 +52,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Verify(args) => verify::run(args),
         Command::Check { scenario } => match brownout::scenario::load(&scenario) {
             Ok(s) => {
                 println!(

@@ -322,6 +322,7 @@ pub struct Recorder {
     win_integrals: [f64; 5],
     calls_by_requests: u64,
     requests_calling: u64,
+    found_in_flight: Vec<u64>,
 }
 
 impl Recorder {
@@ -354,6 +355,7 @@ impl Recorder {
             win_integrals: [0.0; 5],
             calls_by_requests: 0,
             requests_calling: 0,
+            found_in_flight: vec![0; FOUND_BUCKETS],
             s,
         }
     }
@@ -444,6 +446,9 @@ impl Recorder {
         self.win_dep_calls += 1;
         if now >= self.s.warmup {
             self.dep_calls += 1;
+            // The calls this one found there: the count after it, minus itself.
+            let found = (in_flight.saturating_sub(1) as usize).min(FOUND_BUCKETS - 1);
+            self.found_in_flight[found] += 1;
         }
         self.dep_in_flight.set(now, in_flight as f64);
     }
@@ -699,6 +704,8 @@ impl Recorder {
                 latency_ms: self.dep_latency.stats(),
                 throughput_cv: cv,
                 abandoned: self.dep_abandoned,
+                mean_in_flight: self.dep_in_flight.integral(now) / span,
+                found_in_flight: self.found_in_flight.clone(),
             },
             breaker,
             limit,
