@@ -35,7 +35,11 @@ fn edited_models(file: &str, from: &str, to: &str) -> tempfile::TempDir {
 fn quick_suite_passes_every_check() {
     let out = brownout(&["verify", "--quick"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let rows: Vec<&str> = stdout
         .lines()
         .filter(|l| l.contains("PASS") || l.contains("FAIL"))
@@ -51,7 +55,12 @@ fn too_few_worker_slots_break_erlang_b_and_the_suite_says_so() {
     // Three worker slots in front of a five-permit limiter make a 3-server loss system:
     // Erlang B(3, 4) = 0.4507, far from B(5, 4) = 0.1991, so the check must fail.
     let dir = edited_models("erlang-b-exp.ron", "slots: 100000", "slots: 3");
-    let out = brownout(&["verify", "--quick", "--models", dir.path().to_str().unwrap()]);
+    let out = brownout(&[
+        "verify",
+        "--quick",
+        "--models",
+        dir.path().to_str().unwrap(),
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     let row = stdout
@@ -69,7 +78,12 @@ fn a_model_that_no_longer_fits_its_formula_is_bad_input() {
         "Limiter((permits: 5, queue: 0))",
         "Limiter((permits: 5, queue: 3, max_wait: \"1s\"))",
     );
-    let out = brownout(&["verify", "--quick", "--models", dir.path().to_str().unwrap()]);
+    let out = brownout(&[
+        "verify",
+        "--quick",
+        "--models",
+        dir.path().to_str().unwrap(),
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("erlang-b-exp.ron"), "{stderr}");
