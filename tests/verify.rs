@@ -44,8 +44,9 @@ fn quick_suite_passes_every_check() {
         .lines()
         .filter(|l| l.contains("PASS") || l.contains("FAIL"))
         .collect();
-    // Two M/M/c models x (wait, P(wait)), two loss models, two Little checks, two tails.
-    assert_eq!(rows.len(), 10, "{stdout}");
+    // Two M/M/c models x (wait, P(wait)), slot and limiter queue waits, two loss models,
+    // two Little checks, two tails.
+    assert_eq!(rows.len(), 12, "{stdout}");
     assert!(rows.iter().all(|l| l.contains("PASS")), "{stdout}");
     assert!(stdout.contains("All checks passed."));
 }

@@ -108,6 +108,8 @@ type Derive = fn(&Scenario) -> Result<Vec<Check>, String>;
 const MODELS: &[(&str, Derive)] = &[
     ("mm1", queue_checks),
     ("mmc", queue_checks),
+    ("mmc-workers", worker_queue_checks),
+    ("mmc-limiter", limiter_queue_checks),
     ("erlang-b-exp", loss_checks),
     ("erlang-b-lognormal", loss_checks),
     ("little", little_checks),
@@ -270,6 +272,54 @@ fn queue_checks(s: &Scenario) -> Result<Vec<Check>, String> {
             Box::new(waited),
         ),
     ])
+}
+
+/// M/M/c through the worker-slot queue: mean wait for a slot against Erlang C.
+fn worker_queue_checks(s: &Scenario) -> Result<Vec<Check>, String> {
+    let lambda = single_class(s)?;
+    let class = &s.classes[0];
+    let mean_s = match (&class.work, class.calls_dependency) {
+        (Some(w), false) => exponential_mean_s(w)?,
+        _ => return Err("the slot model's class does Exponential work and no call".into()),
+    };
+    let w = &s.fleet.workers;
+    if s.fleet.instances != 1 || w.max_wait.is_none() || w.queue < 1000 {
+        return Err("the slot model has one instance and a large slot queue with max_wait".into());
+    }
+    let wait = theory::mmc_mean_wait(w.slots, lambda, mean_s) * 1e3;
+    Ok(vec![check(
+        &format!("M/M/{} mean wait for a worker slot (ms)", w.slots),
+        wait,
+        Box::new(|r: &RunSummary| class0(r).slot_wait_ms_mean),
+    )])
+}
+
+/// M/M/c through a limiter's queue: mean wait for a permit against Erlang C.
+fn limiter_queue_checks(s: &Scenario) -> Result<Vec<Check>, String> {
+    let lambda = single_class(s)?;
+    let mean_s = exponential_mean_s(&s.dependency.latency)?;
+    if s.fleet.instances != 1 || s.dependency.capacity.is_some() || s.dependency.hop.ns() != 0 {
+        return Err(
+            "the limiter-queue model has one instance, an infinite dependency, no hop".into(),
+        );
+    }
+    if s.fleet.overhead.ns() != 0 {
+        return Err("the limiter-queue model needs zero fleet.overhead".into());
+    }
+    let permits = match s.policies[0].stack.as_slice() {
+        [layer] => match &layer.policy {
+            PolicySpec::Limiter(c) if c.queue >= 1000 && c.max_wait.ns() > 0 => c.permits,
+            _ => return Err("the only layer is a Limiter with a large queue and max_wait".into()),
+        },
+        _ => return Err("the limiter-queue model's stack is exactly one Limiter".into()),
+    };
+    // As in the M/M/c model: end-to-end latency minus the dependency's own latency.
+    let wait_ms = |r: &RunSummary| class0(r).latency_ms.mean - r.dependency.latency_ms.mean;
+    Ok(vec![check(
+        &format!("M/M/{permits} mean wait for a limiter permit (ms)"),
+        theory::mmc_mean_wait(permits, lambda, mean_s) * 1e3,
+        Box::new(wait_ms),
+    )])
 }
 
 /// Mean of a latency distribution in seconds, where it has a closed form.
