@@ -40,10 +40,7 @@ pub struct RunMeta {
 pub fn run_all(model: &Model, opts: RunOptions, parallel: bool) -> ScenarioResult {
     let n = model.scenario.policies.len();
     let results: Vec<RunResult> = if parallel {
-        (0..n)
-            .into_par_iter()
-            .map(|p| run_policy(model, p, opts))
-            .collect()
+        (0..n).into_par_iter().map(|p| run_policy(model, p, opts)).collect()
     } else {
         (0..n).map(|p| run_policy(model, p, opts)).collect()
     };

@@ -62,11 +62,7 @@ fn assert_refused(file: &str, text: &str, needles: &[&str]) {
 fn the_base_scenario_runs_and_writes() {
     // The control: without an edit the same harness exits 0 and writes the folder.
     let (out, wrote) = run("ok.ron", BASE);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(wrote);
 }
 
@@ -75,27 +71,12 @@ fn runaway_arrivals_stop_at_max_in_flight() {
     // 20,000 requests/s into one worker slot whose queue is practically unbounded, each
     // call taking 100 ms: the backlog grows by ~19,990 per second, so the 5,000-request
     // guard trips within the first second, long before the 10 s horizon.
-    let text = edited(
-        "workers: (slots: 10)",
-        r#"workers: (slots: 1, queue: 4000000000, max_wait: "1h")"#,
-    )
-    .replace("rate_per_s: 10", "rate_per_s: 20000")
-    .replace("deadline: \"1s\"", "deadline: \"1h\"")
-    .replace("Constant(\"10ms\")", "Constant(\"100ms\")")
-    .replace(
-        "    policies: [",
-        "    limits: (max_in_flight: 5000, max_events: 100000000),\n    policies: [",
-    );
-    assert_refused(
-        "runaway.ron",
-        &text,
-        &[
-            "runaway scenario",
-            "5000",
-            "limits.max_in_flight",
-            "nothing written",
-        ],
-    );
+    let text = edited("workers: (slots: 10)", r#"workers: (slots: 1, queue: 4000000000, max_wait: "1h")"#)
+        .replace("rate_per_s: 10", "rate_per_s: 20000")
+        .replace("deadline: \"1s\"", "deadline: \"1h\"")
+        .replace("Constant(\"10ms\")", "Constant(\"100ms\")")
+        .replace("    policies: [", "    limits: (max_in_flight: 5000, max_events: 100000000),\n    policies: [");
+    assert_refused("runaway.ron", &text, &["runaway scenario", "5000", "limits.max_in_flight", "nothing written"]);
 }
 
 #[test]
@@ -136,24 +117,15 @@ fn zero_deadline_is_refused() {
 fn drift_times_out_of_order_are_refused() {
     let ramp = r#"latency: Constant("10ms"),
         drift: Ramp(start: "5s", end: "2s", from: 1.0, to: 4.0),"#;
-    assert_refused(
-        "ramp.ron",
-        &edited("latency: Constant(\"10ms\"),", ramp),
-        &["dependency.drift", "out of order"],
-    );
+    assert_refused("ramp.ron", &edited("latency: Constant(\"10ms\"),", ramp), &["dependency.drift", "out of order"]);
     let points = r#"latency: Constant("10ms"),
         drift: Points([("5s", 1.0), ("2s", 4.0)]),"#;
-    assert_refused(
-        "points.ron",
-        &edited("latency: Constant(\"10ms\"),", points),
-        &["dependency.drift", "time order"],
-    );
+    assert_refused("points.ron", &edited("latency: Constant(\"10ms\"),", points), &["dependency.drift", "time order"]);
 }
 
 #[test]
 fn a_policy_naming_an_unknown_class_is_refused() {
-    let stack =
-        r#"(name: "direct", stack: [(policy: Timeout((timeout: "1s")), classes: ["checkout"])]),"#;
+    let stack = r#"(name: "direct", stack: [(policy: Timeout((timeout: "1s")), classes: ["checkout"])]),"#;
     assert_refused(
         "class.ron",
         &edited(r#"(name: "direct", stack: []),"#, stack),

@@ -18,14 +18,12 @@ use brownout::model::Model;
 use brownout::scenario;
 
 const ARBITRARY_CASES: u32 = 5_000;
-const MUTATED_CASES: u32 = 40_000;
+const MUTATED_CASES: u32 = 20_000;
 
 fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
         cases,
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
-            "proptest-regressions/loader_fuzz.txt",
-        ))),
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/loader_fuzz.txt"))),
         ..ProptestConfig::default()
     }
 }
@@ -113,10 +111,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
     prop_oneof![
         (any::<usize>(), 1..=255u8).prop_map(|(at, xor)| Mutation::Flip { at, xor }),
         (any::<usize>(), 1..64usize).prop_map(|(at, len)| Mutation::Delete { at, len }),
-        (any::<usize>(), 1..64usize, any::<usize>())
-            .prop_map(|(at, len, to)| Mutation::Duplicate { at, len, to }),
-        (any::<usize>(), prop::sample::select(NASTY))
-            .prop_map(|(nth, with)| Mutation::Number { nth, with }),
+        (any::<usize>(), 1..64usize, any::<usize>()).prop_map(|(at, len, to)| Mutation::Duplicate { at, len, to }),
+        (any::<usize>(), prop::sample::select(NASTY)).prop_map(|(nth, with)| Mutation::Number { nth, with }),
     ]
 }
 
@@ -165,11 +161,7 @@ fn digit_runs(text: &[u8]) -> Vec<(usize, usize)> {
 }
 
 fn report(what: &str, started: Instant, stats: &Stats) {
-    let s: Vec<u64> = stats
-        .stages
-        .iter()
-        .map(|a| a.load(Ordering::Relaxed))
-        .collect();
+    let s: Vec<u64> = stats.stages.iter().map(|a| a.load(Ordering::Relaxed)).collect();
     eprintln!(
         "loader fuzz ({what}): {} inputs in {:.2} s (parse errors {}, semantic errors {}, \
          build errors {}, accepted {}); slowest input {:?}",
@@ -233,24 +225,11 @@ fn mutated_scenarios_never_panic_the_loader() {
 #[test]
 fn mutations_do_what_they_say() {
     let mut t = b"abc 12 x 3.5".to_vec();
-    apply(
-        &mut t,
-        &Mutation::Number {
-            nth: 1,
-            with: "NaN",
-        },
-    );
+    apply(&mut t, &Mutation::Number { nth: 1, with: "NaN" });
     assert_eq!(t, b"abc 12 x NaN");
     apply(&mut t, &Mutation::Delete { at: 0, len: 4 });
     assert_eq!(t, b"12 x NaN");
-    apply(
-        &mut t,
-        &Mutation::Duplicate {
-            at: 0,
-            len: 2,
-            to: 8,
-        },
-    );
+    apply(&mut t, &Mutation::Duplicate { at: 0, len: 2, to: 8 });
     assert_eq!(t, b"12 x NaN12");
     apply(&mut t, &Mutation::Flip { at: 0, xor: 0x01 });
     assert_eq!(t, b"02 x NaN12");

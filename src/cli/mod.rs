@@ -1,6 +1,7 @@
 //! Argument parsing and the subcommands. Exit codes: 0 success, 1 a failed expectation or
 //! verification, 2 bad input (nothing written).
 
+mod plot;
 mod run;
 mod verify;
 
@@ -23,6 +24,8 @@ enum Command {
     Run(run::RunArgs),
     /// Check the simulator against queueing theory (Erlang B/C, Little, timeout tails).
     Verify(verify::VerifyArgs),
+    /// Re-render charts and report.html from a results folder, without re-running.
+    Plot(plot::PlotArgs),
     /// Validate a scenario file without running it.
     Check {
         /// The scenario file (RON).
@@ -41,10 +44,7 @@ pub struct Failure {
 impl Failure {
     /// Bad input.
     pub fn input(message: impl Into<String>) -> Self {
-        Self {
-            code: 2,
-            message: message.into(),
-        }
+        Self { code: 2, message: message.into() }
     }
 }
 
@@ -53,14 +53,10 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Plot(args) => plot::plot(args),
         Command::Check { scenario } => match brownout::scenario::load(&scenario) {
             Ok(s) => {
-                println!(
-                    "{}: ok ({} classes, {} policies)",
-                    scenario.display(),
-                    s.classes.len(),
-                    s.policies.len()
-                );
+                println!("{}: ok ({} classes, {} policies)", scenario.display(), s.classes.len(), s.policies.len());
                 Ok(())
             }
             Err(e) => Err(Failure::input(format!("error: {e}"))),

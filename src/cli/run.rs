@@ -29,6 +29,9 @@ pub struct RunArgs {
     /// Run twice and compare event-trace hashes; report the first divergence.
     #[arg(long)]
     check_determinism: bool,
+    /// Skip charts and report.html (faster; `brownout plot DIR` can draw them later).
+    #[arg(long)]
+    no_charts: bool,
 }
 
 /// Load, validate and build a scenario; errors are bad input (exit 2).
@@ -36,8 +39,7 @@ pub fn load_model(path: &Path, seed: Option<u64>) -> Result<Model, Failure> {
     let s = scenario::load(path).map_err(|e| Failure::input(format!("error: {e}")))?;
     let seed = seed.unwrap_or(s.seed);
     let dir = path.parent().unwrap_or(Path::new("."));
-    Model::build(&s, seed, dir)
-        .map_err(|e| Failure::input(format!("error: {}: {e}", path.display())))
+    Model::build(&s, seed, dir).map_err(|e| Failure::input(format!("error: {}: {e}", path.display())))
 }
 
 fn peak_rss_kib() -> Option<u64> {
@@ -48,42 +50,22 @@ fn peak_rss_kib() -> Option<u64> {
 
 fn check_determinism(model: &Model, first: &ScenarioResult) -> Result<(), Failure> {
     // The second run is serial while the first was parallel: thread count must not matter.
-    let second = runner::run_all(
-        model,
-        RunOptions {
-            timeseries: false,
-            trace_limit: 0,
-        },
-        false,
-    );
+    let second = runner::run_all(model, RunOptions { timeseries: false, trace_limit: 0 }, false);
     for (a, b) in first.runs.iter().zip(&second.runs) {
         if a.trace_hash == b.trace_hash && a.events == b.events {
             continue;
         }
         // Re-run with traces kept to find the first differing event.
         let limit = a.events.max(b.events).min(50_000_000) as usize;
-        let opts = RunOptions {
-            timeseries: false,
-            trace_limit: limit,
-        };
+        let opts = RunOptions { timeseries: false, trace_limit: limit };
         let ta = runner::run_all(model, opts, true);
         let tb = runner::run_all(model, opts, false);
         let (ra, rb) = (
-            ta.runs
-                .iter()
-                .find(|r| r.policy == a.policy)
-                .map(|r| &r.trace),
-            tb.runs
-                .iter()
-                .find(|r| r.policy == a.policy)
-                .map(|r| &r.trace),
+            ta.runs.iter().find(|r| r.policy == a.policy).map(|r| &r.trace),
+            tb.runs.iter().find(|r| r.policy == a.policy).map(|r| &r.trace),
         );
         let at = match (ra, rb) {
-            (Some(x), Some(y)) => x
-                .iter()
-                .zip(y)
-                .position(|(p, q)| p != q)
-                .unwrap_or(x.len().min(y.len())),
+            (Some(x), Some(y)) => x.iter().zip(y).position(|(p, q)| p != q).unwrap_or(x.len().min(y.len())),
             _ => 0,
         };
         return Err(Failure {
@@ -94,29 +76,16 @@ fn check_determinism(model: &Model, first: &ScenarioResult) -> Result<(), Failur
             ),
         });
     }
-    println!(
-        "determinism: {} policy run(s) reproduced event for event",
-        first.runs.len()
-    );
+    println!("determinism: {} policy run(s) reproduced event for event", first.runs.len());
     Ok(())
 }
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
     let model = load_model(&args.scenario, args.seed)?;
     let s = &model.scenario;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("output").join(&s.name));
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("output").join(&s.name));
     let started = Instant::now();
-    let result = runner::run_all(
-        &model,
-        RunOptions {
-            timeseries: true,
-            trace_limit: 0,
-        },
-        !args.serial,
-    );
+    let result = runner::run_all(&model, RunOptions { timeseries: true, trace_limit: 0 }, !args.serial);
     let wall = started.elapsed().as_secs_f64();
     for r in &result.runs {
         if let Some(why) = &r.aborted {
@@ -130,29 +99,20 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         check_determinism(&model, &result)?;
     }
     let checked = report::expect::check(&result.summary, &s.expect);
-    let io = |e: anyhow::Error| Failure {
-        code: 2,
-        message: format!("error: writing results: {e:#}"),
-    };
+    let io = |e: anyhow::Error| Failure { code: 2, message: format!("error: writing results: {e:#}") };
     let scenario_ron = ron::ser::to_string_pretty(s, ron::ser::PrettyConfig::default())
         .map_err(|e| Failure::input(format!("error: serializing the scenario: {e}")))?;
     output::write_atomic(&out.join("scenario.ron"), scenario_ron.as_bytes()).map_err(io)?;
-    output::write_atomic(
-        &out.join("summary.json"),
-        &output::summary_json(&result.summary).map_err(io)?,
-    )
-    .map_err(io)?;
-    output::write_atomic(
-        &out.join("summary.csv"),
-        &output::summary_csv(&result.summary).map_err(io)?,
-    )
-    .map_err(io)?;
-    output::write_atomic(
-        &out.join("timeseries.csv"),
-        &output::timeseries_csv(&result.rows).map_err(io)?,
-    )
-    .map_err(io)?;
-    let md = output::report_md(s, &result.summary, &checked, &[]);
+    output::write_atomic(&out.join("summary.json"), &output::summary_json(&result.summary).map_err(io)?).map_err(io)?;
+    output::write_atomic(&out.join("summary.csv"), &output::summary_csv(&result.summary).map_err(io)?).map_err(io)?;
+    output::write_atomic(&out.join("timeseries.csv"), &output::timeseries_csv(&result.rows).map_err(io)?)
+        .map_err(io)?;
+    let charts = if args.no_charts {
+        Vec::new()
+    } else {
+        output::charts::write_run(&out, &s.description, &result.summary, &result.rows).map_err(io)?
+    };
+    let md = output::report_md(s, &result.summary, &checked, &charts);
     output::write_atomic(&out.join("report.md"), md.as_bytes()).map_err(io)?;
     if args.stats {
         let events: u64 = result.runs.iter().map(|r| r.events).sum();
@@ -182,12 +142,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     println!("results in {}", out.display());
     let failed: Vec<_> = checked.iter().filter(|c| !c.passed).collect();
     for c in &checked {
-        println!(
-            "{} {} (measured {:.4})",
-            if c.passed { "PASS" } else { "FAIL" },
-            c.statement,
-            c.actual
-        );
+        println!("{} {} (measured {:.4})", if c.passed { "PASS" } else { "FAIL" }, c.statement, c.actual);
     }
     if !failed.is_empty() {
         return Err(Failure {
@@ -195,11 +150,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             message: format!(
                 "{} expectation(s) failed: {} (seed {})",
                 failed.len(),
-                failed
-                    .iter()
-                    .map(|c| c.statement.as_str())
-                    .collect::<Vec<_>>()
-                    .join("; "),
+                failed.iter().map(|c| c.statement.as_str()).collect::<Vec<_>>().join("; "),
                 model.seed
             ),
         });

@@ -44,12 +44,5 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
     };
     let report = suite::run(&opts).map_err(|e| Failure::input(format!("error: {e}")))?;
     print!("{}", suite::render(&report));
-    if report.passed() {
-        Ok(())
-    } else {
-        Err(Failure {
-            code: 1,
-            message: "verification failed".into(),
-        })
-    }
+    if report.passed() { Ok(()) } else { Err(Failure { code: 1, message: "verification failed".into() }) }
 }

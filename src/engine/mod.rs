@@ -37,11 +37,7 @@ pub struct RunStats {
 /// Run until the queue is empty or the next event lies strictly after `horizon`.
 ///
 /// Events at exactly `horizon` still run. Events left in the queue are not handled.
-pub fn run<E, H: Handler<E>>(
-    handler: &mut H,
-    queue: &mut EventQueue<E>,
-    horizon: Time,
-) -> RunStats {
+pub fn run<E, H: Handler<E>>(handler: &mut H, queue: &mut EventQueue<E>, horizon: Time) -> RunStats {
     let mut stats = RunStats::default();
     while let Some(ev) = queue.pop_until(horizon) {
         stats.events += 1;

@@ -57,12 +57,7 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
-        Self {
-            heap: BinaryHeap::new(),
-            seq: 0,
-            now: 0,
-            peak_len: 0,
-        }
+        Self { heap: BinaryHeap::new(), seq: 0, now: 0, peak_len: 0 }
     }
 
     /// The time of the event most recently popped (the current virtual time).
@@ -90,11 +85,7 @@ impl<E> EventQueue<E> {
     /// # Panics
     /// If `time` lies before the current time: virtual time never runs backwards.
     pub fn schedule_at(&mut self, time: Time, event: E) {
-        assert!(
-            time >= self.now,
-            "event scheduled in the past: {time} < {}",
-            self.now
-        );
+        assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         let key = ((time as u128) << 64) | self.seq as u128;
         self.seq += 1;
         self.heap.push(Reverse(Entry { key, event }));
@@ -117,10 +108,7 @@ impl<E> EventQueue<E> {
         }
         let Reverse(entry) = self.heap.pop()?;
         self.now = time;
-        Some(Scheduled {
-            time,
-            event: entry.event,
-        })
+        Some(Scheduled { time, event: entry.event })
     }
 
     /// Pop the earliest event.

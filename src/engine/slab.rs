@@ -36,12 +36,7 @@ impl<T> Default for Slab<T> {
 impl<T> Slab<T> {
     /// An empty slab.
     pub fn new() -> Self {
-        Self {
-            slots: Vec::new(),
-            free: Vec::new(),
-            live: 0,
-            peak: 0,
-        }
+        Self { slots: Vec::new(), free: Vec::new(), live: 0, peak: 0 }
     }
 
     /// Store `value` and return its token.
@@ -51,20 +46,11 @@ impl<T> Slab<T> {
         if let Some(index) = self.free.pop() {
             let slot = &mut self.slots[index as usize];
             slot.value = Some(value);
-            Token {
-                index,
-                generation: slot.generation,
-            }
+            Token { index, generation: slot.generation }
         } else {
             let index = u32::try_from(self.slots.len()).expect("slab exceeds u32 slots");
-            self.slots.push(Slot {
-                generation: 0,
-                value: Some(value),
-            });
-            Token {
-                index,
-                generation: 0,
-            }
+            self.slots.push(Slot { generation: 0, value: Some(value) });
+            Token { index, generation: 0 }
         }
     }
 
@@ -83,21 +69,23 @@ impl<T> Slab<T> {
     /// The entry, if the token is still live.
     pub fn get(&self, token: Token) -> Option<&T> {
         let slot = self.slots.get(token.index as usize)?;
-        if slot.generation == token.generation {
-            slot.value.as_ref()
-        } else {
-            None
-        }
+        if slot.generation == token.generation { slot.value.as_ref() } else { None }
     }
 
     /// The entry, mutably, if the token is still live.
     pub fn get_mut(&mut self, token: Token) -> Option<&mut T> {
         let slot = self.slots.get_mut(token.index as usize)?;
-        if slot.generation == token.generation {
-            slot.value.as_mut()
-        } else {
-            None
-        }
+        if slot.generation == token.generation { slot.value.as_mut() } else { None }
+    }
+
+    /// Tokens of the live entries, in slot order (deterministic). O(slots): for rare events.
+    pub fn tokens(&self) -> Vec<Token> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.value.is_some())
+            .map(|(i, s)| Token { index: i as u32, generation: s.generation })
+            .collect()
     }
 
     /// Number of live entries.

@@ -21,16 +21,7 @@ pub struct Gauge {
 impl Gauge {
     /// A gauge starting at `value`, integrating from `from`, saturated at `cap`.
     pub fn new(value: f64, from: Time, cap: f64) -> Self {
-        Self {
-            value,
-            last: 0,
-            from,
-            integral: 0.0,
-            saturated_ns: 0,
-            cap,
-            peak: value,
-            low: value,
-        }
+        Self { value, last: 0, from, integral: 0.0, saturated_ns: 0, cap, peak: value, low: value }
     }
 
     fn advance(&mut self, now: Time) {

@@ -59,12 +59,7 @@ pub struct Lat {
 impl Lat {
     /// Empty.
     pub fn new() -> Self {
-        Self {
-            hist: hist(),
-            sum_ns: 0.0,
-            min_ns: Time::MAX,
-            max_ns: 0,
-        }
+        Self { hist: hist(), sum_ns: 0.0, min_ns: Time::MAX, max_ns: 0 }
     }
     /// Record one value in nanoseconds.
     pub fn record(&mut self, ns: Time) {
@@ -91,19 +86,11 @@ impl Lat {
     }
     /// Exact maximum in milliseconds.
     pub fn max_ms(&self) -> f64 {
-        if self.is_empty() {
-            0.0
-        } else {
-            self.max_ns as f64 / MILLISECOND as f64
-        }
+        if self.is_empty() { 0.0 } else { self.max_ns as f64 / MILLISECOND as f64 }
     }
     /// Exact mean in milliseconds.
     pub fn mean_ms(&self) -> f64 {
-        if self.is_empty() {
-            0.0
-        } else {
-            self.sum_ns / self.len() as f64 / MILLISECOND as f64
-        }
+        if self.is_empty() { 0.0 } else { self.sum_ns / self.len() as f64 / MILLISECOND as f64 }
     }
     /// Forget everything.
     pub fn reset(&mut self) {
@@ -323,6 +310,7 @@ pub struct Recorder {
     calls_by_requests: u64,
     requests_calling: u64,
     found_in_flight: Vec<u64>,
+    per_instance: Vec<Outcomes>,
 }
 
 impl Recorder {
@@ -356,6 +344,7 @@ impl Recorder {
             calls_by_requests: 0,
             requests_calling: 0,
             found_in_flight: vec![0; FOUND_BUCKETS],
+            per_instance: vec![Outcomes::default(); n],
             s,
         }
     }
@@ -392,6 +381,7 @@ impl Recorder {
     pub fn finish(
         &mut self,
         now: Time,
+        instance: u32,
         class: usize,
         arrived: Time,
         outcome: Outcome,
@@ -415,6 +405,7 @@ impl Recorder {
         if !self.measured(arrived) {
             return;
         }
+        bump(&mut self.per_instance[instance as usize], outcome);
         if dependency_calls > 0 {
             self.calls_by_requests += dependency_calls as u64;
             self.requests_calling += 1;
@@ -483,11 +474,7 @@ impl Recorder {
         self.breaker_states[i] = to;
         let count = |s: BreakerState| if s == BreakerState::Open { 1.0 } else { 0.0 };
         let half = |s: BreakerState| {
-            if s == BreakerState::HalfOpen {
-                1.0
-            } else {
-                0.0
-            }
+            if s == BreakerState::HalfOpen { 1.0 } else { 0.0 }
         };
         self.open.add(now, count(to) - count(from));
         self.half_open.add(now, half(to) - half(from));
@@ -689,8 +676,7 @@ impl Recorder {
             0.0
         } else {
             let m = calls.iter().sum::<u64>() as f64 / calls.len() as f64;
-            let var = calls.iter().map(|&c| (c as f64 - m).powi(2)).sum::<f64>()
-                / (calls.len() - 1) as f64;
+            let var = calls.iter().map(|&c| (c as f64 - m).powi(2)).sum::<f64>() / (calls.len() - 1) as f64;
             if m > 0.0 { var.sqrt() / m } else { 0.0 }
         };
         let business_cost = classes.iter().map(|c| c.business_cost).sum();
@@ -716,6 +702,7 @@ impl Recorder {
                 self.calls_by_requests as f64 / self.requests_calling as f64
             },
             business_cost,
+            per_instance: self.per_instance.clone(),
             events,
             in_flight_at_end,
         }

@@ -66,6 +66,8 @@ pub struct RunSummary {
     pub amplification: f64,
     /// Total business cost (substitutions, refunds, lost orders).
     pub business_cost: f64,
+    /// Outcomes per gateway instance (requests after warm-up).
+    pub per_instance: Vec<Outcomes>,
     /// Events the engine processed.
     pub events: u64,
     /// Requests still in flight at the horizon (not in any outcome).

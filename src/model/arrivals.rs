@@ -3,9 +3,42 @@
 
 use rand_distr::{Distribution, Exp};
 
-use super::dependency::Piecewise;
+use std::path::Path;
+
+use super::dependency::{Piecewise, read_csv_column};
 use crate::engine::{SECOND, Stream, Time};
 use crate::scenario::Arrivals;
+
+/// A time-varying arrival rate (per second).
+#[derive(Debug, Clone)]
+pub enum Rate {
+    /// Piecewise linear.
+    Piecewise(Piecewise),
+    /// `mean * (1 + amplitude * cos(2 pi (t - peak) / period))`.
+    Diurnal {
+        /// Mean rate.
+        mean: f64,
+        /// Relative swing.
+        amplitude: f64,
+        /// Period, ns.
+        period: Time,
+        /// Peak offset, ns.
+        peak: Time,
+    },
+}
+
+impl Rate {
+    /// The rate at `t`.
+    pub fn at(&self, t: Time) -> f64 {
+        match self {
+            Rate::Piecewise(p) => p.at(t),
+            Rate::Diurnal { mean, amplitude, period, peak } => {
+                let phase = ((t as f64 - *peak as f64) / *period as f64) * std::f64::consts::TAU;
+                mean * (1.0 + amplitude * phase.cos())
+            }
+        }
+    }
+}
 
 /// A running arrival process.
 #[derive(Debug, Clone)]
@@ -18,7 +51,7 @@ pub enum ArrivalGen {
     /// Non-homogeneous Poisson by thinning.
     Profile {
         /// Rate per second over time.
-        rate: Piecewise,
+        rate: Rate,
         /// Upper bound of the rate.
         max_rate: f64,
     },
@@ -43,38 +76,52 @@ fn exp_ns(rate_per_s: f64) -> Option<Exp<f64>> {
 }
 
 impl ArrivalGen {
-    /// Build from the scenario's description.
-    pub fn build(a: &Arrivals) -> Self {
-        match a {
-            Arrivals::Poisson { rate_per_s } => ArrivalGen::Poisson {
-                gap: exp_ns(*rate_per_s),
-            },
-            Arrivals::PoissonProfile { points } => {
-                let max_rate = points.iter().map(|p| p.1).fold(0.0, f64::max);
-                ArrivalGen::Profile {
-                    rate: Piecewise::new(points.iter().map(|(t, r)| (t.ns(), *r)).collect()),
-                    max_rate,
-                }
+    /// Build from the scenario's description; `dir` resolves relative data files.
+    pub fn build(a: &Arrivals, dir: &Path) -> Result<Self, String> {
+        let profile = |points: Vec<(Time, f64)>| {
+            let max_rate = points.iter().map(|p| p.1).fold(0.0, f64::max);
+            ArrivalGen::Profile { rate: Rate::Piecewise(Piecewise::new(points)), max_rate }
+        };
+        Ok(match a {
+            Arrivals::Poisson { rate_per_s } => ArrivalGen::Poisson { gap: exp_ns(*rate_per_s) },
+            Arrivals::PoissonProfile { points } => profile(points.iter().map(|(t, r)| (t.ns(), *r)).collect()),
+            Arrivals::Burst { base_rate_per_s: b, at, duration, multiplier } => {
+                let (s, e) = (at.ns(), at.ns() + duration.ns());
+                profile(vec![(0, *b), (s, *b), (s, b * multiplier), (e, b * multiplier), (e, *b)])
             }
+            Arrivals::Csv { file } => {
+                let path = dir.join(file);
+                let ts = read_csv_column(&path, "t_s")?;
+                let rates = read_csv_column(&path, "rate_per_s")?;
+                if ts.windows(2).any(|w| w[1] < w[0]) {
+                    return Err(format!("{}: t_s must be in time order", path.display()));
+                }
+                profile(ts.iter().zip(&rates).map(|(t, r)| ((t * SECOND as f64) as Time, *r)).collect())
+            }
+            Arrivals::Diurnal { mean_rate_per_s, amplitude, period, peak_at } => ArrivalGen::Profile {
+                rate: Rate::Diurnal {
+                    mean: *mean_rate_per_s,
+                    amplitude: *amplitude,
+                    period: period.ns(),
+                    peak: peak_at.ns(),
+                },
+                max_rate: mean_rate_per_s * (1.0 + amplitude),
+            },
             Arrivals::ClosedLoop { users, think } => ArrivalGen::Closed {
                 users: *users,
-                think: (think.ns() > 0)
-                    .then(|| Exp::new(1.0 / think.ns() as f64).expect("positive mean")),
+                think: (think.ns() > 0).then(|| Exp::new(1.0 / think.ns() as f64).expect("positive mean")),
             },
-            Arrivals::Scripted { times } => ArrivalGen::Scripted {
-                times: times.iter().map(|d| d.ns()).collect(),
-                next: 0,
-            },
-        }
+            Arrivals::Scripted { times } => {
+                ArrivalGen::Scripted { times: times.iter().map(|d| d.ns()).collect(), next: 0 }
+            }
+        })
     }
 
     /// The next open-loop arrival strictly after (or, for scripts, at or after) `now`;
     /// None when there is none. Closed loops start their users through [`Self::initial_users`].
     pub fn next(&mut self, now: Time, rng: &mut Stream) -> Option<Time> {
         match self {
-            ArrivalGen::Poisson { gap } => {
-                gap.as_ref().map(|g| now + g.sample(rng).max(1.0) as Time)
-            }
+            ArrivalGen::Poisson { gap } => gap.as_ref().map(|g| now + g.sample(rng).max(1.0) as Time),
             ArrivalGen::Profile { rate, max_rate } => {
                 let bound = exp_ns(*max_rate)?;
                 let mut t = now;
@@ -112,5 +159,58 @@ impl ArrivalGen {
             ArrivalGen::Closed { think: Some(t), .. } => t.sample(rng) as Time,
             _ => 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::stream;
+    use crate::scenario::Dur;
+
+    fn count(a: &Arrivals, from: Time, to: Time) -> usize {
+        let mut g = ArrivalGen::build(a, Path::new(".")).unwrap();
+        let mut rng = stream(5, "t");
+        let mut t = 0;
+        let mut n = 0;
+        while let Some(next) = g.next(t, &mut rng) {
+            if next > to {
+                break;
+            }
+            if next >= from {
+                n += 1;
+            }
+            t = next;
+        }
+        n
+    }
+
+    #[test]
+    fn burst_multiplies_the_rate_inside_its_window() {
+        // 100/s base, x5 for 10 s from 10 s: ~5,000 inside, ~1,000 in the 10 s before.
+        let a = Arrivals::Burst { base_rate_per_s: 100.0, at: Dur::secs(10), duration: Dur::secs(10), multiplier: 5.0 };
+        let inside = count(&a, 10 * SECOND, 20 * SECOND) as f64;
+        let before = count(&a, 0, 10 * SECOND) as f64;
+        // Poisson standard deviations: ~71 and ~32.
+        assert!((inside - 5000.0).abs() < 300.0, "{inside}");
+        assert!((before - 1000.0).abs() < 150.0, "{before}");
+    }
+
+    #[test]
+    fn diurnal_peaks_at_its_peak_time() {
+        // Mean 100/s, amplitude 0.5, period 100 s, peak at 25 s. Expected counts over
+        // [15, 35] and [65, 85] are the integral of the rate: 20*100 +/- 50*(100/(2 pi))*2*sin(pi/5),
+        // about 2000 +/- 935 (Poisson standard deviations ~54 and ~33).
+        let a = Arrivals::Diurnal {
+            mean_rate_per_s: 100.0,
+            amplitude: 0.5,
+            period: Dur::secs(100),
+            peak_at: Dur::secs(25),
+        };
+        let swing = 50.0 * (100.0 / std::f64::consts::TAU) * 2.0 * (std::f64::consts::PI / 5.0).sin();
+        let peak = count(&a, 15 * SECOND, 35 * SECOND) as f64;
+        let trough = count(&a, 65 * SECOND, 85 * SECOND) as f64;
+        assert!((peak - (2000.0 + swing)).abs() < 200.0, "{peak} vs {}", 2000.0 + swing);
+        assert!((trough - (2000.0 - swing)).abs() < 200.0, "{trough} vs {}", 2000.0 - swing);
     }
 }

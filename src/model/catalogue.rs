@@ -21,12 +21,8 @@ pub struct Popularity {
 impl Popularity {
     /// Build from the catalogue.
     pub fn new(c: &Catalogue) -> Self {
-        let zipf =
-            (c.zipf > 0.0).then(|| Zipf::new(c.items as f64, c.zipf).expect("validated zipf"));
-        Self {
-            zipf,
-            items: c.items,
-        }
+        let zipf = (c.zipf > 0.0).then(|| Zipf::new(c.items as f64, c.zipf).expect("validated zipf"));
+        Self { zipf, items: c.items }
     }
 
     /// Draw an item index in `0..items`.
@@ -71,21 +67,10 @@ impl Stock {
     /// One cache per instance, or a single shared one.
     pub fn new(c: &Catalogue, instances: u32, seed: u64) -> Self {
         let n = c.items as usize;
-        let mean_gap_ns = if c.changes_per_hour > 0.0 {
-            3600.0 * SECOND as f64 / c.changes_per_hour
-        } else {
-            f64::INFINITY
-        };
-        let caches = if c.shared_cache {
-            1
-        } else {
-            instances as usize
-        };
-        let init = if c.prewarm {
-            Some(Cached { at: 0, version: 0 })
-        } else {
-            None
-        };
+        let mean_gap_ns =
+            if c.changes_per_hour > 0.0 { 3600.0 * SECOND as f64 / c.changes_per_hour } else { f64::INFINITY };
+        let caches = if c.shared_cache { 1 } else { instances as usize };
+        let init = if c.prewarm { Some(Cached { at: 0, version: 0 }) } else { None };
         let mut s = Self {
             seed,
             mean_gap_ns,
@@ -120,11 +105,7 @@ impl Stock {
     }
 
     fn cache_index(&self, instance: u32) -> usize {
-        if self.caches.len() == 1 {
-            0
-        } else {
-            instance as usize
-        }
+        if self.caches.len() == 1 { 0 } else { instance as usize }
     }
 
     /// A successful response refreshes the cache.
@@ -173,13 +154,7 @@ mod tests {
     fn no_changes_means_never_wrong_and_ttl_applies() {
         let mut s = Stock::new(&cat(0.0), 2, 1);
         let served = s.serve(0, 3, 30 * SECOND).unwrap();
-        assert_eq!(
-            served,
-            Served {
-                staleness: 30 * SECOND,
-                wrong: false
-            }
-        );
+        assert_eq!(served, Served { staleness: 30 * SECOND, wrong: false });
         assert_eq!(s.serve(0, 3, 61 * SECOND), None, "older than the TTL");
         s.refresh(1, 3, 61 * SECOND);
         assert_eq!(s.serve(1, 3, 62 * SECOND).unwrap().staleness, SECOND);

@@ -30,19 +30,15 @@ impl LatencyDist {
     pub fn build(l: &Latency, dir: &Path) -> Result<Self, String> {
         Ok(match l {
             Latency::Constant(d) => LatencyDist::Constant(d.ns()),
-            Latency::Exponential { mean } => LatencyDist::Exponential(
-                Exp::new(1.0 / mean.ns() as f64).map_err(|e| format!("Exponential: {e}"))?,
-            ),
+            Latency::Exponential { mean } => {
+                LatencyDist::Exponential(Exp::new(1.0 / mean.ns() as f64).map_err(|e| format!("Exponential: {e}"))?)
+            }
             Latency::LogNormal { median, sigma } => LatencyDist::LogNormal(
-                LogNormal::new((median.ns() as f64).ln(), *sigma)
-                    .map_err(|e| format!("LogNormal: {e}"))?,
+                LogNormal::new((median.ns() as f64).ln(), *sigma).map_err(|e| format!("LogNormal: {e}"))?,
             ),
             Latency::Empirical { file, column } => {
                 let values = read_csv_column(&dir.join(file), column)?;
-                let mut ns: Vec<Time> = values
-                    .iter()
-                    .map(|ms| (ms * MILLISECOND as f64) as Time)
-                    .collect();
+                let mut ns: Vec<Time> = values.iter().map(|ms| (ms * MILLISECOND as f64) as Time).collect();
                 ns.sort_unstable();
                 LatencyDist::Empirical(ns)
             }
@@ -65,39 +61,19 @@ impl LatencyDist {
 
 /// Read one numeric column of a CSV file with a header.
 pub fn read_csv_column(path: &Path, column: &str) -> Result<Vec<f64>, String> {
-    let mut rdr =
-        csv::Reader::from_path(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let headers = rdr
-        .headers()
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .clone();
-    let idx = headers
-        .iter()
-        .position(|h| h.trim() == column)
-        .ok_or_else(|| {
-            format!(
-                "{}: no column \"{column}\" (found: {})",
-                path.display(),
-                headers.iter().collect::<Vec<_>>().join(", ")
-            )
-        })?;
+    let mut rdr = csv::Reader::from_path(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let headers = rdr.headers().map_err(|e| format!("{}: {e}", path.display()))?.clone();
+    let idx = headers.iter().position(|h| h.trim() == column).ok_or_else(|| {
+        format!("{}: no column \"{column}\" (found: {})", path.display(), headers.iter().collect::<Vec<_>>().join(", "))
+    })?;
     let mut out = Vec::new();
     for (i, rec) in rdr.records().enumerate() {
         let rec = rec.map_err(|e| format!("{}: {e}", path.display()))?;
         let cell = rec.get(idx).unwrap_or("").trim();
-        let v: f64 = cell.parse().map_err(|_| {
-            format!(
-                "{}: line {}: \"{cell}\" is not a number",
-                path.display(),
-                i + 2
-            )
-        })?;
+        let v: f64 =
+            cell.parse().map_err(|_| format!("{}: line {}: \"{cell}\" is not a number", path.display(), i + 2))?;
         if !(v >= 0.0 && v.is_finite()) {
-            return Err(format!(
-                "{}: line {}: {v} must be >= 0",
-                path.display(),
-                i + 2
-            ));
+            return Err(format!("{}: line {}: {v} must be >= 0", path.display(), i + 2));
         }
         out.push(v);
     }
@@ -116,9 +92,7 @@ pub struct Piecewise {
 impl Piecewise {
     /// A constant.
     pub fn constant(v: f64) -> Self {
-        Self {
-            points: vec![(0, v)],
-        }
+        Self { points: vec![(0, v)] }
     }
 
     /// Through the given (time, value) points (sorted by time, non-empty).
@@ -187,15 +161,8 @@ impl DependencyModel {
         };
         let drift = match &d.drift {
             Drift::None => Piecewise::constant(1.0),
-            Drift::Step { at, factor } => {
-                Piecewise::new(vec![(0, 1.0), (at.ns(), 1.0), (at.ns(), *factor)])
-            }
-            Drift::Ramp {
-                start,
-                end,
-                from,
-                to,
-            } => Piecewise::new(vec![(start.ns(), *from), (end.ns(), *to)]),
+            Drift::Step { at, factor } => Piecewise::new(vec![(0, 1.0), (at.ns(), 1.0), (at.ns(), *factor)]),
+            Drift::Ramp { start, end, from, to } => Piecewise::new(vec![(start.ns(), *from), (end.ns(), *to)]),
             Drift::Points(p) => Piecewise::new(p.iter().map(|(t, v)| (t.ns(), *v)).collect()),
             Drift::Csv { file } => {
                 let path = dir.join(file);
@@ -204,18 +171,13 @@ impl DependencyModel {
                 if ts.windows(2).any(|w| w[1] < w[0]) {
                     return Err(format!("{}: t_s must be in time order", path.display()));
                 }
-                if !(base_median > 0.0) {
+                if base_median.is_nan() || base_median <= 0.0 {
                     return Err("drift Csv needs a base latency with a median > 0".into());
                 }
                 Piecewise::new(
                     ts.iter()
                         .zip(&ms)
-                        .map(|(t, l)| {
-                            (
-                                (t * SECOND as f64) as Time,
-                                l * MILLISECOND as f64 / base_median,
-                            )
-                        })
+                        .map(|(t, l)| ((t * SECOND as f64) as Time, l * MILLISECOND as f64 / base_median))
                         .collect(),
                 )
             }
@@ -238,11 +200,7 @@ impl DependencyModel {
     /// The mode at time `t`.
     pub fn mode(&self, t: Time) -> Mode {
         let i = self.modes.partition_point(|&(at, _)| at <= t);
-        if i == 0 {
-            Mode::Healthy
-        } else {
-            self.modes[i - 1].1
-        }
+        if i == 0 { Mode::Healthy } else { self.modes[i - 1].1 }
     }
 
     /// The drift factor at time `t`.
@@ -251,21 +209,17 @@ impl DependencyModel {
     }
 
     /// Plan the call identified by (`class`, `index`, `attempt`) starting service at `now`.
-    pub fn plan(&self, now: Time, class: u64, index: u64, attempt: u64) -> CallPlan {
+    /// `factor` multiplies the service time (a slowed replica).
+    pub fn plan(&self, now: Time, class: u64, index: u64, attempt: u64, factor: f64) -> CallPlan {
         let key = (class << 48) ^ index;
         match self.mode(now) {
-            Mode::Unavailable => {
-                return CallPlan {
-                    latency: self.hop,
-                    error: true,
-                };
-            }
+            Mode::Unavailable => CallPlan { latency: self.hop, error: true },
             mode => {
                 let mut rng = Stream::seed_from_u64(counter_u64(self.seed, LATENCY, key, attempt));
-                let base = self.base.sample(&mut rng) * self.drift.at(now);
+                let base = self.base.sample(&mut rng) * self.drift.at(now) * factor;
                 let extra = if let Mode::Slow(d) = mode { d.ns() } else { 0 };
                 let error = counter_f64(self.seed, ERRORS, key, attempt) < self.error_rate.at(now);
-                let latency = (base.max(0.0).min(1.0e15) as Time) + extra + self.hop;
+                let latency = (base.clamp(0.0, 1.0e15) as Time) + extra + self.hop;
                 CallPlan { latency, error }
             }
         }

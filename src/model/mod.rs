@@ -16,7 +16,7 @@ use std::path::Path;
 use crate::engine::Time;
 use crate::metrics::WindowRow;
 use crate::metrics::summary::RunSummary;
-use crate::scenario::Scenario;
+use crate::scenario::{PartitionMode, Scenario};
 
 pub use world::MAX_LAYERS;
 
@@ -36,6 +36,8 @@ pub struct Model {
     pub work: Vec<Option<LatencyDist>>,
     /// Item popularity, when there is a catalogue.
     pub popularity: Option<Popularity>,
+    /// Arrival processes per class, before any draw.
+    pub arrivals: Vec<arrivals::ArrivalGen>,
 }
 
 impl Model {
@@ -45,12 +47,7 @@ impl Model {
         let work = scenario
             .classes
             .iter()
-            .map(|c| {
-                c.work
-                    .as_ref()
-                    .map(|w| LatencyDist::build(w, dir))
-                    .transpose()
-            })
+            .map(|c| c.work.as_ref().map(|w| LatencyDist::build(w, dir)).transpose())
             .collect::<Result<Vec<_>, _>>()?;
         for p in &scenario.policies {
             if p.stack.len() > MAX_LAYERS {
@@ -67,6 +64,34 @@ impl Model {
             dep,
             work,
             popularity: scenario.catalogue.as_ref().map(Popularity::new),
+            arrivals: scenario
+                .classes
+                .iter()
+                .map(|c| arrivals::ArrivalGen::build(&c.arrivals, dir))
+                .collect::<Result<Vec<_>, _>>()?,
+        })
+    }
+}
+
+impl Model {
+    /// How calls from `instance` fail at `now`, if it is cut off from the dependency.
+    pub fn partition(&self, instance: u32, now: Time) -> Option<PartitionMode> {
+        self.scenario
+            .fleet
+            .partitions
+            .iter()
+            .find(|p| p.start.ns() <= now && now < p.end.ns() && p.instances.contains(&instance))
+            .map(|p| p.mode)
+    }
+
+    /// The latency multiplier of `replica` at `now`.
+    pub fn replica_factor(&self, replica: u32, now: Time) -> f64 {
+        self.scenario.dependency.replicas.as_ref().map_or(1.0, |r| {
+            r.slow
+                .iter()
+                .filter(|s| s.replica == replica && s.start.ns() <= now && now < s.end.ns())
+                .map(|s| s.factor)
+                .product()
         })
     }
 }

@@ -1,6 +1,9 @@
 //! Writing results: JSON, CSV and Markdown. Every file is written to a temporary name and
 //! renamed into place, so a crash never leaves a half-written file that looks complete.
 
+pub mod charts;
+pub mod html;
+
 use std::io::Write;
 use std::path::Path;
 
@@ -19,8 +22,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     {
-        let mut f =
-            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let mut f = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
         f.write_all(bytes)?;
         f.sync_all().ok();
     }
@@ -115,12 +117,7 @@ pub fn timeseries_csv(rows: &[WindowRow]) -> Result<Vec<u8>> {
 }
 
 /// `report.md`: scenario, tables, verdict and expectations.
-pub fn report_md(
-    scenario: &Scenario,
-    s: &ScenarioSummary,
-    checked: &[Checked],
-    charts: &[String],
-) -> String {
+pub fn report_md(scenario: &Scenario, s: &ScenarioSummary, checked: &[Checked], charts: &[String]) -> String {
     let mut out = format!("# brownout report: {}\n\n", s.scenario);
     if !scenario.description.is_empty() {
         out.push_str(&format!("{}\n\n", scenario.description.trim()));

@@ -19,6 +19,9 @@
 use crate::engine::Time;
 
 pub mod breaker;
+pub mod budget;
+pub mod bulkhead;
+pub mod hedge;
 pub mod limiter;
 pub mod registry;
 pub mod retry;
@@ -59,6 +62,26 @@ pub enum Admission {
     },
     /// Refuse the attempt now.
     Refuse(Refusal),
+    /// The wait queue is full: the world sheds whichever of the waiting attempts and this one
+    /// has the least deadline budget left (it is refused as `Rejected`) and parks the other
+    /// for at most `max_wait`.
+    Shed {
+        /// Longest wait for the attempt that stays.
+        max_wait: Time,
+    },
+}
+
+/// The order in which a layer's wait queue is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum QueueOrder {
+    /// First in, first out.
+    #[default]
+    Fifo,
+    /// Last in, first out (Netflix's LifoBlockingLimiter: the freshest request is the most
+    /// likely to still meet its deadline).
+    Lifo,
+    /// Highest class priority first; FIFO among equals.
+    Priority,
 }
 
 /// Why a layer refused an attempt. The class's fallback setting decides whether the cache
@@ -184,6 +207,12 @@ pub trait Policy {
         None
     }
 
+    /// After a call has been out for the returned time, send a second (hedged) call; the
+    /// first answer wins. Hedge layers answer.
+    fn hedge_delay(&self, _class: ClassId) -> Option<Time> {
+        None
+    }
+
     /// After a failed attempt: Some(delay) to retry after `delay`. Retry layers answer.
     fn retry_delay(&mut self, _ask: &RetryAsk) -> Option<Time> {
         None
@@ -201,6 +230,11 @@ pub trait Policy {
     /// The layer's state for the world: breaker state, timer wish, limit, degraded flag.
     fn status(&self) -> Status {
         Status::default()
+    }
+
+    /// The order in which this layer's wait queue is served.
+    fn queue_order(&self) -> QueueOrder {
+        QueueOrder::Fifo
     }
 
     /// True for retry layers: they split the stack into per-request and per-attempt parts.

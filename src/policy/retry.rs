@@ -88,13 +88,7 @@ mod tests {
     use crate::engine::MILLISECOND;
 
     fn ask(attempt: u32) -> RetryAsk {
-        RetryAsk {
-            now: 0,
-            class: 0,
-            attempt,
-            outcome: CallOutcome::Error,
-            uniform: 0.5,
-        }
+        RetryAsk { now: 0, class: 0, attempt, outcome: CallOutcome::Error, uniform: 0.5 }
     }
 
     #[test]

@@ -30,10 +30,7 @@ pub struct Timeout {
 impl Timeout {
     /// Build from config.
     pub fn new(cfg: &TimeoutConfig) -> Self {
-        Self {
-            timeout: cfg.timeout.ns(),
-            unwind: cfg.unwind.ns(),
-        }
+        Self { timeout: cfg.timeout.ns(), unwind: cfg.unwind.ns() }
     }
 }
 

@@ -53,21 +53,12 @@ const RUN_METRICS: &[&str] = &[
 
 /// Is `name` a metric an expectation may name (per class or per run)?
 pub fn known_metric(name: &str, per_class: bool) -> bool {
-    if per_class {
-        CLASS_METRICS.contains(&name)
-    } else {
-        RUN_METRICS.contains(&name)
-    }
+    if per_class { CLASS_METRICS.contains(&name) } else { RUN_METRICS.contains(&name) }
 }
 
 /// The metric names, for error messages.
 pub fn metric_names(per_class: bool) -> String {
-    (if per_class {
-        CLASS_METRICS
-    } else {
-        RUN_METRICS
-    })
-    .join(", ")
+    (if per_class { CLASS_METRICS } else { RUN_METRICS }).join(", ")
 }
 
 fn class_metric(c: &ClassSummary, name: &str) -> Option<f64> {
@@ -125,12 +116,26 @@ fn run_metric(r: &RunSummary, name: &str) -> Option<f64> {
     })
 }
 
+/// The value of `metric` (of `class`, if given) under `policy`.
+pub fn metric(s: &ScenarioSummary, policy: &str, class: Option<&str>, metric: &str) -> Option<f64> {
+    let run = s.runs.iter().find(|r| r.policy == policy)?;
+    match class {
+        Some(c) => class_metric(run.classes.iter().find(|k| k.class == c)?, metric),
+        None => run_metric(run, metric),
+    }
+}
+
 /// Look up the value an expectation is about.
 pub fn value_of(s: &ScenarioSummary, e: &Expectation) -> Option<f64> {
-    let run = s.runs.iter().find(|r| r.policy == e.policy)?;
-    match &e.class {
-        Some(c) => class_metric(run.classes.iter().find(|k| &k.class == c)?, &e.metric),
-        None => run_metric(run, &e.metric),
+    metric(s, &e.policy, e.class.as_deref(), &e.metric)
+}
+
+/// The right-hand side of an expectation: its value, or the other policy's value x factor.
+pub fn target_of(s: &ScenarioSummary, e: &Expectation) -> Option<f64> {
+    match (&e.value, &e.than) {
+        (Some(v), _) => Some(*v),
+        (None, Some(other)) => metric(s, other, e.class.as_deref(), &e.metric).map(|v| v * e.factor),
+        (None, None) => None,
     }
 }
 
@@ -172,14 +177,21 @@ pub fn check(s: &ScenarioSummary, expectations: &[Expectation]) -> Vec<Checked> 
         .iter()
         .map(|e| {
             let actual = value_of(s, e).unwrap_or(f64::NAN);
-            let target = match &e.class {
+            let rhs = target_of(s, e).unwrap_or(f64::NAN);
+            let subject = match &e.class {
                 Some(c) => format!("{}/{}", e.policy, c),
                 None => e.policy.clone(),
             };
+            let right = match (&e.value, &e.than) {
+                (Some(v), _) => format!("{v}"),
+                (None, Some(t)) if e.factor != 1.0 => format!("{} x {t} ({rhs:.4})", e.factor),
+                (None, Some(t)) => format!("{t} ({rhs:.4})"),
+                _ => "?".into(),
+            };
             Checked {
-                statement: format!("{target} {} {} {}", e.metric, op_str(e.op), e.value),
+                statement: format!("{subject} {} {} {right}", e.metric, op_str(e.op)),
                 actual,
-                passed: holds(actual, e.op, e.value),
+                passed: holds(actual, e.op, rhs),
             }
         })
         .collect()
@@ -195,10 +207,7 @@ mod tests {
         assert!(!holds(1.0, Cmp::Gt, 1.0));
         assert!(holds(0.5, Cmp::Lt, 1.0));
         assert!(holds(3.0, Cmp::Eq, 3.0));
-        assert!(
-            !holds(f64::NAN, Cmp::Ge, 0.0),
-            "a missing value never passes"
-        );
+        assert!(!holds(f64::NAN, Cmp::Ge, 0.0), "a missing value never passes");
     }
 
     #[test]

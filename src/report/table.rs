@@ -20,42 +20,12 @@ fn int(v: f64) -> String {
 }
 
 const COLS: &[Col] = &[
-    Col {
-        title: "goodput/s",
-        get: |_, c| c.goodput_per_s,
-        higher_is_better: true,
-        fmt: f1,
-    },
-    Col {
-        title: "ok",
-        get: |_, c| c.ok_ratio,
-        higher_is_better: true,
-        fmt: pct,
-    },
-    Col {
-        title: "p95 ms",
-        get: |_, c| c.latency_ms.p95,
-        higher_is_better: false,
-        fmt: f1,
-    },
-    Col {
-        title: "fallback",
-        get: |_, c| c.fallback_ratio,
-        higher_is_better: false,
-        fmt: pct,
-    },
-    Col {
-        title: "stale p95 ms",
-        get: |_, c| c.staleness_ms.p95,
-        higher_is_better: false,
-        fmt: int,
-    },
-    Col {
-        title: "cost",
-        get: |_, c| c.business_cost,
-        higher_is_better: false,
-        fmt: f1,
-    },
+    Col { title: "goodput/s", get: |_, c| c.goodput_per_s, higher_is_better: true, fmt: f1 },
+    Col { title: "ok", get: |_, c| c.ok_ratio, higher_is_better: true, fmt: pct },
+    Col { title: "p95 ms", get: |_, c| c.latency_ms.p95, higher_is_better: false, fmt: f1 },
+    Col { title: "fallback", get: |_, c| c.fallback_ratio, higher_is_better: false, fmt: pct },
+    Col { title: "stale p95 ms", get: |_, c| c.staleness_ms.p95, higher_is_better: false, fmt: int },
+    Col { title: "cost", get: |_, c| c.business_cost, higher_is_better: false, fmt: f1 },
     Col {
         title: "transitions",
         get: |r, _| r.breaker.as_ref().map_or(0.0, |b| b.transitions as f64),
@@ -66,25 +36,14 @@ const COLS: &[Col] = &[
 
 /// Rows of cells for one class: header first. The best value per column carries a `*`.
 fn class_table(s: &ScenarioSummary, class: &str) -> Vec<Vec<String>> {
-    let mut out = vec![
-        std::iter::once("policy".to_string())
-            .chain(COLS.iter().map(|c| c.title.to_string()))
-            .collect(),
-    ];
-    let pairs: Vec<(&RunSummary, &ClassSummary)> = s
-        .runs
-        .iter()
-        .filter_map(|r| r.classes.iter().find(|c| c.class == class).map(|c| (r, c)))
-        .collect();
+    let mut out = vec![std::iter::once("policy".to_string()).chain(COLS.iter().map(|c| c.title.to_string())).collect()];
+    let pairs: Vec<(&RunSummary, &ClassSummary)> =
+        s.runs.iter().filter_map(|r| r.classes.iter().find(|c| c.class == class).map(|c| (r, c))).collect();
     let best: Vec<f64> = COLS
         .iter()
         .map(|col| {
             let vals = pairs.iter().map(|(r, c)| (col.get)(r, c));
-            if col.higher_is_better {
-                vals.fold(f64::MIN, f64::max)
-            } else {
-                vals.fold(f64::MAX, f64::min)
-            }
+            if col.higher_is_better { vals.fold(f64::MIN, f64::max) } else { vals.fold(f64::MAX, f64::min) }
         })
         .collect();
     for (r, c) in &pairs {
@@ -100,10 +59,7 @@ fn class_table(s: &ScenarioSummary, class: &str) -> Vec<Vec<String>> {
 }
 
 fn class_names(s: &ScenarioSummary) -> Vec<String> {
-    s.runs
-        .first()
-        .map(|r| r.classes.iter().map(|c| c.class.clone()).collect())
-        .unwrap_or_default()
+    s.runs.first().map(|r| r.classes.iter().map(|c| c.class.clone()).collect()).unwrap_or_default()
 }
 
 /// The terminal table: one block per class, columns aligned.
@@ -111,22 +67,17 @@ pub fn terminal(s: &ScenarioSummary) -> String {
     let mut out = String::new();
     for class in class_names(s) {
         let rows = class_table(s, &class);
-        let widths: Vec<usize> = (0..rows[0].len())
-            .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-            .collect();
+        let widths: Vec<usize> =
+            (0..rows[0].len()).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
         out.push_str(&format!("\n== {class} ==\n"));
         for row in &rows {
-            let line: Vec<String> = row
-                .iter()
-                .enumerate()
-                .map(|(i, cell)| {
-                    if i == 0 {
-                        format!("{cell:<w$}", w = widths[i])
-                    } else {
-                        format!("{cell:>w$}", w = widths[i])
-                    }
-                })
-                .collect();
+            let line: Vec<String> =
+                row.iter()
+                    .enumerate()
+                    .map(|(i, cell)| {
+                        if i == 0 { format!("{cell:<w$}", w = widths[i]) } else { format!("{cell:>w$}", w = widths[i]) }
+                    })
+                    .collect();
             out.push_str(line.join("  ").trim_end());
             out.push('\n');
         }

@@ -31,9 +31,7 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
     let s = s.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| {
-            format!("duration \"{s}\" has no unit: expected e.g. \"200ms\", \"6s\", \"30m\"")
-        })?;
+        .ok_or_else(|| format!("duration \"{s}\" has no unit: expected e.g. \"200ms\", \"6s\", \"30m\""))?;
     let (num, unit) = s.split_at(split);
     let unit_ns: f64 = match unit.trim() {
         "ns" => 1.0,
@@ -43,14 +41,11 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
         "m" | "min" => MINUTE as f64,
         "h" => 3600.0 * SECOND as f64,
         other => {
-            return Err(format!(
-                "duration \"{s}\" has unknown unit \"{other}\": expected ns, us, ms, s, m or h"
-            ));
+            return Err(format!("duration \"{s}\" has unknown unit \"{other}\": expected ns, us, ms, s, m or h"));
         }
     };
-    let value: f64 = num.parse().map_err(|_| {
-        format!("duration \"{s}\" does not start with a number: expected e.g. \"200ms\"")
-    })?;
+    let value: f64 =
+        num.parse().map_err(|_| format!("duration \"{s}\" does not start with a number: expected e.g. \"200ms\""))?;
     let ns = value * unit_ns;
     if !ns.is_finite() || ns > 1.0e18 {
         return Err(format!("duration \"{s}\" is too large (at most ~31 years)"));
@@ -98,23 +93,13 @@ mod tests {
         assert_eq!(parse_duration("1.5s"), Ok(1_500 * MILLISECOND));
         assert_eq!(parse_duration("250us"), Ok(250 * MICROSECOND));
         assert!(parse_duration("5").unwrap_err().contains("no unit"));
-        assert!(
-            parse_duration("5 parsecs")
-                .unwrap_err()
-                .contains("unknown unit")
-        );
+        assert!(parse_duration("5 parsecs").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("-5s").is_err());
     }
 
     #[test]
     fn round_trips_through_display() {
-        for t in [
-            0,
-            5 * MILLISECOND,
-            6 * SECOND,
-            30 * MINUTE,
-            1_500 * MILLISECOND,
-        ] {
+        for t in [0, 5 * MILLISECOND, 6 * SECOND, 30 * MINUTE, 1_500 * MILLISECOND] {
             assert_eq!(parse_duration(&fmt_time(t)), Ok(t));
         }
     }

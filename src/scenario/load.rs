@@ -21,14 +21,7 @@ pub struct ScenarioError {
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.file.display(),
-            self.line,
-            self.col,
-            self.message
-        )
+        write!(f, "{}:{}:{}: {}", self.file.display(), self.line, self.col, self.message)
     }
 }
 
@@ -78,12 +71,7 @@ fn locate(path: &Path, text: &str, needle: &str, message: String) -> ScenarioErr
             col = offset - before.rfind('\n').map_or(0, |i| i + 1) + 1;
         }
     }
-    ScenarioError {
-        file: path.to_path_buf(),
-        line,
-        col,
-        message,
-    }
+    ScenarioError { file: path.to_path_buf(), line, col, message }
 }
 
 type Invalid = (String, String);
@@ -95,10 +83,7 @@ fn bad(needle: impl Into<String>, msg: impl Into<String>) -> Invalid {
 /// Semantic checks. On failure returns (text to locate, message).
 pub fn validate(s: &Scenario) -> Result<(), Invalid> {
     if s.name.trim().is_empty() || s.name.contains(['/', '\\']) {
-        return Err(bad(
-            "name",
-            "name must be non-empty and contain no path separator",
-        ));
+        return Err(bad("name", "name must be non-empty and contain no path separator"));
     }
     if s.horizon.ns() == 0 {
         return Err(bad("horizon", "horizon must be > 0, e.g. \"10m\""));
@@ -110,10 +95,7 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
         return Err(bad("window", "window must be > 0, e.g. \"1s\""));
     }
     if s.horizon.ns() / s.window.ns() > 1_000_000 {
-        return Err(bad(
-            "window",
-            "window is too small for the horizon (more than 1,000,000 windows)",
-        ));
+        return Err(bad("window", "window is too small for the horizon (more than 1,000,000 windows)"));
     }
     let f = &s.fleet;
     if f.instances == 0 {
@@ -123,48 +105,73 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
         return Err(bad("slots", "fleet.workers.slots must be >= 1"));
     }
     if f.pool.max_connections == 0 {
-        return Err(bad(
-            "max_connections",
-            "fleet.pool.max_connections must be >= 1 (a zero pool serves nothing)",
-        ));
+        return Err(bad("max_connections", "fleet.pool.max_connections must be >= 1 (a zero pool serves nothing)"));
+    }
+    for p in &f.partitions {
+        if p.end < p.start {
+            return Err(bad("partitions", "fleet.partitions: end must not be before start"));
+        }
+        if let Some(i) = p.instances.iter().find(|&&i| i >= f.instances) {
+            return Err(bad(
+                "partitions",
+                format!("fleet.partitions: instance {i} does not exist (instances are 0..{})", f.instances),
+            ));
+        }
+    }
+    for r in &f.restarts {
+        if let Some(i) = r.instances.iter().find(|&&i| i >= f.instances) {
+            return Err(bad(
+                "restarts",
+                format!("fleet.restarts: instance {i} does not exist (instances are 0..{})", f.instances),
+            ));
+        }
     }
     if s.classes.is_empty() {
         return Err(bad("classes", "at least one class is required"));
     }
     for (i, c) in s.classes.iter().enumerate() {
         if s.classes[..i].iter().any(|o| o.name == c.name) {
-            return Err(bad(
-                format!("\"{}\"", c.name),
-                format!("class \"{}\" is defined twice", c.name),
-            ));
+            return Err(bad(format!("\"{}\"", c.name), format!("class \"{}\" is defined twice", c.name)));
         }
         let at = format!("\"{}\"", c.name);
         if c.deadline.ns() == 0 {
-            return Err(bad(
-                at,
-                format!("class \"{}\": deadline must be > 0", c.name),
-            ));
+            return Err(bad(at, format!("class \"{}\": deadline must be > 0", c.name)));
         }
         if !(0.0..=1.0).contains(&c.order_fraction) {
-            return Err(bad(
-                at,
-                format!("class \"{}\": order_fraction must lie in [0, 1]", c.name),
-            ));
+            return Err(bad(at, format!("class \"{}\": order_fraction must lie in [0, 1]", c.name)));
         }
-        validate_arrivals(&c.arrivals)
-            .map_err(|m| bad(at.clone(), format!("class \"{}\": {m}", c.name)))?;
+        validate_arrivals(&c.arrivals).map_err(|m| bad(at.clone(), format!("class \"{}\": {m}", c.name)))?;
+        if let Some(r) = &c.reload {
+            if !(0.0..=1.0).contains(&r.probability) {
+                return Err(bad(at, format!("class \"{}\": reload.probability must lie in [0, 1]", c.name)));
+            }
+            if r.patience.ns() == 0 {
+                return Err(bad(at, format!("class \"{}\": reload.patience must be > 0", c.name)));
+            }
+        }
         if let Some(w) = &c.work {
-            validate_latency(w)
-                .map_err(|m| bad(at.clone(), format!("class \"{}\": work: {m}", c.name)))?;
+            validate_latency(w).map_err(|m| bad(at.clone(), format!("class \"{}\": work: {m}", c.name)))?;
         }
     }
     let d = &s.dependency;
     validate_latency(&d.latency).map_err(|m| bad("latency", format!("dependency.latency: {m}")))?;
     validate_drift(&d.drift).map_err(|m| bad("drift", format!("dependency.drift: {m}")))?;
-    validate_profile(&d.error_rate, 0.0, 1.0)
-        .map_err(|m| bad("error_rate", format!("dependency.error_rate: {m}")))?;
+    validate_profile(&d.error_rate, 0.0, 1.0).map_err(|m| bad("error_rate", format!("dependency.error_rate: {m}")))?;
     if d.modes.windows(2).any(|w| w[1].at < w[0].at) {
         return Err(bad("modes", "dependency.modes must be in time order"));
+    }
+    if let Some(r) = &d.replicas {
+        if r.count == 0 || r.count > 10_000 {
+            return Err(bad("replicas", "dependency.replicas.count must lie in 1..=10000"));
+        }
+        for sl in &r.slow {
+            if sl.replica >= r.count {
+                return Err(bad("slow", format!("dependency.replicas.slow: replica {} does not exist", sl.replica)));
+            }
+            if sl.end < sl.start || !(sl.factor > 0.0 && sl.factor.is_finite()) {
+                return Err(bad("slow", "dependency.replicas.slow: needs start <= end and factor > 0"));
+            }
+        }
     }
     if let Some(c) = &d.capacity {
         if c.servers == 0 {
@@ -179,19 +186,13 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
             return Err(bad("zipf", "catalogue.zipf must be >= 0"));
         }
         if !(c.changes_per_hour >= 0.0 && c.changes_per_hour.is_finite()) {
-            return Err(bad(
-                "changes_per_hour",
-                "catalogue.changes_per_hour must be >= 0",
-            ));
+            return Err(bad("changes_per_hour", "catalogue.changes_per_hour must be >= 0"));
         }
     }
     if let Some(b) = &s.business {
         for (name, p) in [
             ("substitution_allowance", b.substitution_allowance),
-            (
-                "degraded_substitution_allowance",
-                b.degraded_substitution_allowance,
-            ),
+            ("degraded_substitution_allowance", b.degraded_substitution_allowance),
         ] {
             if !(0.0..=1.0).contains(&p) {
                 return Err(bad(name, format!("business.{name} must lie in [0, 1]")));
@@ -199,10 +200,7 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
         }
     }
     if s.policies.is_empty() {
-        return Err(bad(
-            "policies",
-            "at least one policy set is required (an empty stack means no protection)",
-        ));
+        return Err(bad("policies", "at least one policy set is required (an empty stack means no protection)"));
     }
     for (i, p) in s.policies.iter().enumerate() {
         let at = format!("\"{}\"", p.name);
@@ -212,36 +210,33 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
         for layer in &p.stack {
             for c in &layer.classes {
                 if !s.classes.iter().any(|k| &k.name == c) {
-                    return Err(bad(
-                        format!("\"{c}\""),
-                        format!("policy \"{}\" names unknown class \"{c}\"", p.name),
-                    ));
+                    return Err(bad(format!("\"{c}\""), format!("policy \"{}\" names unknown class \"{c}\"", p.name)));
                 }
             }
             layer
                 .policy
-                .validate(
-                    &s.classes
-                        .iter()
-                        .map(|c| c.name.as_str())
-                        .collect::<Vec<_>>(),
-                )
+                .validate(&s.classes.iter().map(|c| c.name.as_str()).collect::<Vec<_>>())
                 .map_err(|m| bad(at.clone(), format!("policy \"{}\": {m}", p.name)))?;
         }
     }
     for e in &s.expect {
-        if !s.policies.iter().any(|p| p.name == e.policy) {
+        if e.value.is_some() == e.than.is_some() {
             return Err(bad(
-                format!("\"{}\"", e.policy),
-                format!("expectation names unknown policy \"{}\"", e.policy),
+                format!("\"{}\"", e.metric),
+                format!("expectation on \"{}\": give exactly one of `value` or `than`", e.metric),
             ));
+        }
+        if let Some(t) = &e.than {
+            if !s.policies.iter().any(|p| &p.name == t) {
+                return Err(bad(format!("\"{t}\""), format!("expectation compares with unknown policy \"{t}\"")));
+            }
+        }
+        if !s.policies.iter().any(|p| p.name == e.policy) {
+            return Err(bad(format!("\"{}\"", e.policy), format!("expectation names unknown policy \"{}\"", e.policy)));
         }
         if let Some(c) = &e.class {
             if !s.classes.iter().any(|k| &k.name == c) {
-                return Err(bad(
-                    format!("\"{c}\""),
-                    format!("expectation names unknown class \"{c}\""),
-                ));
+                return Err(bad(format!("\"{c}\""), format!("expectation names unknown class \"{c}\"")));
             }
         }
         if !crate::report::expect::known_metric(&e.metric, e.class.is_some()) {
@@ -275,11 +270,29 @@ fn validate_arrivals(a: &Arrivals) -> Result<(), String> {
             }
             Ok(())
         }
-        Arrivals::ClosedLoop { users, .. } if *users == 0 => {
-            Err("ClosedLoop users must be >= 1".into())
-        }
+        Arrivals::ClosedLoop { users, .. } if *users == 0 => Err("ClosedLoop users must be >= 1".into()),
         Arrivals::Scripted { times } if times.windows(2).any(|w| w[1] < w[0]) => {
             Err("Scripted times must be in time order".into())
+        }
+        Arrivals::Diurnal { mean_rate_per_s, amplitude, period, .. } => {
+            if !(*mean_rate_per_s >= 0.0 && mean_rate_per_s.is_finite()) {
+                Err("Diurnal mean_rate_per_s must be >= 0".into())
+            } else if !(0.0..=1.0).contains(amplitude) {
+                Err("Diurnal amplitude must lie in [0, 1]".into())
+            } else if period.ns() == 0 {
+                Err("Diurnal period must be > 0".into())
+            } else {
+                Ok(())
+            }
+        }
+        Arrivals::Burst { base_rate_per_s, multiplier, .. } => {
+            if !(*base_rate_per_s >= 0.0 && base_rate_per_s.is_finite()) {
+                Err("Burst base_rate_per_s must be >= 0".into())
+            } else if !(*multiplier >= 0.0 && multiplier.is_finite()) {
+                Err("Burst multiplier must be >= 0".into())
+            } else {
+                Ok(())
+            }
         }
         _ => Ok(()),
     }
@@ -287,9 +300,7 @@ fn validate_arrivals(a: &Arrivals) -> Result<(), String> {
 
 fn validate_latency(l: &Latency) -> Result<(), String> {
     match l {
-        Latency::Exponential { mean } if mean.ns() == 0 => {
-            Err("Exponential mean must be > 0".into())
-        }
+        Latency::Exponential { mean } if mean.ns() == 0 => Err("Exponential mean must be > 0".into()),
         Latency::LogNormal { median, sigma } => {
             if median.ns() == 0 {
                 Err("LogNormal median must be > 0".into())
@@ -307,12 +318,7 @@ fn validate_drift(d: &Drift) -> Result<(), String> {
     let ok = |f: f64| f > 0.0 && f.is_finite();
     match d {
         Drift::Step { factor, .. } if !ok(*factor) => Err("Step factor must be > 0".into()),
-        Drift::Ramp {
-            start,
-            end,
-            from,
-            to,
-        } => {
+        Drift::Ramp { start, end, from, to } => {
             if end < start {
                 Err("Ramp end must not be before its start (drift times out of order)".into())
             } else if !ok(*from) || !ok(*to) {

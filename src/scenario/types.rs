@@ -71,6 +71,58 @@ pub struct Fleet {
     /// Gateway processing time added to every response (R02 measured ~5 ms per hop).
     #[serde(default)]
     pub overhead: Dur,
+    /// Network partitions cutting instances off from the dependency.
+    #[serde(default)]
+    pub partitions: Vec<Partition>,
+    /// Instance restarts (crashes or a rolling deploy).
+    #[serde(default)]
+    pub restarts: Vec<Restart>,
+}
+
+/// A window during which some gateway instances cannot reach the dependency.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Partition {
+    /// Start.
+    pub start: Dur,
+    /// End.
+    pub end: Dur,
+    /// Instance indices cut off.
+    pub instances: Vec<u32>,
+    /// What a call from a cut-off instance does.
+    pub mode: PartitionMode,
+}
+
+/// How calls across a partition fail.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub enum PartitionMode {
+    /// The call hangs until the connect timeout, then fails.
+    Hang {
+        /// Connect timeout.
+        connect_timeout: Dur,
+    },
+    /// The call fails at once (connection refused).
+    FailFast,
+}
+
+/// A restart of some instances at a time: in-flight requests on them fail, and state that
+/// is not persistent is lost.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Restart {
+    /// When the first instance restarts.
+    pub at: Dur,
+    /// Instances restarted (in this order).
+    pub instances: Vec<u32>,
+    /// Gap between consecutive instances (0 = all at once; > 0 = a rolling deploy).
+    #[serde(default)]
+    pub interval: Dur,
+    /// Policy state (breaker, limits) survives the restart.
+    #[serde(default)]
+    pub persistent_policies: bool,
+    /// Cache contents survive the restart.
+    #[serde(default)]
+    pub persistent_cache: bool,
 }
 
 fn one() -> u32 {
@@ -126,6 +178,9 @@ pub struct Class {
     /// Priority for priority-ordered queues (higher first).
     #[serde(default)]
     pub priority: u32,
+    /// Users reloading slow or failed pages (feedback from latency to offered load).
+    #[serde(default)]
+    pub reload: Option<Reload>,
 }
 
 fn yes() -> bool {
@@ -169,6 +224,62 @@ pub enum Arrivals {
         /// Request times; several equal times make a burst.
         times: Vec<Dur>,
     },
+    /// Poisson arrivals with a daily cycle:
+    /// `rate(t) = mean * (1 + amplitude * cos(2 pi (t - peak_at) / period))`.
+    Diurnal {
+        /// Mean rate per second.
+        mean_rate_per_s: f64,
+        /// Relative swing in [0, 1].
+        amplitude: f64,
+        /// Cycle length (a day by default).
+        #[serde(default = "day")]
+        period: Dur,
+        /// Time of the peak within the cycle.
+        #[serde(default)]
+        peak_at: Dur,
+    },
+    /// Poisson arrivals with a flash-sale burst: `base` outside, `base * multiplier` inside.
+    Burst {
+        /// Rate outside the burst.
+        base_rate_per_s: f64,
+        /// Burst start.
+        at: Dur,
+        /// Burst length.
+        duration: Dur,
+        /// Rate multiplier during the burst.
+        multiplier: f64,
+    },
+    /// Replay a request-rate time series from a CSV file (columns `t_s`, `rate_per_s`),
+    /// piecewise linear, as Poisson arrivals.
+    Csv {
+        /// Path relative to the scenario file.
+        file: String,
+    },
+}
+
+fn day() -> Dur {
+    Dur::secs(86_400)
+}
+
+/// Users who retry on their own: a user whose answer failed or took longer than `patience`
+/// sends the same request again after `delay`, with probability `probability`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Reload {
+    /// Answers slower than this make users reload.
+    pub patience: Dur,
+    /// Probability that an impatient or failed user reloads.
+    pub probability: f64,
+    /// Time before the reload.
+    #[serde(default)]
+    pub delay: Dur,
+    /// Most reloads of one original request.
+    #[serde(default = "three")]
+    pub max_reloads: u32,
+}
+
+fn three() -> u32 {
+    3
 }
 
 /// A latency distribution.
@@ -226,6 +337,49 @@ pub struct Dependency {
     /// Network time added to every call (request and response hop).
     #[serde(default)]
     pub hop: Dur,
+    /// Several replicas behind client-side load balancing (None = one replica).
+    #[serde(default)]
+    pub replicas: Option<Replicas>,
+}
+
+/// Dependency replicas and how callers pick one.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Replicas {
+    /// Number of replicas; `capacity`, if set, applies to each.
+    pub count: u32,
+    /// Client-side load balancing.
+    pub balancing: Balancing,
+    /// Replicas slowed down during a window (latency multiplied by `factor`).
+    #[serde(default)]
+    pub slow: Vec<ReplicaSlowdown>,
+}
+
+/// Client-side load-balancing rules.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub enum Balancing {
+    /// Each instance cycles through the replicas.
+    RoundRobin,
+    /// The replica with the fewest of this instance's calls outstanding (ties: lowest index).
+    LeastOutstanding,
+    /// Two random replicas, the one with fewer outstanding calls.
+    PowerOfTwo,
+    /// A uniformly random replica.
+    Random,
+}
+
+/// One replica slowed during a window.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicaSlowdown {
+    /// Replica index.
+    pub replica: u32,
+    /// Start.
+    pub start: Dur,
+    /// End.
+    pub end: Dur,
+    /// Latency multiplier.
+    pub factor: f64,
 }
 
 fn dep_name() -> String {
@@ -374,6 +528,28 @@ pub struct Layer {
     /// Classes it applies to (empty = all).
     #[serde(default)]
     pub classes: Vec<String>,
+    /// Where the policy's state lives: in each instance (the libraries' default) or shared
+    /// by the fleet.
+    #[serde(default)]
+    pub scope: Scope,
+    /// The state survives an instance restart (kept outside the process).
+    #[serde(default)]
+    pub persistent: bool,
+}
+
+/// Scope of a policy's state.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+pub enum Scope {
+    /// Each gateway instance has its own state.
+    #[default]
+    Instance,
+    /// One state for the fleet, in a store: decisions read it at once; outcomes and releases
+    /// reach it after `propagation`.
+    Fleet {
+        /// Delay before an outcome or release updates the shared state.
+        #[serde(default)]
+        propagation: Dur,
+    },
 }
 
 /// An assertion on a run's results.
@@ -389,8 +565,19 @@ pub struct Expectation {
     pub metric: String,
     /// Comparison.
     pub op: Cmp,
-    /// Right-hand side.
-    pub value: f64,
+    /// Right-hand side: a number...
+    #[serde(default)]
+    pub value: Option<f64>,
+    /// ...or the same metric (and class) under another policy, times `factor`.
+    #[serde(default)]
+    pub than: Option<String>,
+    /// Multiplier on the other policy's value (default 1).
+    #[serde(default = "one_f")]
+    pub factor: f64,
+}
+
+fn one_f() -> f64 {
+    1.0
 }
 
 /// Comparison operators for expectations.
@@ -420,9 +607,6 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_in_flight: 2_000_000,
-            max_events: 20_000_000_000,
-        }
+        Limits { max_in_flight: 2_000_000, max_events: 20_000_000_000 }
     }
 }

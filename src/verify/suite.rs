@@ -92,13 +92,7 @@ struct Check {
 }
 
 fn check(quantity: &str, expected: f64, estimate: Estimator) -> Check {
-    Check {
-        quantity: quantity.into(),
-        expected,
-        tolerance: 0.0,
-        why: "",
-        estimate,
-    }
+    Check { quantity: quantity.into(), expected, tolerance: 0.0, why: "", estimate }
 }
 
 /// How a model derives its checks from its scenario file.
@@ -132,8 +126,7 @@ pub fn run(opts: &Options) -> Result<Report, String> {
             let measured = (s.horizon.ns() - s.warmup.ns()) / QUICK_FACTOR;
             s.horizon = scenario::Dur(s.warmup.ns() + measured.max(1));
         }
-        let runs = replicate(&s, &opts.dir, opts.seed, replications)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let runs = replicate(&s, &opts.dir, opts.seed, replications).map_err(|e| format!("{}: {e}", path.display()))?;
         pending.push((stem.to_string(), checks, runs));
     }
     let total: usize = pending.iter().map(|p| p.1.len()).sum();
@@ -157,12 +150,7 @@ pub fn run(opts: &Options) -> Result<Report, String> {
             });
         }
     }
-    Ok(Report {
-        checks,
-        replications,
-        seed: opts.seed,
-        quick: opts.quick,
-    })
+    Ok(Report { checks, replications, seed: opts.seed, quick: opts.quick })
 }
 
 /// Pass when the closed form lies in the interval, or the estimate is within the relative
@@ -240,16 +228,12 @@ fn queue_checks(s: &Scenario) -> Result<Vec<Check>, String> {
     let servers = match &s.dependency.capacity {
         Some(c) if (c.servers as usize) < FOUND_BUCKETS => c.servers,
         _ => {
-            return Err(format!(
-                "dependency.capacity.servers must be given and below {FOUND_BUCKETS}"
-            ));
+            return Err(format!("dependency.capacity.servers must be given and below {FOUND_BUCKETS}"));
         }
     };
     let a = lambda * mean_s;
     if a >= servers as f64 {
-        return Err(format!(
-            "offered load {a} erlangs >= {servers} servers: unstable"
-        ));
+        return Err(format!("offered load {a} erlangs >= {servers} servers: unstable"));
     }
     let c = servers as usize;
     let waited = move |r: &RunSummary| {
@@ -266,11 +250,7 @@ fn queue_checks(s: &Scenario) -> Result<Vec<Check>, String> {
             theory::mmc_mean_wait(servers, lambda, mean_s) * 1e3,
             Box::new(wait_ms),
         ),
-        check(
-            &format!("M/M/{servers} P(wait) (Erlang C)"),
-            theory::erlang_c(servers, a),
-            Box::new(waited),
-        ),
+        check(&format!("M/M/{servers} P(wait) (Erlang C)"), theory::erlang_c(servers, a), Box::new(waited)),
     ])
 }
 
@@ -299,9 +279,7 @@ fn limiter_queue_checks(s: &Scenario) -> Result<Vec<Check>, String> {
     let lambda = single_class(s)?;
     let mean_s = exponential_mean_s(&s.dependency.latency)?;
     if s.fleet.instances != 1 || s.dependency.capacity.is_some() || s.dependency.hop.ns() != 0 {
-        return Err(
-            "the limiter-queue model has one instance, an infinite dependency, no hop".into(),
-        );
+        return Err("the limiter-queue model has one instance, an infinite dependency, no hop".into());
     }
     if s.fleet.overhead.ns() != 0 {
         return Err("the limiter-queue model needs zero fleet.overhead".into());
@@ -326,9 +304,7 @@ fn limiter_queue_checks(s: &Scenario) -> Result<Vec<Check>, String> {
 fn latency_mean_s(l: &Latency) -> Result<f64, String> {
     match l {
         Latency::Exponential { mean } => Ok(secs(mean.ns())),
-        Latency::LogNormal { median, sigma } => {
-            Ok(theory::lognormal_mean(secs(median.ns()), *sigma))
-        }
+        Latency::LogNormal { median, sigma } => Ok(theory::lognormal_mean(secs(median.ns()), *sigma)),
         Latency::Constant(d) => Ok(secs(d.ns())),
         Latency::Empirical { .. } => Err("Empirical latency has no closed-form mean here".into()),
     }
@@ -376,20 +352,8 @@ fn little_checks(s: &Scenario) -> Result<Vec<Check>, String> {
         d.mean_in_flight / (d.calls_per_s * d.latency_ms.mean / 1e3)
     };
     Ok(vec![
-        Check {
-            tolerance: 0.01,
-            why: WHY,
-            ..check("Little gateway: L / (lambda W)", 1.0, Box::new(gateway))
-        },
-        Check {
-            tolerance: 0.01,
-            why: WHY,
-            ..check(
-                "Little dependency: L / (lambda W)",
-                1.0,
-                Box::new(dependency),
-            )
-        },
+        Check { tolerance: 0.01, why: WHY, ..check("Little gateway: L / (lambda W)", 1.0, Box::new(gateway)) },
+        Check { tolerance: 0.01, why: WHY, ..check("Little dependency: L / (lambda W)", 1.0, Box::new(dependency)) },
     ])
 }
 
@@ -405,32 +369,21 @@ fn timeout_checks(s: &Scenario) -> Result<Vec<Check>, String> {
         _ => return Err("the timeout model's stack is exactly one Timeout".into()),
     };
     let (expected, law) = match &s.dependency.latency {
-        Latency::Exponential { mean } => (
-            theory::exponential_tail(t, secs(mean.ns())),
-            "exponential tail",
-        ),
-        Latency::LogNormal { median, sigma } => (
-            theory::lognormal_tail(t, secs(median.ns()), *sigma),
-            "log-normal tail",
-        ),
+        Latency::Exponential { mean } => (theory::exponential_tail(t, secs(mean.ns())), "exponential tail"),
+        Latency::LogNormal { median, sigma } => {
+            (theory::lognormal_tail(t, secs(median.ns()), *sigma), "log-normal tail")
+        }
         _ => return Err("the timeout model needs Exponential or LogNormal latency".into()),
     };
     let timed_out = |r: &RunSummary| {
         let c = class0(r);
         c.outcomes.timeout as f64 / c.requests.max(1) as f64
     };
-    Ok(vec![check(
-        &format!("P(timeout) at {} ms ({law})", t * 1e3),
-        expected,
-        Box::new(timed_out),
-    )])
+    Ok(vec![check(&format!("P(timeout) at {} ms ({law})", t * 1e3), expected, Box::new(timed_out))])
 }
 
 fn no_extra_delay_except_policy(s: &Scenario) -> Result<(), String> {
-    if s.dependency.hop.ns() != 0
-        || s.dependency.capacity.is_some()
-        || !s.dependency.modes.is_empty()
-    {
+    if s.dependency.hop.ns() != 0 || s.dependency.capacity.is_some() || !s.dependency.modes.is_empty() {
         return Err("the timeout model needs no hop, no capacity limit and no modes".into());
     }
     Ok(())
@@ -452,10 +405,7 @@ pub fn render(report: &Report) -> String {
         "model", "quantity", "theory", "estimate", "95% CI", "simultaneous CI"
     );
     for c in &report.checks {
-        let verdict = match (
-            c.passed,
-            c.tolerance > 0.0 && !c.family.contains(c.expected),
-        ) {
+        let verdict = match (c.passed, c.tolerance > 0.0 && !c.family.contains(c.expected)) {
             (true, true) => format!("PASS (within {:.1}%)", c.tolerance * 100.0),
             (true, false) => "PASS".to_string(),
             (false, _) => "FAIL".to_string(),
@@ -477,21 +427,13 @@ pub fn render(report: &Report) -> String {
         report.checks.len()
     );
     for c in report.checks.iter().filter(|c| c.tolerance > 0.0) {
-        out += &format!(
-            "Tolerance {:.1}% for \"{}\": {}.\n",
-            c.tolerance * 100.0,
-            c.quantity,
-            c.why
-        );
+        out += &format!("Tolerance {:.1}% for \"{}\": {}.\n", c.tolerance * 100.0, c.quantity, c.why);
     }
     let failed = report.checks.iter().filter(|c| !c.passed).count();
     out += &if failed == 0 {
         "All checks passed.\n".to_string()
     } else {
-        format!(
-            "{failed} check(s) FAILED (seed {}; rerun with --seed to reproduce).\n",
-            report.seed
-        )
+        format!("{failed} check(s) FAILED (seed {}; rerun with --seed to reproduce).\n", report.seed)
     };
     out
 }
@@ -506,11 +448,7 @@ mod tests {
 
     #[test]
     fn judge_uses_the_interval_then_the_tolerance() {
-        let i = Interval {
-            mean: 1.02,
-            lo: 1.015,
-            hi: 1.025,
-        };
+        let i = Interval { mean: 1.02, lo: 1.015, hi: 1.025 };
         assert!(!judge(&i, 1.0, 0.0), "1.0 lies outside [1.015, 1.025]");
         assert!(judge(&i, 1.0, 0.03), "2 % off is within a 3 % tolerance");
         assert!(!judge(&i, 1.0, 0.01), "2 % off is beyond a 1 % tolerance");

@@ -75,26 +75,16 @@ pub fn t_interval(values: &[f64], level: f64) -> Interval {
     let n = values.len();
     let mean = values.iter().sum::<f64>() / n.max(1) as f64;
     if n < 2 {
-        return Interval {
-            mean,
-            lo: mean,
-            hi: mean,
-        };
+        return Interval { mean, lo: mean, hi: mean };
     }
     let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
     let half = t_quantile(n - 1, 0.5 + level / 2.0) * (var / n as f64).sqrt();
-    Interval {
-        mean,
-        lo: mean - half,
-        hi: mean + half,
-    }
+    Interval { mean, lo: mean - half, hi: mean + half }
 }
 
 /// The `p` quantile of Student's t with `df` degrees of freedom.
 pub fn t_quantile(df: usize, p: f64) -> f64 {
-    StudentsT::new(0.0, 1.0, df as f64)
-        .expect("df >= 1 gives a valid Student-t")
-        .inverse_cdf(p)
+    StudentsT::new(0.0, 1.0, df as f64).expect("df >= 1 gives a valid Student-t").inverse_cdf(p)
 }
 
 #[cfg(test)]
@@ -139,11 +129,7 @@ mod tests {
         // At the median the log-normal tail is one half; one sigma above, 1 - Phi(1) = 0.158655.
         assert!(close(lognormal_tail(10.0, 10.0, 0.5), 0.5, 1e-12));
         let one_sigma_up = 10.0 * 0.5f64.exp();
-        assert!(close(
-            lognormal_tail(one_sigma_up, 10.0, 0.5),
-            0.158_655,
-            1e-6
-        ));
+        assert!(close(lognormal_tail(one_sigma_up, 10.0, 0.5), 0.158_655, 1e-6));
         assert!(close(lognormal_mean(1.0, 1.0), 0.5f64.exp(), 1e-15));
     }
 

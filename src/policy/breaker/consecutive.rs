@@ -109,10 +109,7 @@ impl Policy for Consecutive {
     }
 
     fn status(&self) -> Status {
-        Status {
-            breaker: Some(self.state),
-            ..Status::default()
-        }
+        Status { breaker: Some(self.state), ..Status::default() }
     }
 }
 
@@ -123,32 +120,15 @@ mod tests {
     use crate::policy::CallOutcome;
 
     fn att(now: Time, id: u64) -> Attempt {
-        Attempt {
-            now,
-            class: 0,
-            number: 1,
-            id,
-            priority: 0,
-            queued: 0,
-        }
+        Attempt { now, class: 0, number: 1, id, priority: 0, queued: 0 }
     }
     fn done(now: Time, id: u64, outcome: CallOutcome) -> Completed {
-        Completed {
-            now,
-            class: 0,
-            id,
-            admitted_at: now,
-            outcome,
-        }
+        Completed { now, class: 0, id, admitted_at: now, outcome }
     }
 
     #[test]
     fn r02_three_failures_open_a_one_second_break_then_one_probe() {
-        let mut b = Consecutive::new(&ConsecutiveConfig {
-            failures: 3,
-            break_duration: Dur::secs(1),
-            probes: 1,
-        });
+        let mut b = Consecutive::new(&ConsecutiveConfig { failures: 3, break_duration: Dur::secs(1), probes: 1 });
         for i in 0..3 {
             assert_eq!(b.admit(&att(i * MILLISECOND, i)), Admission::Admit);
             b.complete(&done(i * MILLISECOND, i, CallOutcome::Error));
@@ -160,35 +140,17 @@ mod tests {
             Admission::Refuse(Refusal::ShortCircuited),
             "still inside the break"
         );
-        assert_eq!(
-            b.admit(&att(opened + SECOND, 10)),
-            Admission::Admit,
-            "the probe"
-        );
-        assert_eq!(
-            b.admit(&att(opened + SECOND, 11)),
-            Admission::Refuse(Refusal::ShortCircuited),
-            "only one probe"
-        );
+        assert_eq!(b.admit(&att(opened + SECOND, 10)), Admission::Admit, "the probe");
+        assert_eq!(b.admit(&att(opened + SECOND, 11)), Admission::Refuse(Refusal::ShortCircuited), "only one probe");
         b.complete(&done(opened + SECOND + 1, 10, CallOutcome::Success));
         assert_eq!(b.status().breaker, Some(BreakerState::Closed));
     }
 
     #[test]
     fn a_success_resets_the_count() {
-        let mut b = Consecutive::new(&ConsecutiveConfig {
-            failures: 3,
-            break_duration: Dur::secs(1),
-            probes: 1,
-        });
-        for (i, o) in [
-            CallOutcome::Error,
-            CallOutcome::Error,
-            CallOutcome::Success,
-            CallOutcome::Error,
-        ]
-        .into_iter()
-        .enumerate()
+        let mut b = Consecutive::new(&ConsecutiveConfig { failures: 3, break_duration: Dur::secs(1), probes: 1 });
+        for (i, o) in
+            [CallOutcome::Error, CallOutcome::Error, CallOutcome::Success, CallOutcome::Error].into_iter().enumerate()
         {
             b.admit(&att(0, i as u64));
             b.complete(&done(0, i as u64, o));

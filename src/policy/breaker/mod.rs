@@ -1,3 +1,12 @@
-//! Circuit breakers. Each file is one state machine.
+//! Circuit breakers. Each file is one state machine; `window` and `inflight` are the
+//! pieces the rate breakers share.
 
 pub mod consecutive;
+pub mod error_rate;
+pub mod hystrix;
+pub mod inflight;
+pub mod latency;
+pub mod polly;
+pub mod resilience4j;
+pub mod sentinel;
+pub mod window;

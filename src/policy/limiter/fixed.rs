@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::super::{Admission, Attempt, Completed, Policy, Refusal, Status};
+use super::super::{Admission, Attempt, BuildCtx, Completed, Policy, QueueOrder, Refusal, Status};
 use crate::scenario::Dur;
 
 /// Fixed limiter configuration.
@@ -23,6 +23,16 @@ pub struct FixedConfig {
     /// What a refused attempt gets: 429 (`Rejected`) or the fallback at once (`Fallback`).
     #[serde(default = "rejected")]
     pub refuse_as: RefuseAs,
+    /// Order in which the queue is served: `Fifo`, `Lifo` or `Priority` (class priority).
+    #[serde(default)]
+    pub order: QueueOrder,
+    /// Per-class longest wait, overriding `max_wait`, e.g. `[("checkout", "2s")]`.
+    #[serde(default)]
+    pub class_max_wait: Vec<(String, Dur)>,
+    /// When the queue is full, shed the waiting request least likely to meet its deadline
+    /// (which may be the newcomer) instead of always refusing the newcomer.
+    #[serde(default)]
+    pub shed_by_deadline: bool,
 }
 
 /// How a limiter refuses.
@@ -55,13 +65,25 @@ pub struct Fixed {
     queue: u32,
     max_wait: u64,
     refuse_as: RefuseAs,
+    order: QueueOrder,
+    class_max_wait: Vec<Option<u64>>,
+    shed: bool,
     in_flight: u32,
 }
 
 impl Fixed {
-    /// Build from config.
-    pub fn new(cfg: &FixedConfig) -> Self {
+    /// Build from config; `ctx` maps class names to ids.
+    pub fn new(cfg: &FixedConfig, ctx: &BuildCtx) -> Self {
+        let mut class_max_wait = vec![None; ctx.classes.len()];
+        for (name, d) in &cfg.class_max_wait {
+            if let Some(id) = ctx.class_id(name) {
+                class_max_wait[id as usize] = Some(d.ns());
+            }
+        }
         Self {
+            order: cfg.order,
+            class_max_wait,
+            shed: cfg.shed_by_deadline,
             permits: cfg.permits,
             queue: cfg.queue,
             max_wait: cfg.max_wait.ns(),
@@ -82,9 +104,14 @@ impl Policy for Fixed {
             self.in_flight += 1;
             return Admission::Admit;
         }
-        if a.queued < self.queue && self.max_wait > 0 {
-            Admission::Wait {
-                max_wait: self.max_wait,
+        let max_wait = self.class_max_wait.get(a.class as usize).copied().flatten().unwrap_or(self.max_wait);
+        if self.queue > 0 && max_wait > 0 {
+            if a.queued < self.queue {
+                Admission::Wait { max_wait }
+            } else if self.shed {
+                Admission::Shed { max_wait }
+            } else {
+                Admission::Refuse(self.refuse_as.refusal())
             }
         } else {
             Admission::Refuse(self.refuse_as.refusal())
@@ -99,10 +126,11 @@ impl Policy for Fixed {
         self.in_flight -= 1;
     }
 
+    fn queue_order(&self) -> QueueOrder {
+        self.order
+    }
+
     fn status(&self) -> Status {
-        Status {
-            limit: Some(self.permits as f64),
-            ..Status::default()
-        }
+        Status { limit: Some(self.permits as f64), ..Status::default() }
     }
 }

@@ -1,0 +1,22 @@
+//! `brownout plot DIR`: re-render charts and `report.html` from saved results, without re-running.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::Failure;
+use brownout::output;
+
+/// Arguments of `brownout plot`.
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// A results folder holding summary.json and timeseries.csv (a run) or sweep.json (a sweep).
+    dir: PathBuf,
+}
+
+/// Re-render; a missing or unreadable results folder is bad input (exit 2).
+pub fn plot(args: PlotArgs) -> Result<(), Failure> {
+    let paths = output::charts::plot_dir(&args.dir).map_err(|e| Failure::input(format!("error: {e:#}")))?;
+    println!("{} chart(s) and report.html written in {}", paths.len(), args.dir.display());
+    Ok(())
+}

@@ -1,0 +1,295 @@
+//! The connection pool and the dependency: calls, capacity queues, replicas and partitions.
+
+use super::*;
+
+impl World<'_> {
+    // ---- connection pool and dependency ------------------------------------------
+
+    pub(super) fn acquire_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let (class, inst) = {
+            let r = self.reqs.get(tok).expect("live request");
+            (r.class as usize, r.instance)
+        };
+        let mut timeout: Option<(Time, Time)> = None;
+        for &l in &self.class_layers[class] {
+            if let Some(t) = self.layer(inst, l).policy.attempt_timeout(class as ClassId) {
+                if timeout.is_none_or(|cur| t.0 < cur.0) {
+                    timeout = Some(t);
+                }
+            }
+        }
+        let r = self.reqs.get_mut(tok).expect("live request");
+        r.attempt_deadline = timeout.map_or(Time::MAX, |t| now + t.0);
+        r.unwind = timeout.map_or(0, |t| t.1);
+        r.wait_since = now;
+        let pool = &self.m.scenario.fleet.pool;
+        let i = &mut self.insts[inst as usize];
+        if i.conns < pool.max_connections {
+            self.take_connection(now, q, tok);
+        } else {
+            i.pool_waiting += 1;
+            i.pool_q.push_back(tok);
+            r.phase = Phase::PoolQueue;
+            let at = (now + pool.acquire_timeout.ns()).min(r.attempt_deadline);
+            self.timer(q, tok, at, Timer::Attempt);
+        }
+    }
+
+    pub(super) fn take_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let r = self.reqs.get_mut(tok).expect("live request");
+        r.phase = Phase::Calling;
+        let (class, arrived, waited, deadline) = (r.class, r.arrived, now - r.wait_since, r.attempt_deadline);
+        self.rec.conn_wait(arrived, class as usize, waited);
+        let call = self.open_call(now, q, tok, false);
+        self.reqs.get_mut(tok).expect("live request").call = Some(call);
+        if deadline != Time::MAX {
+            self.timer(q, tok, deadline, Timer::Attempt);
+        } else {
+            self.bump_generation(tok);
+        }
+        let r = self.reqs.get(tok).expect("live request");
+        let (inst, generation) = (r.instance, r.hedge_generation);
+        let mut hedge = None;
+        for &l in &self.class_layers[class as usize] {
+            hedge = hedge.or(self.layer(inst, l).policy.hedge_delay(class));
+        }
+        if let Some(d) = hedge {
+            q.schedule_at(now + d, Ev::Hedge { req: tok, generation });
+        }
+    }
+
+    /// Take a pool connection (the caller checked one is free) and start a call on it.
+    /// A hedged call draws its own latency (attempt key with the top bit set).
+    fn open_call(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, hedged: bool) -> Token {
+        let r = self.reqs.get_mut(tok).expect("live request");
+        r.conns += 1;
+        r.calls += 1;
+        let (inst, class, index) = (r.instance, r.class, r.index);
+        let attempt = if hedged { r.attempt | (1 << 31) } else { r.attempt };
+        let i = &mut self.insts[inst as usize];
+        i.conns += 1;
+        let conns = i.conns;
+        self.rec.pool(now, inst, conns);
+        let call = self.calls.insert(Call {
+            req: Some(tok),
+            served_at: now,
+            error: false,
+            holds_server: false,
+            reached: true,
+            counted: false,
+            replica: 0,
+            instance: inst,
+            class,
+            index,
+            attempt,
+        });
+        if let Some(mode) = self.m.partition(inst, now) {
+            // Cut off: the call never reaches the dependency.
+            let c = self.calls.get_mut(call).expect("live call");
+            c.error = true;
+            c.reached = false;
+            let delay = match mode {
+                PartitionMode::Hang { connect_timeout } => connect_timeout.ns(),
+                PartitionMode::FailFast => 0,
+            };
+            q.schedule_at(now + delay, Ev::DepDone { call });
+        } else {
+            self.send(now, q, call);
+        }
+        call
+    }
+
+    /// A hedge timer fired: if the first call is still out and a connection is free, send a
+    /// second call; the first answer wins.
+    pub(super) fn hedge(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, generation: u32) {
+        let Some(r) = self.reqs.get(tok) else { return };
+        if r.hedge_generation != generation || r.phase != Phase::Calling || r.call.is_none() || r.hedge.is_some() {
+            return;
+        }
+        let inst = r.instance;
+        if self.insts[inst as usize].conns >= self.m.scenario.fleet.pool.max_connections {
+            return; // a hedge never waits for a connection
+        }
+        let call = self.open_call(now, q, tok, true);
+        self.reqs.get_mut(tok).expect("live request").hedge = Some(call);
+    }
+
+    /// The caller gives up on a call: the dependency keeps working on it.
+    fn abandon(&mut self, call: Token) {
+        if let Some(c) = self.calls.get_mut(call) {
+            c.req = None;
+            if c.counted {
+                // The client stops counting it as outstanding.
+                c.counted = false;
+                self.insts[c.instance as usize].outstanding[c.replica as usize] -= 1;
+            }
+        }
+    }
+
+    /// Route a call to a replica and into service or its queue.
+    fn send(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
+        let c = *self.calls.get(call).expect("live call");
+        let replica = self.choose_replica(c.instance, c.class, c.index, c.attempt);
+        let tracked = self.m.scenario.dependency.replicas.is_some();
+        if tracked {
+            self.insts[c.instance as usize].outstanding[replica as usize] += 1;
+        }
+        let cm = self.calls.get_mut(call).expect("live call");
+        cm.replica = replica;
+        cm.counted = tracked;
+        self.dep_in_flight += 1;
+        self.rec.dep_start(now, self.dep_in_flight);
+        let r = replica as usize;
+        match self.m.dep.capacity {
+            Some((servers, queue)) if self.dep_busy[r] >= servers => {
+                if (self.dep_q[r].len() as u32) < queue {
+                    self.dep_q[r].push_back(call);
+                } else {
+                    // Queue full: the dependency sheds the call with a fast 503.
+                    self.calls.get_mut(call).expect("live call").error = true;
+                    q.schedule_at(now + self.m.dep.hop, Ev::DepDone { call });
+                }
+            }
+            cap => {
+                if cap.is_some() {
+                    self.dep_busy[r] += 1;
+                    self.calls.get_mut(call).expect("live call").holds_server = true;
+                }
+                self.serve_call(now, q, call);
+            }
+        }
+    }
+
+    /// Client-side load balancing. Random choices are counter-based on the attempt, so every
+    /// policy run sends the same attempt to the same candidates.
+    fn choose_replica(&mut self, inst: u32, class: ClassId, index: u64, attempt: u32) -> u32 {
+        let Some(reps) = &self.m.scenario.dependency.replicas else { return 0 };
+        let n = reps.count;
+        let key = ((class as u64) << 48) ^ index;
+        let draw = |k: u64| counter_u64(self.m.seed, BALANCE, key, ((attempt as u64) << 1) | k);
+        let out = &self.insts[inst as usize].outstanding;
+        match reps.balancing {
+            Balancing::RoundRobin => {
+                let i = &mut self.insts[inst as usize];
+                let r = i.rr % n;
+                i.rr = i.rr.wrapping_add(1);
+                r
+            }
+            Balancing::Random => (draw(0) % n as u64) as u32,
+            Balancing::LeastOutstanding => (0..n).min_by_key(|&r| (out[r as usize], r)).unwrap_or(0),
+            Balancing::PowerOfTwo => {
+                if n == 1 {
+                    return 0;
+                }
+                let a = (draw(0) % n as u64) as u32;
+                let mut b = (draw(1) % (n as u64 - 1)) as u32;
+                if b >= a {
+                    b += 1;
+                }
+                if out[b as usize] < out[a as usize] { b } else { a }
+            }
+        }
+    }
+
+    pub(super) fn serve_call(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
+        let c = self.calls.get_mut(call).expect("live call");
+        let factor = self.m.replica_factor(c.replica, now);
+        let plan = self.m.dep.plan(now, c.class as u64, c.index, c.attempt as u64, factor);
+        c.served_at = now;
+        c.error = plan.error;
+        q.schedule_at(now + plan.latency, Ev::DepDone { call });
+    }
+
+    pub(super) fn dep_done(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
+        let c = self.calls.remove(call).expect("live call");
+        if c.counted {
+            self.insts[c.instance as usize].outstanding[c.replica as usize] -= 1;
+        }
+        if c.reached {
+            self.dep_in_flight -= 1;
+            self.rec.dep_end(now, now - c.served_at, c.req.is_none(), self.dep_in_flight);
+        }
+        if c.holds_server {
+            // Finished service frees a server for the next queued call.
+            let r = c.replica as usize;
+            self.dep_busy[r] -= 1;
+            while let Some(next) = self.dep_q[r].pop_front() {
+                if let Some(n) = self.calls.get_mut(next) {
+                    n.holds_server = true;
+                    self.dep_busy[r] += 1;
+                    self.serve_call(now, q, next);
+                    break;
+                }
+            }
+        }
+        let Some(tok) = c.req else { return };
+        let r = self.reqs.get_mut(tok).expect("live request");
+        let other = if r.call == Some(call) {
+            r.call = None;
+            r.hedge.take()
+        } else {
+            r.hedge = None;
+            r.call.take()
+        };
+        let inst = r.instance;
+        self.release_connection(now, q, tok, inst);
+        if c.error {
+            if let Some(o) = other {
+                // The other call may still succeed: wait for it.
+                let r = self.reqs.get_mut(tok).expect("live request");
+                r.call = Some(o);
+                return;
+            }
+        } else if let Some(o) = other {
+            self.abandon(o);
+            self.release_connection(now, q, tok, inst);
+        }
+        let r = self.reqs.get_mut(tok).expect("live request");
+        r.hedge_generation = r.hedge_generation.wrapping_add(1);
+        let outcome = if c.error { CallOutcome::Error } else { CallOutcome::Success };
+        self.attempt_end(now, q, tok, outcome);
+    }
+
+    /// Return one of the request's connections to its instance's pool and hand it to the
+    /// next waiter.
+    pub(super) fn release_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, inst: u32) {
+        let r = self.reqs.get_mut(tok).expect("live request");
+        r.conns -= 1;
+        let i = &mut self.insts[inst as usize];
+        i.conns -= 1;
+        let conns = i.conns;
+        self.rec.pool(now, inst, conns);
+        while let Some(next) = self.insts[inst as usize].pool_q.pop_front() {
+            if self.reqs.get(next).is_some_and(|r| r.phase == Phase::PoolQueue) {
+                self.insts[inst as usize].pool_waiting -= 1;
+                self.take_connection(now, q, next);
+                break;
+            }
+        }
+    }
+
+    pub(super) fn attempt_timer(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let r = self.reqs.get_mut(tok).expect("live request");
+        match r.phase {
+            Phase::PoolQueue => {
+                let (inst, class, arrived, waited) = (r.instance, r.class, r.arrived, now - r.wait_since);
+                let outcome = if now >= r.attempt_deadline { CallOutcome::Timeout } else { CallOutcome::Error };
+                r.phase = Phase::Backoff; // leaves the pool queue (lazily removed)
+                self.insts[inst as usize].pool_waiting -= 1;
+                self.rec.conn_wait(arrived, class as usize, waited);
+                self.attempt_end(now, q, tok, outcome);
+            }
+            Phase::Calling => {
+                let calls = [r.call.take(), r.hedge.take()];
+                r.hedge_generation = r.hedge_generation.wrapping_add(1);
+                let inst = r.instance;
+                for call in calls.into_iter().flatten() {
+                    self.abandon(call);
+                    self.release_connection(now, q, tok, inst);
+                }
+                self.attempt_end(now, q, tok, CallOutcome::Timeout);
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Arrivals, worker slots, local work and instance restarts.
+
+use super::*;
+
+impl World<'_> {
+    // ---- arrivals and worker slots -------------------------------------------------
+
+    pub(super) fn arrive(&mut self, now: Time, q: &mut EventQueue<Ev>, class: ClassId, closed_loop: bool, reloads: u8) {
+        let c = class as usize;
+        let index = self.next_index[c];
+        self.next_index[c] += 1;
+        self.requests += 1;
+        let instance = (index % self.m.scenario.fleet.instances as u64) as u32;
+        let item = match &self.m.popularity {
+            Some(p) => p.draw(&mut self.item_rng[c]),
+            None => 0,
+        };
+        if self.reqs.len() as u64 >= self.m.scenario.limits.max_in_flight {
+            self.abort = Some(format!(
+                "runaway scenario: more than {} requests in flight at t={} (limits.max_in_flight); \
+                 arrivals exceed what the fleet can finish. Reduce the arrival rate, bound the queues, or raise the limit",
+                self.m.scenario.limits.max_in_flight,
+                engine::fmt_time(now)
+            ));
+            return;
+        }
+        let tok = self.reqs.insert(Req {
+            class,
+            instance,
+            index,
+            arrived: now,
+            item,
+            generation: 0,
+            phase: Phase::SlotQueue,
+            attempt: 0,
+            attempt_id: 0,
+            pos: 0,
+            admitted_at: [0; MAX_LAYERS],
+            attempt_deadline: Time::MAX,
+            unwind: 0,
+            wait_since: now,
+            call: None,
+            hedge: None,
+            hedge_generation: 0,
+            conns: 0,
+            worker: false,
+            calls: 0,
+            closed_loop,
+            outcome: Outcome::Ok,
+            staleness: None,
+            reloads,
+        });
+        self.rec.arrival(now, c);
+        for li in 0..self.class_layers[c].len() {
+            let l = self.class_layers[c][li];
+            self.layer_mut(instance, l).policy.on_request(now, class);
+            self.note(now, q, instance, l);
+        }
+        let inst = &mut self.insts[instance as usize];
+        let w = &self.m.scenario.fleet.workers;
+        if inst.workers < w.slots {
+            self.take_worker(now, q, tok);
+        } else if inst.worker_waiting < w.queue && w.max_wait.is_some_and(|d| d.ns() > 0) {
+            inst.worker_waiting += 1;
+            inst.worker_q.push_back(tok);
+            let at = now + w.max_wait.map_or(0, |d| d.ns());
+            self.timer(q, tok, at, Timer::SlotWait);
+        } else {
+            self.rec.slot_wait(now, c, 0);
+            self.respond(now, q, tok, Outcome::Rejected, None);
+        }
+    }
+
+    pub(super) fn take_worker(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let r = self.reqs.get_mut(tok).expect("live request");
+        let (inst, class, waited, arrived) = (r.instance, r.class, now - r.arrived, r.arrived);
+        r.worker = true;
+        let i = &mut self.insts[inst as usize];
+        i.workers += 1;
+        let busy = i.workers;
+        self.rec.workers(now, inst, busy);
+        self.rec.slot_wait(arrived, class as usize, waited);
+        match &self.m.work[class as usize] {
+            Some(dist) => {
+                let r = self.reqs.get(tok).expect("live request");
+                let key = ((class as u64) << 48) ^ r.index;
+                let mut rng = Stream::seed_from_u64(crate::engine::counter_u64(self.m.seed, WORK, key, 0));
+                let d = dist.sample(&mut rng).max(0.0) as Time;
+                self.reqs.get_mut(tok).expect("live request").phase = Phase::Local;
+                self.timer(q, tok, now + d, Timer::LocalWork);
+            }
+            None => self.after_local(now, q, tok),
+        }
+    }
+
+    pub(super) fn release_worker(&mut self, now: Time, q: &mut EventQueue<Ev>, instance: u32) {
+        let i = &mut self.insts[instance as usize];
+        i.workers -= 1;
+        let busy = i.workers;
+        self.rec.workers(now, instance, busy);
+        while let Some(next) = self.insts[instance as usize].worker_q.pop_front() {
+            if self.reqs.get(next).is_some_and(|r| r.phase == Phase::SlotQueue && !r.worker) {
+                self.insts[instance as usize].worker_waiting -= 1;
+                self.bump_generation(next);
+                self.take_worker(now, q, next);
+                break;
+            }
+        }
+    }
+
+    pub(super) fn after_local(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let class = self.reqs.get(tok).expect("live request").class;
+        if self.m.scenario.classes[class as usize].calls_dependency {
+            self.begin_attempt(now, q, tok);
+        } else {
+            self.respond(now, q, tok, Outcome::Ok, None);
+        }
+    }
+
+    /// Restart an instance: its in-flight requests fail (connection reset), its worker
+    /// slots, pool and queues empty, and state that is not persistent is lost.
+    pub(super) fn restart(&mut self, now: Time, q: &mut EventQueue<Ev>, instance: u32, policies: bool, cache: bool) {
+        for tok in self.reqs.tokens() {
+            let r = self.reqs.get_mut(tok).expect("live request");
+            if r.instance != instance {
+                continue;
+            }
+            r.worker = false;
+            r.conns = 0;
+            for call in [r.call.take(), r.hedge.take()].into_iter().flatten() {
+                if let Some(c) = self.calls.get_mut(call) {
+                    c.req = None;
+                    c.counted = false;
+                }
+            }
+            r.outcome = Outcome::Error;
+            r.staleness = None;
+            self.finish(now, q, tok);
+        }
+        let i = &mut self.insts[instance as usize];
+        i.workers = 0;
+        i.conns = 0;
+        i.worker_q.clear();
+        i.worker_waiting = 0;
+        i.pool_q.clear();
+        i.pool_waiting = 0;
+        for o in i.outstanding.iter_mut() {
+            *o = 0;
+        }
+        self.rec.workers(now, instance, 0);
+        self.rec.pool(now, instance, 0);
+        if !policies {
+            self.rebuild_layers(now, q, instance);
+        }
+        if !cache {
+            if let Some(stock) = &mut self.stock {
+                stock.clear(instance);
+            }
+        }
+    }
+
+    /// Fresh policy state for an instance (fleet-wide layers live in the store and survive).
+    fn rebuild_layers(&mut self, now: Time, q: &mut EventQueue<Ev>, instance: u32) {
+        let set = &self.m.scenario.policies[self.policy];
+        for (l, spec) in set.stack.iter().enumerate() {
+            if self.fleet[l].is_some() || spec.persistent {
+                continue;
+            }
+            let ctx = BuildCtx {
+                classes: self.m.scenario.classes.iter().map(|c| c.name.clone()).collect(),
+                instance,
+                instances: self.insts.len() as u32,
+            };
+            let policy = spec.policy.build(&ctx);
+            let layer = &mut self.insts[instance as usize].layers[l];
+            // Keep the wake generation monotone so the old policy's timers stay tombstones.
+            let wake_generation = layer.wake_generation.wrapping_add(1);
+            let old = layer.last;
+            *layer = LayerRt { last: old, policy, queue: VecDeque::new(), waiting: 0, wake: None, wake_generation };
+            self.note(now, q, instance, l as u8);
+        }
+    }
+}

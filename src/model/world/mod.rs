@@ -1,0 +1,467 @@
+//! The event handler: requests flow through worker slots, the policy stack, the pool and
+//! the dependency. See `model` for the overview and ARCHITECTURE.md for the invariants.
+
+mod calls;
+mod lifecycle;
+mod outcome;
+mod stack;
+
+use std::collections::VecDeque;
+
+use rand::SeedableRng;
+
+use super::catalogue::Stock;
+use super::{Model, RunOptions, RunResult};
+use crate::engine::{
+    self, EventQueue, Handler, Slab, Stream, Time, Token, counter_f64, counter_u64, label_hash, stream,
+};
+use crate::metrics::{OrderEffect, Outcome, Recorder, RecorderSetup};
+use crate::policy::{
+    Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Policy, QueueOrder, Refusal, RetryAsk,
+    Status,
+};
+use crate::scenario::{Balancing, Fallback, PartitionMode, Scope};
+
+/// Most layers one policy stack may have.
+pub const MAX_LAYERS: usize = 8;
+
+const RETRY: u64 = label_hash("policy/retry-jitter");
+const ORDERS: u64 = label_hash("business/orders");
+const SUBST: u64 = label_hash("business/substitution");
+const WORK: u64 = label_hash("class/work");
+const RELOAD: u64 = label_hash("class/reload");
+const BALANCE: u64 = label_hash("dependency/balancing");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timer {
+    SlotWait,
+    LocalWork,
+    LayerWait,
+    Attempt,
+    Backoff,
+    Unwind,
+    Respond,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ev {
+    Arrival { class: ClassId },
+    User { class: ClassId },
+    Timer { req: Token, generation: u32, timer: Timer },
+    DepDone { call: Token },
+    Hedge { req: Token, generation: u32 },
+    Notice { token: Token },
+    Reload { class: ClassId, reloads: u8 },
+    Restart { instance: u32, policies: bool, cache: bool },
+    Wake { instance: u32, layer: u8, generation: u32 },
+    Tick,
+}
+
+impl Ev {
+    fn code(&self) -> u64 {
+        match self {
+            Ev::Arrival { class } => 1 + ((*class as u64) << 8),
+            Ev::User { class } => 2 + ((*class as u64) << 8),
+            Ev::Timer { timer, .. } => 3 + ((*timer as u64) << 8),
+            Ev::DepDone { .. } => 4,
+            Ev::Wake { layer, .. } => 5 + ((*layer as u64) << 8),
+            Ev::Tick => 6,
+            Ev::Hedge { .. } => 10,
+            Ev::Notice { .. } => 7,
+            Ev::Reload { class, .. } => 8 + ((*class as u64) << 8),
+            Ev::Restart { instance, .. } => 9 + ((*instance as u64) << 8),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    SlotQueue,
+    Local,
+    LayerQueue,
+    PoolQueue,
+    Calling,
+    Backoff,
+    Unwinding,
+    Responding,
+}
+
+#[derive(Debug, Clone)]
+struct Req {
+    class: ClassId,
+    instance: u32,
+    index: u64,
+    arrived: Time,
+    item: u32,
+    generation: u32,
+    phase: Phase,
+    attempt: u32,
+    attempt_id: u64,
+    pos: u8,
+    admitted_at: [Time; MAX_LAYERS],
+    attempt_deadline: Time,
+    unwind: Time,
+    wait_since: Time,
+    call: Option<Token>,
+    hedge: Option<Token>,
+    hedge_generation: u32,
+    conns: u8,
+    worker: bool,
+    calls: u32,
+    closed_loop: bool,
+    outcome: Outcome,
+    staleness: Option<(Time, bool)>,
+    reloads: u8,
+}
+
+/// A cancellation or completion on its way to a layer.
+#[derive(Debug, Clone, Copy)]
+enum Notice {
+    Cancel(Attempt),
+    Complete(Completed),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Call {
+    req: Option<Token>,
+    served_at: Time,
+    error: bool,
+    holds_server: bool,
+    reached: bool,
+    counted: bool,
+    replica: u32,
+    instance: u32,
+    class: ClassId,
+    index: u64,
+    attempt: u32,
+}
+
+struct LayerRt {
+    policy: Box<dyn Policy>,
+    queue: VecDeque<(Token, u32)>,
+    waiting: u32,
+    wake: Option<Time>,
+    wake_generation: u32,
+    last: Status,
+}
+
+struct Inst {
+    workers: u32,
+    worker_q: VecDeque<Token>,
+    worker_waiting: u32,
+    conns: u32,
+    pool_q: VecDeque<Token>,
+    pool_waiting: u32,
+    layers: Vec<LayerRt>,
+    degraded: u32,
+    outstanding: Vec<u32>,
+    rr: u32,
+}
+
+struct World<'m> {
+    m: &'m Model,
+    reqs: Slab<Req>,
+    calls: Slab<Call>,
+    insts: Vec<Inst>,
+    class_layers: Vec<Vec<u8>>,
+    inner_start: Vec<u8>,
+    arrivals: Vec<super::arrivals::ArrivalGen>,
+    arrival_rng: Vec<Stream>,
+    item_rng: Vec<Stream>,
+    think_rng: Vec<Stream>,
+    next_index: Vec<u64>,
+    next_attempt_id: u64,
+    dep_busy: Vec<u32>,
+    dep_q: Vec<VecDeque<Token>>,
+    dep_in_flight: u64,
+    stock: Option<Stock>,
+    rec: Recorder,
+    pump: Vec<(u32, u8)>,
+    fleet: Vec<Option<Time>>,
+    notices: Slab<(u32, u8, Notice)>,
+    breaker_layer: Option<u8>,
+    limit_layer: Option<u8>,
+    trace: u64,
+    trace_log: Vec<(Time, u64)>,
+    trace_limit: usize,
+    requests: u64,
+    horizon: Time,
+    abort: Option<String>,
+    policy: usize,
+}
+
+pub(super) fn run(m: &Model, policy: usize, opts: RunOptions) -> RunResult {
+    let s = &m.scenario;
+    let set = &s.policies[policy];
+    let mut q: EventQueue<Ev> = EventQueue::new();
+    let mut w = World::new(m, policy);
+    w.trace_limit = opts.trace_limit;
+    for (c, arrivals) in w.arrivals.iter_mut().enumerate() {
+        let users = arrivals.initial_users();
+        for _ in 0..users {
+            let think = arrivals.think(&mut w.think_rng[c]);
+            q.schedule_at(think, Ev::User { class: c as ClassId });
+        }
+        if let Some(t) = arrivals.next(0, &mut w.arrival_rng[c]) {
+            // Scripted times may start at 0; Poisson starts after one gap.
+            q.schedule_at(t, Ev::Arrival { class: c as ClassId });
+        }
+    }
+    q.schedule_at(s.window.ns().min(w.horizon), Ev::Tick);
+    // Timers that policies ask for when they are built.
+    for (i, inst) in w.insts.iter_mut().enumerate() {
+        for (l, layer) in inst.layers.iter_mut().enumerate() {
+            if let Some(t) = layer.last.wake_at {
+                layer.wake = Some(t);
+                layer.wake_generation = layer.wake_generation.wrapping_add(1);
+                let generation = layer.wake_generation;
+                q.schedule_at(t, Ev::Wake { instance: i as u32, layer: l as u8, generation });
+            }
+        }
+    }
+    for r in &s.fleet.restarts {
+        for (k, &instance) in r.instances.iter().enumerate() {
+            let at = r.at.ns() + k as Time * r.interval.ns();
+            q.schedule_at(at, Ev::Restart { instance, policies: r.persistent_policies, cache: r.persistent_cache });
+        }
+    }
+    let horizon = w.horizon;
+    let stats = engine::run(&mut w, &mut q, horizon);
+    let end = if w.abort.is_some() { stats.end } else { w.horizon };
+    if w.abort.is_none() && stats.end < w.horizon {
+        // The queue ran dry before the horizon; close the remaining windows.
+        let mut t = (stats.end / s.window.ns() + 1) * s.window.ns();
+        while t < w.horizon {
+            w.rec.tick(t);
+            t += s.window.ns();
+        }
+        w.rec.tick(w.horizon);
+    }
+    let in_flight = w.reqs.len() as u64;
+    let mut summary = w.rec.summary(end, stats.events, in_flight);
+    summary.policy = set.name.clone();
+    RunResult {
+        summary,
+        rows: if opts.timeseries { w.rec.take_rows() } else { Vec::new() },
+        trace_hash: w.trace,
+        end,
+        requests: w.requests,
+        aborted: w.abort,
+        trace: w.trace_log,
+    }
+}
+
+impl<'m> World<'m> {
+    fn new(m: &'m Model, policy: usize) -> Self {
+        let s = &m.scenario;
+        let set = &s.policies[policy];
+        let n = s.fleet.instances;
+        let class_names: Vec<String> = s.classes.iter().map(|c| c.name.clone()).collect();
+        let replicas = s.dependency.replicas.as_ref().map_or(1, |r| r.count as usize);
+        let insts: Vec<Inst> = (0..n)
+            .map(|instance| Inst {
+                workers: 0,
+                worker_q: VecDeque::new(),
+                worker_waiting: 0,
+                conns: 0,
+                pool_q: VecDeque::new(),
+                pool_waiting: 0,
+                layers: set
+                    .stack
+                    .iter()
+                    .map(|l| {
+                        let ctx = BuildCtx { classes: class_names.clone(), instance, instances: n };
+                        let policy = l.policy.build(&ctx);
+                        let last = policy.status();
+                        LayerRt { policy, queue: VecDeque::new(), waiting: 0, wake: None, wake_generation: 0, last }
+                    })
+                    .collect(),
+                degraded: 0,
+                outstanding: vec![0; replicas],
+                rr: instance,
+            })
+            .collect();
+        let class_layers: Vec<Vec<u8>> = s
+            .classes
+            .iter()
+            .map(|c| {
+                set.stack
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, l)| l.classes.is_empty() || l.classes.contains(&c.name))
+                    .map(|(i, _)| i as u8)
+                    .collect()
+            })
+            .collect();
+        let inner_start = class_layers
+            .iter()
+            .map(|ls| ls.iter().position(|&l| insts[0].layers[l as usize].policy.is_retry()).unwrap_or(0) as u8)
+            .collect();
+        let first = |f: &dyn Fn(&Status) -> bool| insts[0].layers.iter().position(|l| f(&l.last)).map(|i| i as u8);
+        let breaker_layer = first(&|st| st.breaker.is_some());
+        let limit_layer = first(&|st| st.limit.is_some());
+        let b = s.business.as_ref();
+        let rec = Recorder::new(RecorderSetup {
+            policy: set.name.clone(),
+            classes: s.classes.iter().map(|c| c.name.clone()).collect(),
+            deadlines: s.classes.iter().map(|c| c.deadline.ns()).collect(),
+            instances: n,
+            slots: s.fleet.workers.slots,
+            connections: s.fleet.pool.max_connections,
+            warmup: s.warmup.ns(),
+            horizon: s.horizon.ns(),
+            window: s.window.ns(),
+            has_breaker: breaker_layer.is_some(),
+            has_limit: limit_layer.is_some(),
+            costs: b.map_or((0.0, 0.0, 0.0), |b| (b.substitution_cost, b.refund_cost, b.lost_order_cost)),
+        });
+        let mut w = Self {
+            m,
+            reqs: Slab::new(),
+            calls: Slab::new(),
+            insts,
+            class_layers,
+            inner_start,
+            arrivals: m.arrivals.clone(),
+            arrival_rng: s.classes.iter().map(|c| stream(m.seed, &format!("arrivals/{}", c.name))).collect(),
+            item_rng: s.classes.iter().map(|c| stream(m.seed, &format!("items/{}", c.name))).collect(),
+            think_rng: s.classes.iter().map(|c| stream(m.seed, &format!("think/{}", c.name))).collect(),
+            next_index: vec![0; s.classes.len()],
+            next_attempt_id: 0,
+            dep_busy: vec![0; replicas],
+            dep_q: vec![VecDeque::new(); replicas],
+            dep_in_flight: 0,
+            stock: s.catalogue.as_ref().map(|c| Stock::new(c, n, m.seed)),
+            rec,
+            pump: Vec::new(),
+            fleet: set
+                .stack
+                .iter()
+                .map(|l| match l.scope {
+                    Scope::Instance => None,
+                    Scope::Fleet { propagation } => Some(propagation.ns()),
+                })
+                .collect(),
+            notices: Slab::new(),
+            breaker_layer,
+            limit_layer,
+            trace: 0xcbf2_9ce4_8422_2325,
+            trace_log: Vec::new(),
+            trace_limit: 0,
+            requests: 0,
+            horizon: s.horizon.ns(),
+            abort: None,
+            policy,
+        };
+        for i in 0..n {
+            if let Some(l) = w.limit_layer {
+                let v = w.insts[i as usize].layers[l as usize].last.limit.unwrap_or(0.0);
+                w.rec.limit(0, i, v);
+            }
+        }
+        w
+    }
+
+    fn timer(&mut self, q: &mut EventQueue<Ev>, tok: Token, at: Time, timer: Timer) {
+        let r = self.reqs.get_mut(tok).expect("live request");
+        r.generation = r.generation.wrapping_add(1);
+        q.schedule_at(at, Ev::Timer { req: tok, generation: r.generation, timer });
+    }
+
+    fn bump_generation(&mut self, tok: Token) {
+        let r = self.reqs.get_mut(tok).expect("live request");
+        r.generation = r.generation.wrapping_add(1);
+    }
+
+    fn on_timer(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, generation: u32, timer: Timer) {
+        match self.reqs.get(tok) {
+            Some(r) if r.generation == generation => {}
+            _ => return, // a tombstone: the timer was superseded
+        }
+        match timer {
+            Timer::SlotWait => {
+                let r = self.reqs.get_mut(tok).expect("live request");
+                r.phase = Phase::Responding;
+                let (inst, class, arrived) = (r.instance, r.class, r.arrived);
+                self.insts[inst as usize].worker_waiting -= 1;
+                self.rec.slot_wait(arrived, class as usize, now - arrived);
+                self.respond(now, q, tok, Outcome::Rejected, None);
+            }
+            Timer::LocalWork => self.after_local(now, q, tok),
+            Timer::LayerWait => {
+                let r = self.reqs.get_mut(tok).expect("live request");
+                let (class, inst, pos) = (r.class as usize, r.instance, r.pos as usize);
+                r.phase = Phase::Backoff; // out of the queue (lazily removed)
+                let l = self.class_layers[class][pos];
+                self.layer_mut(inst, l).waiting -= 1;
+                self.refused(now, q, tok, Refusal::Rejected);
+            }
+            Timer::Attempt => self.attempt_timer(now, q, tok),
+            Timer::Backoff => self.begin_attempt(now, q, tok),
+            Timer::Unwind => self.conclude(now, q, tok, Outcome::Timeout, false),
+            Timer::Respond => self.finish(now, q, tok),
+        }
+    }
+}
+
+impl Handler<Ev> for World<'_> {
+    fn handle(&mut self, now: Time, ev: Ev, q: &mut EventQueue<Ev>) {
+        let code = ev.code();
+        self.trace = (self.trace ^ now ^ code.rotate_left(32)).wrapping_mul(0x0000_0100_0000_01b3);
+        if self.trace_log.len() < self.trace_limit {
+            self.trace_log.push((now, code));
+        }
+        match ev {
+            Ev::Arrival { class } => {
+                let c = class as usize;
+                if let Some(t) = self.arrivals[c].next(now, &mut self.arrival_rng[c]) {
+                    if t <= self.horizon {
+                        q.schedule_at(t.max(now), Ev::Arrival { class });
+                    }
+                }
+                self.arrive(now, q, class, false, 0);
+            }
+            Ev::User { class } => self.arrive(now, q, class, true, 0),
+            Ev::Reload { class, reloads } => self.arrive(now, q, class, false, reloads),
+            Ev::Notice { token } => {
+                let (inst, l, notice) = self.notices.remove(token).expect("live notice");
+                self.apply_notice(now, q, inst, l, notice);
+            }
+            Ev::Restart { instance, policies, cache } => self.restart(now, q, instance, policies, cache),
+            Ev::Timer { req, generation, timer } => self.on_timer(now, q, req, generation, timer),
+            Ev::DepDone { call } => self.dep_done(now, q, call),
+            Ev::Hedge { req, generation } => self.hedge(now, q, req, generation),
+            Ev::Wake { instance, layer, generation } => {
+                let lr = self.layer_mut(instance, layer);
+                if lr.wake_generation == generation {
+                    lr.wake = None;
+                    lr.last.wake_at = None;
+                    lr.policy.on_wakeup(now);
+                    self.note(now, q, instance, layer);
+                    self.pump.push((instance, layer));
+                }
+            }
+            Ev::Tick => {
+                self.rec.tick(now);
+                let next = now + self.m.scenario.window.ns();
+                if now < self.horizon {
+                    q.schedule_at(next.min(self.horizon), Ev::Tick);
+                }
+            }
+        }
+        if !self.pump.is_empty() {
+            self.pump_layers(now, q);
+        }
+        if q.len() as u64 > 4 * self.m.scenario.limits.max_in_flight + 1024 {
+            self.abort = Some(format!(
+                "runaway scenario: more than {} pending events at t={} (limits.max_in_flight x 4)",
+                q.len(),
+                engine::fmt_time(now)
+            ));
+        }
+    }
+
+    fn halted(&self) -> bool {
+        self.abort.is_some()
+    }
+}

@@ -1,0 +1,164 @@
+//! The end of an attempt: completions, retries, fallbacks and the final outcome.
+
+use super::*;
+
+impl World<'_> {
+    pub(super) fn attempt_end(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, outcome: CallOutcome) {
+        let r = self.reqs.get(tok).expect("live request");
+        let (class, inst, attempt) = (r.class as usize, r.instance, r.attempt);
+        // Layers from the retry layer inward see each attempt; with no retry layer that is all.
+        let start = self.inner_start[class] as usize;
+        let layers = self.class_layers[class].len();
+        for p in (start..layers).rev() {
+            let l = self.class_layers[class][p];
+            let r = self.reqs.get(tok).expect("live request");
+            let done = Completed { now, class: r.class, id: r.attempt_id, admitted_at: r.admitted_at[p], outcome };
+            self.deliver(now, q, inst, l, Notice::Complete(done));
+        }
+        if outcome.is_failure() {
+            let r = self.reqs.get(tok).expect("live request");
+            let ask = RetryAsk {
+                now,
+                class: class as ClassId,
+                attempt,
+                outcome,
+                uniform: counter_f64(self.m.seed, RETRY, ((class as u64) << 48) ^ r.index, attempt as u64),
+            };
+            let mut delay = None;
+            for li in 0..self.class_layers[class].len() {
+                let l = self.class_layers[class][li];
+                delay = self.layer_mut(inst, l).policy.retry_delay(&ask);
+                if delay.is_some() {
+                    break;
+                }
+            }
+            if let Some(d) = delay {
+                let mut allowed = true;
+                for li in 0..layers {
+                    let l = self.class_layers[class][li];
+                    allowed &= self.layer_mut(inst, l).policy.allow_retry(&ask);
+                    self.note(now, q, inst, l);
+                    if !allowed {
+                        break;
+                    }
+                }
+                if allowed {
+                    self.reqs.get_mut(tok).expect("live request").phase = Phase::Backoff;
+                    self.timer(q, tok, now + d, Timer::Backoff);
+                    return;
+                }
+            }
+        }
+        if self.inner_start[class] > 0 {
+            self.complete_outer(now, q, tok, outcome);
+        }
+        match outcome {
+            CallOutcome::Success => {
+                let r = self.reqs.get(tok).expect("live request");
+                let (inst, item) = (r.instance, r.item);
+                if let Some(stock) = &mut self.stock {
+                    stock.refresh(inst, item, now);
+                }
+                self.respond(now, q, tok, Outcome::Ok, None);
+            }
+            CallOutcome::Error => self.conclude(now, q, tok, Outcome::Error, false),
+            CallOutcome::Timeout => {
+                let unwind = self.reqs.get(tok).expect("live request").unwind;
+                if unwind > 0 {
+                    self.reqs.get_mut(tok).expect("live request").phase = Phase::Unwinding;
+                    self.timer(q, tok, now + unwind, Timer::Unwind);
+                } else {
+                    self.conclude(now, q, tok, Outcome::Timeout, false);
+                }
+            }
+        }
+    }
+
+    /// A refused or failed request: answer from the cache if the class allows it.
+    pub(super) fn conclude(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, outcome: Outcome, refusal: bool) {
+        let r = self.reqs.get(tok).expect("live request");
+        let allowed = match self.m.scenario.classes[r.class as usize].fallback {
+            Fallback::None => false,
+            Fallback::OnRefusal => refusal,
+            Fallback::OnRefusalOrFailure => true,
+        };
+        let (inst, item) = (r.instance, r.item);
+        if allowed {
+            if let Some(served) = self.stock.as_mut().and_then(|s| s.serve(inst, item, now)) {
+                self.respond(now, q, tok, Outcome::Fallback, Some((served.staleness, served.wrong)));
+                return;
+            }
+        }
+        self.respond(now, q, tok, outcome, None);
+    }
+
+    pub(super) fn respond(
+        &mut self,
+        now: Time,
+        q: &mut EventQueue<Ev>,
+        tok: Token,
+        outcome: Outcome,
+        staleness: Option<(Time, bool)>,
+    ) {
+        let overhead = self.m.scenario.fleet.overhead.ns();
+        let r = self.reqs.get_mut(tok).expect("live request");
+        r.outcome = outcome;
+        r.staleness = staleness;
+        if overhead > 0 {
+            r.phase = Phase::Responding;
+            self.timer(q, tok, now + overhead, Timer::Respond);
+        } else {
+            self.finish(now, q, tok);
+        }
+    }
+
+    pub(super) fn finish(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let r = self.reqs.remove(tok).expect("live request");
+        if r.worker {
+            self.release_worker(now, q, r.instance);
+        }
+        let class = &self.m.scenario.classes[r.class as usize];
+        let key = ((r.class as u64) << 48) ^ r.index;
+        let mut order = OrderEffect::default();
+        if let Some(b) = &self.m.scenario.business {
+            if counter_f64(self.m.seed, ORDERS, key, 0) < class.order_fraction {
+                order.order = true;
+                let in_time = now - r.arrived <= class.deadline.ns();
+                match (r.outcome, r.staleness) {
+                    (Outcome::Ok, _) if in_time => {}
+                    (Outcome::Fallback, Some((_, wrong))) if in_time => {
+                        if wrong {
+                            let allowance = if self.insts[r.instance as usize].degraded > 0 {
+                                b.degraded_substitution_allowance
+                            } else {
+                                b.substitution_allowance
+                            };
+                            if counter_f64(self.m.seed, SUBST, key, 0) < allowance {
+                                order.substitution = true;
+                            } else {
+                                order.refund = true;
+                            }
+                        }
+                    }
+                    _ => order.lost = true,
+                }
+            }
+        }
+        self.rec.finish(now, r.instance, r.class as usize, r.arrived, r.outcome, r.staleness, order, r.calls);
+        if let Some(reload) = &class.reload {
+            // An impatient or failed user presses reload: more load exactly when it hurts.
+            let bad = !matches!(r.outcome, Outcome::Ok | Outcome::Fallback) || now - r.arrived > reload.patience.ns();
+            if bad
+                && (r.reloads as u32) < reload.max_reloads
+                && counter_f64(self.m.seed, RELOAD, key, 0) < reload.probability
+            {
+                q.schedule_at(now + reload.delay.ns(), Ev::Reload { class: r.class, reloads: r.reloads + 1 });
+            }
+        }
+        if r.closed_loop {
+            let c = r.class as usize;
+            let think = self.arrivals[c].think(&mut self.think_rng[c]);
+            q.schedule_at(now + think, Ev::User { class: r.class });
+        }
+    }
+}

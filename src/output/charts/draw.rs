@@ -1,0 +1,391 @@
+//! Drawing a [`Chart`] on any plotters backend: header and legend strip, then the panels.
+
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::style::{self, CLOSED, FONT, GRID, HALF_OPEN, INK, OPEN, SHADE, Unit};
+use super::{
+    BandRow, BandRows, BarPanel, BarPanels, Chart, HeatPanel, HeatPanels, Kind, LegendEntry, LinePanel, LinePanels,
+    Mark,
+};
+
+type Area<DB> = DrawingArea<DB, Shift>;
+type Res<DB, T = ()> = Result<T, DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+const TITLE_SIZE: f64 = 20.0;
+const TEXT_SIZE: f64 = 13.0;
+const TICK_SIZE: f64 = 12.0;
+
+fn text(size: f64, color: &RGBColor) -> TextStyle<'static> {
+    (FONT, size).into_font().color(color)
+}
+
+/// Draw the whole chart.
+pub fn chart<DB: DrawingBackend>(root: &Area<DB>, c: &Chart) -> Res<DB> {
+    root.fill(&WHITE)?;
+    let used = header(root, c)?;
+    let (_, body) = root.split_vertically(used);
+    match &c.kind {
+        Kind::Lines(l) => lines(&body, l),
+        Kind::Bands(b) => bands(&body, b),
+        Kind::Bars(b) => bars(&body, b),
+        Kind::Heatmap(h) => heatmap(&body, h),
+    }
+}
+
+/// Title, note and the legend strip; returns the height used.
+fn header<DB: DrawingBackend>(root: &Area<DB>, c: &Chart) -> Res<DB, u32> {
+    let width = root.dim_in_pixel().0 as i32;
+    root.draw(&Text::new(
+        c.title.clone(),
+        (14, 10),
+        (FONT, TITLE_SIZE).into_font().style(FontStyle::Bold).color(&INK),
+    ))?;
+    let mut y = 38;
+    if !c.note.is_empty() {
+        root.draw(&Text::new(c.note.clone(), (14, y), text(TEXT_SIZE, &RGBColor(100, 100, 100))))?;
+        y += 20;
+    }
+    let mut x = 14;
+    let style = text(TEXT_SIZE, &INK);
+    for e in &c.legend {
+        let (w, _) = root.estimate_text_size(&e.label, &style)?;
+        let need = 28 + w as i32 + 18;
+        if x > 14 && x + need > width - 10 {
+            x = 14;
+            y += 20;
+        }
+        swatch(root, e, x, y + 6)?;
+        root.draw(&Text::new(e.label.clone(), (x + 28, y), style.clone()))?;
+        x += need;
+    }
+    if !c.legend.is_empty() {
+        y += 22;
+    }
+    Ok((y + 4) as u32)
+}
+
+fn swatch<DB: DrawingBackend>(root: &Area<DB>, e: &LegendEntry, x: i32, y: i32) -> Res<DB> {
+    match e.mark {
+        Mark::Line => root.draw(&PathElement::new(vec![(x, y), (x + 22, y)], e.color.stroke_width(3))),
+        Mark::Dashed => root.draw(&DashedPathElement::new(vec![(x, y), (x + 22, y)], 5, 3, e.color.stroke_width(2))),
+        Mark::Box => root.draw(&Rectangle::new([(x, y - 6), (x + 22, y + 6)], e.color.filled())),
+    }
+}
+
+fn lines<DB: DrawingBackend>(body: &Area<DB>, l: &LinePanels) -> Res<DB> {
+    let areas = body.split_evenly((l.panels.len().max(1), 1));
+    for (a, p) in areas.iter().zip(&l.panels) {
+        line_panel(a, l, p)?;
+    }
+    Ok(())
+}
+
+fn panel_max(p: &LinePanel) -> f64 {
+    let mut m = f64::MIN;
+    for s in &p.series {
+        for (_, y) in s.segments.iter().flatten() {
+            m = m.max(*y);
+        }
+        for (_, _, hi) in &s.band {
+            m = m.max(*hi);
+        }
+    }
+    for h in &p.hlines {
+        m = m.max(h.y);
+    }
+    m
+}
+
+fn line_panel<DB: DrawingBackend>(a: &Area<DB>, l: &LinePanels, p: &LinePanel) -> Res<DB> {
+    let y_max = style::upper(panel_max(p));
+    let (x0, x1) = l.x_range;
+    let mut chart = ChartBuilder::on(a)
+        .caption(&p.title, text(15.0, &INK))
+        .margin(8)
+        .margin_right(28)
+        .x_label_area_size(42)
+        .y_label_area_size(86)
+        .build_cartesian_2d(x0..x1, 0f64..y_max)?;
+    if let Some((s0, s1, label)) = &l.shade {
+        chart.draw_series(std::iter::once(Rectangle::new([(*s0, 0.0), (*s1, y_max)], SHADE.filled())))?;
+        chart.draw_series(std::iter::once(Text::new(
+            label.clone(),
+            (*s0, y_max * 0.98),
+            text(TICK_SIZE, &RGBColor(120, 120, 120)),
+        )))?;
+    }
+    let xf = |v: &f64| l.x_unit.fmt(*v);
+    let yf = |v: &f64| p.unit.fmt(*v);
+    chart
+        .configure_mesh()
+        .bold_line_style(GRID)
+        .light_line_style(WHITE.mix(0.0))
+        .axis_style(INK)
+        .x_desc(l.x_label.as_str())
+        .y_desc(p.y_label.as_str())
+        .x_label_formatter(&xf)
+        .y_label_formatter(&yf)
+        .label_style(text(TICK_SIZE, &INK))
+        .axis_desc_style(text(TEXT_SIZE, &INK))
+        .draw()?;
+    for h in &p.hlines {
+        chart.draw_series(DashedLineSeries::new(vec![(x0, h.y), (x1, h.y)], 8, 5, h.color.stroke_width(1)))?;
+        let anchor = Pos::new(HPos::Right, VPos::Bottom);
+        chart.draw_series(std::iter::once(Text::new(
+            h.label.clone(),
+            (x1, h.y),
+            text(TICK_SIZE, &h.color).pos(anchor),
+        )))?;
+    }
+    draw_series(&mut chart, p)
+}
+
+fn draw_series<DB: DrawingBackend>(
+    chart: &mut ChartContext<DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    p: &LinePanel,
+) -> Res<DB> {
+    for s in &p.series {
+        if !s.band.is_empty() {
+            let mut poly: Vec<(f64, f64)> = s.band.iter().map(|b| (b.0, b.1)).collect();
+            poly.extend(s.band.iter().rev().map(|b| (b.0, b.2)));
+            chart.draw_series(std::iter::once(Polygon::new(poly, s.color.mix(0.18).filled())))?;
+        }
+    }
+    for s in &p.series {
+        for seg in &s.segments {
+            let stroke = s.color.stroke_width(2);
+            if s.dashed {
+                chart.draw_series(DashedLineSeries::new(seg.clone(), 6, 4, stroke))?;
+            } else {
+                chart.draw_series(LineSeries::new(seg.clone(), stroke))?;
+            }
+            if s.dots {
+                let dots = seg.iter().map(|&pt| Circle::new(pt, 3, s.color.filled()));
+                chart.draw_series(dots)?;
+            }
+        }
+        if let Some(b) = s.best {
+            chart.draw_series(std::iter::once(Circle::new(b, 9, s.color.stroke_width(3))))?;
+        }
+    }
+    Ok(())
+}
+
+fn bands<DB: DrawingBackend>(body: &Area<DB>, b: &BandRows) -> Res<DB> {
+    let n = b.rows.len().max(1);
+    // The last row also carries the x axis, so it gets the extra height.
+    let row_h = (body.dim_in_pixel().1 as i32 - 42) / n as i32;
+    let mut rest = body.clone();
+    for (i, row) in b.rows.iter().enumerate() {
+        let last = i + 1 == b.rows.len();
+        let (a, r) = if last { (rest.clone(), rest.clone()) } else { rest.split_vertically(row_h) };
+        band_row(&a, b, row, last)?;
+        rest = r;
+    }
+    Ok(())
+}
+
+fn band_row<DB: DrawingBackend>(a: &Area<DB>, b: &BandRows, row: &BandRow, last: bool) -> Res<DB> {
+    let (x0, x1) = b.x_range;
+    let mut chart = ChartBuilder::on(a)
+        .caption(&row.label, text(TEXT_SIZE, &row.color))
+        .margin(6)
+        .margin_right(28)
+        .x_label_area_size(if last { 42 } else { 0 })
+        .y_label_area_size(86)
+        .build_cartesian_2d(x0..x1, 0f64..1f64)?;
+    let cells = row.cells.iter().flat_map(|&(c0, c1, open, half)| {
+        let mid = (open + half).min(1.0);
+        [
+            Rectangle::new([(c0, 0.0), (c1, open)], OPEN.filled()),
+            Rectangle::new([(c0, open), (c1, mid)], HALF_OPEN.filled()),
+            Rectangle::new([(c0, mid), (c1, 1.0)], CLOSED.filled()),
+        ]
+    });
+    chart.draw_series(cells)?;
+    let xf = |v: &f64| style::fmt_num(*v);
+    let yf = |v: &f64| Unit::Fraction.fmt(*v);
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .axis_style(INK)
+        .x_desc(b.x_label.as_str())
+        .y_desc("instances")
+        .y_labels(3)
+        .x_label_formatter(&xf)
+        .y_label_formatter(&yf)
+        .label_style(text(TICK_SIZE, &INK))
+        .axis_desc_style(text(TICK_SIZE, &INK))
+        .draw()
+}
+
+fn grid<DB: DrawingBackend>(body: &Area<DB>, count: usize, columns: usize) -> Vec<Area<DB>> {
+    let cols = columns.clamp(1, count.max(1));
+    let rows = count.div_ceil(cols).max(1);
+    body.split_evenly((rows, cols))
+}
+
+fn bars<DB: DrawingBackend>(body: &Area<DB>, b: &BarPanels) -> Res<DB> {
+    let areas = grid(body, b.panels.len(), b.columns);
+    for (a, p) in areas.iter().zip(&b.panels) {
+        bar_panel(a, p)?;
+    }
+    Ok(())
+}
+
+fn bar_panel<DB: DrawingBackend>(a: &Area<DB>, p: &BarPanel) -> Res<DB> {
+    let n = p.bars.len();
+    let lo = p.bars.iter().map(|b| b.value).fold(0.0, f64::min);
+    let label_w = p.bars.iter().map(|b| b.label.chars().count()).max().unwrap_or(4);
+    let y_area = (label_w as u32 * 8 + 14).clamp(50, 240);
+    let plot_w = (a.dim_in_pixel().0 as f64 - y_area as f64 - 24.0).max(50.0);
+    let x_max = bar_x_max(p, plot_w);
+    let mut chart = ChartBuilder::on(a)
+        .caption(&p.title, text(15.0, &INK))
+        .margin(8)
+        .margin_right(16)
+        .x_label_area_size(30)
+        .y_label_area_size(y_area)
+        // plotters integer ranges include their end, so `0..n - 1` makes exactly n segments.
+        .build_cartesian_2d(lo..x_max, (0..n.saturating_sub(1)).into_segmented())?;
+    // Segment k counts from the bottom; the first bar sits at the top.
+    let name = |v: &SegmentValue<usize>| match v {
+        SegmentValue::CenterOf(k) if *k < n => p.bars[n - 1 - k].label.clone(),
+        _ => String::new(),
+    };
+    let xf = |v: &f64| p.unit.fmt(*v);
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .bold_line_style(GRID)
+        .light_line_style(WHITE.mix(0.0))
+        .axis_style(INK)
+        .x_labels(5)
+        .y_labels(n)
+        .x_label_formatter(&xf)
+        .y_label_formatter(&name)
+        .label_style(text(TICK_SIZE, &INK))
+        .draw()?;
+    for (i, bar) in p.bars.iter().enumerate() {
+        let k = n - 1 - i;
+        let mut r = Rectangle::new(
+            [(0.0, SegmentValue::Exact(k)), (bar.value, SegmentValue::Exact(k + 1))],
+            bar.color.filled(),
+        );
+        r.set_margin(5, 5, 0, 0);
+        chart.draw_series(std::iter::once(r))?;
+        let mut end = bar.value;
+        if let Some((c0, c1)) = bar.ci {
+            let mid = SegmentValue::CenterOf(k);
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(c0, mid.clone()), (c1, mid)],
+                INK.stroke_width(2),
+            )))?;
+            end = end.max(c1);
+        }
+        let label = format!("  {}{}", p.unit.fmt(bar.value), bar.note);
+        let anchor = Pos::new(HPos::Left, VPos::Center);
+        chart.draw_series(std::iter::once(Text::new(
+            label,
+            (end, SegmentValue::CenterOf(k)),
+            text(TICK_SIZE, &INK).pos(anchor),
+        )))?;
+    }
+    Ok(())
+}
+
+/// The x range end that leaves room for every bar's value label after its end.
+fn bar_x_max(p: &BarPanel, plot_w: f64) -> f64 {
+    let ends: Vec<(f64, f64)> = p
+        .bars
+        .iter()
+        .map(|b| {
+            let end = b.ci.map_or(b.value, |c| c.1.max(b.value)).max(0.0);
+            let text = format!("  {}{}", p.unit.fmt(b.value), b.note);
+            // About 7 px per character at the tick size; at most 70% of the plot for text.
+            (end, (text.chars().count() as f64 * 7.0 / plot_w).min(0.7))
+        })
+        .collect();
+    let widest = ends.iter().map(|e| e.1).fold(0.0, f64::max);
+    let top = ends.iter().map(|e| e.0).fold(0.0, f64::max);
+    // All-zero panels still need a range (`upper` gives 0..1), with room for their labels.
+    let mut x_max = if top > 0.0 { 0.0 } else { style::upper(0.0) / (1.0 - widest) };
+    for (end, frac) in ends {
+        x_max = x_max.max(end * 1.08 / (1.0 - frac));
+    }
+    x_max
+}
+
+fn heatmap<DB: DrawingBackend>(body: &Area<DB>, h: &HeatPanels) -> Res<DB> {
+    let areas = grid(body, h.panels.len(), h.columns);
+    for (a, p) in areas.iter().zip(&h.panels) {
+        heat_panel(a, h, p)?;
+    }
+    Ok(())
+}
+
+fn heat_panel<DB: DrawingBackend>(a: &Area<DB>, h: &HeatPanels, p: &HeatPanel) -> Res<DB> {
+    let (nx, ny) = (h.x_ticks.len(), h.y_ticks.len());
+    let mut chart = ChartBuilder::on(a)
+        .caption(&p.title, text(15.0, &p.color))
+        .margin(10)
+        .x_label_area_size(44)
+        .y_label_area_size(80)
+        .build_cartesian_2d((0..nx.saturating_sub(1)).into_segmented(), (0..ny.saturating_sub(1)).into_segmented())?;
+    let tick = |ticks: &[String], v: &SegmentValue<usize>| match v {
+        SegmentValue::CenterOf(k) => ticks.get(*k).cloned().unwrap_or_default(),
+        _ => String::new(),
+    };
+    let xf = |v: &SegmentValue<usize>| tick(&h.x_ticks, v);
+    let yf = |v: &SegmentValue<usize>| tick(&h.y_ticks, v);
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .axis_style(INK)
+        .x_labels(nx)
+        .y_labels(ny)
+        .x_desc(h.x_label.as_str())
+        .y_desc(h.y_label.as_str())
+        .x_label_formatter(&xf)
+        .y_label_formatter(&yf)
+        .label_style(text(TICK_SIZE, &INK))
+        .axis_desc_style(text(TEXT_SIZE, &INK))
+        .draw()?;
+    let (lo, hi) = h.scale;
+    for (i, col) in p.cells.iter().enumerate() {
+        for (j, v) in col.iter().enumerate() {
+            let corners = [
+                (SegmentValue::Exact(i), SegmentValue::Exact(j)),
+                (SegmentValue::Exact(i + 1), SegmentValue::Exact(j + 1)),
+            ];
+            let Some(v) = v else {
+                chart.draw_series(std::iter::once(Rectangle::new(corners, SHADE.filled())))?;
+                continue;
+            };
+            let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+            let mut cell = Rectangle::new(corners, style::sequential(t).filled());
+            cell.set_margin(1, 1, 1, 1);
+            chart.draw_series(std::iter::once(cell))?;
+            // Dark cells get white text; the scale's bright end gets black.
+            let ink = if t < 0.6 { WHITE } else { BLACK };
+            let anchor = Pos::new(HPos::Center, VPos::Center);
+            chart.draw_series(std::iter::once(Text::new(
+                h.unit.fmt(*v),
+                (SegmentValue::CenterOf(i), SegmentValue::CenterOf(j)),
+                text(TICK_SIZE, &ink).pos(anchor),
+            )))?;
+        }
+    }
+    if let Some((i, j)) = p.best {
+        let corners = [
+            (SegmentValue::Exact(i), SegmentValue::Exact(j)),
+            (SegmentValue::Exact(i + 1), SegmentValue::Exact(j + 1)),
+        ];
+        chart.draw_series(std::iter::once(Rectangle::new(corners, OPEN.stroke_width(4))))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! Reading saved results and writing charts and `report.html` next to them.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use super::{Rendered, render, run_charts, sweep};
+use crate::metrics::WindowRow;
+use crate::metrics::summary::ScenarioSummary;
+use crate::output::{html, report_md, write_atomic};
+use crate::report;
+
+/// Write each chart as `charts/<stem>.png` and `.svg` under `dir`; returns the PNG paths
+/// relative to `dir`, in order, for `report.md`.
+pub fn write(dir: &Path, charts: &[Rendered]) -> Result<Vec<String>> {
+    let mut paths = Vec::with_capacity(charts.len());
+    for c in charts {
+        let png = format!("charts/{}.png", c.stem);
+        write_atomic(&dir.join(&png), &c.png)?;
+        write_atomic(&dir.join(format!("charts/{}.svg", c.stem)), c.svg.as_bytes())?;
+        paths.push(png);
+    }
+    Ok(paths)
+}
+
+/// Read `DIR/summary.json` and `DIR/timeseries.csv` (no rows when the CSV is absent).
+pub fn load_run(dir: &Path) -> Result<(ScenarioSummary, Vec<WindowRow>)> {
+    let path = dir.join("summary.json");
+    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let summary: ScenarioSummary =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let path = dir.join("timeseries.csv");
+    let mut rows = Vec::new();
+    if path.exists() {
+        let mut r = csv::Reader::from_path(&path).with_context(|| format!("reading {}", path.display()))?;
+        for row in r.deserialize() {
+            rows.push(row.with_context(|| format!("parsing {}", path.display()))?);
+        }
+    }
+    Ok((summary, rows))
+}
+
+/// After a run: render its charts into `dir/charts/` and write `dir/report.html`.
+/// Returns the PNG paths for `report.md`.
+pub fn write_run(dir: &Path, description: &str, summary: &ScenarioSummary, rows: &[WindowRow]) -> Result<Vec<String>> {
+    let charts = run_charts(summary, rows)?;
+    let paths = write(dir, &charts)?;
+    let sections = [html::run_section(description, summary), html::charts_section(&charts)];
+    let page = html::page(&format!("brownout report: {}", summary.scenario), &sections);
+    write_atomic(&dir.join("report.html"), page.as_bytes())?;
+    Ok(paths)
+}
+
+/// `brownout plot DIR`: re-render every chart from the saved results (a run's
+/// `summary.json` + `timeseries.csv`, a sweep's `sweep.json`, or both) and rewrite
+/// `report.html`; `report.md` too when `scenario.ron` is there to rebuild it from.
+/// Returns the chart paths written.
+pub fn plot_dir(dir: &Path) -> Result<Vec<String>> {
+    let has_run = dir.join("summary.json").exists();
+    let has_sweep = dir.join("sweep.json").exists();
+    if !has_run && !has_sweep {
+        bail!("{}: no summary.json or sweep.json to plot", dir.display());
+    }
+    let mut sections = Vec::new();
+    let mut charts = Vec::new();
+    let mut title = String::from("brownout report");
+    if has_run {
+        let (summary, rows) = load_run(dir)?;
+        // The saved scenario gives the description and the expectations; it is optional.
+        let scenario = std::fs::read_to_string(dir.join("scenario.ron"))
+            .ok()
+            .and_then(|t| crate::scenario::parse(&dir.join("scenario.ron"), &t).ok());
+        let description = scenario.as_ref().map_or("", |s| s.description.as_str());
+        sections.push(html::run_section(description, &summary));
+        charts.extend(run_charts(&summary, &rows)?);
+        title = format!("brownout report: {}", summary.scenario);
+        if let Some(s) = &scenario {
+            let checked = report::expect::check(&summary, &s.expect);
+            let paths: Vec<String> = charts.iter().map(|c| format!("charts/{}.png", c.stem)).collect();
+            write_atomic(&dir.join("report.md"), report_md(s, &summary, &checked, &paths).as_bytes())?;
+        }
+    }
+    if has_sweep {
+        let sw = sweep::load(dir)?;
+        sections.push(html::sweep_section(&sw));
+        let sweep_charts: Vec<Rendered> = sweep::charts(&sw).iter().map(render).collect::<Result<_>>()?;
+        charts.extend(sweep_charts);
+        if !has_run {
+            title = format!("brownout sweep: {}", sw.sweep);
+        }
+    }
+    let paths = write(dir, &charts)?;
+    sections.push(html::charts_section(&charts));
+    write_atomic(&dir.join("report.html"), html::page(&title, &sections).as_bytes())?;
+    Ok(paths)
+}

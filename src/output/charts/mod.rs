@@ -1,0 +1,286 @@
+//! Charts of saved results: chart descriptions built from `summary.json`, `timeseries.csv` and
+//! `sweep.json`, rendered with plotters to SVG and PNG into `DIR/charts/`.
+//!
+//! Building a chart (choosing series, colours, limits) is separate from drawing it, so the
+//! data side is testable without pixels and one drawing routine serves both backends.
+//! Rendering is deterministic: no clock, no system fonts (DejaVu Sans is compiled in), and
+//! every iteration is over ordered vectors.
+
+pub mod compare;
+mod draw;
+mod files;
+pub mod style;
+pub mod sweep;
+pub mod timeseries;
+
+pub use files::{load_run, plot_dir, write, write_run};
+
+use std::io::Cursor;
+
+use anyhow::{Context, Result, anyhow};
+use plotters::prelude::{BitMapBackend, IntoDrawingArea, SVGBackend};
+use plotters::style::RGBColor;
+
+use crate::metrics::WindowRow;
+use crate::metrics::summary::ScenarioSummary;
+use style::Unit;
+
+/// One chart, described but not yet drawn.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// File stem inside `charts/` (`latency` gives `latency.png` and `latency.svg`).
+    pub stem: String,
+    /// Title drawn at the top.
+    pub title: String,
+    /// A grey line under the title: line-style keys, colour scales.
+    pub note: String,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Legend entries, drawn in a strip above the plots so they never cover data.
+    pub legend: Vec<LegendEntry>,
+    /// What to draw.
+    pub kind: Kind,
+}
+
+/// One legend entry.
+#[derive(Debug, Clone)]
+pub struct LegendEntry {
+    /// Text.
+    pub label: String,
+    /// Colour.
+    pub color: RGBColor,
+    /// Swatch shape.
+    pub mark: Mark,
+}
+
+/// A legend swatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// A solid line.
+    Line,
+    /// A dashed line.
+    Dashed,
+    /// A filled box.
+    Box,
+}
+
+/// The chart families.
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// Stacked panels of lines sharing an x axis.
+    Lines(LinePanels),
+    /// One stacked-fraction band per row (breaker state).
+    Bands(BandRows),
+    /// Panels of horizontal bars, one bar per policy.
+    Bars(BarPanels),
+    /// Panels of heatmaps over two sweep axes, one per policy, on one colour scale.
+    Heatmap(HeatPanels),
+}
+
+/// Line panels sharing an x axis.
+#[derive(Debug, Clone)]
+pub struct LinePanels {
+    /// X axis title with unit.
+    pub x_label: String,
+    /// X tick format.
+    pub x_unit: Unit,
+    /// X range.
+    pub x_range: (f64, f64),
+    /// A shaded x span (warm-up) and its label.
+    pub shade: Option<(f64, f64, String)>,
+    /// The panels, top to bottom.
+    pub panels: Vec<LinePanel>,
+}
+
+/// One panel of lines.
+#[derive(Debug, Clone)]
+pub struct LinePanel {
+    /// Panel caption.
+    pub title: String,
+    /// Y axis title.
+    pub y_label: String,
+    /// Y tick format.
+    pub unit: Unit,
+    /// Lines.
+    pub series: Vec<Series>,
+    /// Horizontal reference lines (deadlines, capacities).
+    pub hlines: Vec<HLine>,
+}
+
+/// One line, possibly broken into segments where data is missing.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Colour (the policy's).
+    pub color: RGBColor,
+    /// Dashed instead of solid.
+    pub dashed: bool,
+    /// Connected runs of (x, y).
+    pub segments: Vec<Vec<(f64, f64)>>,
+    /// Confidence band (x, low, high), drawn shaded under the line.
+    pub band: Vec<(f64, f64, f64)>,
+    /// Draw a dot at every point.
+    pub dots: bool,
+    /// A point to mark with a ring (the best setting).
+    pub best: Option<(f64, f64)>,
+}
+
+/// A horizontal reference line.
+#[derive(Debug, Clone)]
+pub struct HLine {
+    /// Height.
+    pub y: f64,
+    /// Label drawn at its right end.
+    pub label: String,
+    /// Colour.
+    pub color: RGBColor,
+}
+
+/// Rows of stacked fraction bands over time.
+#[derive(Debug, Clone)]
+pub struct BandRows {
+    /// X axis title with unit.
+    pub x_label: String,
+    /// X range.
+    pub x_range: (f64, f64),
+    /// The rows, top to bottom.
+    pub rows: Vec<BandRow>,
+}
+
+/// One band row: per window, the fraction of instance-time open and half-open.
+#[derive(Debug, Clone)]
+pub struct BandRow {
+    /// Row caption (policy label).
+    pub label: String,
+    /// Caption colour (the policy's).
+    pub color: RGBColor,
+    /// (x start, x end, open fraction, half-open fraction).
+    pub cells: Vec<(f64, f64, f64, f64)>,
+}
+
+/// Panels of horizontal bars.
+#[derive(Debug, Clone)]
+pub struct BarPanels {
+    /// Panels per row of the grid.
+    pub columns: usize,
+    /// The panels.
+    pub panels: Vec<BarPanel>,
+}
+
+/// One bar panel.
+#[derive(Debug, Clone)]
+pub struct BarPanel {
+    /// Caption.
+    pub title: String,
+    /// Value format.
+    pub unit: Unit,
+    /// Bars, top to bottom.
+    pub bars: Vec<Bar>,
+}
+
+/// One bar.
+#[derive(Debug, Clone)]
+pub struct Bar {
+    /// Category label (policy).
+    pub label: String,
+    /// Colour.
+    pub color: RGBColor,
+    /// Length.
+    pub value: f64,
+    /// Confidence interval drawn as a whisker.
+    pub ci: Option<(f64, f64)>,
+    /// Extra text after the value (the best setting).
+    pub note: String,
+}
+
+/// Heatmap panels over two axes.
+#[derive(Debug, Clone)]
+pub struct HeatPanels {
+    /// X axis title.
+    pub x_label: String,
+    /// Y axis title.
+    pub y_label: String,
+    /// X tick labels (one per column).
+    pub x_ticks: Vec<String>,
+    /// Y tick labels (one per row, bottom to top).
+    pub y_ticks: Vec<String>,
+    /// Cell value format.
+    pub unit: Unit,
+    /// Colour scale shared by all panels: (lowest, highest).
+    pub scale: (f64, f64),
+    /// Panels per row of the grid.
+    pub columns: usize,
+    /// One panel per policy.
+    pub panels: Vec<HeatPanel>,
+}
+
+/// One heatmap.
+#[derive(Debug, Clone)]
+pub struct HeatPanel {
+    /// Caption (policy label).
+    pub title: String,
+    /// Caption colour.
+    pub color: RGBColor,
+    /// `cells[x][y]`; `None` where the sweep has no row.
+    pub cells: Vec<Vec<Option<f64>>>,
+    /// The best cell, outlined.
+    pub best: Option<(usize, usize)>,
+}
+
+/// A chart drawn to both formats.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// File stem.
+    pub stem: String,
+    /// Title (alt text in reports).
+    pub title: String,
+    /// The SVG document.
+    pub svg: String,
+    /// The PNG file bytes.
+    pub png: Vec<u8>,
+}
+
+/// Draw a chart to SVG and PNG, in memory.
+pub fn render(chart: &Chart) -> Result<Rendered> {
+    style::init_font();
+    let size = (chart.width, chart.height);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        draw::chart(&root, chart).map_err(|e| anyhow!("drawing {} (svg): {e}", chart.stem))?;
+        root.present().map_err(|e| anyhow!("drawing {} (svg): {e}", chart.stem))?;
+    }
+    let mut rgb = vec![0u8; chart.width as usize * chart.height as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
+        draw::chart(&root, chart).map_err(|e| anyhow!("drawing {} (png): {e}", chart.stem))?;
+        root.present().map_err(|e| anyhow!("drawing {} (png): {e}", chart.stem))?;
+    }
+    let img = image::RgbImage::from_raw(chart.width, chart.height, rgb)
+        .ok_or_else(|| anyhow!("{}: pixel buffer has the wrong size", chart.stem))?;
+    let mut png = Cursor::new(Vec::new());
+    img.write_to(&mut png, image::ImageFormat::Png).with_context(|| format!("encoding {}.png", chart.stem))?;
+    Ok(Rendered { stem: chart.stem.clone(), title: chart.title.clone(), svg, png: png.into_inner() })
+}
+
+/// Render every chart of a run (time series, then per-class comparisons).
+pub fn run_charts(summary: &ScenarioSummary, rows: &[WindowRow]) -> Result<Vec<Rendered>> {
+    let mut charts = timeseries::charts(summary, rows);
+    charts.extend(compare::charts(summary));
+    charts.iter().map(render).collect()
+}
+
+/// A file-name-safe version of a label (letters, digits, `-`; everything else `_`).
+pub fn slug(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c.to_ascii_lowercase() } else { '_' }).collect()
+}
+
+/// Legend entries for policies, coloured by their index.
+pub fn policy_legend(policies: &[String]) -> Vec<LegendEntry> {
+    policies
+        .iter()
+        .enumerate()
+        .map(|(i, p)| LegendEntry { label: p.clone(), color: style::policy_color(i), mark: Mark::Box })
+        .collect()
+}

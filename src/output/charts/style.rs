@@ -1,0 +1,149 @@
+//! The look shared by every chart: embedded font, policy colours, units and tick labels.
+
+use std::sync::Once;
+
+use plotters::style::{FontStyle, RGBColor, register_font};
+
+/// The font family every chart asks for; registered from the embedded DejaVu Sans.
+pub const FONT: &str = "sans-serif";
+
+/// Okabe-Ito colours (safe for the common colour-vision deficiencies), then Tableau extras.
+/// A policy keeps its colour in every chart because colour is chosen by its index.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+    RGBColor(140, 86, 75),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+];
+
+/// Light grid lines.
+pub const GRID: RGBColor = RGBColor(232, 232, 232);
+/// Reference lines (deadlines, capacity limits).
+pub const REFERENCE: RGBColor = RGBColor(90, 90, 90);
+/// Axis and text colour.
+pub const INK: RGBColor = RGBColor(40, 40, 40);
+/// Warm-up shading.
+pub const SHADE: RGBColor = RGBColor(243, 243, 243);
+/// Breaker closed.
+pub const CLOSED: RGBColor = RGBColor(200, 230, 201);
+/// Breaker half-open.
+pub const HALF_OPEN: RGBColor = RGBColor(255, 193, 7);
+/// Breaker open.
+pub const OPEN: RGBColor = RGBColor(211, 47, 47);
+
+/// Register the embedded font once per process, so charts never need a system font library.
+pub fn init_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // Both calls only fail on malformed font bytes, which are compiled in and known good.
+        let _ = register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+        let _ = register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+/// The colour of the policy at `index` in summary order.
+pub fn policy_color(index: usize) -> RGBColor {
+    PALETTE[index % PALETTE.len()]
+}
+
+/// What a value measures, which decides its tick labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Milliseconds, shown as "250 ms" or "1.5 s".
+    Ms,
+    /// A rate per second.
+    PerS,
+    /// A fraction 0..1 shown as a percentage.
+    Fraction,
+    /// A plain number (counts, limits, costs).
+    Plain,
+}
+
+impl Unit {
+    /// A tick or value label.
+    pub fn fmt(self, v: f64) -> String {
+        match self {
+            Unit::Ms => fmt_ms(v),
+            Unit::PerS => format!("{}/s", fmt_num(v)),
+            Unit::Fraction => format!("{}%", fmt_num(v * 100.0)),
+            Unit::Plain => fmt_num(v),
+        }
+    }
+}
+
+/// Milliseconds as "250 ms" below one second and "1.5 s" above.
+pub fn fmt_ms(v: f64) -> String {
+    if v.abs() >= 1000.0 { format!("{} s", fmt_num(v / 1000.0)) } else { format!("{} ms", fmt_num(v)) }
+}
+
+/// A number with at most three significant decimals and no trailing zeros.
+pub fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    let s = if a >= 100.0 || v == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    };
+    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    if s == "-0" { "0".to_string() } else { s }
+}
+
+/// The upper end of a value axis: a little headroom above the data, never an empty range.
+pub fn upper(max: f64) -> f64 {
+    if max.is_finite() && max > 0.0 { max * 1.08 } else { 1.0 }
+}
+
+/// A sequential colour for `t` in 0..1 (dark blue to yellow, perceptually ordered like viridis).
+pub fn sequential(t: f64) -> RGBColor {
+    const STOPS: [(f64, f64, f64); 5] =
+        [(68.0, 1.0, 84.0), (59.0, 82.0, 139.0), (33.0, 145.0, 140.0), (94.0, 201.0, 98.0), (253.0, 231.0, 37.0)];
+    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.0 };
+    let pos = t * (STOPS.len() - 1) as f64;
+    let i = (pos.floor() as usize).min(STOPS.len() - 2);
+    let f = pos - i as f64;
+    let (a, b) = (STOPS[i], STOPS[i + 1]);
+    let mix = |x: f64, y: f64| (x + (y - x) * f).round() as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn milliseconds_switch_to_seconds_at_one_second() {
+        assert_eq!(fmt_ms(250.0), "250 ms");
+        assert_eq!(fmt_ms(999.0), "999 ms");
+        assert_eq!(fmt_ms(1000.0), "1 s");
+        assert_eq!(fmt_ms(1500.0), "1.5 s");
+        assert_eq!(fmt_ms(6000.0), "6 s");
+    }
+
+    #[test]
+    fn numbers_drop_trailing_zeros() {
+        assert_eq!(fmt_num(0.0), "0");
+        assert_eq!(fmt_num(12.50), "12.5");
+        assert_eq!(fmt_num(2.0), "2");
+        assert_eq!(fmt_num(0.125), "0.125");
+        assert_eq!(Unit::Fraction.fmt(0.25), "25%");
+        assert_eq!(Unit::PerS.fmt(40.0), "40/s");
+    }
+
+    #[test]
+    fn sequential_ends_are_the_stop_colours() {
+        assert_eq!(sequential(0.0), RGBColor(68, 1, 84));
+        assert_eq!(sequential(1.0), RGBColor(253, 231, 37));
+        // Halfway is exactly the middle stop.
+        assert_eq!(sequential(0.5), RGBColor(33, 145, 140));
+    }
+}

@@ -1,0 +1,374 @@
+//! Time-series charts of a run: every policy overlaid on the same axes, one colour each.
+
+use plotters::style::RGBColor;
+
+use super::style::{self, REFERENCE, Unit, policy_color};
+use super::{
+    BandRow, BandRows, Chart, HLine, Kind, LegendEntry, LinePanel, LinePanels, Mark, Series, policy_legend, slug,
+};
+use crate::metrics::WindowRow;
+use crate::metrics::summary::ScenarioSummary;
+
+const WIDTH: u32 = 1100;
+const PANEL_H: u32 = 300;
+/// Beyond this horizon the time axis reads in minutes.
+const MINUTES_AFTER_S: f64 = 600.0;
+
+/// What every time-series chart shares: policies in summary order and their rows.
+struct Ctx<'a> {
+    s: &'a ScenarioSummary,
+    policies: Vec<String>,
+    /// Rows per policy (all classes), in file order.
+    rows: Vec<Vec<&'a WindowRow>>,
+    /// Seconds per x unit (1 or 60).
+    per_unit: f64,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(s: &'a ScenarioSummary, rows: &'a [WindowRow]) -> Self {
+        let policies: Vec<String> = s.runs.iter().map(|r| r.policy.clone()).collect();
+        let by_policy = policies.iter().map(|p| rows.iter().filter(|r| &r.policy == p).collect()).collect();
+        let per_unit = if s.setup.horizon_s > MINUTES_AFTER_S { 60.0 } else { 1.0 };
+        Self { s, policies, rows: by_policy, per_unit }
+    }
+
+    /// Fleet-wide columns repeat on every class row; the first class's rows carry them once.
+    fn fleet(&self, p: usize) -> Vec<&'a WindowRow> {
+        let first = self.s.setup.classes.first().map(|c| c.name.as_str());
+        self.class(p, first.unwrap_or(""))
+    }
+
+    fn class(&self, p: usize, class: &str) -> Vec<&'a WindowRow> {
+        self.rows[p].iter().copied().filter(|r| r.class == class).collect()
+    }
+
+    /// A window is plotted at its midpoint.
+    fn x(&self, r: &WindowRow) -> f64 {
+        (r.t_s + self.s.setup.window_s / 2.0) / self.per_unit
+    }
+
+    fn lines(&self, panels: Vec<LinePanel>) -> LinePanels {
+        let warm = self.s.setup.warmup_s;
+        LinePanels {
+            x_label: self.x_label(),
+            x_unit: Unit::Plain,
+            x_range: (0.0, self.s.setup.horizon_s.max(1e-9) / self.per_unit),
+            shade: (warm > 0.0).then(|| (0.0, warm / self.per_unit, " warm-up".to_string())),
+            panels,
+        }
+    }
+
+    fn x_label(&self) -> String {
+        if self.per_unit == 60.0 { "time (min)".into() } else { "time (s)".into() }
+    }
+
+    /// One series per policy from `rows_of(p)`, `y` returning `None` to break the line.
+    fn per_policy(
+        &self,
+        rows_of: impl Fn(usize) -> Vec<&'a WindowRow>,
+        y: impl Fn(&WindowRow) -> Option<f64>,
+        dashed: bool,
+    ) -> Vec<Series> {
+        (0..self.policies.len())
+            .map(|p| Series {
+                color: policy_color(p),
+                dashed,
+                segments: segments(&rows_of(p), |r| self.x(r), &y),
+                band: Vec::new(),
+                dots: false,
+                best: None,
+            })
+            .collect()
+    }
+
+    fn chart(&self, stem: &str, title: String, note: &str, kind: Kind, panels: usize) -> Chart {
+        let legend = policy_legend(&self.policies);
+        Chart {
+            stem: stem.to_string(),
+            title,
+            note: note.to_string(),
+            width: WIDTH,
+            height: header_h(&legend) + PANEL_H * panels as u32,
+            legend,
+            kind,
+        }
+    }
+}
+
+/// A rough header height: title, note and legend rows of about six entries.
+fn header_h(legend: &[LegendEntry]) -> u32 {
+    80 + 20 * (legend.len() as u32).div_ceil(6)
+}
+
+/// Split rows into connected runs of points; `None` (or a non-finite value) from `y` ends a run.
+pub fn segments(
+    rows: &[&WindowRow],
+    x: impl Fn(&WindowRow) -> f64,
+    y: impl Fn(&WindowRow) -> Option<f64>,
+) -> Vec<Vec<(f64, f64)>> {
+    let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut cur = Vec::new();
+    for r in rows {
+        // A non-finite value cannot be drawn; it breaks the line like a missing one.
+        match y(r).filter(|v| v.is_finite()) {
+            Some(v) => cur.push((x(r), v)),
+            None if !cur.is_empty() => out.push(std::mem::take(&mut cur)),
+            None => {}
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Every time-series chart that applies to this run.
+pub fn charts(s: &ScenarioSummary, rows: &[WindowRow]) -> Vec<Chart> {
+    if rows.is_empty() || s.runs.is_empty() {
+        return Vec::new();
+    }
+    let c = Ctx::new(s, rows);
+    let mut out = vec![latency(&c)];
+    out.extend(s.setup.classes.iter().map(|k| goodput(&c, &k.name)));
+    out.push(resources(&c));
+    out.extend(breaker(&c));
+    out.extend(limit(&c));
+    out.extend(staleness(&c));
+    out
+}
+
+fn latency(c: &Ctx) -> Chart {
+    // Zero quantiles and no call started means no call in the window: a gap, not a fast
+    // window. (A zero-latency dependency that was called still draws at zero.)
+    let has = |r: &WindowRow| r.dep_latency_p50_ms > 0.0 || r.dep_latency_p95_ms > 0.0 || r.dep_calls_per_s > 0.0;
+    let mut series = c.per_policy(|p| c.fleet(p), |r| has(r).then_some(r.dep_latency_p95_ms), false);
+    series.extend(c.per_policy(|p| c.fleet(p), |r| has(r).then_some(r.dep_latency_p50_ms), true));
+    let hlines =
+        c.s.setup
+            .classes
+            .iter()
+            .map(|k| HLine {
+                y: k.deadline_ms,
+                label: format!("{} deadline {}", k.name, style::fmt_ms(k.deadline_ms)),
+                color: REFERENCE,
+            })
+            .collect();
+    let panel = LinePanel {
+        title: "Dependency latency (time the dependency took to answer)".into(),
+        y_label: "latency".into(),
+        unit: Unit::Ms,
+        series,
+        hlines,
+    };
+    c.chart(
+        "latency",
+        format!("{}: dependency latency", c.s.scenario),
+        "solid = p95, dashed = p50 per window; grey dashed lines = class deadlines",
+        Kind::Lines(c.lines(vec![panel])),
+        1,
+    )
+}
+
+fn goodput(c: &Ctx, class: &str) -> Chart {
+    let mut good = c.per_policy(|p| c.class(p, class), |r| Some(r.goodput_per_s), false);
+    let window = c.s.setup.window_s.max(1e-9);
+    // Every policy sees the same arrivals (common random numbers), so one offered line serves.
+    let offered = segments(&c.class(0, class), |r| c.x(r), |r| Some(r.offered as f64 / window));
+    // Drawn first so the policies' lines stay on top of it.
+    good.insert(
+        0,
+        Series {
+            color: RGBColor(150, 150, 150),
+            dashed: true,
+            segments: offered,
+            band: Vec::new(),
+            dots: false,
+            best: None,
+        },
+    );
+    let fallback = c.per_policy(|p| c.class(p, class), |r| Some(r.fallback_per_s), false);
+    let panels = vec![
+        LinePanel {
+            title: format!("Goodput of {class} (answered within the deadline)"),
+            y_label: "requests per second".into(),
+            unit: Unit::PerS,
+            series: good,
+            hlines: Vec::new(),
+        },
+        LinePanel {
+            title: format!("Fallbacks served to {class} (answers from the cache)"),
+            y_label: "fallbacks per second".into(),
+            unit: Unit::PerS,
+            series: fallback,
+            hlines: Vec::new(),
+        },
+    ];
+    let mut chart = c.chart(
+        &format!("goodput_{}", slug(class)),
+        format!("{}: goodput and fallbacks, class {class}", c.s.scenario),
+        "per window; grey dashed line = offered load",
+        Kind::Lines(c.lines(panels)),
+        2,
+    );
+    chart.legend.push(LegendEntry { label: "offered".into(), color: RGBColor(150, 150, 150), mark: Mark::Dashed });
+    chart
+}
+
+fn resources(c: &Ctx) -> Chart {
+    let setup = &c.s.setup;
+    let panel = |title: &str, y: fn(&WindowRow) -> f64, cap: u32, what: &str| LinePanel {
+        title: title.into(),
+        y_label: format!("{what} in use per instance"),
+        unit: Unit::Plain,
+        series: c.per_policy(|p| c.fleet(p), |r| Some(y(r)), false),
+        hlines: vec![HLine { y: cap as f64, label: format!("limit {cap} {what}"), color: REFERENCE }],
+    };
+    let panels = vec![
+        panel("Worker slots in use", |r| r.workers_busy, setup.worker_slots, "slots"),
+        panel("Pool connections in use", |r| r.pool_busy, setup.pool_connections, "connections"),
+    ];
+    c.chart(
+        "resources",
+        format!("{}: caller resources", c.s.scenario),
+        "time-weighted mean per window and instance; grey dashed lines = capacity",
+        Kind::Lines(c.lines(panels)),
+        2,
+    )
+}
+
+fn breaker(c: &Ctx) -> Option<Chart> {
+    let window = c.s.setup.window_s / c.per_unit;
+    let rows: Vec<BandRow> = (0..c.policies.len())
+        .filter(|&p| c.s.runs[p].breaker.is_some())
+        .map(|p| BandRow {
+            label: c.policies[p].clone(),
+            color: policy_color(p),
+            cells: c
+                .fleet(p)
+                .iter()
+                .map(|r| {
+                    let x0 = r.t_s / c.per_unit;
+                    (x0, x0 + window, r.breaker_open, r.breaker_half_open)
+                })
+                .collect(),
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let n = rows.len() as u32;
+    let legend = vec![
+        state_entry("closed", style::CLOSED),
+        state_entry("half-open", style::HALF_OPEN),
+        state_entry("open", style::OPEN),
+    ];
+    Some(Chart {
+        stem: "breaker".into(),
+        title: format!("{}: breaker state", c.s.scenario),
+        note: "share of instance-time per window in each state, one band per policy with a breaker".into(),
+        width: WIDTH,
+        height: header_h(&legend) + 42 + 110 * n,
+        legend,
+        kind: Kind::Bands(BandRows {
+            x_label: c.x_label(),
+            x_range: (0.0, c.s.setup.horizon_s.max(1e-9) / c.per_unit),
+            rows,
+        }),
+    })
+}
+
+fn state_entry(label: &str, color: RGBColor) -> LegendEntry {
+    LegendEntry { label: label.into(), color, mark: Mark::Box }
+}
+
+fn limit(c: &Ctx) -> Option<Chart> {
+    let limited: Vec<usize> = (0..c.policies.len()).filter(|&p| c.s.runs[p].limit.is_some()).collect();
+    if limited.is_empty() {
+        return None;
+    }
+    let series = c
+        .per_policy(|p| c.fleet(p), |r| (r.limit > 0.0).then_some(r.limit), false)
+        .into_iter()
+        .enumerate()
+        .filter(|(p, _)| limited.contains(p))
+        .map(|(_, s)| s)
+        .collect();
+    let panel = LinePanel {
+        title: "Concurrency limit (mean over instances at each window's end)".into(),
+        y_label: "limit (permits)".into(),
+        unit: Unit::Plain,
+        series,
+        hlines: Vec::new(),
+    };
+    let mut chart = c.chart(
+        "limit",
+        format!("{}: limit over time", c.s.scenario),
+        "policies with a limiter only",
+        Kind::Lines(c.lines(vec![panel])),
+        1,
+    );
+    // Keep each policy's colour, but list only the policies drawn.
+    chart.legend = limited.iter().map(|&p| chart.legend[p].clone()).collect();
+    Some(chart)
+}
+
+fn staleness(c: &Ctx) -> Option<Chart> {
+    let panels: Vec<LinePanel> =
+        c.s.setup
+            .classes
+            .iter()
+            .filter(|k| c.rows.iter().flatten().any(|r| r.class == k.name && r.fallback > 0))
+            .map(|k| LinePanel {
+                title: format!("Staleness p95 of fallbacks served to {}", k.name),
+                y_label: "age of the cached value".into(),
+                unit: Unit::Ms,
+                series: c.per_policy(
+                    |p| c.class(p, &k.name),
+                    // No fallback in the window means no staleness to show, not zero.
+                    |r| (r.fallback > 0).then_some(r.staleness_p95_ms),
+                    false,
+                ),
+                hlines: Vec::new(),
+            })
+            .collect();
+    if panels.is_empty() {
+        return None;
+    }
+    let n = panels.len();
+    Some(c.chart(
+        "staleness",
+        format!("{}: staleness of served fallbacks", c.s.scenario),
+        "p95 age per window; gaps = no fallback served",
+        Kind::Lines(c.lines(panels)),
+        n,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(t_s: f64, y: f64) -> WindowRow {
+        let mut r: WindowRow = serde_json::from_value(serde_json::json!({
+            "policy": "p", "t_s": t_s, "class": "c", "offered": 0, "ok": 0, "error": 0,
+            "timeout": 0, "rejected": 0, "short_circuited": 0, "fallback": 0,
+            "goodput_per_s": 0.0, "fallback_per_s": 0.0, "latency_p50_ms": 0.0,
+            "latency_p95_ms": 0.0, "staleness_p95_ms": 0.0, "stale_wrong": 0,
+            "dep_calls_per_s": 0.0, "dep_in_flight": 0.0, "dep_latency_p50_ms": 0.0,
+            "dep_latency_p95_ms": 0.0, "workers_busy": 0.0, "pool_busy": 0.0,
+            "breaker_open": 0.0, "breaker_half_open": 0.0, "limit": 0.0
+        }))
+        .unwrap();
+        r.goodput_per_s = y;
+        r
+    }
+
+    #[test]
+    fn segments_break_where_values_are_missing_or_not_finite() {
+        // -1 stands for "missing" (y gives None); NaN arrives as Some(NaN).
+        let rows = [row(0.0, 1.0), row(1.0, -1.0), row(2.0, 3.0), row(3.0, 4.0), row(4.0, f64::NAN), row(5.0, 6.0)];
+        let refs: Vec<&WindowRow> = rows.iter().collect();
+        let segs = segments(&refs, |r| r.t_s, |r| (r.goodput_per_s != -1.0).then_some(r.goodput_per_s));
+        assert_eq!(segs, vec![vec![(0.0, 1.0)], vec![(2.0, 3.0), (3.0, 4.0)], vec![(5.0, 6.0)]]);
+    }
+}

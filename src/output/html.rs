@@ -1,0 +1,246 @@
+//! `report.html`: one self-contained page (inline SVG charts, inline CSS, no network) with
+//! the scenario, the comparison tables, the verdict and every chart.
+
+use crate::metrics::summary::ScenarioSummary;
+use crate::output::charts::Rendered;
+use crate::output::charts::style::{fmt_ms, fmt_num};
+use crate::output::charts::sweep::{self, SweepResult};
+use crate::report;
+
+const CSS: &str = "body{font-family:'DejaVu Sans',Verdana,sans-serif;max-width:1160px;margin:2em auto;\
+padding:0 1em;color:#282828;line-height:1.45}h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd}\
+table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{padding:.25em .7em;border-bottom:1px solid #e4e4e4;\
+text-align:right}th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}\
+figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{color:#666;font-size:.9em}\
+code{background:#f4f4f4;padding:0 .2em}";
+
+/// Escape text for HTML element content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A whole page from a title and already-rendered sections.
+pub fn page(title: &str, sections: &[String]) -> String {
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <title>{t}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>{t}</h1>\n",
+        t = escape(title)
+    );
+    for s in sections {
+        out.push_str(s);
+    }
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+/// The run section: description, setup, comparison tables and verdict.
+pub fn run_section(description: &str, s: &ScenarioSummary) -> String {
+    let mut out = String::new();
+    if !description.trim().is_empty() {
+        out.push_str(&format!("<p>{}</p>\n", escape(description.trim())));
+    }
+    let u = &s.setup;
+    out.push_str(&format!(
+        "<p>Seed {}, horizon {} s, warm-up {} s, window {} s; {} gateway instance(s) with {} worker \
+         slots and {} connections each; {} measured seconds.</p>\n",
+        s.seed,
+        fmt_num(u.horizon_s),
+        fmt_num(u.warmup_s),
+        fmt_num(u.window_s),
+        u.instances,
+        u.worker_slots,
+        u.pool_connections,
+        fmt_num(s.measured_s)
+    ));
+    let deadlines: Vec<String> =
+        u.classes.iter().map(|c| format!("{} {}", escape(&c.name), fmt_ms(c.deadline_ms))).collect();
+    out.push_str(&format!("<p>Class deadlines: {}.</p>\n", deadlines.join(", ")));
+    out.push_str("<h2>Comparison</h2>\n");
+    out.push_str(&markdown_to_html(&report::table::markdown(s)));
+    out.push_str("<h2>Verdict</h2>\n");
+    out.push_str(&markdown_to_html(&report::table::verdict(s)));
+    out
+}
+
+/// The sweep section: what was swept and the best setting per policy and metric.
+pub fn sweep_section(sw: &SweepResult) -> String {
+    let axes: Vec<String> = sw
+        .axes
+        .iter()
+        .map(|a| {
+            let vals: Vec<String> = a.values.iter().map(|v| fmt_num(*v)).collect();
+            format!("<code>{}</code> ({}) over {}", escape(&a.name), escape(&a.path), vals.join(", "))
+        })
+        .collect();
+    let mut out = format!(
+        "<h2>Sweep {}</h2>\n<p>Base scenario <code>{}</code>, seed {}, {} replications per point; axes: {}.</p>\n",
+        escape(&sw.sweep),
+        escape(&sw.base),
+        sw.seed,
+        sw.replications,
+        axes.join("; ")
+    );
+    out.push_str(
+        "<table>\n<tr><th>metric</th><th>policy</th><th>best mean</th><th>interval</th><th>setting</th></tr>\n",
+    );
+    for m in sweep::metrics(sw) {
+        for p in sweep::policies(sw) {
+            let Some(r) = sweep::best(sw, &p, &m) else {
+                continue;
+            };
+            let e = r.metrics[&m];
+            out.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} .. {}</td><td>{}</td></tr>\n",
+                escape(&m),
+                escape(&p),
+                fmt_num(e.mean),
+                fmt_num(e.ci_lo),
+                fmt_num(e.ci_hi),
+                escape(&sweep::setting(sw, r))
+            ));
+        }
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// The charts, each an inline SVG figure.
+pub fn charts_section(charts: &[Rendered]) -> String {
+    if charts.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<h2>Charts</h2>\n");
+    for c in charts {
+        out.push_str(&format!(
+            "<figure id=\"{}\">\n{}\n<figcaption>{} (<code>charts/{}.png</code>)</figcaption>\n</figure>\n",
+            escape(&c.stem),
+            strip_xml_declaration(&c.svg).trim(),
+            escape(&c.title),
+            escape(&c.stem)
+        ));
+    }
+    out
+}
+
+/// An XML declaration is not allowed inside HTML; the `<svg>` element is.
+fn strip_xml_declaration(svg: &str) -> &str {
+    match svg.find("<svg") {
+        Some(i) => &svg[i..],
+        None => svg,
+    }
+}
+
+/// The small Markdown subset that `report::table` emits: `### ` headings, pipe tables,
+/// `- ` list items and paragraphs, with `**bold**` and `` `code` `` inline.
+pub fn markdown_to_html(md: &str) -> String {
+    let mut out = String::new();
+    let mut in_table = false;
+    let mut in_list = false;
+    for line in md.lines() {
+        let t = line.trim();
+        let is_row = t.starts_with('|');
+        if in_table && !is_row {
+            out.push_str("</table>\n");
+            in_table = false;
+        }
+        if in_list && !t.starts_with("- ") {
+            out.push_str("</ul>\n");
+            in_list = false;
+        }
+        if is_row {
+            let cells: Vec<&str> = t.trim_matches('|').split('|').map(str::trim).collect();
+            if cells.iter().all(|c| c.chars().all(|ch| ch == '-')) {
+                continue; // the header separator
+            }
+            let tag = if in_table { "td" } else { "th" };
+            if !in_table {
+                out.push_str("<table>\n");
+                in_table = true;
+            }
+            out.push_str("<tr>");
+            for c in cells {
+                out.push_str(&format!("<{tag}>{}</{tag}>", inline(c)));
+            }
+            out.push_str("</tr>\n");
+        } else if let Some(h) = t.strip_prefix("### ") {
+            out.push_str(&format!("<h3>{}</h3>\n", inline(h)));
+        } else if let Some(item) = t.strip_prefix("- ") {
+            if !in_list {
+                out.push_str("<ul>\n");
+                in_list = true;
+            }
+            out.push_str(&format!("<li>{}</li>\n", inline(item)));
+        } else if !t.is_empty() {
+            out.push_str(&format!("<p>{}</p>\n", inline(t)));
+        }
+    }
+    if in_table {
+        out.push_str("</table>\n");
+    }
+    if in_list {
+        out.push_str("</ul>\n");
+    }
+    out
+}
+
+/// Escape, then turn paired `**` into `<strong>` and paired backticks into `<code>`.
+fn inline(s: &str) -> String {
+    let e = escape(s);
+    let e = pair(&e, "**", "strong");
+    pair(&e, "`", "code")
+}
+
+fn pair(s: &str, marker: &str, tag: &str) -> String {
+    let parts: Vec<&str> = s.split(marker).collect();
+    // An odd count of parts means every marker has a partner.
+    if parts.len() < 3 || parts.len() % 2 == 0 {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            let close = if i % 2 == 1 { "" } else { "/" };
+            out.push_str(&format!("<{close}{tag}>"));
+        }
+        out.push_str(p);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_rows_become_header_then_data_cells() {
+        let md = "\n### api\n\n| policy | ok |\n|---|---|\n| a<b | 1.0%* |\n\nend\n";
+        assert_eq!(
+            markdown_to_html(md),
+            "<h3>api</h3>\n<table>\n<tr><th>policy</th><th>ok</th></tr>\n\
+             <tr><td>a&lt;b</td><td>1.0%*</td></tr>\n</table>\n<p>end</p>\n"
+        );
+    }
+
+    #[test]
+    fn verdict_markup_becomes_strong_and_code() {
+        assert_eq!(
+            markdown_to_html("- **api**: `direct` won\n"),
+            "<ul>\n<li><strong>api</strong>: <code>direct</code> won</li>\n</ul>\n"
+        );
+    }
+
+    #[test]
+    fn unpaired_markers_stay_literal() {
+        assert_eq!(inline("a ` b"), "a ` b");
+    }
+}

@@ -1,0 +1,490 @@
+//! resilience4j `CircuitBreaker` (CircuitBreakerStateMachine), with its own parameter names
+//! and defaults.
+//!
+//! Reproduced: COUNT_BASED ring (minimumNumberOfCalls capped at slidingWindowSize) or
+//! TIME_BASED buckets of one epoch-second (not capped); rates computed in `f32` as
+//! `count * 100f / total` and judged once `total >= minimumNumberOfCalls`, tripping at
+//! `failureRate >= failureRateThreshold || slowCallRate >= slowCallRateThreshold`; slow is
+//! `duration > slowCallDurationThreshold`; open duration `waitDurationInOpenState` or
+//! `waitIntervalFunctionInOpenState(attempts)` (attempts 1 from CLOSED, +1 per re-open from
+//! HALF_OPEN); lazy OPEN -> HALF_OPEN on the first call *strictly after* the wait, or by timer
+//! exactly at it with `automaticTransitionFromOpenToHalfOpenEnabled`; HALF_OPEN is a fresh
+//! COUNT_BASED ring of `permittedNumberOfCallsInHalfOpenState` with minimum
+//! `min(minimumNumberOfCalls, permitted)`, permits not returned on completion (only on
+//! `releasePermission`, i.e. [`Policy::cancel`]); `maxWaitDurationInHalfOpenState` > 0 moves
+//! a stuck HALF_OPEN to `transitionToStateAfterWaitDuration`; outcomes of stragglers are
+//! credited to the current state; outcomes while OPEN are dropped (r4j records them into
+//! metrics that are discarded at the next transition).
+//!
+//! Deliberate differences: an inner layer's refusal reaches this breaker as `cancel`, which
+//! is treated as `releasePermission` (as if BulkheadFullException were in `ignoreExceptions`;
+//! r4j by default records it as a failure); every failure is recorded (no
+//! `recordExceptions`/`ignoreExceptions` predicates); TIME_BASED epoch seconds count from
+//! virtual time zero; `waitIntervalFunctionInOpenState` offers exponential backoff only.
+
+use serde::{Deserialize, Serialize};
+
+use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal, Status};
+use super::window::{Counts, Sample, Window};
+use crate::engine::{SECOND, Time};
+use crate::scenario::Dur;
+
+/// `slidingWindowType`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub enum SlidingWindowType {
+    /// Ring of the last `slidingWindowSize` outcomes.
+    #[default]
+    #[serde(rename = "COUNT_BASED")]
+    CountBased,
+    /// `slidingWindowSize` buckets of one epoch-second.
+    #[serde(rename = "TIME_BASED")]
+    TimeBased,
+}
+
+/// `transitionToStateAfterWaitDuration`: where a HALF_OPEN breaker goes after
+/// `maxWaitDurationInHalfOpenState`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub enum StateAfterWait {
+    /// Back to OPEN (default).
+    #[default]
+    #[serde(rename = "OPEN")]
+    Open,
+    /// To CLOSED.
+    #[serde(rename = "CLOSED")]
+    Closed,
+}
+
+/// `waitIntervalFunctionInOpenState`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all_fields = "camelCase")]
+pub enum IntervalFunction {
+    /// `IntervalFunction.ofExponentialBackoff(initialInterval, multiplier, maxInterval)`:
+    /// `min(initialInterval * multiplier^(attempt-1), maxInterval)`.
+    ExponentialBackoff {
+        /// First wait.
+        initial_interval: Dur,
+        /// Growth per attempt.
+        multiplier: f64,
+        /// Cap (None = uncapped).
+        #[serde(default)]
+        max_interval: Option<Dur>,
+    },
+}
+
+/// resilience4j `CircuitBreakerConfig` (the fields brownout models).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Resilience4jConfig {
+    /// Failure percentage that opens (default 50).
+    #[serde(default = "fifty")]
+    pub failure_rate_threshold: f32,
+    /// Slow-call percentage that opens (default 100).
+    #[serde(default = "hundred")]
+    pub slow_call_rate_threshold: f32,
+    /// A call longer than this is slow (default 60 s).
+    #[serde(default = "sixty_s")]
+    pub slow_call_duration_threshold: Dur,
+    /// Open duration (default 60 s), unless an interval function is given.
+    #[serde(default = "sixty_s")]
+    pub wait_duration_in_open_state: Dur,
+    /// Open duration as a function of the attempt number.
+    #[serde(default)]
+    pub wait_interval_function_in_open_state: Option<IntervalFunction>,
+    /// Trial calls per HALF_OPEN episode (default 10).
+    #[serde(default = "ten")]
+    pub permitted_number_of_calls_in_half_open_state: u32,
+    /// Outcomes needed before rates are judged (default 100).
+    #[serde(default = "hundred_u")]
+    pub minimum_number_of_calls: u32,
+    /// Ring size or number of one-second buckets (default 100).
+    #[serde(default = "hundred_u")]
+    pub sliding_window_size: u32,
+    /// COUNT_BASED (default) or TIME_BASED.
+    #[serde(default)]
+    pub sliding_window_type: SlidingWindowType,
+    /// Longest HALF_OPEN stay; 0 = unbounded (default).
+    #[serde(default)]
+    pub max_wait_duration_in_half_open_state: Dur,
+    /// Where a HALF_OPEN breaker goes after that wait (default OPEN).
+    #[serde(default)]
+    pub transition_to_state_after_wait_duration: StateAfterWait,
+    /// OPEN -> HALF_OPEN by timer instead of on the next call (default false).
+    #[serde(default)]
+    pub automatic_transition_from_open_to_half_open_enabled: bool,
+}
+
+fn fifty() -> f32 {
+    50.0
+}
+fn hundred() -> f32 {
+    100.0
+}
+fn hundred_u() -> u32 {
+    100
+}
+fn ten() -> u32 {
+    10
+}
+fn sixty_s() -> Dur {
+    Dur::secs(60)
+}
+
+impl Default for Resilience4jConfig {
+    fn default() -> Self {
+        ron::from_str("()").expect("every field has a default")
+    }
+}
+
+impl Resilience4jConfig {
+    /// Check values serde cannot, naming the field (as r4j's builder does).
+    pub fn validate(&self) -> Result<(), String> {
+        let p = "Resilience4j";
+        for (name, v) in [
+            ("failureRateThreshold", self.failure_rate_threshold),
+            ("slowCallRateThreshold", self.slow_call_rate_threshold),
+        ] {
+            if v.is_nan() || v <= 0.0 || v > 100.0 {
+                return Err(format!("{p}.{name} must lie in (0, 100]"));
+            }
+        }
+        if self.slow_call_duration_threshold.ns() == 0 {
+            return Err(format!("{p}.slowCallDurationThreshold must be > 0"));
+        }
+        if self.wait_duration_in_open_state.ns() == 0 {
+            return Err(format!("{p}.waitDurationInOpenState must be > 0"));
+        }
+        if let Some(IntervalFunction::ExponentialBackoff { initial_interval, multiplier, .. }) =
+            self.wait_interval_function_in_open_state
+            && (initial_interval.ns() == 0 || multiplier.is_nan() || multiplier < 1.0)
+        {
+            return Err(format!("{p}.waitIntervalFunctionInOpenState needs initialInterval > 0 and multiplier >= 1"));
+        }
+        for (name, v) in [
+            ("permittedNumberOfCallsInHalfOpenState", self.permitted_number_of_calls_in_half_open_state),
+            ("minimumNumberOfCalls", self.minimum_number_of_calls),
+            ("slidingWindowSize", self.sliding_window_size),
+        ] {
+            if v == 0 {
+                return Err(format!("{p}.{name} must be >= 1"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// See the module docs.
+#[derive(Debug, Clone)]
+pub struct Resilience4j {
+    cfg: Resilience4jConfig,
+    state: BreakerState,
+    metrics: Window,
+    min_calls: u32,
+    permits: u32,
+    trial_ids: Vec<u64>,
+    retry_after: Time,
+    half_open_until: Option<Time>,
+    attempts: u32,
+}
+
+impl Resilience4j {
+    /// Build from config.
+    pub fn new(cfg: &Resilience4jConfig) -> Self {
+        let mut b = Self {
+            cfg: cfg.clone(),
+            state: BreakerState::Closed,
+            metrics: Window::count(1),
+            min_calls: 1,
+            permits: 0,
+            trial_ids: Vec::new(),
+            retry_after: 0,
+            half_open_until: None,
+            attempts: 0,
+        };
+        b.enter_closed();
+        b
+    }
+
+    /// `CircuitBreakerMetrics.forClosed`.
+    fn enter_closed(&mut self) {
+        let n = self.cfg.sliding_window_size;
+        let min = self.cfg.minimum_number_of_calls;
+        (self.metrics, self.min_calls) = match self.cfg.sliding_window_type {
+            SlidingWindowType::CountBased => (Window::count(n), min.min(n)),
+            SlidingWindowType::TimeBased => (Window::time(n, SECOND), min),
+        };
+        self.state = BreakerState::Closed;
+        self.attempts = 0;
+        self.half_open_until = None;
+    }
+
+    /// `OpenState(attempts + 1)`.
+    fn enter_open(&mut self, now: Time) {
+        self.attempts += 1;
+        let wait = match self.cfg.wait_interval_function_in_open_state {
+            None => self.cfg.wait_duration_in_open_state.ns(),
+            Some(IntervalFunction::ExponentialBackoff { initial_interval, multiplier, max_interval }) => {
+                let exp = (self.attempts - 1).min(i32::MAX as u32) as i32;
+                let raw = initial_interval.ns() as f64 * multiplier.powi(exp);
+                let cap = max_interval.map_or(Time::MAX, Dur::ns);
+                if raw >= cap as f64 { cap } else { raw as Time }
+            }
+        };
+        self.state = BreakerState::Open;
+        self.retry_after = now.saturating_add(wait);
+        self.half_open_until = None;
+    }
+
+    /// `HalfOpenState`: `CircuitBreakerMetrics.forHalfOpen(permitted)`.
+    fn enter_half_open(&mut self, now: Time) {
+        let n = self.cfg.permitted_number_of_calls_in_half_open_state;
+        self.metrics = Window::count(n);
+        self.min_calls = self.cfg.minimum_number_of_calls.min(n);
+        self.permits = n;
+        self.trial_ids.clear();
+        self.state = BreakerState::HalfOpen;
+        let max = self.cfg.max_wait_duration_in_half_open_state.ns();
+        self.half_open_until = (max > 0).then(|| now + max);
+    }
+
+    /// `checkIfThresholdsExceeded`: Some(true) above, Some(false) below, None = too few calls.
+    fn verdict(&self, c: Counts) -> Option<bool> {
+        if c.total == 0 || c.total < u64::from(self.min_calls) {
+            return None;
+        }
+        let failure_rate = c.failed as f32 * 100.0 / c.total as f32;
+        let slow_rate = c.slow as f32 * 100.0 / c.total as f32;
+        Some(failure_rate >= self.cfg.failure_rate_threshold || slow_rate >= self.cfg.slow_call_rate_threshold)
+    }
+
+    fn tick(&mut self, now: Time) {
+        if self.state == BreakerState::HalfOpen && self.half_open_until.is_some_and(|t| now >= t) {
+            match self.cfg.transition_to_state_after_wait_duration {
+                StateAfterWait::Open => self.enter_open(now),
+                StateAfterWait::Closed => self.enter_closed(),
+            }
+        }
+        if self.state == BreakerState::Open
+            && self.cfg.automatic_transition_from_open_to_half_open_enabled
+            && now >= self.retry_after
+        {
+            self.enter_half_open(now);
+        }
+    }
+}
+
+impl Policy for Resilience4j {
+    fn admit(&mut self, a: &Attempt) -> Admission {
+        self.tick(a.now);
+        // OpenState.tryAcquirePermission: clock.instant().isAfter(retryAfterWaitDuration).
+        if self.state == BreakerState::Open && a.now > self.retry_after {
+            self.enter_half_open(a.now);
+        }
+        match self.state {
+            BreakerState::Closed => Admission::Admit,
+            BreakerState::HalfOpen if self.permits > 0 => {
+                self.permits -= 1;
+                self.trial_ids.push(a.id);
+                Admission::Admit
+            }
+            _ => Admission::Refuse(Refusal::ShortCircuited),
+        }
+    }
+
+    fn cancel(&mut self, a: &Attempt) {
+        if let Some(i) = self.trial_ids.iter().position(|&id| id == a.id) {
+            self.trial_ids.swap_remove(i);
+            if self.state == BreakerState::HalfOpen {
+                self.permits += 1;
+            }
+        }
+    }
+
+    fn complete(&mut self, d: &Completed) {
+        self.tick(d.now);
+        if self.state == BreakerState::Open {
+            return;
+        }
+        let s =
+            Sample { failed: d.outcome.is_failure(), slow: d.duration() > self.cfg.slow_call_duration_threshold.ns() };
+        self.metrics.record(d.now, s);
+        let c = self.metrics.counts(d.now);
+        match (self.state, self.verdict(c)) {
+            (_, Some(true)) => self.enter_open(d.now),
+            (BreakerState::HalfOpen, Some(false)) => self.enter_closed(),
+            _ => {}
+        }
+    }
+
+    fn on_wakeup(&mut self, now: Time) {
+        self.tick(now);
+    }
+
+    fn status(&self) -> Status {
+        let wake_at = match self.state {
+            BreakerState::Open if self.cfg.automatic_transition_from_open_to_half_open_enabled => {
+                Some(self.retry_after)
+            }
+            BreakerState::HalfOpen => self.half_open_until,
+            _ => None,
+        };
+        Status { breaker: Some(self.state), wake_at, degraded: self.state != BreakerState::Closed, ..Status::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::MILLISECOND;
+    use crate::policy::CallOutcome::{self, Error, Success};
+
+    const MS: Time = MILLISECOND;
+
+    fn att(now: Time, id: u64) -> Attempt {
+        Attempt { now, class: 0, number: 1, id, priority: 0, queued: 0 }
+    }
+    fn done(b: &mut Resilience4j, start: Time, now: Time, id: u64, o: CallOutcome) {
+        b.complete(&Completed { now, class: 0, id, admitted_at: start, outcome: o });
+    }
+    fn state(b: &Resilience4j) -> BreakerState {
+        b.status().breaker.unwrap()
+    }
+
+    #[test]
+    fn defaults_are_the_librarys() {
+        let c = Resilience4jConfig::default();
+        assert_eq!(c.failure_rate_threshold, 50.0);
+        assert_eq!(c.slow_call_rate_threshold, 100.0);
+        assert_eq!(c.slow_call_duration_threshold, Dur::secs(60));
+        assert_eq!(c.wait_duration_in_open_state, Dur::secs(60));
+        assert_eq!(c.permitted_number_of_calls_in_half_open_state, 10);
+        assert_eq!(c.minimum_number_of_calls, 100);
+        assert_eq!(c.sliding_window_size, 100);
+        assert_eq!(c.sliding_window_type, SlidingWindowType::CountBased);
+        assert_eq!(c.max_wait_duration_in_half_open_state, Dur(0));
+        assert!(!c.automatic_transition_from_open_to_half_open_enabled);
+    }
+
+    #[test]
+    fn count_based_minimum_is_capped_by_the_window() {
+        // minimumNumberOfCalls 100 > slidingWindowSize 4: the ring's 4 calls suffice.
+        let mut b = Resilience4j::new(&Resilience4jConfig { sliding_window_size: 4, ..Default::default() });
+        for i in 0..3 {
+            b.admit(&att(0, i));
+            done(&mut b, 0, MS, i, if i == 0 { Error } else { Success });
+        }
+        assert_eq!(state(&b), BreakerState::Closed);
+        b.admit(&att(0, 3));
+        done(&mut b, 0, MS, 3, Error);
+        assert_eq!(state(&b), BreakerState::Open, "2 of 4 = 50 % >= 50 %");
+    }
+
+    #[test]
+    fn time_based_minimum_is_not_capped() {
+        let mut b = Resilience4j::new(&Resilience4jConfig {
+            sliding_window_size: 2,
+            minimum_number_of_calls: 5,
+            sliding_window_type: SlidingWindowType::TimeBased,
+            ..Default::default()
+        });
+        for i in 0..4 {
+            b.admit(&att(0, i));
+            done(&mut b, 0, MS, i, Error);
+        }
+        assert_eq!(state(&b), BreakerState::Closed, "4 < minimumNumberOfCalls 5");
+        b.admit(&att(0, 4));
+        done(&mut b, 0, MS, 4, Error);
+        assert_eq!(state(&b), BreakerState::Open);
+    }
+
+    #[test]
+    fn lazy_half_open_strictly_after_the_wait_with_exponential_backoff() {
+        let mut b = Resilience4j::new(&Resilience4jConfig {
+            sliding_window_size: 1,
+            permitted_number_of_calls_in_half_open_state: 1,
+            wait_interval_function_in_open_state: Some(IntervalFunction::ExponentialBackoff {
+                initial_interval: Dur::secs(1),
+                multiplier: 2.0,
+                max_interval: Some(Dur::secs(3)),
+            }),
+            ..Default::default()
+        });
+        b.admit(&att(0, 1));
+        done(&mut b, 0, 0, 1, Error); // open at 0 for 1 s (attempt 1)
+        let refused = Admission::Refuse(Refusal::ShortCircuited);
+        assert_eq!(b.admit(&att(SECOND, 2)), refused, "not strictly after");
+        assert_eq!(b.admit(&att(SECOND + 1, 3)), Admission::Admit);
+        done(&mut b, SECOND + 1, SECOND + 1, 3, Error); // re-open: attempt 2 = 2 s
+        let t = SECOND + 1;
+        assert_eq!(b.admit(&att(t + 2 * SECOND, 4)), refused);
+        assert_eq!(b.admit(&att(t + 2 * SECOND + 1, 5)), Admission::Admit);
+        done(&mut b, t, t + 2 * SECOND + 1, 5, Error); // attempt 3 = min(4 s, 3 s)
+        let u = t + 2 * SECOND + 1;
+        assert_eq!(b.admit(&att(u + 3 * SECOND, 6)), refused);
+        assert_eq!(b.admit(&att(u + 3 * SECOND + 1, 7)), Admission::Admit);
+    }
+
+    #[test]
+    fn half_open_permits_are_not_returned_and_stragglers_count() {
+        let mut b = Resilience4j::new(&Resilience4jConfig {
+            sliding_window_size: 2,
+            minimum_number_of_calls: 2,
+            permitted_number_of_calls_in_half_open_state: 3,
+            wait_duration_in_open_state: Dur::secs(1),
+            ..Default::default()
+        });
+        b.admit(&att(0, 100)); // straggler, still in flight
+        for i in 0..2 {
+            b.admit(&att(0, i));
+            done(&mut b, 0, MS, i, Error);
+        }
+        let t = MS + SECOND + 1;
+        for id in 10..13 {
+            assert_eq!(b.admit(&att(t, id)), Admission::Admit);
+        }
+        assert_eq!(b.admit(&att(t, 13)), Admission::Refuse(Refusal::ShortCircuited));
+        done(&mut b, t, t + MS, 10, Success);
+        assert_eq!(b.admit(&att(t + MS, 14)), Admission::Refuse(Refusal::ShortCircuited));
+        // The straggler's success is the second HALF_OPEN outcome; minimum = min(2, 3) = 2:
+        // 0 of 2 failed -> CLOSED before the other trials report.
+        done(&mut b, 0, t + MS, 100, Success);
+        assert_eq!(state(&b), BreakerState::Closed);
+    }
+
+    #[test]
+    fn bounded_half_open_goes_to_the_configured_state() {
+        let mut b = Resilience4j::new(&Resilience4jConfig {
+            sliding_window_size: 1,
+            wait_duration_in_open_state: Dur::secs(1),
+            max_wait_duration_in_half_open_state: Dur::secs(5),
+            automatic_transition_from_open_to_half_open_enabled: true,
+            transition_to_state_after_wait_duration: StateAfterWait::Closed,
+            ..Default::default()
+        });
+        b.admit(&att(0, 1));
+        done(&mut b, 0, 0, 1, Error);
+        assert_eq!(b.status().wake_at, Some(SECOND), "automatic: exactly at the wait");
+        b.on_wakeup(SECOND);
+        assert_eq!(state(&b), BreakerState::HalfOpen);
+        assert_eq!(b.status().wake_at, Some(6 * SECOND));
+        b.on_wakeup(6 * SECOND);
+        assert_eq!(state(&b), BreakerState::Closed);
+    }
+
+    #[test]
+    fn slow_rate_trips_at_equality() {
+        let mut b = Resilience4j::new(&Resilience4jConfig {
+            sliding_window_size: 2,
+            slow_call_rate_threshold: 50.0,
+            slow_call_duration_threshold: Dur::secs(2),
+            ..Default::default()
+        });
+        b.admit(&att(0, 1));
+        done(&mut b, 0, 2 * SECOND, 1, Success); // exactly 2 s: not slow
+        b.admit(&att(0, 2));
+        done(&mut b, 0, 2 * SECOND, 2, Success);
+        assert_eq!(state(&b), BreakerState::Closed);
+        b.admit(&att(0, 3));
+        done(&mut b, 0, 2 * SECOND + 1, 3, Success); // ring: ok, slow = 50 %
+        assert_eq!(state(&b), BreakerState::Open);
+    }
+}

@@ -1,0 +1,97 @@
+//! Marc Brooker's adaptive retry token bucket: the bucket starts full at `bucket_size`, each
+//! new request adds `refill_per_request` (capped), and a retry is allowed only while the
+//! bucket holds more than `retry_cost`, which it then takes. Kept in thousandths of a token
+//! so that ten refills of 0.1 make exactly one.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Time;
+use crate::policy::{Admission, Attempt, ClassId, Policy, RetryAsk};
+
+/// Adaptive retry bucket configuration (defaults from Brooker's simulation: 5, 0.1, 1).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AdaptiveRetryConfig {
+    /// Bucket capacity, in tokens.
+    #[serde(default = "five")]
+    pub bucket_size: f64,
+    /// Tokens added per new request.
+    #[serde(default = "tenth")]
+    pub refill_per_request: f64,
+    /// Tokens a retry costs (and must be exceeded for a retry).
+    #[serde(default = "one")]
+    pub retry_cost: f64,
+}
+
+fn five() -> f64 {
+    5.0
+}
+fn tenth() -> f64 {
+    0.1
+}
+fn one() -> f64 {
+    1.0
+}
+
+fn milli(x: f64) -> i64 {
+    (x * 1000.0).round() as i64
+}
+
+/// See the module docs.
+#[derive(Debug, Clone)]
+pub struct AdaptiveRetry {
+    size: i64,
+    refill: i64,
+    cost: i64,
+    tokens: i64,
+}
+
+impl AdaptiveRetry {
+    /// Build from config.
+    pub fn new(cfg: &AdaptiveRetryConfig) -> Self {
+        Self {
+            size: milli(cfg.bucket_size),
+            refill: milli(cfg.refill_per_request),
+            cost: milli(cfg.retry_cost),
+            tokens: milli(cfg.bucket_size),
+        }
+    }
+
+    /// Tokens in the bucket, in thousandths.
+    pub fn milli_tokens(&self) -> i64 {
+        self.tokens
+    }
+}
+
+impl Policy for AdaptiveRetry {
+    fn admit(&mut self, _a: &Attempt) -> Admission {
+        Admission::Admit
+    }
+
+    fn on_request(&mut self, _now: Time, _class: ClassId) {
+        self.tokens = (self.tokens + self.refill).min(self.size);
+    }
+
+    fn allow_retry(&mut self, _ask: &RetryAsk) -> bool {
+        if self.tokens > self.cost {
+            self.tokens -= self.cost;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Validation messages for [`AdaptiveRetryConfig`].
+pub fn validate(c: &AdaptiveRetryConfig) -> Result<(), String> {
+    if c.bucket_size.is_nan() || c.bucket_size <= 0.0 {
+        return Err("AdaptiveRetry.bucket_size must be > 0".into());
+    }
+    if c.refill_per_request.is_nan() || c.refill_per_request < 0.0 {
+        return Err("AdaptiveRetry.refill_per_request must be >= 0".into());
+    }
+    if c.retry_cost.is_nan() || c.retry_cost <= 0.0 {
+        return Err("AdaptiveRetry.retry_cost must be > 0".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,295 @@
+//! Envoy adaptive concurrency, gradient controller: every `concurrency_update_interval` the
+//! `sample_aggregate_percentile` of the window's RTTs sets `gradient = clamp((min_rtt + B) /
+//! sample_rtt, 0.5, 2.0)` with `B = min_rtt * buffer%`, and `limit = gradient * limit +
+//! sqrt(gradient * limit)` (truncated, clamped to [min_concurrency, max_concurrency_limit]).
+//!
+//! min_rtt is measured in windows that pin the limit to `min_concurrency` until
+//! `request_count` samples arrive (samples of requests sent before the window are dropped),
+//! then the limit returns to its previous value. Windows recur every `min_rtt_calc_interval`
+//! plus a jitter of up to `jitter`% (Envoy: `interval + random() % ceil(interval * jitter)` ms),
+//! and start at once when the limit sat at `min_concurrency` for 5 updates in a row. The
+//! periodic update is skipped while a min_rtt window is open and resumes after it.
+//!
+//! Differences: the jitter is a counter-based draw from (seed, instance, window number); the
+//! percentile comes from an HDR histogram (3 significant digits, the bucket's highest value)
+//! rather than libcircllhist's interpolation; the controller's timers start at the first
+//! attempt it sees (not at build), so windows count from the first traffic.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use super::fixed::RefuseAs;
+use super::gate::rejected;
+use crate::engine::{MICROSECOND, MILLISECOND, Time, counter_f64, label_hash};
+use crate::policy::{Admission, Attempt, BuildCtx, Completed, Policy, Status};
+use crate::scenario::Dur;
+
+/// Longest duration the latency histogram tells apart (one hour, in microseconds); longer
+/// ones count as this. Bounded so that its memory is fixed (about 180 KB).
+const HIST_MAX_US: u64 = 3_600_000_000;
+
+/// Envoy gradient controller configuration (proto field names; percents as 0..100).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EnvoyGradientConfig {
+    /// Percentile of the window's RTTs used as the sample RTT (default 50).
+    #[serde(default = "fifty")]
+    pub sample_aggregate_percentile: f64,
+    /// How often the limit is recalculated (required in Envoy).
+    pub concurrency_update_interval: Dur,
+    /// Upper bound of the limit.
+    #[serde(default = "thousand")]
+    pub max_concurrency_limit: u32,
+    /// Time between min_rtt measurement windows.
+    pub min_rtt_calc_interval: Dur,
+    /// A fixed min_rtt instead of measuring it (disables the windows).
+    #[serde(default)]
+    pub fixed_value: Option<Dur>,
+    /// Samples that end a min_rtt window.
+    #[serde(default = "fifty_u")]
+    pub request_count: u32,
+    /// Random delay added to `min_rtt_calc_interval`, in percent.
+    #[serde(default = "fifteen")]
+    pub jitter: f64,
+    /// Limit during min_rtt windows, and the lower bound of the limit.
+    #[serde(default = "three")]
+    pub min_concurrency: u32,
+    /// Tolerated RTT above min_rtt, in percent of min_rtt.
+    #[serde(default = "twenty_five")]
+    pub buffer: f64,
+    /// Seed of the jitter (mixed with the instance index).
+    #[serde(default)]
+    pub seed: u64,
+    /// How a blocked attempt is answered (Envoy: 503).
+    #[serde(default = "rejected")]
+    pub refuse_as: RefuseAs,
+}
+
+fn fifty() -> f64 {
+    50.0
+}
+fn fifty_u() -> u32 {
+    50
+}
+fn thousand() -> u32 {
+    1000
+}
+fn fifteen() -> f64 {
+    15.0
+}
+fn three() -> u32 {
+    3
+}
+fn twenty_five() -> f64 {
+    25.0
+}
+
+const JITTER: u64 = label_hash("limiter/envoy_gradient/jitter");
+/// Updates in a row at min_concurrency that trigger a new min_rtt window (Envoy constant).
+const MIN_STREAK: u32 = 5;
+
+/// The controller. See the module docs.
+#[derive(Debug, Clone)]
+pub struct EnvoyGradient {
+    cfg: EnvoyGradientConfig,
+    instance: u64,
+    started: bool,
+    limit: u32,
+    in_flight: u32,
+    min_rtt_us: u64,
+    /// Limit to restore after the min_rtt window; 0 = no window open.
+    deferred: u32,
+    epoch: Time,
+    windows: u64,
+    at_min_streak: u32,
+    sample_timer: Option<Time>,
+    min_rtt_timer: Option<Time>,
+    hist: Histogram<u64>,
+}
+
+impl EnvoyGradient {
+    /// Build from config for the instance in `ctx`.
+    pub fn new(cfg: &EnvoyGradientConfig, ctx: &BuildCtx) -> Self {
+        Self {
+            cfg: cfg.clone(),
+            instance: ctx.instance as u64,
+            started: false,
+            limit: cfg.min_concurrency,
+            in_flight: 0,
+            min_rtt_us: cfg.fixed_value.map_or(0, |d| d.ns() / MICROSECOND),
+            deferred: 0,
+            epoch: 0,
+            windows: 0,
+            at_min_streak: 0,
+            sample_timer: None,
+            min_rtt_timer: None,
+            hist: Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("valid histogram bounds"),
+        }
+    }
+
+    /// The current limit.
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+
+    /// The measured (or fixed) min RTT in microseconds (0 = not yet measured).
+    pub fn min_rtt_us(&self) -> u64 {
+        self.min_rtt_us
+    }
+
+    /// True while a min_rtt window pins the limit.
+    pub fn in_min_rtt_window(&self) -> bool {
+        self.deferred > 0
+    }
+
+    fn start(&mut self, now: Time) {
+        self.started = true;
+        if self.cfg.fixed_value.is_none() {
+            self.enter_min_rtt_window(now);
+        }
+        self.sample_timer = Some(now + self.cfg.concurrency_update_interval.ns());
+    }
+
+    fn enter_min_rtt_window(&mut self, now: Time) {
+        if self.in_min_rtt_window() {
+            return;
+        }
+        self.deferred = self.limit.max(1);
+        self.set_limit(self.cfg.min_concurrency, now);
+        self.hist.reset();
+        self.epoch = now;
+    }
+
+    fn jittered_interval(&mut self) -> Time {
+        let interval_ms = self.cfg.min_rtt_calc_interval.ns() / MILLISECOND;
+        let range_ms = (interval_ms as f64 * self.cfg.jitter / 100.0).ceil() as u64;
+        let u = counter_f64(self.cfg.seed, JITTER, self.instance, self.windows);
+        self.windows += 1;
+        let extra_ms = if range_ms == 0 { 0 } else { ((u * range_ms as f64) as u64).min(range_ms - 1) };
+        (interval_ms + extra_ms) * MILLISECOND
+    }
+
+    fn end_min_rtt_window(&mut self, now: Time) {
+        self.min_rtt_us = self.aggregate_and_clear();
+        let restore = self.deferred;
+        self.set_limit(restore, now);
+        self.deferred = 0;
+        self.min_rtt_timer = Some(now + self.jittered_interval());
+        self.sample_timer = Some(now + self.cfg.concurrency_update_interval.ns());
+    }
+
+    fn aggregate_and_clear(&mut self) -> u64 {
+        let v = self.hist.value_at_quantile(self.cfg.sample_aggregate_percentile / 100.0);
+        self.hist.reset();
+        v
+    }
+
+    fn update_from_samples(&mut self, now: Time) {
+        if self.hist.is_empty() {
+            return;
+        }
+        let sample_us = self.aggregate_and_clear().max(1);
+        let min = self.min_rtt_us as f64;
+        let buffered = min + min * self.cfg.buffer / 100.0;
+        let gradient = (buffered / sample_us as f64).clamp(0.5, 2.0);
+        let scaled = self.limit as f64 * gradient;
+        let next = (scaled + scaled.sqrt()) as u32;
+        let bounded = next.min(self.cfg.max_concurrency_limit).max(self.cfg.min_concurrency);
+        self.set_limit(bounded, now);
+    }
+
+    fn set_limit(&mut self, next: u32, now: Time) {
+        let (old, min) = (self.limit, self.cfg.min_concurrency);
+        self.limit = next;
+        if !self.in_min_rtt_window() && old == min && next == min {
+            self.at_min_streak += 1;
+        } else {
+            self.at_min_streak = 0;
+        }
+        // Stuck at the minimum: the min_rtt may be wrong, and the limit is already where a
+        // measurement needs it, so measure again now.
+        if self.at_min_streak >= MIN_STREAK && self.cfg.fixed_value.is_none() {
+            self.min_rtt_timer = Some(now);
+        }
+    }
+}
+
+impl Policy for EnvoyGradient {
+    fn admit(&mut self, a: &Attempt) -> Admission {
+        if !self.started {
+            self.start(a.now);
+        }
+        if self.in_flight < self.limit {
+            self.in_flight += 1;
+            Admission::Admit
+        } else {
+            Admission::Refuse(self.cfg.refuse_as.refusal())
+        }
+    }
+
+    fn cancel(&mut self, _a: &Attempt) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+    }
+
+    fn complete(&mut self, d: &Completed) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        if d.admitted_at < self.epoch {
+            return; // sent before the current min_rtt window
+        }
+        // Envoy records whole microseconds.
+        self.hist.saturating_record(d.duration() / MICROSECOND);
+        if self.in_min_rtt_window() && self.hist.len() >= self.cfg.request_count as u64 {
+            self.end_min_rtt_window(d.now);
+        }
+    }
+
+    fn on_wakeup(&mut self, now: Time) {
+        if self.min_rtt_timer.is_some_and(|t| t <= now) {
+            self.min_rtt_timer = None;
+            self.enter_min_rtt_window(now);
+        }
+        if self.sample_timer.is_some_and(|t| t <= now) {
+            if self.in_min_rtt_window() {
+                // Resumed when the window ends.
+                self.sample_timer = None;
+            } else {
+                self.update_from_samples(now);
+                self.sample_timer = Some(now + self.cfg.concurrency_update_interval.ns());
+            }
+        }
+    }
+
+    fn status(&self) -> Status {
+        let wake_at = match (self.sample_timer, self.min_rtt_timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Status { limit: Some(self.limit as f64), wake_at, ..Status::default() }
+    }
+}
+
+/// Validation messages for [`EnvoyGradientConfig`].
+pub fn validate(c: &EnvoyGradientConfig) -> Result<(), String> {
+    if c.concurrency_update_interval.ns() < MILLISECOND {
+        return Err("EnvoyGradient.concurrency_update_interval must be >= 1ms".into());
+    }
+    if c.min_rtt_calc_interval.ns() < MILLISECOND {
+        return Err("EnvoyGradient.min_rtt_calc_interval must be >= 1ms".into());
+    }
+    if !(0.0 < c.sample_aggregate_percentile && c.sample_aggregate_percentile <= 100.0) {
+        return Err("EnvoyGradient.sample_aggregate_percentile must lie in (0, 100]".into());
+    }
+    if !(0.0..=100.0).contains(&c.jitter) {
+        return Err("EnvoyGradient.jitter must lie in [0, 100]".into());
+    }
+    if c.buffer.is_nan() || c.buffer < 0.0 {
+        return Err("EnvoyGradient.buffer must be >= 0".into());
+    }
+    if c.min_concurrency == 0 || c.min_concurrency > c.max_concurrency_limit {
+        return Err("EnvoyGradient.min_concurrency must be >= 1 and <= max_concurrency_limit".into());
+    }
+    if c.request_count == 0 {
+        return Err("EnvoyGradient.request_count must be >= 1".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,155 @@
+//! The admission gate shared by the adaptive limiters: counts attempts in flight, admits while
+//! `in_flight < floor(limit)`, remembers per admitted attempt what a limit algorithm needs
+//! when it finishes, and turns completions and cancellations into samples.
+
+use std::collections::BTreeMap;
+
+use super::fixed::RefuseAs;
+use crate::engine::Time;
+use crate::policy::{Admission, Attempt, CallOutcome, Completed, Policy, Status};
+use crate::scenario::Dur;
+
+/// One finished attempt as a limit algorithm sees it (Netflix `Limit.onSample`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    /// Virtual time the sample is taken.
+    pub now: Time,
+    /// When the attempt was admitted by this layer.
+    pub start: Time,
+    /// Round-trip time as this layer measured it.
+    pub rtt: Time,
+    /// Attempts in flight when it was admitted, itself included (Netflix `currentInflight`).
+    pub inflight: u32,
+    /// Netflix `didDrop`: the attempt timed out or was refused downstream.
+    pub did_drop: bool,
+}
+
+/// A concurrency-limit algorithm driven by samples (Netflix's `Limit`).
+pub trait LimitAlgorithm {
+    /// Feed one sample.
+    fn update(&mut self, s: &Sample);
+    /// The current limit (possibly fractional; the gate admits up to its floor).
+    fn limit(&self) -> f64;
+}
+
+/// What the gate does with attempts over the limit: refuse them, or queue some.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GateConfig {
+    /// Attempts that may wait (0 = refuse at once).
+    pub queue: u32,
+    /// Longest wait.
+    pub max_wait: Dur,
+    /// How a refused attempt is answered.
+    pub refuse_as: RefuseAs,
+}
+
+/// Default for limiter configs: refuse as 429.
+pub fn rejected() -> RefuseAs {
+    RefuseAs::Rejected
+}
+
+/// A limiter: a [`LimitAlgorithm`] behind the admission gate. See the module docs.
+#[derive(Debug, Clone)]
+pub struct Adaptive<A> {
+    algo: A,
+    gate: GateConfig,
+    in_flight: u32,
+    // Per admitted attempt: (admitted at, in flight at admission). O(in-flight) memory;
+    // a BTreeMap so that nothing depends on hash order.
+    open: BTreeMap<u64, (Time, u32)>,
+}
+
+impl<A: LimitAlgorithm> Adaptive<A> {
+    /// Put `algo` behind a gate.
+    pub fn new(algo: A, gate: GateConfig) -> Self {
+        Self { algo, gate, in_flight: 0, open: BTreeMap::new() }
+    }
+
+    /// Attempts in flight.
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+
+    /// The algorithm (for tests and reports).
+    pub fn algorithm(&self) -> &A {
+        &self.algo
+    }
+
+    /// The limit the gate enforces: the algorithm's limit rounded down.
+    pub fn permits(&self) -> u32 {
+        self.algo.limit().max(0.0).floor() as u32
+    }
+
+    fn finish(&mut self, id: u64, now: Time, did_drop: bool) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        if let Some((start, inflight)) = self.open.remove(&id) {
+            self.algo.update(&Sample { now, start, rtt: now.saturating_sub(start), inflight, did_drop });
+        }
+    }
+}
+
+impl<A: LimitAlgorithm> Policy for Adaptive<A> {
+    fn admit(&mut self, a: &Attempt) -> Admission {
+        if self.in_flight < self.permits() {
+            self.in_flight += 1;
+            self.open.insert(a.id, (a.now, self.in_flight));
+            return Admission::Admit;
+        }
+        if a.queued < self.gate.queue && self.gate.max_wait.ns() > 0 {
+            Admission::Wait { max_wait: self.gate.max_wait.ns() }
+        } else {
+            Admission::Refuse(self.gate.refuse_as.refusal())
+        }
+    }
+
+    fn cancel(&mut self, a: &Attempt) {
+        // Refused downstream (or gave up waiting inside): Netflix `onDropped`.
+        self.finish(a.id, a.now, true);
+    }
+
+    fn complete(&mut self, d: &Completed) {
+        // An error is an ordinary sample: only timeouts are drops (see the module docs).
+        self.finish(d.id, d.now, d.outcome == CallOutcome::Timeout);
+    }
+
+    fn status(&self) -> Status {
+        Status { limit: Some(self.algo.limit()), ..Status::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A limit that records what it was fed and stays at 2.
+    #[derive(Default)]
+    struct Spy(Vec<Sample>);
+    impl LimitAlgorithm for Spy {
+        fn update(&mut self, s: &Sample) {
+            self.0.push(*s);
+        }
+        fn limit(&self) -> f64 {
+            2.9
+        }
+    }
+
+    fn att(now: Time, id: u64) -> Attempt {
+        Attempt { now, class: 0, number: 1, id, priority: 0, queued: 0 }
+    }
+
+    #[test]
+    fn admits_up_to_the_floor_and_samples_with_admission_inflight() {
+        let gate = GateConfig { queue: 0, max_wait: Dur::ms(0), refuse_as: RefuseAs::Fallback };
+        let mut g = Adaptive::new(Spy::default(), gate);
+        assert_eq!(g.admit(&att(0, 1)), Admission::Admit);
+        assert_eq!(g.admit(&att(5, 2)), Admission::Admit);
+        // floor(2.9) = 2 permits.
+        assert_eq!(g.admit(&att(6, 3)), Admission::Refuse(crate::policy::Refusal::Fallback));
+        g.cancel(&att(7, 2));
+        g.complete(&Completed { now: 10, class: 0, id: 1, admitted_at: 0, outcome: CallOutcome::Timeout });
+        let s = &g.algorithm().0;
+        assert_eq!((s[0].rtt, s[0].inflight, s[0].did_drop), (2, 2, true));
+        assert_eq!((s[1].rtt, s[1].inflight, s[1].did_drop), (10, 1, true));
+        assert_eq!(g.in_flight(), 0);
+    }
+}

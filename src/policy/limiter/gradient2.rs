@@ -1,0 +1,179 @@
+//! Gradient2 limit (Netflix concurrency-limits `Gradient2Limit`): compare the latest RTT
+//! (short) with an exponential average of RTTs (long) and scale the limit by their ratio.
+//!
+//! Per sample: `long = EMA(rtt)` (mean of the first 10 samples, then factor 2/(long_window+1));
+//! if `long / short > 2` then `long *= 0.95`; hold if `inflight < limit / 2`;
+//! `gradient = clamp(rtt_tolerance * long / short, 0.5, 1.0)`;
+//! `new = limit * gradient + queue_size; new = limit * (1 - smoothing) + new * smoothing`,
+//! clamped to [min_limit, max_concurrency]. `didDrop` is ignored, as in Java.
+//!
+//! Difference: zero-RTT samples (attempts refused downstream at once) carry no latency and are
+//! skipped (Java would divide by zero).
+
+use serde::{Deserialize, Serialize};
+
+use super::fixed::RefuseAs;
+use super::gate::{Adaptive, GateConfig, LimitAlgorithm, Sample, rejected};
+use crate::scenario::Dur;
+
+/// Gradient2 limiter configuration (Netflix names and defaults).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Gradient2Config {
+    /// Starting limit.
+    #[serde(default = "twenty")]
+    pub initial_limit: u32,
+    /// Lowest limit.
+    #[serde(default = "twenty")]
+    pub min_limit: u32,
+    /// Highest limit.
+    #[serde(default = "two_hundred")]
+    pub max_concurrency: u32,
+    /// Weight of the new estimate, in (0, 1].
+    #[serde(default = "smoothing")]
+    pub smoothing: f64,
+    /// Headroom added to the scaled limit.
+    #[serde(default = "four")]
+    pub queue_size: u32,
+    /// Length in samples of the long RTT average.
+    #[serde(default = "six_hundred")]
+    pub long_window: u32,
+    /// Ratio of short to long RTT tolerated before the limit shrinks (>= 1).
+    #[serde(default = "tolerance")]
+    pub rtt_tolerance: f64,
+    /// Attempts that may wait when the limit is reached (0 = refuse at once).
+    #[serde(default)]
+    pub queue: u32,
+    /// Longest wait in the queue.
+    #[serde(default)]
+    pub max_wait: Dur,
+    /// How a refused attempt is answered.
+    #[serde(default = "rejected")]
+    pub refuse_as: RefuseAs,
+}
+
+fn twenty() -> u32 {
+    20
+}
+fn two_hundred() -> u32 {
+    200
+}
+fn smoothing() -> f64 {
+    0.2
+}
+fn four() -> u32 {
+    4
+}
+fn six_hundred() -> u32 {
+    600
+}
+fn tolerance() -> f64 {
+    1.5
+}
+
+/// Samples averaged plainly before the EMA takes over (Java's `ExpAvgMeasurement` warm-up).
+const WARMUP: u32 = 10;
+
+/// Netflix `ExpAvgMeasurement(window, 10)`.
+#[derive(Debug, Clone)]
+struct ExpAvg {
+    value: f64,
+    sum: f64,
+    count: u32,
+    factor: f64,
+}
+
+impl ExpAvg {
+    fn add(&mut self, x: f64) -> f64 {
+        if self.count < WARMUP {
+            self.count += 1;
+            self.sum += x;
+            self.value = self.sum / self.count as f64;
+        } else {
+            self.value = self.value * (1.0 - self.factor) + x * self.factor;
+        }
+        self.value
+    }
+}
+
+/// The Gradient2 algorithm. See the module docs.
+#[derive(Debug, Clone)]
+pub struct Gradient2 {
+    estimated: f64,
+    min_limit: f64,
+    max_limit: f64,
+    smoothing: f64,
+    queue_size: f64,
+    tolerance: f64,
+    long: ExpAvg,
+}
+
+impl Gradient2 {
+    /// A gated Gradient2 limiter from config.
+    pub fn limiter(cfg: &Gradient2Config) -> Adaptive<Gradient2> {
+        let algo = Gradient2 {
+            estimated: cfg.initial_limit as f64,
+            min_limit: cfg.min_limit as f64,
+            max_limit: cfg.max_concurrency as f64,
+            smoothing: cfg.smoothing,
+            queue_size: cfg.queue_size as f64,
+            tolerance: cfg.rtt_tolerance,
+            long: ExpAvg { value: 0.0, sum: 0.0, count: 0, factor: 2.0 / (cfg.long_window as f64 + 1.0) },
+        };
+        let gate = GateConfig { queue: cfg.queue, max_wait: cfg.max_wait, refuse_as: cfg.refuse_as };
+        Adaptive::new(algo, gate)
+    }
+
+    /// The long RTT average, in ns.
+    pub fn long_rtt(&self) -> f64 {
+        self.long.value
+    }
+
+    /// The unrounded limit estimate.
+    pub fn estimated(&self) -> f64 {
+        self.estimated
+    }
+}
+
+impl LimitAlgorithm for Gradient2 {
+    fn update(&mut self, s: &Sample) {
+        if s.rtt == 0 {
+            return;
+        }
+        let short = s.rtt as f64;
+        let long = self.long.add(short);
+        // Latency fell well below the baseline: let the baseline come down faster.
+        if long / short > 2.0 {
+            self.long.value *= 0.95;
+        }
+        if (s.inflight as f64) < self.estimated / 2.0 {
+            return;
+        }
+        // `long` is the value before the decay, as in Java.
+        let gradient = (self.tolerance * long / short).clamp(0.5, 1.0);
+        let raw = self.estimated * gradient + self.queue_size;
+        let smoothed = self.estimated * (1.0 - self.smoothing) + raw * self.smoothing;
+        self.estimated = smoothed.min(self.max_limit).max(self.min_limit);
+    }
+
+    fn limit(&self) -> f64 {
+        self.estimated.floor()
+    }
+}
+
+/// Validation messages for [`Gradient2Config`].
+pub fn validate(c: &Gradient2Config) -> Result<(), String> {
+    if !(c.smoothing.is_finite() && 0.0 < c.smoothing && c.smoothing <= 1.0) {
+        return Err("Gradient2.smoothing must lie in (0, 1]".into());
+    }
+    if c.min_limit == 0 || c.min_limit > c.max_concurrency {
+        return Err("Gradient2.min_limit must be >= 1 and <= max_concurrency".into());
+    }
+    if c.rtt_tolerance.is_nan() || c.rtt_tolerance < 1.0 {
+        return Err("Gradient2.rtt_tolerance must be >= 1".into());
+    }
+    if c.long_window == 0 {
+        return Err("Gradient2.long_window must be >= 1".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! Vegas limit (Netflix concurrency-limits `VegasLimit`): estimate the queue in front of the
+//! dependency as `ceil(limit * (1 - rtt_noload / rtt))` and grow or shrink the limit by
+//! log10-based steps, re-probing `rtt_noload` every `probe_multiplier * limit` samples
+//! (scaled by a jitter in [0.5, 1)).
+//!
+//! Per sample: a probe resets `rtt_noload`; a new minimum replaces it; else a drop decreases,
+//! an app-limited sample (inflight*2 < limit) holds, queue <= threshold adds beta, queue <
+//! alpha increases, queue > beta decreases; then clamp to [1, max_concurrency] and smooth.
+//! alpha = 3*L, beta = 6*L, threshold = L, increase/decrease = +-L with L = log10root(limit).
+//!
+//! Differences: the probe jitter is a counter-based draw from (seed, instance, probe number)
+//! instead of `ThreadLocalRandom`; a zero-RTT sample (refused downstream at once) is not fed
+//! to the RTT logic: a zero-RTT drop decreases the limit directly, other zero-RTT samples are
+//! ignored (Java rejects rtt = 0 with an exception).
+
+use serde::{Deserialize, Serialize};
+
+use super::fixed::RefuseAs;
+use super::gate::{Adaptive, GateConfig, LimitAlgorithm, Sample, rejected};
+use crate::engine::{Time, counter_f64, label_hash};
+use crate::policy::BuildCtx;
+use crate::scenario::Dur;
+
+/// Vegas limiter configuration (Netflix names and defaults).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct VegasConfig {
+    /// Starting limit.
+    #[serde(default = "twenty")]
+    pub initial_limit: u32,
+    /// Highest limit.
+    #[serde(default = "thousand")]
+    pub max_concurrency: u32,
+    /// Weight of the new estimate, in (0, 1].
+    #[serde(default = "one")]
+    pub smoothing: f64,
+    /// Re-probe `rtt_noload` every `probe_multiplier * limit` samples (times a jitter).
+    #[serde(default = "thirty")]
+    pub probe_multiplier: u32,
+    /// Seed of the probe jitter (mixed with the instance index).
+    #[serde(default)]
+    pub seed: u64,
+    /// Attempts that may wait when the limit is reached (0 = refuse at once).
+    #[serde(default)]
+    pub queue: u32,
+    /// Longest wait in the queue.
+    #[serde(default)]
+    pub max_wait: Dur,
+    /// How a refused attempt is answered.
+    #[serde(default = "rejected")]
+    pub refuse_as: RefuseAs,
+}
+
+fn twenty() -> u32 {
+    20
+}
+fn thousand() -> u32 {
+    1000
+}
+fn one() -> f64 {
+    1.0
+}
+fn thirty() -> u32 {
+    30
+}
+
+const JITTER: u64 = label_hash("limiter/vegas/probe");
+
+/// Netflix `Log10RootFunction`: max(1, floor(log10 n)) below 1000, floor(sqrt n) from 1000 on.
+pub fn log10_root(n: u32) -> u32 {
+    if n < 1000 { (n.max(1) as f64).log10().floor().max(1.0) as u32 } else { (n as f64).sqrt().floor() as u32 }
+}
+
+/// The Vegas algorithm. See the module docs.
+#[derive(Debug, Clone)]
+pub struct Vegas {
+    estimated: f64,
+    rtt_noload: Time,
+    max_limit: f64,
+    smoothing: f64,
+    probe_multiplier: f64,
+    probe_count: u64,
+    probe_jitter: f64,
+    probes: u64,
+    seed: u64,
+    instance: u64,
+}
+
+impl Vegas {
+    /// A gated Vegas limiter from config, for the instance in `ctx`.
+    pub fn limiter(cfg: &VegasConfig, ctx: &BuildCtx) -> Adaptive<Vegas> {
+        let mut algo = Vegas {
+            estimated: cfg.initial_limit as f64,
+            rtt_noload: 0,
+            max_limit: cfg.max_concurrency as f64,
+            smoothing: cfg.smoothing,
+            probe_multiplier: cfg.probe_multiplier as f64,
+            probe_count: 0,
+            probe_jitter: 0.0,
+            probes: 0,
+            seed: cfg.seed,
+            instance: ctx.instance as u64,
+        };
+        algo.reset_probe_jitter();
+        let gate = GateConfig { queue: cfg.queue, max_wait: cfg.max_wait, refuse_as: cfg.refuse_as };
+        Adaptive::new(algo, gate)
+    }
+
+    /// The current no-load RTT estimate (0 = none yet).
+    pub fn rtt_noload(&self) -> Time {
+        self.rtt_noload
+    }
+
+    fn reset_probe_jitter(&mut self) {
+        let u = counter_f64(self.seed, JITTER, self.instance, self.probes);
+        self.probes += 1;
+        self.probe_jitter = 0.5 + 0.5 * u;
+    }
+
+    fn apply(&mut self, target: f64) {
+        let bounded = target.min(self.max_limit).max(1.0);
+        self.estimated = (1.0 - self.smoothing) * self.estimated + self.smoothing * bounded;
+    }
+
+    fn update_estimate(&mut self, rtt: Time, inflight: u32, did_drop: bool) {
+        let l = self.estimated;
+        if did_drop {
+            return self.apply(l - log10_root(l as u32) as f64);
+        }
+        if (inflight as f64) * 2.0 < l {
+            return; // app-limited: no evidence about the limit
+        }
+        let queue = (l * (1.0 - self.rtt_noload as f64 / rtt as f64)).ceil() as i64;
+        let step = log10_root(l as u32) as i64;
+        let (alpha, beta, threshold) = (3 * step, 6 * step, step);
+        if queue <= threshold {
+            self.apply(l + beta as f64);
+        } else if queue < alpha {
+            self.apply(l + step as f64);
+        } else if queue > beta {
+            self.apply(l - step as f64);
+        }
+    }
+}
+
+impl LimitAlgorithm for Vegas {
+    fn update(&mut self, s: &Sample) {
+        if s.rtt == 0 {
+            if s.did_drop {
+                self.update_estimate(0, s.inflight, true);
+            }
+            return;
+        }
+        self.probe_count += 1;
+        if self.probe_jitter * self.probe_multiplier * self.estimated <= self.probe_count as f64 {
+            self.reset_probe_jitter();
+            self.probe_count = 0;
+            self.rtt_noload = s.rtt;
+            return;
+        }
+        if self.rtt_noload == 0 || s.rtt < self.rtt_noload {
+            self.rtt_noload = s.rtt;
+            return;
+        }
+        self.update_estimate(s.rtt, s.inflight, s.did_drop);
+    }
+
+    fn limit(&self) -> f64 {
+        // Java reports (int) estimatedLimit.
+        self.estimated.floor()
+    }
+}
+
+/// Validation messages for [`VegasConfig`].
+pub fn validate(c: &VegasConfig) -> Result<(), String> {
+    if !(c.smoothing.is_finite() && 0.0 < c.smoothing && c.smoothing <= 1.0) {
+        return Err("Vegas.smoothing must lie in (0, 1]".into());
+    }
+    if c.initial_limit == 0 || c.initial_limit > c.max_concurrency {
+        return Err("Vegas.initial_limit must be >= 1 and <= max_concurrency".into());
+    }
+    if c.probe_multiplier == 0 {
+        return Err("Vegas.probe_multiplier must be >= 1".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::MILLISECOND;
+
+    #[test]
+    fn log10_root_matches_the_lookup_table() {
+        // max(1, (int) log10(i)) below 1000; (int) sqrt(i) above.
+        assert_eq!(log10_root(0), 1);
+        assert_eq!(log10_root(9), 1);
+        assert_eq!(log10_root(99), 1);
+        assert_eq!(log10_root(100), 2);
+        assert_eq!(log10_root(999), 2);
+        assert_eq!(log10_root(1000), 31);
+    }
+
+    #[test]
+    fn a_probe_happens_between_half_and_all_of_multiplier_times_limit_samples() {
+        let cfg = VegasConfig {
+            initial_limit: 20,
+            max_concurrency: 1000,
+            smoothing: 1.0,
+            probe_multiplier: 1,
+            seed: 3,
+            queue: 0,
+            max_wait: Dur::ms(0),
+            refuse_as: RefuseAs::Rejected,
+        };
+        let mut v = Vegas::limiter(&cfg, &BuildCtx::default()).algorithm().clone();
+        let sample = |rtt_ms: u64| Sample { now: 0, start: 0, rtt: rtt_ms * MILLISECOND, inflight: 0, did_drop: false };
+        v.update(&sample(100));
+        assert_eq!(v.rtt_noload(), 100 * MILLISECOND);
+        // App-limited samples leave the limit at 20, so the probe fires at sample k with
+        // jitter * 1 * 20 <= k, jitter in [0.5, 1): 10 <= k <= 20.
+        let mut probed_at = None;
+        for k in 2..=25u64 {
+            v.update(&sample(300));
+            if v.rtt_noload() == 300 * MILLISECOND {
+                probed_at = Some(k);
+                break;
+            }
+        }
+        let k = probed_at.expect("a probe within 25 samples");
+        assert!((10..=20).contains(&k), "probe at sample {k}");
+    }
+}

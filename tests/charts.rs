@@ -1,0 +1,329 @@
+//! Charts and the HTML report, end to end.
+//!
+//! Index:
+//! - `run_*`: charts of a small inline run (every run chart type, determinism, PNG pixels,
+//!   `plot` re-rendering from saved files, the HTML page).
+//! - `sweep_*`: charts of hand-written `sweep.json` fixtures (one axis, two axes) and the
+//!   best-setting choice worked by hand.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use brownout::metrics::WindowRow;
+use brownout::metrics::summary::ScenarioSummary;
+use brownout::model::{Model, RunOptions};
+use brownout::output::charts::{self, Chart, Kind, Rendered, sweep};
+use brownout::{output, runner, scenario};
+
+/// One minute of traffic; the dependency turns slow at 20 s. Three policies: no protection,
+/// a breaker (with a timeout feeding it failures) and a fixed limit. The class falls back to
+/// the cache, so fallbacks and their staleness exist.
+const SCENARIO: &str = r#"Scenario(
+    name: "charts-small",
+    description: "Small run for chart tests: the dependency turns slow at 20 s.",
+    seed: 3,
+    horizon: "60s",
+    warmup: "10s",
+    window: "5s",
+    fleet: (instances: 1, workers: (slots: 30), pool: (max_connections: 12, acquire_timeout: "500ms")),
+    classes: [
+        (name: "checkout", arrivals: Poisson(rate_per_s: 15.0), deadline: "1s", fallback: OnRefusalOrFailure),
+        (name: "browse", arrivals: Poisson(rate_per_s: 10.0), deadline: "2s", fallback: OnRefusalOrFailure),
+    ],
+    dependency: (latency: Constant("100ms"), modes: [(at: "20s", mode: Slow("2s"))]),
+    catalogue: Some((items: 50, changes_per_hour: 60.0)),
+    policies: [
+        (name: "direct", stack: []),
+        (name: "breaker", stack: [
+            (policy: ConsecutiveBreaker((failures: 3, break_duration: "2s", probes: 1))),
+            (policy: Timeout((timeout: "500ms"))),
+        ]),
+        (name: "limit-4", stack: [(policy: Limiter((permits: 4, queue: 0)))]),
+    ],
+)"#;
+
+fn small_run() -> (ScenarioSummary, Vec<WindowRow>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("small.ron");
+    std::fs::write(&path, SCENARIO).unwrap();
+    let s = scenario::load(&path).unwrap();
+    let model = Model::build(&s, s.seed, dir.path()).unwrap();
+    let opts = RunOptions { timeseries: true, trace_limit: 0 };
+    let r = runner::run_all(&model, opts, false);
+    (r.summary, r.rows)
+}
+
+fn stems(charts: &[Chart]) -> BTreeSet<String> {
+    charts.iter().map(|c| c.stem.clone()).collect()
+}
+
+/// Decode a PNG; check its size and that it is a picture, not a blank page.
+fn check_png(r: &Rendered, width: u32, height: u32) {
+    let img = image::load_from_memory_with_format(&r.png, image::ImageFormat::Png)
+        .unwrap_or_else(|e| panic!("{}.png does not decode: {e}", r.stem))
+        .to_rgb8();
+    assert_eq!(img.dimensions(), (width, height), "{}.png size", r.stem);
+    let colours: BTreeSet<[u8; 3]> = img.pixels().map(|p| p.0).collect();
+    assert!(colours.len() > 2, "{}.png has {} colour(s)", r.stem, colours.len());
+    let inked = img.pixels().filter(|p| p.0 != [255, 255, 255]).count();
+    let total = (width * height) as usize;
+    // Axes, text and data cover far more than 1% of any chart; a blank one covers 0%.
+    assert!(inked * 100 > total, "{}.png: only {inked} of {total} pixels drawn", r.stem);
+}
+
+#[test]
+fn run_every_chart_type_renders() {
+    let (s, rows) = small_run();
+    let list = [charts::timeseries::charts(&s, &rows), charts::compare::charts(&s)].concat();
+    // One of each: latency, goodput and comparison per class, resources; breaker for the
+    // one breaker policy, limit for the one limiter, staleness because the classes fall back.
+    let expected: BTreeSet<String> = [
+        "latency",
+        "goodput_checkout",
+        "goodput_browse",
+        "resources",
+        "breaker",
+        "limit",
+        "staleness",
+        "compare_checkout",
+        "compare_browse",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(stems(&list), expected);
+    for c in &list {
+        let r = charts::render(c).unwrap();
+        check_png(&r, c.width, c.height);
+        assert!(r.svg.starts_with("<svg"), "{}.svg", c.stem);
+    }
+}
+
+#[test]
+fn run_breaker_band_holds_only_breaker_policies() {
+    let (s, rows) = small_run();
+    let list = charts::timeseries::charts(&s, &rows);
+    let band = list.iter().find(|c| c.stem == "breaker").unwrap();
+    let Kind::Bands(b) = &band.kind else {
+        panic!("breaker chart is not a band chart");
+    };
+    let labels: Vec<&str> = b.rows.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(labels, ["breaker"]);
+    // 60 s in 5 s windows: 12 windows, each cell 5 s wide, fractions within 0..1.
+    assert_eq!(b.rows[0].cells.len(), 12);
+    for &(x0, x1, open, half) in &b.rows[0].cells {
+        assert!((x1 - x0 - 5.0).abs() < 1e-9);
+        assert!((0.0..=1.0).contains(&(open + half)));
+    }
+    // The breaker must have opened at some point after the dependency turned slow at 20 s.
+    assert!(b.rows[0].cells.iter().any(|c| c.0 >= 20.0 && c.2 > 0.0));
+}
+
+#[test]
+fn run_time_axis_reads_minutes_beyond_ten_minutes() {
+    let (mut s, rows) = small_run();
+    let seconds = charts::timeseries::charts(&s, &rows);
+    let Kind::Lines(l) = &seconds[0].kind else {
+        panic!("latency is a line chart");
+    };
+    assert_eq!(l.x_label, "time (s)");
+    assert_eq!(l.x_range, (0.0, 60.0));
+    // Pretend the horizon was 20 minutes: same windows, axis in minutes.
+    s.setup.horizon_s = 1200.0;
+    let minutes = charts::timeseries::charts(&s, &rows);
+    let Kind::Lines(l) = &minutes[0].kind else {
+        panic!("latency is a line chart");
+    };
+    assert_eq!(l.x_label, "time (min)");
+    assert_eq!(l.x_range, (0.0, 20.0));
+    // The first window [0 s, 5 s) is drawn at its midpoint, 2.5 s = 2.5/60 min.
+    let first = l.panels[0].series[0].segments[0][0].0;
+    assert!((first - 2.5 / 60.0).abs() < 1e-12, "{first}");
+}
+
+#[test]
+fn run_rendering_is_deterministic() {
+    let (s, rows) = small_run();
+    let a = charts::run_charts(&s, &rows).unwrap();
+    let b = charts::run_charts(&s, &rows).unwrap();
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert!(x.svg == y.svg, "{}.svg differs between renders", x.stem);
+        assert!(x.png == y.png, "{}.png differs between renders", x.stem);
+    }
+}
+
+fn read_dir_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn run_plot_rerenders_the_same_files_from_saved_results() {
+    let (s, rows) = small_run();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    output::write_atomic(&d.join("summary.json"), &output::summary_json(&s).unwrap()).unwrap();
+    output::write_atomic(&d.join("timeseries.csv"), &output::timeseries_csv(&rows).unwrap()).unwrap();
+    let paths = charts::write_run(d, "described", &s, &rows).unwrap();
+    assert_eq!(paths.len(), 9);
+    assert!(paths.iter().all(|p| d.join(p).exists()));
+    let first = read_dir_files(&d.join("charts"));
+    assert_eq!(first.len(), 18, "a PNG and an SVG per chart");
+    std::fs::remove_dir_all(d.join("charts")).unwrap();
+    // From the saved JSON and CSV only (floats round-trip), the same bytes come back.
+    let again = charts::plot_dir(d).unwrap();
+    assert_eq!(again, paths);
+    assert!(first == read_dir_files(&d.join("charts")));
+}
+
+#[test]
+fn run_html_is_self_contained() {
+    let (s, rows) = small_run();
+    let dir = tempfile::tempdir().unwrap();
+    charts::write_run(dir.path(), "A <small> run.", &s, &rows).unwrap();
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("A &lt;small&gt; run."), "description, escaped");
+    assert!(html.contains("<th>goodput/s</th>"), "comparison table");
+    assert_eq!(html.matches("<svg").count(), 9, "every chart inline");
+    assert!(!html.contains("<?xml"));
+    // Nothing to fetch: no external references other than the SVG namespace name.
+    let without_ns = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+    assert!(!without_ns.contains("http://") && !without_ns.contains("https://"));
+    assert!(!html.contains("<script") && !html.contains("<img"));
+}
+
+#[test]
+fn plot_without_results_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(charts::plot_dir(dir.path()).is_err());
+}
+
+/// One axis, two policies, three metrics. Values are made up by hand so that the best
+/// settings are known: timeout goodput peaks at 500 (18.0), its p95 is lowest at 200.
+const SWEEP_1: &str = r#"{
+  "sweep": "timeout-sweep", "base": "charts-small", "seed": 1, "replications": 5,
+  "axes": [ {"name": "timeout_ms", "path": "policies.1.stack.0.timeout", "values": [200, 500, 1000]} ],
+  "rows": [
+    {"point": 0, "params": {"timeout_ms": 200}, "policy": "timeout", "replications": 5, "metrics": {
+      "checkout/goodput_per_s": {"mean": 10.0, "ci_lo": 9.0, "ci_hi": 11.0},
+      "checkout/latency_p95_ms": {"mean": 210.0, "ci_lo": 205.0, "ci_hi": 215.0},
+      "transitions": {"mean": 0.0, "ci_lo": 0.0, "ci_hi": 0.0}}},
+    {"point": 1, "params": {"timeout_ms": 500}, "policy": "timeout", "replications": 5, "metrics": {
+      "checkout/goodput_per_s": {"mean": 18.0, "ci_lo": 17.0, "ci_hi": 19.0},
+      "checkout/latency_p95_ms": {"mean": 520.0, "ci_lo": 510.0, "ci_hi": 530.0},
+      "transitions": {"mean": 0.0, "ci_lo": 0.0, "ci_hi": 0.0}}},
+    {"point": 2, "params": {"timeout_ms": 1000}, "policy": "timeout", "replications": 5, "metrics": {
+      "checkout/goodput_per_s": {"mean": 14.0, "ci_lo": 12.5, "ci_hi": 15.5},
+      "checkout/latency_p95_ms": {"mean": 1010.0, "ci_lo": 990.0, "ci_hi": 1030.0},
+      "transitions": {"mean": 0.0, "ci_lo": 0.0, "ci_hi": 0.0}}},
+    {"point": 0, "params": {"timeout_ms": 200}, "policy": "breaker", "replications": 5, "metrics": {
+      "checkout/goodput_per_s": {"mean": 12.0, "ci_lo": 11.0, "ci_hi": 13.0},
+      "checkout/latency_p95_ms": {"mean": 230.0, "ci_lo": 220.0, "ci_hi": 240.0},
+      "transitions": {"mean": 40.0, "ci_lo": 35.0, "ci_hi": 45.0}}},
+    {"point": 1, "params": {"timeout_ms": 500}, "policy": "breaker", "replications": 5, "metrics": {
+      "checkout/goodput_per_s": {"mean": 16.0, "ci_lo": 15.0, "ci_hi": 17.0},
+      "checkout/latency_p95_ms": {"mean": 480.0, "ci_lo": 470.0, "ci_hi": 490.0},
+      "transitions": {"mean": 12.0, "ci_lo": 10.0, "ci_hi": 14.0}}},
+    {"point": 2, "params": {"timeout_ms": 1000}, "policy": "breaker", "replications": 5, "metrics": {
+      "checkout/goodput_per_s": {"mean": 19.0, "ci_lo": 18.0, "ci_hi": 20.0},
+      "checkout/latency_p95_ms": {"mean": 990.0, "ci_lo": 980.0, "ci_hi": 1000.0},
+      "transitions": {"mean": 4.0, "ci_lo": 3.0, "ci_hi": 5.0}}}
+  ]
+}"#;
+
+/// Two axes (2 x 2), one policy; the point without a row stays an empty cell.
+const SWEEP_2: &str = r#"{
+  "sweep": "grid", "base": "charts-small", "seed": 1, "replications": 3,
+  "axes": [ {"name": "permits", "path": "policies.0.stack.0.permits", "values": [4, 8]},
+            {"name": "timeout_ms", "path": "policies.0.stack.1.timeout", "values": [250, 750]} ],
+  "rows": [
+    {"point": 0, "params": {"permits": 4, "timeout_ms": 250}, "policy": "limit", "replications": 3,
+     "metrics": {"checkout/goodput_per_s": {"mean": 5.0, "ci_lo": 4.0, "ci_hi": 6.0}}},
+    {"point": 1, "params": {"permits": 4, "timeout_ms": 750}, "policy": "limit", "replications": 3,
+     "metrics": {"checkout/goodput_per_s": {"mean": 7.0, "ci_lo": 6.0, "ci_hi": 8.0}}},
+    {"point": 2, "params": {"permits": 8, "timeout_ms": 250}, "policy": "limit", "replications": 3,
+     "metrics": {"checkout/goodput_per_s": {"mean": 9.0, "ci_lo": 8.0, "ci_hi": 10.0}}}
+  ]
+}"#;
+
+fn sweep_of(text: &str) -> sweep::SweepResult {
+    serde_json::from_str(text).unwrap()
+}
+
+#[test]
+fn sweep_best_setting_follows_the_metric_direction() {
+    let s = sweep_of(SWEEP_1);
+    let best = |p: &str, m: &str| sweep::setting(&s, sweep::best(&s, p, m).unwrap());
+    assert_eq!(best("timeout", "checkout/goodput_per_s"), "timeout_ms=500");
+    assert_eq!(best("timeout", "checkout/latency_p95_ms"), "timeout_ms=200");
+    assert_eq!(best("breaker", "checkout/goodput_per_s"), "timeout_ms=1000");
+    assert_eq!(best("breaker", "transitions"), "timeout_ms=1000");
+    // All-equal values: the first row wins.
+    assert_eq!(best("timeout", "transitions"), "timeout_ms=200");
+}
+
+#[test]
+fn sweep_one_axis_charts_render() {
+    let s = sweep_of(SWEEP_1);
+    let list = sweep::charts(&s);
+    let expected: BTreeSet<String> =
+        ["sweep_checkout_goodput_per_s", "sweep_checkout_latency_p95_ms", "sweep_transitions", "sweep_best"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    assert_eq!(stems(&list), expected);
+    let goodput = list.iter().find(|c| c.stem == "sweep_checkout_goodput_per_s").unwrap();
+    let Kind::Lines(l) = &goodput.kind else {
+        panic!("a line chart");
+    };
+    let timeout = &l.panels[0].series[0];
+    assert_eq!(timeout.best, Some((500.0, 18.0)));
+    assert_eq!(timeout.band, vec![(200.0, 9.0, 11.0), (500.0, 17.0, 19.0), (1000.0, 12.5, 15.5)]);
+    for c in &list {
+        let r = charts::render(c).unwrap();
+        check_png(&r, c.width, c.height);
+    }
+}
+
+#[test]
+fn sweep_two_axes_give_heatmaps_with_the_best_cell() {
+    let s = sweep_of(SWEEP_2);
+    let list = sweep::charts(&s);
+    let heat = list.iter().find(|c| c.stem == "heatmap_checkout_goodput_per_s").unwrap();
+    let Kind::Heatmap(h) = &heat.kind else {
+        panic!("a heatmap");
+    };
+    // cells[permits][timeout]: (8, 750) has no row.
+    assert_eq!(h.panels[0].cells, vec![vec![Some(5.0), Some(7.0)], vec![Some(9.0), None]]);
+    assert_eq!(h.panels[0].best, Some((1, 0)));
+    assert_eq!(h.scale, (5.0, 9.0));
+    for c in &list {
+        let r = charts::render(c).unwrap();
+        check_png(&r, c.width, c.height);
+    }
+}
+
+#[test]
+fn sweep_plot_writes_charts_and_html() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sweep.json"), SWEEP_1).unwrap();
+    let paths = charts::plot_dir(dir.path()).unwrap();
+    assert_eq!(paths.len(), 4);
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(html.contains("Sweep timeout-sweep"));
+    assert_eq!(html.matches("<svg").count(), 4);
+    // The best-setting table row for timeout goodput, worked by hand above.
+    assert!(html.contains(
+        "<tr><td>checkout/goodput_per_s</td><td>timeout</td><td>18</td><td>17 .. 19</td><td>timeout_ms=500</td></tr>"
+    ));
+}
