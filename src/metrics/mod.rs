@@ -719,3 +719,37 @@ fn bump(o: &mut Outcomes, outcome: Outcome) {
         Outcome::Fallback => o.fallback += 1,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dependency_occupancy_by_hand() {
+        let mut r = Recorder::new(RecorderSetup {
+            policy: "p".into(),
+            classes: vec!["c".into()],
+            deadlines: vec![SECOND],
+            instances: 1,
+            slots: 1,
+            connections: 1,
+            warmup: 0,
+            horizon: 40,
+            window: 40,
+            has_breaker: false,
+            has_limit: false,
+            costs: (0.0, 0.0, 0.0),
+        });
+        // Calls start at 0 and 10 and end at 20 and 30: one call on [0,10), two on [10,20),
+        // one on [20,30), none on [30,40): mean (10 + 20 + 10) / 40 = 1.
+        r.dep_start(0, 1);
+        r.dep_start(10, 2);
+        r.dep_end(20, 20, false, 1);
+        r.dep_end(30, 20, false, 0);
+        let d = r.summary(40, 0, 0).dependency;
+        assert_eq!(d.mean_in_flight, 1.0);
+        // The first found no other call, the second found one.
+        assert_eq!(&d.found_in_flight[..3], &[1, 1, 0]);
+        assert_eq!(d.found_in_flight.len(), FOUND_BUCKETS);
+    }
+}
