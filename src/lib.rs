@@ -11,6 +11,8 @@
 //! - [`runner`]: runs every policy set of a scenario, in parallel, into a summary.
 //! - [`report`]: expectations, the comparison table and the verdict text.
 //! - [`output`]: files (JSON, CSV, Markdown, charts); the only module that writes.
+//! - [`sweep`]: parameter sweeps with replications, intervals, resume and shards.
+//! - [`verify`]: closed forms of queueing theory and the suite that checks the model by them.
 
 pub mod engine;
 pub mod metrics;
@@ -21,3 +23,4 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod sweep;
+pub mod verify;

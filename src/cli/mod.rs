@@ -4,6 +4,7 @@
 mod plot;
 mod run;
 mod sweep;
+mod verify;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,6 +23,8 @@ pub struct Cli {
 enum Command {
     /// Run every policy of a scenario on the same traffic and write results.
     Run(run::RunArgs),
+    /// Check the simulator against queueing theory (Erlang B/C, Little, timeout tails).
+    Verify(verify::VerifyArgs),
     /// Re-render charts and report.html from a results folder, without re-running.
     Plot(plot::PlotArgs),
     /// Sweep scenario parameters over a grid or sample, with replications and intervals.
@@ -54,6 +57,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Verify(args) => verify::run(args),
         Command::Plot(args) => plot::plot(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Merge(args) => sweep::merge(args),

@@ -309,6 +309,7 @@ pub struct Recorder {
     win_integrals: [f64; 5],
     calls_by_requests: u64,
     requests_calling: u64,
+    found_in_flight: Vec<u64>,
     per_instance: Vec<Outcomes>,
 }
 
@@ -342,6 +343,7 @@ impl Recorder {
             win_integrals: [0.0; 5],
             calls_by_requests: 0,
             requests_calling: 0,
+            found_in_flight: vec![0; FOUND_BUCKETS],
             per_instance: vec![Outcomes::default(); n],
             s,
         }
@@ -435,6 +437,9 @@ impl Recorder {
         self.win_dep_calls += 1;
         if now >= self.s.warmup {
             self.dep_calls += 1;
+            // The calls this one found there: the count after it, minus itself.
+            let found = (in_flight.saturating_sub(1) as usize).min(FOUND_BUCKETS - 1);
+            self.found_in_flight[found] += 1;
         }
         self.dep_in_flight.set(now, in_flight as f64);
     }
@@ -685,6 +690,8 @@ impl Recorder {
                 latency_ms: self.dep_latency.stats(),
                 throughput_cv: cv,
                 abandoned: self.dep_abandoned,
+                mean_in_flight: self.dep_in_flight.integral(now) / span,
+                found_in_flight: self.found_in_flight.clone(),
             },
             breaker,
             limit,
@@ -710,5 +717,39 @@ fn bump(o: &mut Outcomes, outcome: Outcome) {
         Outcome::Rejected => o.rejected += 1,
         Outcome::ShortCircuited => o.short_circuited += 1,
         Outcome::Fallback => o.fallback += 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dependency_occupancy_by_hand() {
+        let mut r = Recorder::new(RecorderSetup {
+            policy: "p".into(),
+            classes: vec!["c".into()],
+            deadlines: vec![SECOND],
+            instances: 1,
+            slots: 1,
+            connections: 1,
+            warmup: 0,
+            horizon: 40,
+            window: 40,
+            has_breaker: false,
+            has_limit: false,
+            costs: (0.0, 0.0, 0.0),
+        });
+        // Calls start at 0 and 10 and end at 20 and 30: one call on [0,10), two on [10,20),
+        // one on [20,30), none on [30,40): mean (10 + 20 + 10) / 40 = 1.
+        r.dep_start(0, 1);
+        r.dep_start(10, 2);
+        r.dep_end(20, 20, false, 1);
+        r.dep_end(30, 20, false, 0);
+        let d = r.summary(40, 0, 0).dependency;
+        assert_eq!(d.mean_in_flight, 1.0);
+        // The first found no other call, the second found one.
+        assert_eq!(&d.found_in_flight[..3], &[1, 1, 0]);
+        assert_eq!(d.found_in_flight.len(), FOUND_BUCKETS);
     }
 }

@@ -186,7 +186,19 @@ pub struct DependencySummary {
     pub throughput_cv: f64,
     /// Calls the caller had abandoned (timed out) before the answer came.
     pub abandoned: u64,
+    /// Time-weighted mean of the calls in the dependency (waiting or in service), fleet-wide.
+    /// With `calls_per_s` it gives the mean time a call spends there (Little's law).
+    #[serde(default)]
+    pub mean_in_flight: f64,
+    /// `found_in_flight[k]`: calls started after warm-up that found `k` other calls already in
+    /// the dependency; the last entry counts `FOUND_BUCKETS - 1` or more. With a finite
+    /// capacity of `c` servers, the calls that had to wait are those that found `c` or more.
+    #[serde(default)]
+    pub found_in_flight: Vec<u64>,
 }
+
+/// Number of entries in [`DependencySummary::found_in_flight`] (the last is open-ended).
+pub const FOUND_BUCKETS: usize = 64;
 
 /// Breaker statistics across all instances.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]

@@ -128,6 +128,9 @@ impl PolicySpec {
             }
             PolicySpec::ConsecutiveBreaker(c) if c.probes == 0 => Err("ConsecutiveBreaker.probes must be >= 1".into()),
             PolicySpec::Limiter(c) if c.permits == 0 => Err("Limiter.permits must be >= 1".into()),
+            PolicySpec::Limiter(c) if c.queue > 0 && c.max_wait.ns() == 0 => {
+                Err("Limiter.queue > 0 needs a max_wait > 0 (with max_wait 0 nothing ever waits)".into())
+            }
             PolicySpec::Limiter(c) if c.class_max_wait.iter().any(|(n, _)| !classes.contains(&n.as_str())) => {
                 Err("Limiter.class_max_wait names an unknown class".into())
             }

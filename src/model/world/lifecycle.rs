@@ -60,11 +60,14 @@ impl World<'_> {
         let w = &self.m.scenario.fleet.workers;
         if inst.workers < w.slots {
             self.take_worker(now, q, tok);
-        } else if inst.worker_waiting < w.queue && w.max_wait.is_some_and(|d| d.ns() > 0) {
+        } else if inst.worker_waiting < w.queue && w.max_wait.is_none_or(|d| d.ns() > 0) {
+            // No max_wait: wait as long as it takes (bounded by the queue length).
             inst.worker_waiting += 1;
             inst.worker_q.push_back(tok);
-            let at = now + w.max_wait.map_or(0, |d| d.ns());
-            self.timer(q, tok, at, Timer::SlotWait);
+            match w.max_wait {
+                Some(d) => self.timer(q, tok, now + d.ns(), Timer::SlotWait),
+                None => self.bump_generation(tok),
+            }
         } else {
             self.rec.slot_wait(now, c, 0);
             self.respond(now, q, tok, Outcome::Rejected, None);

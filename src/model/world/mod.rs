@@ -188,6 +188,7 @@ struct World<'m> {
     horizon: Time,
     abort: Option<String>,
     policy: usize,
+    handled: u64,
 }
 
 pub(super) fn run(m: &Model, policy: usize, opts: RunOptions) -> RunResult {
@@ -352,6 +353,7 @@ impl<'m> World<'m> {
             horizon: s.horizon.ns(),
             abort: None,
             policy,
+            handled: 0,
         };
         for i in 0..n {
             if let Some(l) = w.limit_layer {
@@ -406,6 +408,15 @@ impl<'m> World<'m> {
 
 impl Handler<Ev> for World<'_> {
     fn handle(&mut self, now: Time, ev: Ev, q: &mut EventQueue<Ev>) {
+        self.handled += 1;
+        if self.handled > self.m.scenario.limits.max_events {
+            self.abort = Some(format!(
+                "runaway scenario: more than {} events at t={} (limits.max_events)",
+                self.m.scenario.limits.max_events,
+                engine::fmt_time(now)
+            ));
+            return;
+        }
         let code = ev.code();
         self.trace = (self.trace ^ now ^ code.rotate_left(32)).wrapping_mul(0x0000_0100_0000_01b3);
         if self.trace_log.len() < self.trace_limit {

@@ -1,0 +1,5 @@
+//! Verification against queueing theory: closed forms ([`theory`]) and the suite that runs
+//! the reference models of `scenarios/verify/` and compares ([`suite`], `brownout verify`).
+
+pub mod suite;
+pub mod theory;

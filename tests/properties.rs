@@ -1,0 +1,309 @@
+//! Properties of whole runs on randomly generated small scenarios (proptest; failures are
+//! persisted in `proptest-regressions/properties.txt`):
+//! - conservation: arrivals = sum of outcomes + requests in flight at the horizon;
+//! - limits: worker and pool peaks never exceed capacity, and with a limiter as the only
+//!   layer the dependency never sees more calls than permits x instances;
+//! - common random numbers: with open-loop arrivals every policy set sees as many arrivals;
+//! - no panic on any generated scenario;
+//! - determinism: the same (scenario, seed) gives the same summary and trace twice.
+//!
+//! Scenario values are built directly, starting from RON-defaulted bases so that a field added
+//! later with a serde default does not break the generator. Policy layers are drawn from
+//! every layer of every shipped scenario (all policy kinds, their realistic settings) plus
+//! parametrised timeouts, retries, breakers and limiters.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
+use serde::de::DeserializeOwned;
+
+use brownout::model::{Model, RunOptions, RunResult, run_policy};
+use brownout::policy::PolicySpec;
+use brownout::scenario::*;
+
+/// Cases per property; each case runs every policy set of its scenario (twice for the
+/// determinism property). `PROPTEST_CASES=N` runs a longer hunt.
+const CASES: u32 = 96;
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: CASES,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/properties.txt"))),
+        // Each shrink step reruns whole scenarios; cap the search rather than the test.
+        max_shrink_time: 120_000,
+        ..ProptestConfig::default()
+    }
+}
+
+fn ron<T: DeserializeOwned>(text: &str) -> T {
+    ron::Options::default()
+        .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+        .from_str(text)
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+fn ms(lo: u64, hi: u64) -> impl Strategy<Value = Dur> {
+    (lo..=hi).prop_map(Dur::ms)
+}
+
+fn dur_text(d: Dur) -> String {
+    format!("{}ms", d.ns() / 1_000_000)
+}
+
+fn latency() -> impl Strategy<Value = Latency> {
+    prop_oneof![
+        ms(0, 300).prop_map(Latency::Constant),
+        ms(1, 300).prop_map(|mean| Latency::Exponential { mean }),
+        (ms(1, 200), 0.0..2.0f64).prop_map(|(median, sigma)| Latency::LogNormal { median, sigma }),
+    ]
+}
+
+fn arrivals() -> impl Strategy<Value = Arrivals> {
+    prop_oneof![
+        (0.0..300.0f64).prop_map(|rate_per_s| Arrivals::Poisson { rate_per_s }),
+        prop::collection::vec(ms(0, 5_000), 1..40).prop_map(|mut t| {
+            t.sort();
+            Arrivals::Scripted { times: t }
+        }),
+        (1..20u32, ms(0, 500)).prop_map(|(users, think)| Arrivals::ClosedLoop { users, think }),
+        (0.0..200.0f64, 0.0..400.0f64)
+            .prop_map(|(a, b)| Arrivals::PoissonProfile { points: vec![(Dur::ms(0), a), (Dur::secs(3), b)] }),
+    ]
+}
+
+fn class(i: usize) -> impl Strategy<Value = Class> {
+    let fallbacks = [Fallback::None, Fallback::OnRefusal, Fallback::OnRefusalOrFailure];
+    (
+        arrivals(),
+        ms(1, 3_000),
+        prop::bool::weighted(0.85),
+        prop::option::weighted(0.2, latency()),
+        prop::sample::select(fallbacks.to_vec()),
+    )
+        .prop_map(move |(arrivals, deadline, calls_dependency, work, fallback)| {
+            let mut c: Class = ron(r#"(name: "x", arrivals: Poisson(rate_per_s: 1), deadline: "1s")"#);
+            c.name = format!("c{i}");
+            c.arrivals = arrivals;
+            c.deadline = deadline;
+            c.calls_dependency = calls_dependency;
+            c.work = work;
+            c.fallback = fallback;
+            c.order_fraction = 0.5;
+            c.priority = i as u32;
+            c
+        })
+}
+
+/// Every policy layer of every shipped scenario that is valid for classes c0 and c1.
+fn shipped_policies() -> &'static [PolicySpec] {
+    static POOL: OnceLock<Vec<PolicySpec>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+            .collect();
+        paths.sort();
+        let mut pool = Vec::new();
+        for p in paths {
+            let s = load(&p).unwrap_or_else(|e| panic!("{e}"));
+            for set in &s.policies {
+                for layer in &set.stack {
+                    if layer.policy.validate(&["c0", "c1"]).is_ok() && !pool.contains(&layer.policy) {
+                        pool.push(layer.policy.clone());
+                    }
+                }
+            }
+        }
+        assert!(pool.len() >= 10, "expected the shipped scenarios' policies, found {}", pool.len());
+        pool
+    })
+}
+
+fn limiter() -> impl Strategy<Value = PolicySpec> {
+    (1..8u32, 0..4u32, ms(0, 200), any::<bool>()).prop_map(|(permits, queue, wait, fb)| {
+        let refuse = if fb { "Fallback" } else { "Rejected" };
+        ron(&format!(
+            "Limiter((permits: {permits}, queue: {queue}, max_wait: \"{}\", refuse_as: {refuse}))",
+            dur_text(wait)
+        ))
+    })
+}
+
+fn policy() -> impl Strategy<Value = PolicySpec> {
+    prop_oneof![
+        1 => (ms(1, 500), ms(0, 20)).prop_map(|(t, u)| ron(&format!(
+            "Timeout((timeout: \"{}\", unwind: \"{}\"))",
+            dur_text(t),
+            dur_text(u)
+        ))),
+        1 => (1..4u32, ms(0, 100), 0.0..1.0f64, any::<bool>()).prop_map(|(n, b, j, t)| ron(&format!(
+            "Retry((max_attempts: {n}, backoff: \"{}\", jitter: {j}, on_timeout: {t}))",
+            dur_text(b)
+        ))),
+        1 => (1..6u32, ms(1, 2_000), 1..3u32).prop_map(|(f, d, p)| ron(&format!(
+            "ConsecutiveBreaker((failures: {f}, break_duration: \"{}\", probes: {p}))",
+            dur_text(d)
+        ))),
+        1 => limiter(),
+        3 => prop::sample::select(shipped_policies()),
+    ]
+}
+
+fn layer(policy: PolicySpec) -> Layer {
+    let mut l: Layer = ron(r#"(policy: Timeout((timeout: "1s")))"#);
+    l.policy = policy;
+    l
+}
+
+fn stack() -> impl Strategy<Value = Vec<Layer>> {
+    prop::collection::vec(policy().prop_map(layer), 0..4)
+}
+
+fn dependency() -> impl Strategy<Value = Dependency> {
+    (
+        latency(),
+        prop_oneof![
+            Just(Drift::None),
+            (ms(0, 5_000), 0.5..20.0f64).prop_map(|(at, factor)| Drift::Step { at, factor }),
+        ],
+        0.0..0.5f64,
+        prop::option::of((1..10u32, 0..20u32)),
+        prop::option::weighted(0.3, ms(0, 4_000)),
+        ms(0, 5),
+    )
+        .prop_map(|(latency, drift, err, cap, outage, hop)| {
+            let mut d: Dependency = ron(r#"(latency: Constant("1ms"))"#);
+            d.latency = latency;
+            d.drift = drift;
+            d.error_rate = Profile::Constant(err);
+            d.modes = outage
+                .map(|at| {
+                    let back = Dur(at.ns() + 1_000_000_000);
+                    vec![ModeChange { at, mode: Mode::Unavailable }, ModeChange { at: back, mode: Mode::Healthy }]
+                })
+                .unwrap_or_default();
+            d.capacity = cap.map(|(servers, queue)| Capacity { servers, queue });
+            d.hop = hop;
+            d
+        })
+}
+
+fn fleet() -> impl Strategy<Value = Fleet> {
+    (1..4u32, 1..30u32, 0..10u32, prop::option::of(ms(0, 500)), 1..12u32, ms(0, 500), ms(0, 10)).prop_map(
+        |(instances, slots, queue, max_wait, connections, acquire, overhead)| {
+            let mut f: Fleet = ron(r#"(workers: (slots: 1), pool: (max_connections: 1, acquire_timeout: "1s"))"#);
+            f.instances = instances;
+            f.workers.slots = slots;
+            f.workers.queue = queue;
+            f.workers.max_wait = max_wait;
+            f.pool.max_connections = connections;
+            f.pool.acquire_timeout = acquire;
+            f.overhead = overhead;
+            f
+        },
+    )
+}
+
+fn classes() -> impl Strategy<Value = Vec<Class>> {
+    prop_oneof![class(0).prop_map(|c| vec![c]), (class(0), class(1)).prop_map(|(a, b)| vec![a, b])]
+}
+
+/// A small scenario (warm-up 0, so every arrival is measured) with 1-3 policy sets.
+fn scenario(first_stack: BoxedStrategy<Vec<Layer>>) -> impl Strategy<Value = Scenario> {
+    (ms(500, 8_000), fleet(), classes(), dependency(), first_stack, prop::collection::vec(stack(), 0..2), any::<bool>())
+        .prop_map(|(horizon, fleet, classes, dependency, first, more, cat)| {
+            let mut s: Scenario = ron(BASE);
+            s.horizon = horizon;
+            s.fleet = fleet;
+            s.classes = classes;
+            s.dependency = dependency;
+            s.policies[0].stack = first;
+            for (i, stack) in more.into_iter().enumerate() {
+                let mut set = s.policies[0].clone();
+                set.name = format!("p{}", i + 1);
+                set.stack = stack;
+                s.policies.push(set);
+            }
+            if !cat {
+                s.catalogue = None;
+            }
+            s
+        })
+}
+
+const BASE: &str = r#"Scenario(
+    name: "prop",
+    horizon: "1s",
+    window: "500ms",
+    fleet: (workers: (slots: 1), pool: (max_connections: 1, acquire_timeout: "1s")),
+    classes: [(name: "c0", arrivals: Poisson(rate_per_s: 1), deadline: "1s")],
+    dependency: (latency: Constant("1ms")),
+    catalogue: (items: 50, changes_per_hour: 600, ttl: "2s"),
+    policies: [(name: "p0", stack: [])],
+)"#;
+
+fn run_all(s: &Scenario, seed: u64) -> Vec<RunResult> {
+    validate(s).unwrap_or_else(|e| panic!("generated scenario must be valid: {e:?}"));
+    let model = Model::build(s, seed, Path::new(".")).expect("builds");
+    (0..s.policies.len()).map(|p| run_policy(&model, p, RunOptions::default())).collect()
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn conservation_and_capacity(s in scenario(stack().boxed()), seed in any::<u64>()) {
+        let runs = run_all(&s, seed);
+        // Common random numbers: open-loop arrivals do not depend on the policy.
+        let open = s.classes.iter().all(|c| !matches!(c.arrivals, Arrivals::ClosedLoop { .. }));
+        if open {
+            prop_assert!(runs.iter().all(|r| r.requests == runs[0].requests));
+        }
+        for r in runs {
+            let sum = &r.summary;
+            prop_assert!(r.aborted.is_none(), "{:?}", r.aborted);
+            let finished: u64 = sum.classes.iter().map(|c| c.outcomes.total()).sum();
+            prop_assert_eq!(r.requests, finished + sum.in_flight_at_end,
+                "policy {}: arrivals = outcomes + in flight", sum.policy);
+            let requests: u64 = sum.classes.iter().map(|c| c.requests).sum();
+            prop_assert_eq!(requests, finished);
+            prop_assert!(sum.resources.workers.peak <= s.fleet.workers.slots as u64);
+            prop_assert!(sum.resources.pool.peak <= s.fleet.pool.max_connections as u64);
+        }
+    }
+
+    #[test]
+    fn a_lone_limiter_bounds_the_dependency(
+        s in scenario(limiter().prop_map(|p| vec![layer(p)]).boxed()),
+        seed in any::<u64>(),
+    ) {
+        let permits = match &s.policies[0].stack[0].policy {
+            PolicySpec::Limiter(c) => c.permits as u64,
+            _ => unreachable!("the first stack is a lone limiter"),
+        };
+        let r = &run_all(&s, seed)[0];
+        // Each admitted attempt holds its permit until its call completes (no timeout
+        // layer abandons a call), so calls in flight <= permits on every instance.
+        prop_assert!(r.summary.dependency.peak_in_flight <= permits * s.fleet.instances as u64,
+            "peak {} > {} permits x {} instances",
+            r.summary.dependency.peak_in_flight, permits, s.fleet.instances);
+    }
+
+    #[test]
+    fn same_scenario_and_seed_give_the_same_summary(s in scenario(stack().boxed()), seed in any::<u64>()) {
+        let a = run_all(&s, seed);
+        let b = run_all(&s, seed);
+        for (x, y) in a.iter().zip(&b) {
+            prop_assert_eq!(x.trace_hash, y.trace_hash);
+            // JSON, so that a NaN would compare equal to itself rather than hide behind f64's ==.
+            prop_assert_eq!(
+                serde_json::to_string(&x.summary).unwrap(),
+                serde_json::to_string(&y.summary).unwrap()
+            );
+        }
+    }
+}

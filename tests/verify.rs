@@ -1,0 +1,73 @@
+//! `brownout verify --quick` passes every check; a model that departs from its theory fails
+//! (so the suite can fail); a model file that no longer fits its formula is bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn brownout(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_brownout"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run brownout")
+}
+
+fn models() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/verify")
+}
+
+/// A copy of the models with `file` edited by replacing `from` with `to`.
+fn edited_models(file: &str, from: &str, to: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(models()).unwrap() {
+        let path = entry.unwrap().path();
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        if path.file_name().unwrap() == file {
+            assert!(text.contains(from), "{file} should contain {from}");
+            text = text.replace(from, to);
+        }
+        std::fs::write(dir.path().join(path.file_name().unwrap()), text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn quick_suite_passes_every_check() {
+    let out = brownout(&["verify", "--quick"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.contains("PASS") || l.contains("FAIL")).collect();
+    // Two M/M/c models x (wait, P(wait)), slot and limiter queue waits, two loss models,
+    // two Little checks, two tails.
+    assert_eq!(rows.len(), 12, "{stdout}");
+    assert!(rows.iter().all(|l| l.contains("PASS")), "{stdout}");
+    assert!(stdout.contains("All checks passed."));
+}
+
+#[test]
+fn too_few_worker_slots_break_erlang_b_and_the_suite_says_so() {
+    // Three worker slots in front of a five-permit limiter make a 3-server loss system:
+    // Erlang B(3, 4) = 0.4507, far from B(5, 4) = 0.1991, so the check must fail.
+    let dir = edited_models("erlang-b-exp.ron", "slots: 100000", "slots: 3");
+    let out = brownout(&["verify", "--quick", "--models", dir.path().to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let row = stdout.lines().find(|l| l.starts_with("erlang-b-exp")).expect("erlang-b-exp row");
+    assert!(row.ends_with("FAIL"), "{row}");
+    assert!(stdout.contains("1 check(s) FAILED"), "{stdout}");
+}
+
+#[test]
+fn a_model_that_no_longer_fits_its_formula_is_bad_input() {
+    let dir = edited_models(
+        "erlang-b-exp.ron",
+        "Limiter((permits: 5, queue: 0))",
+        "Limiter((permits: 5, queue: 3, max_wait: \"1s\"))",
+    );
+    let out = brownout(&["verify", "--quick", "--models", dir.path().to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("erlang-b-exp.ron"), "{stderr}");
+    assert!(stderr.contains("Limiter with no queue"), "{stderr}");
+    assert!(out.stdout.is_empty(), "no table for a broken model");
+}
