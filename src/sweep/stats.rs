@@ -1,69 +1,9 @@
-//! Replication statistics: the mean and its Student t 95 % confidence interval.
-//!
-//! The t quantile inverts the exact t distribution function for integer degrees of freedom
-//! (Abramowitz & Stegun 26.7.3 and 26.7.4: a finite trigonometric series) by bisection, so it
-//! needs no special functions and no crate.
+//! Means and 95 % Student-t confidence intervals across replications. The t quantile
+//! comes from `statrs` through [`crate::verify::theory`], the one place brownout computes it.
 
-use std::f64::consts::PI;
-
-/// `A(t | df) = P(|T| <= t)` for Student's t with `df >= 1` degrees of freedom (A&S 26.7.3/4).
-pub fn t_abs_cdf(t: f64, df: u32) -> f64 {
-    assert!(df >= 1, "Student t needs at least one degree of freedom");
-    if t <= 0.0 {
-        return 0.0;
-    }
-    let theta = (t / f64::from(df).sqrt()).atan();
-    let (s, c2) = (theta.sin(), theta.cos().powi(2));
-    if df % 2 == 1 {
-        // Odd df: 2/pi * [theta + sin(theta) * (cos + 2/3 cos^3 + 2*4/(3*5) cos^5 + ...)],
-        // the series running to cos^(df-2).
-        let mut term = theta.cos();
-        let mut sum = 0.0;
-        let mut k = 1;
-        while k + 2 <= df {
-            sum += term;
-            term *= c2 * f64::from(k + 1) / f64::from(k + 2);
-            k += 2;
-        }
-        2.0 / PI * (theta + s * sum)
-    } else {
-        // Even df: sin(theta) * [1 + 1/2 cos^2 + 1*3/(2*4) cos^4 + ...] to cos^(df-2).
-        let mut term = 1.0;
-        let mut sum = 0.0;
-        let mut k = 0;
-        while k + 2 <= df {
-            sum += term;
-            term *= c2 * f64::from(k + 1) / f64::from(k + 2);
-            k += 2;
-        }
-        s * sum
-    }
-}
-
-/// The `p` quantile of Student's t with `df` degrees of freedom, for `p` in (0.5, 1).
-///
-/// Bisection on [`t_abs_cdf`]: `P(T <= t) = (1 + A(t)) / 2` is monotone, so 200 halvings of
-/// a bracket reach the last bit of an f64.
+/// The `p` quantile of Student's t with `df` degrees of freedom.
 pub fn t_quantile(p: f64, df: u32) -> f64 {
-    assert!(p > 0.5 && p < 1.0, "t_quantile takes p in (0.5, 1), got {p}");
-    let target = 2.0 * p - 1.0;
-    let mut hi = 1.0;
-    while t_abs_cdf(hi, df) < target {
-        hi *= 2.0;
-    }
-    let mut lo = 0.0;
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if t_abs_cdf(mid, df) < target {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        if hi - lo <= f64::EPSILON * hi {
-            break;
-        }
-    }
-    0.5 * (lo + hi)
+    crate::verify::theory::t_quantile(df as usize, p)
 }
 
 /// A mean with its two-sided 95 % confidence interval.
@@ -90,14 +30,14 @@ pub fn mean_ci95(values: &[f64]) -> MeanCi {
     if n == 1 {
         return MeanCi { mean, ci_lo: mean, ci_hi: mean };
     }
-    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    let half = t_quantile(0.975, (n - 1) as u32) * (var / n as f64).sqrt();
-    MeanCi { mean, ci_lo: mean - half, ci_hi: mean + half }
+    let i = crate::verify::theory::t_interval(&xs, 0.95);
+    MeanCi { mean: i.mean, ci_lo: i.lo, ci_hi: i.hi }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::f64::consts::PI;
 
     #[test]
     fn closed_forms_for_one_and_two_df() {
