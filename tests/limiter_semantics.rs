@@ -219,7 +219,7 @@ fn envoy_remeasures_min_rtt_after_five_updates_at_the_minimum() {
 // ---- Tiered bulkhead --------------------------------------------------------------
 
 fn ctx() -> BuildCtx {
-    BuildCtx { classes: vec!["checkout".into(), "browse".into()], instance: 0, instances: 1 }
+    BuildCtx { classes: vec!["checkout".into(), "browse".into()], instance: 0, instances: 1, ..Default::default() }
 }
 const CHECKOUT: ClassId = 0;
 const BROWSE: ClassId = 1;

@@ -15,7 +15,6 @@ fn scenario_files() -> Vec<PathBuf> {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "ron"))
-        .filter(|p| !p.file_name().unwrap().to_string_lossy().ends_with("-sweep.ron"))
         .collect();
     files.sort();
     files

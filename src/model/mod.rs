@@ -16,6 +16,8 @@ use std::path::Path;
 use crate::engine::Time;
 use crate::metrics::WindowRow;
 use crate::metrics::summary::RunSummary;
+use crate::policy::plugin::Plugins;
+use crate::policy::{BuildCtx, PolicySpec};
 use crate::scenario::{PartitionMode, Scenario};
 
 pub use world::MAX_LAYERS;
@@ -38,11 +40,32 @@ pub struct Model {
     pub popularity: Option<Popularity>,
     /// Arrival processes per class, before any draw.
     pub arrivals: Vec<arrivals::ArrivalGen>,
+    /// Policy plugins registered by the program (none for the `brownout` binary).
+    pub plugins: Plugins,
 }
 
 impl Model {
     /// Build from a validated scenario; `dir` resolves relative data files.
     pub fn build(scenario: &Scenario, seed: u64, dir: &Path) -> Result<Self, String> {
+        Self::build_with_plugins(scenario, seed, dir, Plugins::new())
+    }
+
+    /// Build with policy plugins registered from outside brownout. Every plugin layer is
+    /// built once here, so an unknown name or a bad parameter is an error before any run.
+    pub fn build_with_plugins(scenario: &Scenario, seed: u64, dir: &Path, plugins: Plugins) -> Result<Self, String> {
+        let ctx = BuildCtx {
+            classes: scenario.classes.iter().map(|c| c.name.clone()).collect(),
+            instance: 0,
+            instances: scenario.fleet.instances,
+            plugins: plugins.clone(),
+        };
+        for p in &scenario.policies {
+            for layer in &p.stack {
+                if let PolicySpec::Plugin(c) = &layer.policy {
+                    plugins.build(c, &ctx).map_err(|e| format!("policy \"{}\": {e}", p.name))?;
+                }
+            }
+        }
         let dep = DependencyModel::build(&scenario.dependency, seed, dir)?;
         let work = scenario
             .classes
@@ -69,6 +92,7 @@ impl Model {
                 .iter()
                 .map(|c| arrivals::ArrivalGen::build(&c.arrivals, dir))
                 .collect::<Result<Vec<_>, _>>()?,
+            plugins,
         })
     }
 }

@@ -23,6 +23,7 @@ pub mod budget;
 pub mod bulkhead;
 pub mod hedge;
 pub mod limiter;
+pub mod plugin;
 pub mod registry;
 pub mod retry;
 pub mod timeout;

@@ -33,6 +33,8 @@ pub struct BuildCtx {
     pub instance: u32,
     /// Number of gateway instances.
     pub instances: u32,
+    /// Plugin factories registered by the program running the scenario.
+    pub plugins: super::plugin::Plugins,
 }
 
 impl BuildCtx {
@@ -55,6 +57,8 @@ pub enum PolicySpec {
     Limiter(FixedConfig),
     /// Hedged requests after a fixed delay or a latency percentile.
     Hedge(HedgeConfig),
+    /// A policy registered from outside brownout (see `policy::plugin`).
+    Plugin(super::plugin::PluginConfig),
     /// Netflix AIMD adaptive limit.
     Aimd(AimdConfig),
     /// Netflix Vegas adaptive limit.
@@ -94,6 +98,8 @@ impl PolicySpec {
             PolicySpec::ConsecutiveBreaker(c) => Box::new(Consecutive::new(c)),
             PolicySpec::Limiter(c) => Box::new(Fixed::new(c, ctx)),
             PolicySpec::Hedge(c) => Box::new(Hedge::new(c)),
+            // Checked by `Model::build`, which builds every plugin once before any run.
+            PolicySpec::Plugin(c) => ctx.plugins.build(c, ctx).expect("plugin checked by Model::build"),
             PolicySpec::Aimd(c) => Box::new(Aimd::limiter(c)),
             PolicySpec::Vegas(c) => Box::new(Vegas::limiter(c, ctx)),
             PolicySpec::Gradient2(c) => Box::new(Gradient2::limiter(c)),
@@ -138,6 +144,7 @@ impl PolicySpec {
                 Err("Hedge.latency_percentile must lie in (0, 1)".into())
             }
             PolicySpec::Hedge(c) if c.period.ns() == 0 => Err("Hedge.period must be > 0".into()),
+            PolicySpec::Plugin(c) if c.name.trim().is_empty() => Err("Plugin.name must not be empty".into()),
             PolicySpec::Aimd(c) => super::limiter::aimd::validate(c),
             PolicySpec::Vegas(c) => super::limiter::vegas::validate(c),
             PolicySpec::Gradient2(c) => super::limiter::gradient2::validate(c),
@@ -164,6 +171,7 @@ impl PolicySpec {
             PolicySpec::ConsecutiveBreaker(_) => "consecutive-breaker",
             PolicySpec::Limiter(_) => "limiter",
             PolicySpec::Hedge(_) => "hedge",
+            PolicySpec::Plugin(_) => "plugin",
             PolicySpec::Aimd(_) => "aimd",
             PolicySpec::Vegas(_) => "vegas",
             PolicySpec::Gradient2(_) => "gradient2",

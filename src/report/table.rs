@@ -24,7 +24,7 @@ const COLS: &[Col] = &[
     Col { title: "ok", get: |_, c| c.ok_ratio, higher_is_better: true, fmt: pct },
     Col { title: "p95 ms", get: |_, c| c.latency_ms.p95, higher_is_better: false, fmt: f1 },
     Col { title: "fallback", get: |_, c| c.fallback_ratio, higher_is_better: false, fmt: pct },
-    Col { title: "stale p95 ms", get: |_, c| c.staleness_ms.p95, higher_is_better: false, fmt: int },
+    Col { title: "stale p95 s", get: |_, c| c.staleness_ms.p95 / 1000.0, higher_is_better: false, fmt: f1 },
     Col { title: "cost", get: |_, c| c.business_cost, higher_is_better: false, fmt: f1 },
     Col {
         title: "transitions",
@@ -121,12 +121,12 @@ pub fn verdict(s: &ScenarioSummary) -> String {
         if let (Some((br, bc)), Some((wr, wc))) = (best, worst) {
             out.push_str(&format!(
                 "- **{class}**: `{}` maximised goodput at {:.1}/s ({:.1}% answered within the deadline, \
-                 {:.1}% from cache, staleness p95 {:.0} ms, business cost {:.1}); the worst was `{}` at {:.1}/s.\n",
+                 {:.1}% from cache, staleness p95 {:.1} s, business cost {:.1}); the worst was `{}` at {:.1}/s.\n",
                 br.policy,
                 bc.goodput_per_s,
                 bc.goodput_ratio * 100.0,
                 bc.fallback_ratio * 100.0,
-                bc.staleness_ms.p95,
+                bc.staleness_ms.p95 / 1000.0,
                 bc.business_cost,
                 wr.policy,
                 wc.goodput_per_s,

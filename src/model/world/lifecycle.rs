@@ -173,6 +173,7 @@ impl World<'_> {
                 classes: self.m.scenario.classes.iter().map(|c| c.name.clone()).collect(),
                 instance,
                 instances: self.insts.len() as u32,
+                plugins: self.m.plugins.clone(),
             };
             let policy = spec.policy.build(&ctx);
             let layer = &mut self.insts[instance as usize].layers[l];

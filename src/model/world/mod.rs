@@ -271,7 +271,12 @@ impl<'m> World<'m> {
                     .stack
                     .iter()
                     .map(|l| {
-                        let ctx = BuildCtx { classes: class_names.clone(), instance, instances: n };
+                        let ctx = BuildCtx {
+                            classes: class_names.clone(),
+                            instance,
+                            instances: n,
+                            plugins: m.plugins.clone(),
+                        };
                         let policy = l.policy.build(&ctx);
                         let last = policy.status();
                         LayerRt { policy, queue: VecDeque::new(), waiting: 0, wake: None, wake_generation: 0, last }

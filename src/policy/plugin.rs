@@ -1,0 +1,73 @@
+//! Policies from outside brownout: a team registers a factory for its in-house resilience
+//! code under a name, and scenarios use it as `Plugin((name: "...", params: {...}))` beside
+//! the built-in policies. See `examples/custom_policy.rs`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::{BuildCtx, Policy};
+
+/// A plugin policy as written in a scenario file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PluginConfig {
+    /// The name the factory was registered under.
+    pub name: String,
+    /// Numeric parameters, handed to the factory as they are.
+    #[serde(default)]
+    pub params: BTreeMap<String, f64>,
+}
+
+impl PluginConfig {
+    /// A parameter, or `default` when the scenario leaves it out.
+    pub fn param(&self, key: &str, default: f64) -> f64 {
+        self.params.get(key).copied().unwrap_or(default)
+    }
+}
+
+/// Builds one runtime policy (per gateway instance) from its config, or says what is wrong.
+pub type PluginFactory = dyn Fn(&PluginConfig, &BuildCtx) -> Result<Box<dyn Policy>, String> + Send + Sync;
+
+/// The registered plugin factories, by name.
+#[derive(Clone, Default)]
+pub struct Plugins {
+    factories: BTreeMap<String, Arc<PluginFactory>>,
+}
+
+impl fmt::Debug for Plugins {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.debug_list().entries(self.factories.keys()).finish()
+    }
+}
+
+impl Plugins {
+    /// No plugins.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Register `factory` under `name` (a later registration replaces an earlier one).
+    pub fn register<F>(mut self, name: &str, factory: F) -> Self
+    where
+        F: Fn(&PluginConfig, &BuildCtx) -> Result<Box<dyn Policy>, String> + Send + Sync + 'static,
+    {
+        self.factories.insert(name.to_string(), Arc::new(factory));
+        self
+    }
+
+    /// Build the plugin `cfg` names.
+    pub fn build(&self, cfg: &PluginConfig, ctx: &BuildCtx) -> Result<Box<dyn Policy>, String> {
+        let factory = self.factories.get(&cfg.name).ok_or_else(|| {
+            let known: Vec<&str> = self.factories.keys().map(String::as_str).collect();
+            format!(
+                "unknown plugin \"{}\" (registered: {}); plugins are registered by programs that use brownout as a library",
+                cfg.name,
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            )
+        })?;
+        factory(cfg, ctx)
+    }
+}

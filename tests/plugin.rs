@@ -1,0 +1,58 @@
+//! The plugin interface: a policy from outside brownout runs beside built-in ones; an
+//! unknown plugin is bad input before any run.
+
+use std::path::Path;
+
+use brownout::model::{Model, RunOptions};
+use brownout::policy::plugin::Plugins;
+use brownout::policy::{Admission, Attempt, Policy, Refusal};
+use brownout::runner::run_all;
+use brownout::scenario::{parse, validate};
+
+/// Refuses every other attempt (by attempt id parity): half the requests get 429.
+struct EveryOther;
+
+impl Policy for EveryOther {
+    fn admit(&mut self, a: &Attempt) -> Admission {
+        if a.id % 2 == 0 { Admission::Admit } else { Admission::Refuse(Refusal::Rejected) }
+    }
+}
+
+const TEXT: &str = r#"Scenario(
+    name: "plugin", horizon: "10s",
+    fleet: (workers: (slots: 100), pool: (max_connections: 100, acquire_timeout: "1s")),
+    classes: [(name: "api", arrivals: Scripted(times: ["1s", "2s", "3s", "4s", "5s", "6s"]), deadline: "1s")],
+    dependency: (latency: Constant("10ms")),
+    policies: [
+        (name: "none"),
+        (name: "every-other", stack: [(policy: Plugin((name: "every-other")))]),
+    ],
+)"#;
+
+#[test]
+fn a_registered_plugin_runs_beside_built_in_policies() {
+    let s = parse(Path::new("plugin.ron"), TEXT).unwrap();
+    validate(&s).unwrap();
+    let plugins = Plugins::new().register("every-other", |_, _| Ok(Box::new(EveryOther)));
+    let model = Model::build_with_plugins(&s, 1, Path::new("."), plugins).unwrap();
+    let r = run_all(&model, RunOptions::default(), false).summary;
+    assert_eq!(r.runs[0].classes[0].outcomes.ok, 6);
+    // Attempt ids 0..5 in arrival order: ids 1, 3, 5 are refused.
+    assert_eq!(r.runs[1].classes[0].outcomes.ok, 3);
+    assert_eq!(r.runs[1].classes[0].outcomes.rejected, 3);
+}
+
+#[test]
+fn an_unknown_plugin_is_refused_before_any_run() {
+    let s = parse(Path::new("plugin.ron"), TEXT).unwrap();
+    let err = Model::build(&s, 1, Path::new(".")).unwrap_err();
+    assert!(err.contains("unknown plugin \"every-other\""), "{err}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_brownout"))
+        .args(["run", concat!(env!("CARGO_MANIFEST_DIR"), "/examples/custom_policy.ron"), "--out"])
+        .arg(std::env::temp_dir().join("brownout-plugin-test-out"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown plugin"));
+    assert!(!std::env::temp_dir().join("brownout-plugin-test-out").exists());
+}
