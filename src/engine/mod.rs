@@ -37,7 +37,7 @@ pub struct RunStats {
 /// Run until the queue is empty or the next event lies strictly after `horizon`.
 ///
 /// Events at exactly `horizon` still run. Events left in the queue are not handled.
-pub fn run<E, H: Handler<E>>(
+pub fn run<E: Copy, H: Handler<E>>(
     handler: &mut H,
     queue: &mut EventQueue<E>,
     horizon: Time,
