@@ -109,7 +109,7 @@ impl<E: Copy> EventQueue<E> {
         if self.hole {
             // Fusion: the vacated root takes the new entry and sifts down once.
             self.hole = false;
-            self.sift_down_from_root(entry);
+            self.replace_root(entry);
         } else {
             self.heap.push(entry);
             let last = self.heap.len() - 1;
@@ -182,6 +182,38 @@ impl<E: Copy> EventQueue<E> {
             pos = best;
         }
         self.sift_up(pos, entry);
+    }
+
+    /// Place `entry` at the root and sift it down top-down, stopping as soon as it is no
+    /// larger than its smallest child. Used for fusion: the follow-up a handler schedules
+    /// first is often the next arrival, which belongs near the top.
+    fn replace_root(&mut self, entry: Entry<E>) {
+        let h = &mut self.heap;
+        let len = h.len();
+        let key = entry.key();
+        let mut pos = 0;
+        loop {
+            let first = ARITY * pos + 1;
+            if first >= len {
+                break;
+            }
+            let end = (first + ARITY).min(len);
+            let mut best = first;
+            let mut best_key = h[first].key();
+            for c in first + 1..end {
+                let k = h[c].key();
+                if k < best_key {
+                    best = c;
+                    best_key = k;
+                }
+            }
+            if key <= best_key {
+                break;
+            }
+            h[pos] = h[best];
+            pos = best;
+        }
+        h[pos] = entry;
     }
 
     /// Move `entry`, destined for slot `pos`, up while it is smaller than its parent.

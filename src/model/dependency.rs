@@ -152,6 +152,9 @@ pub struct DependencyModel {
     base: LatencyDist,
     drift: Piecewise,
     error_rate: Piecewise,
+    /// The error rate is never above 0, so the error draw (always in (0, 1)) can be skipped
+    /// without changing any result: a hot-path saving of one counter hash per call.
+    never_errors: bool,
     modes: Vec<(Time, Mode)>,
     /// (servers, queue) when capacity is finite.
     pub capacity: Option<(u32, u32)>,
@@ -224,10 +227,12 @@ impl DependencyModel {
             Profile::Constant(v) => Piecewise::constant(*v),
             Profile::Points(p) => Piecewise::new(p.iter().map(|(t, v)| (t.ns(), *v)).collect()),
         };
+        let never_errors = error_rate.points.iter().all(|&(_, v)| v <= 0.0);
         Ok(Self {
             base,
             drift,
             error_rate,
+            never_errors,
             modes: d.modes.iter().map(|m| (m.at.ns(), m.mode)).collect(),
             capacity: d.capacity.as_ref().map(|c| (c.servers, c.queue)),
             hop: d.hop.ns(),
@@ -264,7 +269,8 @@ impl DependencyModel {
                 let mut rng = Stream::seed_from_u64(counter_u64(self.seed, LATENCY, key, attempt));
                 let base = self.base.sample(&mut rng) * self.drift.at(now);
                 let extra = if let Mode::Slow(d) = mode { d.ns() } else { 0 };
-                let error = counter_f64(self.seed, ERRORS, key, attempt) < self.error_rate.at(now);
+                let error = !self.never_errors
+                    && counter_f64(self.seed, ERRORS, key, attempt) < self.error_rate.at(now);
                 let latency = (base.max(0.0).min(1.0e15) as Time) + extra + self.hop;
                 CallPlan { latency, error }
             }
