@@ -9,7 +9,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::hint::black_box;
 
-use brownout::engine::{EventQueue, Time, stream};
+use brownout::engine::{EventQueue, RadixQueue, Time, stream};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use rand_distr::{Distribution, Exp};
 
@@ -32,6 +32,14 @@ fn filled_engine(n: usize, inc: &[Time]) -> EventQueue<u64> {
     q
 }
 
+fn filled_radix(n: usize, inc: &[Time]) -> RadixQueue<u64> {
+    let mut q = RadixQueue::new();
+    for i in 0..n {
+        q.schedule_at(inc[i % inc.len()] * (1 + i as Time % 7), i as u64);
+    }
+    q
+}
+
 fn filled_std(n: usize, inc: &[Time]) -> (BinaryHeap<Reverse<(Time, u64, u64)>>, u64) {
     let mut h = BinaryHeap::new();
     for i in 0..n {
@@ -48,6 +56,17 @@ fn hold(c: &mut Criterion) {
     for n in [10usize, 1_000, 100_000] {
         g.bench_with_input(BenchmarkId::new("engine", n), &n, |b, &n| {
             let mut q = filled_engine(n, &inc);
+            let mut k = 0usize;
+            b.iter(|| {
+                for _ in 0..HOLDS {
+                    let ev = q.pop().expect("never empty");
+                    k = (k + 1) & 4095;
+                    q.schedule_at(ev.time + inc[k], black_box(ev.event));
+                }
+            });
+        });
+        g.bench_with_input(BenchmarkId::new("radix", n), &n, |b, &n| {
+            let mut q = filled_radix(n, &inc);
             let mut k = 0usize;
             b.iter(|| {
                 for _ in 0..HOLDS {

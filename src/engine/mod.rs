@@ -5,11 +5,13 @@
 //! scenarios or output. It is generic over the event type.
 
 mod queue;
+mod radix;
 mod rng;
 mod slab;
 mod time;
 
 pub use queue::{EventQueue, Scheduled};
+pub use radix::RadixQueue;
 pub use rng::{Stream, counter_f64, counter_u64, label_hash, stream};
 pub use slab::{Slab, Token};
 pub use time::{MICROSECOND, MILLISECOND, MINUTE, SECOND, Time, fmt_time, ms_f64};
