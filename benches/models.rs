@@ -11,7 +11,9 @@ use brownout::scenario::{self, Dur};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 fn model(file: &str, horizon_s: u64) -> Model {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/bench").join(file);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios/bench")
+        .join(file);
     let mut s = scenario::load(&path).expect("bench scenario loads");
     s.horizon = Dur::secs(horizon_s);
     Model::build(&s, s.seed, path.parent().expect("has a folder")).expect("bench scenario builds")

@@ -11,8 +11,16 @@
 //! allocated per event once the vector has grown. A 4-ary layout halves the depth and keeps
 //! siblings on one cache line, which is what keeps it fast at 100,000+ pending events
 //! (measured in `benches/queue.rs`, see BENCHMARKS.md).
+//!
+//! Past [`RADIX_AT`] pending events the queue moves, once and for good, to a
+//! [`RadixQueue`], whose cost per event does not grow with size. Both pop in exactly
+//! (time, sequence) order, so the switch never changes a result.
 
-use super::Time;
+use super::{RadixQueue, Time};
+
+/// Pending events beyond which the radix queue beats the heap (hold model: the heap wins at
+/// 10 pending, the radix queue from a few hundred; BENCHMARKS.md).
+pub const RADIX_AT: usize = 256;
 
 /// Children per node. 4 measured faster than 2 from 10 to 100,000 pending (BENCHMARKS.md).
 const ARITY: usize = 4;
@@ -46,6 +54,8 @@ pub struct EventQueue<E> {
     /// The root was handed out by the last pop but is still stored: the next push
     /// overwrites it (fusion), the next pop removes it first.
     hole: bool,
+    /// Set once more than [`RADIX_AT`] events were pending; from then on it holds them all.
+    radix: Option<RadixQueue<E>>,
     seq: u64,
     now: Time,
     peak_len: usize,
@@ -63,6 +73,7 @@ impl<E: Copy> EventQueue<E> {
         Self {
             heap: Vec::new(),
             hole: false,
+            radix: None,
             seq: 0,
             now: 0,
             peak_len: 0,
@@ -76,6 +87,9 @@ impl<E: Copy> EventQueue<E> {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
+        if let Some(r) = &self.radix {
+            return r.len();
+        }
         self.heap.len() - self.hole as usize
     }
 
@@ -87,6 +101,7 @@ impl<E: Copy> EventQueue<E> {
     /// The largest number of events that were pending at once.
     pub fn peak_len(&self) -> usize {
         self.peak_len
+            .max(self.radix.as_ref().map_or(0, |r| r.peak_len()))
     }
 
     /// Schedule `event` at absolute time `time`.
@@ -100,6 +115,10 @@ impl<E: Copy> EventQueue<E> {
             "event scheduled in the past: {time} < {}",
             self.now
         );
+        if let Some(r) = &mut self.radix {
+            r.schedule_at(time, event);
+            return;
+        }
         let entry = Entry {
             time,
             seq: self.seq,
@@ -115,7 +134,20 @@ impl<E: Copy> EventQueue<E> {
             let last = self.heap.len() - 1;
             self.sift_up(last, entry);
             self.peak_len = self.peak_len.max(self.heap.len());
+            if self.heap.len() > RADIX_AT {
+                self.move_to_radix();
+            }
         }
+    }
+
+    /// Hand every pending entry, with its insertion number, to a radix queue.
+    #[cold]
+    fn move_to_radix(&mut self) {
+        let mut r = RadixQueue::resume(self.now, self.seq);
+        for e in self.heap.drain(..) {
+            r.insert_keyed(e.time, e.seq, e.event);
+        }
+        self.radix = Some(r);
     }
 
     /// Schedule `event` after `delay` from now.
@@ -127,6 +159,11 @@ impl<E: Copy> EventQueue<E> {
     /// Pop the earliest event if it fires at or before `horizon`.
     #[inline]
     pub fn pop_until(&mut self, horizon: Time) -> Option<Scheduled<E>> {
+        if let Some(r) = &mut self.radix {
+            let s = r.pop_until(horizon)?;
+            self.now = s.time;
+            return Some(s);
+        }
         if self.hole {
             self.hole = false;
             self.remove_root();
@@ -168,16 +205,7 @@ impl<E: Copy> EventQueue<E> {
             if first >= len {
                 break;
             }
-            let end = (first + ARITY).min(len);
-            let mut best = first;
-            let mut best_key = h[first].key();
-            for c in first + 1..end {
-                let k = h[c].key();
-                if k < best_key {
-                    best = c;
-                    best_key = k;
-                }
-            }
+            let (best, _) = min_child(&h[first..(first + ARITY).min(len)], first);
             h[pos] = h[best];
             pos = best;
         }
@@ -197,16 +225,7 @@ impl<E: Copy> EventQueue<E> {
             if first >= len {
                 break;
             }
-            let end = (first + ARITY).min(len);
-            let mut best = first;
-            let mut best_key = h[first].key();
-            for c in first + 1..end {
-                let k = h[c].key();
-                if k < best_key {
-                    best = c;
-                    best_key = k;
-                }
-            }
+            let (best, best_key) = min_child(&h[first..(first + ARITY).min(len)], first);
             if key <= best_key {
                 break;
             }
@@ -231,6 +250,21 @@ impl<E: Copy> EventQueue<E> {
         }
         h[pos] = entry;
     }
+}
+
+/// The smallest of a node's children (`kids`, the first at index `first`): its index and key.
+#[inline(always)]
+fn min_child<E>(kids: &[Entry<E>], first: usize) -> (usize, u128) {
+    let mut best = first;
+    let mut best_key = kids[0].key();
+    for (i, k) in kids.iter().enumerate().skip(1) {
+        let key = k.key();
+        if key < best_key {
+            best = first + i;
+            best_key = key;
+        }
+    }
+    (best, best_key)
 }
 
 #[cfg(test)]

@@ -177,6 +177,8 @@ const ERRORS: u64 = label_hash("dependency/errors");
 
 impl DependencyModel {
     /// Build from the scenario.
+    // `!(x > 0.0)` is deliberate: it also rejects NaN.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn build(d: &Dependency, seed: u64, dir: &Path) -> Result<Self, String> {
         let base = LatencyDist::build(&d.latency, dir)?;
         let base_median = match &d.latency {
@@ -259,19 +261,17 @@ impl DependencyModel {
     pub fn plan(&self, now: Time, class: u64, index: u64, attempt: u64) -> CallPlan {
         let key = (class << 48) ^ index;
         match self.mode(now) {
-            Mode::Unavailable => {
-                return CallPlan {
-                    latency: self.hop,
-                    error: true,
-                };
-            }
+            Mode::Unavailable => CallPlan {
+                latency: self.hop,
+                error: true,
+            },
             mode => {
                 let mut rng = Stream::seed_from_u64(counter_u64(self.seed, LATENCY, key, attempt));
                 let base = self.base.sample(&mut rng) * self.drift.at(now);
                 let extra = if let Mode::Slow(d) = mode { d.ns() } else { 0 };
                 let error = !self.never_errors
                     && counter_f64(self.seed, ERRORS, key, attempt) < self.error_rate.at(now);
-                let latency = (base.max(0.0).min(1.0e15) as Time) + extra + self.hop;
+                let latency = (base.clamp(0.0, 1.0e15) as Time) + extra + self.hop;
                 CallPlan { latency, error }
             }
         }

@@ -57,6 +57,8 @@ impl PolicySpec {
 
     /// Check values that serde cannot: returns what is wrong, naming the field.
     /// `classes` are the scenario's class names (for per-class settings).
+    // `!(x >= 1.0)` is deliberate: it also rejects NaN.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn validate(&self, classes: &[&str]) -> Result<(), String> {
         let _ = classes;
         match self {
