@@ -40,7 +40,10 @@ fn filled_radix(n: usize, inc: &[Time]) -> RadixQueue<u64> {
     q
 }
 
-fn filled_std(n: usize, inc: &[Time]) -> (BinaryHeap<Reverse<(Time, u64, u64)>>, u64) {
+/// std's max-heap made a min-heap on (time, sequence, payload).
+type StdHeap = BinaryHeap<Reverse<(Time, u64, u64)>>;
+
+fn filled_std(n: usize, inc: &[Time]) -> (StdHeap, u64) {
     let mut h = BinaryHeap::new();
     for i in 0..n {
         let t = inc[i % inc.len()] * (1 + i as Time % 7);
