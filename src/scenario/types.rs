@@ -258,6 +258,16 @@ pub enum Drift {
     },
     /// Piecewise linear through (time, factor) points; constant before the first and after the last.
     Points(Vec<(Dur, f64)>),
+    /// Factor `factor` during the first `duration` of every `period` (from time 0), 1 otherwise:
+    /// a recurring brownout such as "50 ms instead of 10 ms for 2 s of every 10 s".
+    Periodic {
+        /// Length of one cycle.
+        period: Dur,
+        /// How long the factor applies at the start of each cycle.
+        duration: Dur,
+        /// Multiplier while it applies.
+        factor: f64,
+    },
     /// Observed latency over time from a CSV file (columns `t_s` and `latency_ms`); the factor
     /// is the observed latency divided by the base latency's median.
     Csv {
