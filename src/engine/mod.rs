@@ -5,11 +5,13 @@
 //! scenarios or output. It is generic over the event type.
 
 mod queue;
+mod radix;
 mod rng;
 mod slab;
 mod time;
 
 pub use queue::{EventQueue, Scheduled};
+pub use radix::RadixQueue;
 pub use rng::{Stream, counter_f64, counter_u64, label_hash, stream};
 pub use slab::{Slab, Token};
 pub use time::{MICROSECOND, MILLISECOND, MINUTE, SECOND, Time, fmt_time, ms_f64};
@@ -37,7 +39,7 @@ pub struct RunStats {
 /// Run until the queue is empty or the next event lies strictly after `horizon`.
 ///
 /// Events at exactly `horizon` still run. Events left in the queue are not handled.
-pub fn run<E, H: Handler<E>>(handler: &mut H, queue: &mut EventQueue<E>, horizon: Time) -> RunStats {
+pub fn run<E: Copy, H: Handler<E>>(handler: &mut H, queue: &mut EventQueue<E>, horizon: Time) -> RunStats {
     let mut stats = RunStats::default();
     while let Some(ev) = queue.pop_until(horizon) {
         stats.events += 1;

@@ -1,13 +1,29 @@
-//! The event queue: a binary min-heap keyed by (time, insertion sequence).
+//! The event queue: an implicit d-ary min-heap keyed by (time, insertion sequence), with
+//! pop-and-push fusion.
 //!
 //! Ties in time pop in insertion order (FIFO), which makes runs deterministic without
-//! any reliance on the payload. Keys are packed into one `u128` so a comparison is a
-//! single integer compare.
+//! any reliance on the payload. Keys are compared as one `u128` (time in the high half).
+//!
+//! Why hand-written rather than `std::collections::BinaryHeap`: most handlers schedule one
+//! follow-up per event, so a pop leaves the root vacant (a "hole") and the next push fills it
+//! and sifts down once, instead of a full pop (sift to the bottom and back up) followed by a
+//! full push (sift up). Events are `Copy`, so moving them costs a plain copy and nothing is
+//! allocated per event once the vector has grown. A 4-ary layout halves the depth and keeps
+//! siblings on one cache line, which is what keeps it fast at 100,000+ pending events
+//! (measured in `benches/queue.rs`, see BENCHMARKS.md).
+//!
+//! Past [`RADIX_AT`] pending events the queue moves, once and for good, to a
+//! [`RadixQueue`], whose cost per event does not grow with size. Both pop in exactly
+//! (time, sequence) order, so the switch never changes a result.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use super::{RadixQueue, Time};
 
-use super::Time;
+/// Pending events beyond which the radix queue beats the heap (hold model: the heap wins at
+/// 10 pending, the radix queue from a few hundred; BENCHMARKS.md).
+pub const RADIX_AT: usize = 256;
+
+/// Children per node. 4 measured faster than 2 from 10 to 100,000 pending (BENCHMARKS.md).
+const ARITY: usize = 4;
 
 /// An event popped from the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,46 +34,43 @@ pub struct Scheduled<E> {
     pub event: E,
 }
 
+#[derive(Clone, Copy)]
 struct Entry<E> {
-    key: u128,
+    time: Time,
+    seq: u64,
     event: E,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&other.key)
+impl<E> Entry<E> {
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        ((self.time as u128) << 64) | self.seq as u128
     }
 }
 
 /// Pending events ordered by (time, sequence). See the module docs.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Reverse<Entry<E>>>,
+    heap: Vec<Entry<E>>,
+    /// The root was handed out by the last pop but is still stored: the next push
+    /// overwrites it (fusion), the next pop removes it first.
+    hole: bool,
+    /// Set once more than [`RADIX_AT`] events were pending; from then on it holds them all.
+    radix: Option<RadixQueue<E>>,
     seq: u64,
     now: Time,
     peak_len: usize,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
-        Self { heap: BinaryHeap::new(), seq: 0, now: 0, peak_len: 0 }
+        Self { heap: Vec::new(), hole: false, radix: None, seq: 0, now: 0, peak_len: 0 }
     }
 
     /// The time of the event most recently popped (the current virtual time).
@@ -67,54 +80,172 @@ impl<E> EventQueue<E> {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        if let Some(r) = &self.radix {
+            return r.len();
+        }
+        self.heap.len() - self.hole as usize
     }
 
     /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
     /// The largest number of events that were pending at once.
     pub fn peak_len(&self) -> usize {
-        self.peak_len
+        self.peak_len.max(self.radix.as_ref().map_or(0, |r| r.peak_len()))
     }
 
     /// Schedule `event` at absolute time `time`.
     ///
     /// # Panics
     /// If `time` lies before the current time: virtual time never runs backwards.
+    #[inline]
     pub fn schedule_at(&mut self, time: Time, event: E) {
         assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
-        let key = ((time as u128) << 64) | self.seq as u128;
+        if let Some(r) = &mut self.radix {
+            r.schedule_at(time, event);
+            return;
+        }
+        let entry = Entry { time, seq: self.seq, event };
         self.seq += 1;
-        self.heap.push(Reverse(Entry { key, event }));
-        if self.heap.len() > self.peak_len {
-            self.peak_len = self.heap.len();
+        if self.hole {
+            // Fusion: the vacated root takes the new entry and sifts down once.
+            self.hole = false;
+            self.replace_root(entry);
+        } else {
+            self.heap.push(entry);
+            let last = self.heap.len() - 1;
+            self.sift_up(last, entry);
+            self.peak_len = self.peak_len.max(self.heap.len());
+            if self.heap.len() > RADIX_AT {
+                self.move_to_radix();
+            }
         }
     }
 
+    /// Hand every pending entry, with its insertion number, to a radix queue.
+    #[cold]
+    fn move_to_radix(&mut self) {
+        let mut r = RadixQueue::resume(self.now, self.seq);
+        for e in self.heap.drain(..) {
+            r.insert_keyed(e.time, e.seq, e.event);
+        }
+        self.radix = Some(r);
+    }
+
     /// Schedule `event` after `delay` from now.
+    #[inline]
     pub fn schedule_in(&mut self, delay: Time, event: E) {
         self.schedule_at(self.now.saturating_add(delay), event);
     }
 
     /// Pop the earliest event if it fires at or before `horizon`.
+    #[inline]
     pub fn pop_until(&mut self, horizon: Time) -> Option<Scheduled<E>> {
-        let top = self.heap.peek()?;
-        let time = (top.0.key >> 64) as Time;
-        if time > horizon {
+        if let Some(r) = &mut self.radix {
+            let s = r.pop_until(horizon)?;
+            self.now = s.time;
+            return Some(s);
+        }
+        if self.hole {
+            self.hole = false;
+            self.remove_root();
+        }
+        let top = *self.heap.first()?;
+        if top.time > horizon {
             return None;
         }
-        let Reverse(entry) = self.heap.pop()?;
-        self.now = time;
-        Some(Scheduled { time, event: entry.event })
+        self.hole = true;
+        self.now = top.time;
+        Some(Scheduled { time: top.time, event: top.event })
     }
 
     /// Pop the earliest event.
     pub fn pop(&mut self) -> Option<Scheduled<E>> {
         self.pop_until(Time::MAX)
     }
+
+    /// Drop the root for good: the last entry takes its place.
+    fn remove_root(&mut self) {
+        let last = self.heap.pop().expect("a hole implies a root");
+        if !self.heap.is_empty() {
+            self.sift_down_from_root(last);
+        }
+    }
+
+    /// Place `entry` at the root and restore the heap order. Like std's `pop`, it first
+    /// walks the hole to the bottom along the smaller children (one comparison per child
+    /// instead of two), then sifts `entry` up: new events usually belong near the bottom.
+    fn sift_down_from_root(&mut self, entry: Entry<E>) {
+        let h = &mut self.heap;
+        let len = h.len();
+        let mut pos = 0;
+        loop {
+            let first = ARITY * pos + 1;
+            if first >= len {
+                break;
+            }
+            let (best, _) = min_child(&h[first..(first + ARITY).min(len)], first);
+            h[pos] = h[best];
+            pos = best;
+        }
+        self.sift_up(pos, entry);
+    }
+
+    /// Place `entry` at the root and sift it down top-down, stopping as soon as it is no
+    /// larger than its smallest child. Used for fusion: the follow-up a handler schedules
+    /// first is often the next arrival, which belongs near the top.
+    fn replace_root(&mut self, entry: Entry<E>) {
+        let h = &mut self.heap;
+        let len = h.len();
+        let key = entry.key();
+        let mut pos = 0;
+        loop {
+            let first = ARITY * pos + 1;
+            if first >= len {
+                break;
+            }
+            let (best, best_key) = min_child(&h[first..(first + ARITY).min(len)], first);
+            if key <= best_key {
+                break;
+            }
+            h[pos] = h[best];
+            pos = best;
+        }
+        h[pos] = entry;
+    }
+
+    /// Move `entry`, destined for slot `pos`, up while it is smaller than its parent.
+    #[inline]
+    fn sift_up(&mut self, mut pos: usize, entry: Entry<E>) {
+        let h = &mut self.heap;
+        let key = entry.key();
+        while pos > 0 {
+            let parent = (pos - 1) / ARITY;
+            if h[parent].key() <= key {
+                break;
+            }
+            h[pos] = h[parent];
+            pos = parent;
+        }
+        h[pos] = entry;
+    }
+}
+
+/// The smallest of a node's children (`kids`, the first at index `first`): its index and key.
+#[inline(always)]
+fn min_child<E>(kids: &[Entry<E>], first: usize) -> (usize, u128) {
+    let mut best = first;
+    let mut best_key = kids[0].key();
+    for (i, k) in kids.iter().enumerate().skip(1) {
+        let key = k.key();
+        if key < best_key {
+            best = first + i;
+            best_key = key;
+        }
+    }
+    (best, best_key)
 }
 
 #[cfg(test)]

@@ -119,6 +119,8 @@ impl PolicySpec {
 
     /// Check values that serde cannot: returns what is wrong, naming the field.
     /// `classes` are the scenario's class names (for per-class settings).
+    // `!(x >= 1.0)` is deliberate: it also rejects NaN.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn validate(&self, classes: &[&str]) -> Result<(), String> {
         match self {
             PolicySpec::Timeout(c) if c.timeout.ns() == 0 => Err("Timeout.timeout must be > 0".into()),

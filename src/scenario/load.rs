@@ -328,6 +328,15 @@ fn validate_drift(d: &Drift) -> Result<(), String> {
             }
         }
         Drift::Brownout { peak, .. } if !ok(*peak) => Err("Brownout peak must be > 0".into()),
+        Drift::Periodic { period, duration, factor } => {
+            if period.ns() == 0 || duration > period {
+                Err("Periodic needs period > 0 and duration <= period".into())
+            } else if !ok(*factor) {
+                Err("Periodic factor must be > 0".into())
+            } else {
+                Ok(())
+            }
+        }
         Drift::Points(p) => {
             if p.is_empty() {
                 Err("Points needs at least one point".into())

@@ -424,6 +424,16 @@ pub enum Drift {
         /// Peak factor (30 = 200 ms -> 6 s).
         peak: f64,
     },
+    /// Factor `factor` during the first `duration` of every `period` (from time 0), 1 otherwise:
+    /// a recurring brownout such as "50 ms instead of 10 ms for 2 s of every 10 s".
+    Periodic {
+        /// Length of one cycle.
+        period: Dur,
+        /// How long the factor applies at the start of each cycle.
+        duration: Dur,
+        /// Multiplier while it applies.
+        factor: f64,
+    },
     /// Observed latency over time from a CSV file (columns `t_s` and `latency_ms`); the factor
     /// is the observed latency divided by the base latency's median.
     Csv {

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Side-by-side speed of brownout, SimPy 4.1.2 and the hand-written limit on the reference
+# models of /work/shared/bench, in one go, plus the memory check (peak RSS at 10x horizon).
+#
+#   bash benches/compare.sh            # REPS=3 runs each, medians; SimPy at full size
+#   REPS=5 SIMPY_REPS=1 SIMPY_N=200000 bash benches/compare.sh
+#
+# Logical events = arrivals + outcomes (2 per finished request), counted the way the peer
+# scripts count them: brownout's from summary.json (requests in + outcomes out), the peers'
+# from their own JSON. brownout's wall time is `run --stats`'s (the simulation, not the
+# file writing). Pairing: mmc <-> mmc.py / `models mmc`; timeout-race <-> --mode abandon;
+# timeout-race-bulkhead <-> --mode cancel --cap 20 (a brownout Limiter releases its permit
+# when the timeout fires, like the peers' cancel mode).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPS=${REPS:-3}
+N=${N:-1000000}
+SIMPY_N=${SIMPY_N:-$N}
+SIMPY_REPS=${SIMPY_REPS:-$REPS}
+BENCH=${BENCH_DIR:-$(cd .. && pwd)/shared/bench}
+[ -d "$BENCH" ] || BENCH=/work/shared/bench
+VENV=${VENV:-/tmp/peers-venv}
+LIMIT_TARGET=${LIMIT_TARGET:-/tmp/brownout-limit-target}
+OUT=$(mktemp -d /tmp/brownout-compare.XXXXXX)
+
+echo "== building (release)" >&2
+cargo build --release --quiet
+(cd "$BENCH/limit" && cargo build --release --quiet --target-dir "$LIMIT_TARGET")
+if ! "$VENV/bin/python" -c "import simpy" 2>/dev/null; then
+  echo "== installing simpy==4.1.2 into $VENV" >&2
+  python3 -m venv "$VENV" && "$VENV/bin/pip" install -q simpy==4.1.2
+fi
+BIN=target/release/brownout
+LIM=$LIMIT_TARGET/release/models
+
+echo "== uptime before: $(uptime)" >&2
+for m in mmc timeout-race timeout-race-bulkhead; do
+  for r in $(seq "$REPS"); do
+    d=$OUT/bo-$m-$r
+    "$BIN" run "scenarios/bench/$m.ron" --stats --out "$d" >/dev/null 2>&1
+    python3 - "$d" "$m" >>"$OUT/brownout.jsonl" <<'PY'
+import json, sys
+d, m = sys.argv[1], sys.argv[2]
+st = json.load(open(f"{d}/stats.json")); su = json.load(open(f"{d}/summary.json"))
+run = su["runs"][0]; c = run["classes"][0]; o = c["outcomes"]
+outs = sum(o.values())
+stat = (c["latency_ms"]["mean"] - run["dependency"]["latency_ms"]["mean"] if m == "mmc"
+        else (o["timeout"] + o["rejected"]) / outs)
+print(json.dumps({"model": m, "logical": c["requests"] + outs, "wall": st["wall_s"],
+                  "rss_kib": st["peak_rss_kib"], "stat": stat}))
+PY
+  done
+done
+echo "== limit" >&2
+"$LIM" mmc --n "$N" --reps "$REPS" | sed 's/^{/{"model":"mmc",/' >>"$OUT/limit.jsonl"
+"$LIM" race --mode abandon --n "$N" --reps "$REPS" | sed 's/^{/{"model":"timeout-race",/' >>"$OUT/limit.jsonl"
+"$LIM" race --mode cancel --cap 20 --n "$N" --reps "$REPS" | sed 's/^{/{"model":"timeout-race-bulkhead",/' >>"$OUT/limit.jsonl"
+echo "== SimPy (slow: ~10-25 s per run at 1,000,000 requests)" >&2
+PY="$VENV/bin/python"
+$PY "$BENCH/peers/mmc.py" --n "$SIMPY_N" --reps "$SIMPY_REPS" | sed 's/^{/{"model":"mmc",/' >>"$OUT/simpy.jsonl"
+$PY "$BENCH/peers/timeout_race.py" --mode abandon --n "$SIMPY_N" --reps "$SIMPY_REPS" | sed 's/^{/{"model":"timeout-race",/' >>"$OUT/simpy.jsonl"
+$PY "$BENCH/peers/timeout_race.py" --mode cancel --cap 20 --n "$SIMPY_N" --reps "$SIMPY_REPS" | sed 's/^{/{"model":"timeout-race-bulkhead",/' >>"$OUT/simpy.jsonl"
+
+echo "== memory: M/M/c at 111 s and at 1111 s of simulated time" >&2
+for h in 111111ms 1111111ms; do
+  sed "s/horizon: \"1111111ms\"/horizon: \"$h\"/" scenarios/bench/mmc.ron >"$OUT/mmc-$h.ron"
+  "$BIN" run "$OUT/mmc-$h.ron" --stats --out "$OUT/rss-$h" >/dev/null 2>&1
+  python3 -c "import json,sys; print(sys.argv[1], json.load(open(sys.argv[2]))['peak_rss_kib'])" \
+    "$h" "$OUT/rss-$h/stats.json" >>"$OUT/rss.txt"
+done
+echo "== uptime after: $(uptime)" >&2
+
+python3 - "$OUT" <<'PY'
+import json, statistics, sys
+out = sys.argv[1]
+def load(f):
+    rows = {}
+    for line in open(f"{out}/{f}"):
+        d = json.loads(line); rows.setdefault(d["model"], []).append(d)
+    return rows
+bo, lim, sp = load("brownout.jsonl"), load("limit.jsonl"), load("simpy.jsonl")
+med = statistics.median
+def eps(rows): return med(r["logical_events_per_s"] for r in rows)
+def peer_stat(m, r): return r["Wq_sim_ms"] if m == "mmc" else r["timeout_frac"]
+print("| model | brownout M ev/s | limit M ev/s | SimPy M ev/s | brownout/limit | brownout/SimPy | statistic: brownout / limit / SimPy |")
+print("|---|---|---|---|---|---|---|")
+for m in ["mmc", "timeout-race", "timeout-race-bulkhead"]:
+    b = med(r["logical"] / r["wall"] for r in bo[m]); l = eps(lim[m]); s = eps(sp[m])
+    name = "mean wait ms" if m == "mmc" else "timeout fraction"
+    stat = " / ".join(f"{med(x):.4f}" for x in ([r["stat"] for r in bo[m]],
+                      [peer_stat(m, r) for r in lim[m]], [peer_stat(m, r) for r in sp[m]]))
+    print(f"| {m} | {b/1e6:.2f} | {l/1e6:.2f} | {s/1e6:.3f} | {b/l:.2f} | {b/s:.1f} | {name}: {stat} |")
+rss = [line.split() for line in open(f"{out}/rss.txt")]
+(h1, k1), (h2, k2) = rss
+print(f"\npeak RSS, M/M/c: {k1} KiB at horizon {h1}, {k2} KiB at {h2} ({(int(k2)/int(k1)-1)*100:+.1f} %)")
+print(f"medians of {len(bo['mmc'])} brownout/limit runs and {len(sp['mmc'])} SimPy runs per model; raw JSON in {out}")
+PY

@@ -1,0 +1,261 @@
+//! A radix heap: the same (time, insertion sequence) order and API as [`EventQueue`], for
+//! very large numbers of pending events.
+//!
+//! It relies on virtual time never running backwards: every new key is larger than the key
+//! last popped, so an entry is filed in the bucket of the highest bit in which its key
+//! differs from that last key. A pop takes the lowest non-empty bucket and, when that is not
+//! bucket 0, refiles its entries against the new minimum into lower buckets. An entry moves
+//! at most 128 times in its life and usually a handful of times, so the cost per event does
+//! not grow with the number pending the way a heap's log(n) does (measured in
+//! `benches/queue.rs`, see BENCHMARKS.md). Keys (time, sequence) are unique, so bucket 0
+//! holds at most one entry and ties still pop first in, first out.
+//!
+//! [`EventQueue`]: super::EventQueue
+
+use super::{Scheduled, Time};
+
+#[derive(Clone, Copy)]
+struct Entry<E> {
+    key: u128,
+    event: E,
+}
+
+/// Pending events ordered by (time, sequence), stored in radix buckets. See the module docs.
+pub struct RadixQueue<E> {
+    /// Bucket b holds keys whose highest bit differing from `last` is bit b - 1.
+    buckets: Vec<Vec<Entry<E>>>,
+    /// Bit b set when bucket b is non-empty: finding the lowest is one instruction instead
+    /// of a scan over up to 129 buckets on every pop.
+    full: [u64; 3],
+    /// A lower bound of every stored key: the last key popped or made minimum.
+    last: u128,
+    len: usize,
+    seq: u64,
+    now: Time,
+    peak_len: usize,
+}
+
+impl<E: Copy> Default for RadixQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn bucket_of(key: u128, last: u128) -> usize {
+    (u128::BITS - (key ^ last).leading_zeros()) as usize
+}
+
+impl<E: Copy> RadixQueue<E> {
+    /// An empty queue at time zero.
+    pub fn new() -> Self {
+        Self {
+            buckets: (0..=u128::BITS).map(|_| Vec::new()).collect(),
+            full: [0; 3],
+            last: 0,
+            len: 0,
+            seq: 0,
+            now: 0,
+            peak_len: 0,
+        }
+    }
+
+    /// File `entry` in its bucket relative to `last`.
+    #[inline]
+    fn file(&mut self, entry: Entry<E>) {
+        let b = bucket_of(entry.key, self.last);
+        self.buckets[b].push(entry);
+        self.full[b / 64] |= 1 << (b % 64);
+    }
+
+    /// The lowest non-empty bucket.
+    #[inline]
+    fn lowest(&self) -> Option<usize> {
+        let w = self.full.iter().position(|&w| w != 0)?;
+        Some(w * 64 + self.full[w].trailing_zeros() as usize)
+    }
+
+    /// An empty radix queue that continues a queue stopped at `now` whose next insertion
+    /// number is `seq`, so that entries moved over keep their order.
+    pub(super) fn resume(now: Time, seq: u64) -> Self {
+        Self { last: (now as u128) << 64, seq, now, ..Self::new() }
+    }
+
+    /// File an entry that already has its insertion number (moved from another queue).
+    pub(super) fn insert_keyed(&mut self, time: Time, seq: u64, event: E) {
+        let key = ((time as u128) << 64) | seq as u128;
+        debug_assert!(key >= self.last, "moved entry lies before the queue's time");
+        self.file(Entry { key, event });
+        self.len += 1;
+        self.peak_len = self.peak_len.max(self.len);
+    }
+
+    /// The time of the event most recently popped (the current virtual time).
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Number of pending events.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The largest number of events that were pending at once.
+    pub fn peak_len(&self) -> usize {
+        self.peak_len
+    }
+
+    /// Schedule `event` at absolute time `time`.
+    ///
+    /// # Panics
+    /// If `time` lies before the current time: virtual time never runs backwards.
+    #[inline]
+    pub fn schedule_at(&mut self, time: Time, event: E) {
+        assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        let key = ((time as u128) << 64) | self.seq as u128;
+        self.seq += 1;
+        self.file(Entry { key, event });
+        self.len += 1;
+        self.peak_len = self.peak_len.max(self.len);
+    }
+
+    /// Schedule `event` after `delay` from now.
+    pub fn schedule_in(&mut self, delay: Time, event: E) {
+        self.schedule_at(self.now.saturating_add(delay), event);
+    }
+
+    /// Pop the earliest event if it fires at or before `horizon`.
+    pub fn pop_until(&mut self, horizon: Time) -> Option<Scheduled<E>> {
+        if self.buckets[0].is_empty() {
+            let b = self.lowest()?;
+            let min = self.buckets[b].iter().map(|e| e.key).min()?;
+            if (min >> 64) as Time > horizon {
+                // Leave `last` alone: events may still be scheduled before `min`.
+                return None;
+            }
+            self.last = min;
+            let mut moved = std::mem::take(&mut self.buckets[b]);
+            self.full[b / 64] &= !(1 << (b % 64));
+            for e in &moved {
+                self.file(*e);
+            }
+            // Keep the emptied vector's capacity for the next refill of bucket b.
+            moved.clear();
+            self.buckets[b] = moved;
+        }
+        let top = self.buckets[0][0];
+        let time = (top.key >> 64) as Time;
+        if time > horizon {
+            return None;
+        }
+        self.buckets[0].clear();
+        self.full[0] &= !1;
+        self.len -= 1;
+        self.now = time;
+        Some(Scheduled { time, event: top.event })
+    }
+
+    /// Pop the earliest event.
+    pub fn pop(&mut self) -> Option<Scheduled<E>> {
+        self.pop_until(Time::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EventQueue;
+    use proptest::prelude::*;
+
+    /// The oracle: a plain list; a pop scans for the smallest (time, insertion number).
+    #[derive(Default)]
+    struct Oracle {
+        pending: Vec<(Time, u64, u32)>,
+        seq: u64,
+        now: Time,
+    }
+
+    impl Oracle {
+        fn push(&mut self, time: Time, ev: u32) {
+            self.pending.push((time, self.seq, ev));
+            self.seq += 1;
+        }
+        fn pop_until(&mut self, horizon: Time) -> Option<(Time, u32)> {
+            let i = (0..self.pending.len()).min_by_key(|&i| (self.pending[i].0, self.pending[i].1))?;
+            if self.pending[i].0 > horizon {
+                return None;
+            }
+            let (t, _, ev) = self.pending.swap_remove(i);
+            self.now = t;
+            Some((t, ev))
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Push(Time),
+        Pop,
+        PopUntil(Time),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            // Many zero and small delays make ties and equal-time bursts common.
+            3 => prop_oneof![Just(0u64), 0u64..4, 0u64..1_000_000].prop_map(Op::Push),
+            2 => Just(Op::Pop),
+            1 => (0u64..2_000).prop_map(Op::PopUntil),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn both_queues_pop_exactly_like_the_oracle(
+            prefill in 0u32..600,
+            ops in prop::collection::vec(op(), 0..400),
+        ) {
+            let (mut o, mut h, mut r) = (Oracle::default(), EventQueue::new(), RadixQueue::new());
+            // A prefill past RADIX_AT makes EventQueue switch to its radix representation.
+            for i in 0..prefill {
+                let t = (i as Time * 7919) % 1000;
+                o.push(t, u32::MAX - i);
+                h.schedule_at(t, u32::MAX - i);
+                r.schedule_at(t, u32::MAX - i);
+            }
+            for (n, op) in ops.into_iter().enumerate() {
+                let n = n as u32;
+                match op {
+                    Op::Push(d) => {
+                        let t = o.now + d;
+                        o.push(t, n);
+                        h.schedule_at(t, n);
+                        r.schedule_at(t, n);
+                    }
+                    Op::Pop | Op::PopUntil(_) => {
+                        let horizon = match op { Op::PopUntil(d) => o.now + d, _ => Time::MAX };
+                        let want = o.pop_until(horizon);
+                        prop_assert_eq!(h.pop_until(horizon).map(|s| (s.time, s.event)), want);
+                        prop_assert_eq!(r.pop_until(horizon).map(|s| (s.time, s.event)), want);
+                    }
+                }
+                prop_assert_eq!(h.len(), o.pending.len());
+                prop_assert_eq!(r.len(), o.pending.len());
+            }
+        }
+    }
+
+    #[test]
+    fn an_event_before_a_refused_horizon_can_still_be_scheduled() {
+        // pop_until must not advance its lower bound past events it did not hand out.
+        let mut r = RadixQueue::new();
+        r.schedule_at(100, 'b');
+        assert!(r.pop_until(50).is_none());
+        r.schedule_at(60, 'a');
+        assert_eq!(r.pop().map(|s| s.event), Some('a'));
+        assert_eq!(r.pop().map(|s| s.event), Some('b'));
+        assert!(r.pop().is_none());
+    }
+}
