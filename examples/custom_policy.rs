@@ -27,7 +27,7 @@ struct EwmaShed {
 }
 
 impl EwmaShed {
-    fn new(cfg: &PluginConfig, ctx: &BuildCtx) -> Result<Box<dyn Policy>, String> {
+    fn factory(cfg: &PluginConfig, ctx: &BuildCtx) -> Result<Box<dyn Policy>, String> {
         let shed = cfg.param("shed", 0.8);
         if !(0.0..=1.0).contains(&shed) {
             return Err(format!("ewma-shed: shed must lie in [0, 1], got {shed}"));
@@ -66,7 +66,7 @@ impl Policy for EwmaShed {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/custom_policy.ron");
     let scenario = brownout::scenario::load(&path)?;
-    let plugins = Plugins::new().register("ewma-shed", EwmaShed::new);
+    let plugins = Plugins::new().register("ewma-shed", EwmaShed::factory);
     let model = Model::build_with_plugins(&scenario, scenario.seed, path.parent().unwrap(), plugins)?;
     let result = run_all(&model, RunOptions::default(), true);
     print!("{}", table::terminal(&result.summary));
