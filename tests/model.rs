@@ -184,3 +184,90 @@ fn goodput_counts_answers_within_the_deadline() {
     // Throughput is the Poisson rate: 100/s within a few standard errors (sqrt(20000)/200).
     assert!((api.throughput_per_s - 100.0).abs() < 3.0, "{}", api.throughput_per_s);
 }
+
+#[test]
+fn closed_loop_users_send_as_fast_as_answers_come_back() {
+    // Five users, no think time, every answer takes exactly 100 ms: each user completes a
+    // request every 100 ms, so 10 s give 5 x 100 = 500 answers, and the 5 requests sent at
+    // exactly 10 s are still in flight at the horizon.
+    let s = scenario(
+        r#"Scenario(
+        name: "closed", horizon: "10s",
+        fleet: (workers: (slots: 10), pool: (max_connections: 10, acquire_timeout: "1s")),
+        classes: [(name: "api", arrivals: ClosedLoop(users: 5, think: "0s"), deadline: "1s")],
+        dependency: (latency: Constant("100ms")),
+        policies: [(name: "none")],
+    )"#,
+    );
+    let r = &run(&s, 1, false).summary.runs[0];
+    assert_eq!(r.classes[0].outcomes.ok, 500);
+    assert_eq!(r.in_flight_at_end, 5);
+}
+
+fn scenario_in_tests(text: &str) -> ScenarioResult {
+    let s = scenario(text);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let model = Model::build(&s, s.seed, &dir).unwrap();
+    run_all(&model, RunOptions::default(), false)
+}
+
+#[test]
+fn empirical_latencies_are_resampled_from_the_csv() {
+    // Two observed latencies, 100 and 300 ms: each call draws one of them with probability
+    // 1/2, so the dependency's mean is 200 ms (standard error ~100/sqrt(n)) and its minimum
+    // and maximum are exactly the two values.
+    let r = scenario_in_tests(
+        r#"Scenario(
+        name: "empirical", horizon: "100s",
+        fleet: (workers: (slots: 1000), pool: (max_connections: 1000, acquire_timeout: "1s")),
+        classes: [(name: "api", arrivals: Poisson(rate_per_s: 50.0), deadline: "1s")],
+        dependency: (latency: Empirical(file: "data/two-latencies.csv")),
+        policies: [(name: "none")],
+    )"#,
+    );
+    let d = &r.summary.runs[0].dependency.latency_ms;
+    assert!((d.mean - 200.0).abs() < 10.0, "{}", d.mean);
+    assert_eq!(d.max, 300.0);
+    // No gateway overhead: a request's latency is one of the two observed values, so the
+    // median is one of them, to the histogram's 3 significant digits (0.1 %).
+    let p50 = r.summary.runs[0].classes[0].latency_ms.p50;
+    assert!((p50 - 100.0).abs() <= 0.1 || (p50 - 300.0).abs() <= 0.3, "{p50}");
+}
+
+#[test]
+fn an_incident_replayed_from_csv_drives_the_latency() {
+    // Observed latency 100 ms until 10 s, then 1,000 ms; the base latency is a constant
+    // 100 ms, so the drift factor is 1 then 10. A call at 5 s takes 100 ms, one at 15 s 1 s.
+    let r = scenario_in_tests(
+        r#"Scenario(
+        name: "replay", horizon: "20s",
+        fleet: (workers: (slots: 10), pool: (max_connections: 10, acquire_timeout: "1s")),
+        classes: [
+            (name: "before", arrivals: Scripted(times: ["5s"]), deadline: "5s"),
+            (name: "after", arrivals: Scripted(times: ["15s"]), deadline: "5s"),
+        ],
+        dependency: (latency: Constant("100ms"), drift: Csv(file: "data/incident.csv")),
+        policies: [(name: "none")],
+    )"#,
+    );
+    let c = &r.summary.runs[0].classes;
+    assert_eq!(c[0].latency_ms.max, 100.0);
+    assert_eq!(c[1].latency_ms.max, 1000.0);
+}
+
+#[test]
+fn check_determinism_reproduces_every_run() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_brownout"))
+        .args([
+            "run",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/r02-limit.ron"),
+            "--check-determinism",
+            "--no-charts",
+        ])
+        .arg("--out")
+        .arg(std::env::temp_dir().join("brownout-determinism-check"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("reproduced event for event"));
+}

@@ -172,6 +172,8 @@ struct WindowClass {
     offered: u64,
     outcomes: Outcomes,
     good: u64,
+    missed: u64,
+    cost: f64,
     latency: Lat,
     staleness: Lat,
     stale_wrong: u64,
@@ -183,6 +185,8 @@ impl WindowClass {
             offered: 0,
             outcomes: Outcomes::default(),
             good: 0,
+            missed: 0,
+            cost: 0.0,
             latency: Lat::new(),
             staleness: Lat::new(),
             stale_wrong: 0,
@@ -192,6 +196,8 @@ impl WindowClass {
         self.offered = 0;
         self.outcomes = Outcomes::default();
         self.good = 0;
+        self.missed = 0;
+        self.cost = 0.0;
         self.latency.reset();
         self.staleness.reset();
         self.stale_wrong = 0;
@@ -225,6 +231,10 @@ pub struct WindowRow {
     pub goodput_per_s: f64,
     /// Fallbacks per second.
     pub fallback_per_s: f64,
+    /// Responses after the deadline.
+    pub deadline_missed: u64,
+    /// Business cost of the requests that finished in the window.
+    pub business_cost: f64,
     /// Gateway latency median, ms.
     pub latency_p50_ms: f64,
     /// Gateway latency p95, ms.
@@ -398,6 +408,10 @@ impl Recorder {
         if answered && in_time {
             w.good += 1;
         }
+        w.missed += !in_time as u64;
+        let (cs, cr, cl) = self.s.costs;
+        w.cost +=
+            order.substitution as u64 as f64 * cs + order.refund as u64 as f64 * cr + order.lost as u64 as f64 * cl;
         if let Some((age, wrong)) = staleness {
             w.staleness.record(age);
             w.stale_wrong += wrong as u64;
@@ -553,6 +567,8 @@ impl Recorder {
                 fallback: w.outcomes.fallback,
                 goodput_per_s: w.good as f64 / secs,
                 fallback_per_s: w.outcomes.fallback as f64 / secs,
+                deadline_missed: w.missed,
+                business_cost: w.cost,
                 latency_p50_ms: w.latency.q_ms(0.5),
                 latency_p95_ms: w.latency.q_ms(0.95),
                 staleness_p95_ms: w.staleness.q_ms(0.95),
