@@ -231,9 +231,11 @@ pub struct WindowRow {
     pub goodput_per_s: f64,
     /// Fallbacks per second.
     pub fallback_per_s: f64,
-    /// Responses after the deadline.
+    /// Responses after the deadline (absent in files from older versions: 0).
+    #[serde(default)]
     pub deadline_missed: u64,
     /// Business cost of the requests that finished in the window.
+    #[serde(default)]
     pub business_cost: f64,
     /// Gateway latency median, ms.
     pub latency_p50_ms: f64,
