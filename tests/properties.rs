@@ -126,6 +126,8 @@ fn shipped_policies() -> &'static [PolicySpec] {
 fn limiter() -> impl Strategy<Value = PolicySpec> {
     (1..8u32, 0..4u32, ms(0, 200), any::<bool>()).prop_map(|(permits, queue, wait, fb)| {
         let refuse = if fb { "Fallback" } else { "Rejected" };
+        // A queue needs a positive wait (validation refuses a queue nothing can wait in).
+        let queue = if wait.ns() == 0 { 0 } else { queue };
         ron(&format!(
             "Limiter((permits: {permits}, queue: {queue}, max_wait: \"{}\", refuse_as: {refuse}))",
             dur_text(wait)
