@@ -13,6 +13,7 @@
 //! never report. An aged call that later completes is not counted again (its error, if it
 //! fails, is not added).
 
+use super::trials::Trials;
 use serde::{Deserialize, Serialize};
 
 use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal, Status};
@@ -163,8 +164,7 @@ pub struct ErrorRate {
     state: BreakerState,
     window: Window,
     trials: Window,
-    permits_left: u32,
-    trial_ids: Vec<u64>,
+    probes: Trials,
     open_until: Time,
     half_open_deadline: Option<Time>,
     attempts: u32,
@@ -184,8 +184,7 @@ impl ErrorRate {
             state: BreakerState::Closed,
             window,
             trials: Window::count(cfg.half_open_calls),
-            permits_left: 0,
-            trial_ids: Vec::new(),
+            probes: Trials::default(),
             open_until: 0,
             half_open_deadline: None,
             attempts: 0,
@@ -221,8 +220,7 @@ impl ErrorRate {
 
     fn half_open(&mut self, now: Time) {
         self.state = BreakerState::HalfOpen;
-        self.permits_left = self.cfg.half_open_calls;
-        self.trial_ids.clear();
+        self.probes.open(self.cfg.half_open_calls);
         self.trials.clear();
         self.half_open_deadline = self.cfg.max_half_open_wait.map(|w| now + w.ns());
         self.since = now;
@@ -291,13 +289,8 @@ impl Policy for ErrorRate {
         }
         match self.state {
             BreakerState::Open => return Admission::Refuse(Refusal::ShortCircuited),
-            BreakerState::HalfOpen if self.permits_left == 0 => {
-                return Admission::Refuse(Refusal::ShortCircuited);
-            }
-            BreakerState::HalfOpen => {
-                self.permits_left -= 1;
-                self.trial_ids.push(a.id);
-            }
+            BreakerState::HalfOpen if !self.probes.take(a.id) => return Admission::Refuse(Refusal::ShortCircuited),
+            BreakerState::HalfOpen => {}
             BreakerState::Closed => {}
         }
         if self.ageing().is_some() {
@@ -308,12 +301,7 @@ impl Policy for ErrorRate {
 
     fn cancel(&mut self, a: &Attempt) {
         self.inflight.remove(a.id);
-        if let Some(i) = self.trial_ids.iter().position(|&id| id == a.id) {
-            self.trial_ids.swap_remove(i);
-            if self.state == BreakerState::HalfOpen {
-                self.permits_left += 1;
-            }
-        }
+        self.probes.cancel(a.id, self.state == BreakerState::HalfOpen);
     }
 
     fn complete(&mut self, d: &Completed) {

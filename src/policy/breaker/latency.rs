@@ -13,6 +13,7 @@
 //! half-open episode are ignored, and errors are judged by their duration alone (pair this
 //! breaker with an error-rate one to catch fast failures).
 
+use super::trials::Trials;
 use serde::{Deserialize, Serialize};
 
 use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal, Status};
@@ -104,8 +105,7 @@ pub struct Latency {
     streak: u32,
     open_until: Time,
     attempts: u32,
-    probes_left: u32,
-    probe_ids: Vec<u64>,
+    probes: Trials,
     probes_ok: u32,
     inflight: InFlight,
 }
@@ -120,8 +120,7 @@ impl Latency {
             streak: 0,
             open_until: 0,
             attempts: 0,
-            probes_left: 0,
-            probe_ids: Vec::new(),
+            probes: Trials::default(),
             probes_ok: 0,
             inflight: InFlight::default(),
             cfg: cfg.clone(),
@@ -195,7 +194,7 @@ impl Latency {
             return None;
         }
         let thr = self.cfg.threshold.ns();
-        self.probe_ids.iter().filter_map(|&id| self.inflight.start(id)).min().map(|s| s + thr + 1)
+        self.probes.ids().iter().filter_map(|&id| self.inflight.start(id)).min().map(|s| s + thr + 1)
     }
 }
 
@@ -204,19 +203,13 @@ impl Policy for Latency {
         self.tick(a.now);
         if self.state == BreakerState::Open && a.now >= self.open_until {
             self.state = BreakerState::HalfOpen;
-            self.probes_left = self.cfg.probes;
-            self.probe_ids.clear();
+            self.probes.open(self.cfg.probes);
             self.probes_ok = 0;
         }
         match self.state {
             BreakerState::Open => return Admission::Refuse(Refusal::ShortCircuited),
-            BreakerState::HalfOpen if self.probes_left == 0 => {
-                return Admission::Refuse(Refusal::ShortCircuited);
-            }
-            BreakerState::HalfOpen => {
-                self.probes_left -= 1;
-                self.probe_ids.push(a.id);
-            }
+            BreakerState::HalfOpen if !self.probes.take(a.id) => return Admission::Refuse(Refusal::ShortCircuited),
+            BreakerState::HalfOpen => {}
             BreakerState::Closed => {}
         }
         self.inflight.admit(a.id, a.now);
@@ -225,22 +218,15 @@ impl Policy for Latency {
 
     fn cancel(&mut self, a: &Attempt) {
         self.inflight.remove(a.id);
-        if let Some(i) = self.probe_ids.iter().position(|&id| id == a.id) {
-            self.probe_ids.swap_remove(i);
-            if self.state == BreakerState::HalfOpen {
-                self.probes_left += 1;
-            }
-        }
+        self.probes.cancel(a.id, self.state == BreakerState::HalfOpen);
     }
 
     fn complete(&mut self, d: &Completed) {
         self.tick(d.now);
         self.inflight.remove(d.id);
-        let probe = self.probe_ids.iter().position(|&id| id == d.id);
         match self.state {
             BreakerState::Closed => self.samples.push(d.duration()),
-            BreakerState::HalfOpen if probe.is_some() => {
-                self.probe_ids.swap_remove(probe.expect("probe"));
+            BreakerState::HalfOpen if self.probes.finish(d.id) => {
                 if d.duration() > self.cfg.threshold.ns() {
                     self.open(d.now);
                 } else {

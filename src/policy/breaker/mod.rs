@@ -1,5 +1,5 @@
-//! Circuit breakers. Each file is one state machine; `window` and `inflight` are the
-//! pieces the rate breakers share.
+//! Circuit breakers. Each file is one state machine; `window`, `inflight` and `trials` are
+//! the pieces the breakers share.
 
 pub mod consecutive;
 pub mod error_rate;
@@ -9,4 +9,5 @@ pub mod latency;
 pub mod polly;
 pub mod resilience4j;
 pub mod sentinel;
+pub mod trials;
 pub mod window;
