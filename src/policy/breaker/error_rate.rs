@@ -13,11 +13,11 @@
 //! never report. An aged call that later completes is not counted again (its error, if it
 //! fails, is not added).
 
-use super::trials::Trials;
 use serde::{Deserialize, Serialize};
 
 use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal, Status};
 use super::inflight::InFlight;
+use super::trials::Trials;
 use super::window::{Counts, Sample, Window};
 use crate::engine::Time;
 use crate::scenario::Dur;

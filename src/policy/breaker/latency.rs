@@ -13,12 +13,12 @@
 //! half-open episode are ignored, and errors are judged by their duration alone (pair this
 //! breaker with an error-rate one to catch fast failures).
 
-use super::trials::Trials;
 use serde::{Deserialize, Serialize};
 
 use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal, Status};
 use super::error_rate::{check_break, grown_break};
 use super::inflight::InFlight;
+use super::trials::Trials;
 use crate::engine::Time;
 use crate::scenario::Dur;
 
