@@ -253,3 +253,21 @@ fn hedging_after_a_fixed_delay_takes_the_first_answer() {
     assert_eq!(h.dependency.calls, 20);
     assert_eq!(h.dependency.abandoned, 10, "every slow primary is abandoned");
 }
+
+#[test]
+fn a_persistent_limiter_gets_its_permits_back_from_requests_lost_in_a_crash() {
+    // One permit, kept outside the process. A call is in flight (1 s latency) when the
+    // instance restarts at 0.5 s: the request dies, and the permit it held must come back,
+    // or every later request would be refused. Requests at 2 s and 4 s each get the permit.
+    let text = r#"Scenario(
+        name: "crash", horizon: "10s",
+        fleet: (workers: (slots: 10), pool: (max_connections: 10, acquire_timeout: "1s"),
+                restarts: [(at: "500ms", instances: [0])]),
+        classes: [(name: "api", arrivals: Scripted(times: ["0s", "2s", "4s"]), deadline: "5s")],
+        dependency: (latency: Constant("1s")),
+        policies: [(name: "kept", stack: [(policy: Limiter((permits: 1)), persistent: true)])],
+    )"#;
+    let s = run(text);
+    let o = s.runs[0].classes[0].outcomes;
+    assert_eq!((o.error, o.ok, o.rejected), (1, 2, 0));
+}

@@ -128,6 +128,8 @@ impl World<'_> {
             if r.instance != instance {
                 continue;
             }
+            self.crash_layers(now, q, tok);
+            let r = self.reqs.get_mut(tok).expect("live request");
             r.worker = false;
             r.conns = 0;
             for call in [r.call.take(), r.hedge.take()].into_iter().flatten() {
@@ -182,6 +184,39 @@ impl World<'_> {
             let old = layer.last;
             *layer = LayerRt { last: old, policy, queue: VecDeque::new(), waiting: 0, wake: None, wake_generation };
             self.note(now, q, instance, l as u8);
+        }
+    }
+
+    /// Tell the layers a crashed request had passed: an attempt in flight fails, one still
+    /// waiting was not executed, and layers outside a retry layer see the request fail.
+    /// This matters for state that survives the restart (persistent or fleet-wide layers:
+    /// a limiter must get its permits back); the other layers are rebuilt anyway.
+    fn crash_layers(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let r = self.reqs.get(tok).expect("live request");
+        let (class, inst, attempt, pos, phase) = (r.class as usize, r.instance, r.attempt, r.pos as usize, r.phase);
+        let inner = self.inner_start[class] as usize;
+        match phase {
+            Phase::Calling => {
+                for p in (inner..pos).rev() {
+                    let l = self.class_layers[class][p];
+                    let r = self.reqs.get(tok).expect("live request");
+                    let outcome = CallOutcome::Error;
+                    let done =
+                        Completed { now, class: r.class, id: r.attempt_id, admitted_at: r.admitted_at[p], outcome };
+                    self.deliver(now, q, inst, l, Notice::Complete(done));
+                }
+            }
+            Phase::LayerQueue | Phase::PoolQueue => self.cancel_admitted(now, q, tok),
+            _ => {}
+        }
+        let outer_open = inner > 0
+            && match phase {
+                Phase::Calling | Phase::Backoff => true,
+                Phase::LayerQueue | Phase::PoolQueue => attempt > 1,
+                _ => false,
+            };
+        if outer_open {
+            self.complete_outer(now, q, tok, CallOutcome::Error);
         }
     }
 }
