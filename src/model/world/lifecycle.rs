@@ -206,7 +206,14 @@ impl World<'_> {
                     self.deliver(now, q, inst, l, Notice::Complete(done));
                 }
             }
-            Phase::LayerQueue | Phase::PoolQueue => self.cancel_admitted(now, q, tok),
+            Phase::LayerQueue | Phase::PoolQueue => {
+                if phase == Phase::LayerQueue {
+                    // It leaves the queue it waits in (its entry becomes a tombstone).
+                    let l = self.class_layers[class][pos];
+                    self.layer_mut(inst, l).waiting -= 1;
+                }
+                self.cancel_admitted(now, q, tok)
+            }
             _ => {}
         }
         let outer_open = inner > 0
