@@ -92,23 +92,27 @@ impl Popularity {
     }
 }
 
-/// A cached value: when it was stored and which stock version it was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cached {
-    /// When the value was fetched.
-    pub at: Time,
-    /// The stock version it shows.
-    pub version: u32,
-}
+/// A cache slot that holds nothing.
+const EMPTY: Time = Time::MAX;
 
 /// The true stock history and the caches, for one run.
+///
+/// Times are compared as stamps, `time + 1`, with 0 for "before time began" (a prewarmed
+/// value): a cached value is wrong exactly when the item's last change has a later stamp
+/// than the value. That equals comparing version numbers (a value fetched at `t` includes
+/// the changes at or before `t`; a prewarmed one none), but a cache slot is then one 8-byte
+/// stamp instead of a 24-byte `Option<(time, version)>`: the per-instance caches of the
+/// grocery catalogue shrink from 4.8 MB to 1.6 MB, and the fallback's cache miss with them.
 #[derive(Debug, Clone)]
 pub struct Stock {
     seed: u64,
     mean_gap_ns: f64,
     version: Vec<u32>,
     next_change: Vec<Time>,
-    caches: Vec<Vec<Option<Cached>>>,
+    /// Stamp of each item's last change so far (0: none).
+    changed: Vec<Time>,
+    /// Stamp of each cached value per cache, or `EMPTY`.
+    caches: Vec<Vec<Time>>,
     ttl: Option<Time>,
 }
 
@@ -128,12 +132,13 @@ impl Stock {
         let mean_gap_ns =
             if c.changes_per_hour > 0.0 { 3600.0 * SECOND as f64 / c.changes_per_hour } else { f64::INFINITY };
         let caches = if c.shared_cache { 1 } else { instances as usize };
-        let init = if c.prewarm { Some(Cached { at: 0, version: 0 }) } else { None };
+        let init = if c.prewarm { 0 } else { EMPTY };
         let mut s = Self {
             seed,
             mean_gap_ns,
             version: vec![0; n],
             next_change: vec![0; n],
+            changed: vec![0; n],
             caches: vec![vec![init; n]; caches],
             ttl: c.ttl.map(|d| d.ns()),
         };
@@ -156,6 +161,7 @@ impl Stock {
         let i = item as usize;
         while self.next_change[i] <= now {
             self.version[i] += 1;
+            self.changed[i] = self.next_change[i] + 1;
             let g = self.gap(item, self.version[i]);
             self.next_change[i] = self.next_change[i].saturating_add(g.max(1));
         }
@@ -168,27 +174,31 @@ impl Stock {
 
     /// A successful response refreshes the cache.
     pub fn refresh(&mut self, instance: u32, item: u32, now: Time) {
-        let version = self.version(item, now);
+        self.version(item, now);
         let c = self.cache_index(instance);
-        self.caches[c][item as usize] = Some(Cached { at: now, version });
+        self.caches[c][item as usize] = now + 1;
     }
 
     /// Serve a fallback from the cache, if it holds a value young enough.
     pub fn serve(&mut self, instance: u32, item: u32, now: Time) -> Option<Served> {
         let c = self.cache_index(instance);
-        let cached = self.caches[c][item as usize]?;
-        let staleness = now - cached.at;
+        let stamp = self.caches[c][item as usize];
+        if stamp == EMPTY {
+            return None;
+        }
+        let staleness = now - stamp.saturating_sub(1);
         if self.ttl.is_some_and(|ttl| staleness > ttl) {
             return None;
         }
-        let wrong = self.version(item, now) != cached.version;
+        self.version(item, now);
+        let wrong = self.changed[item as usize] > stamp;
         Some(Served { staleness, wrong })
     }
 
     /// Forget an instance's cache (a restart without persistence).
     pub fn clear(&mut self, instance: u32) {
         let c = self.cache_index(instance);
-        self.caches[c].iter_mut().for_each(|e| *e = None);
+        self.caches[c].iter_mut().for_each(|e| *e = EMPTY);
     }
 }
 
@@ -217,6 +227,35 @@ mod tests {
         s.refresh(1, 3, 61 * SECOND);
         assert_eq!(s.serve(1, 3, 62 * SECOND).unwrap().staleness, SECOND);
         assert_eq!(s.serve(0, 3, 62 * SECOND), None, "caches are per instance");
+    }
+
+    #[test]
+    fn wrong_means_changed_after_the_value_was_fetched() {
+        // One item whose only change is at t = 100 ns (no random changes). By the version
+        // rule: a value fetched at 100 already shows the change (version 1), one fetched at
+        // 99 does not (version 0), and a prewarmed one (version 0) is wrong from 100 on.
+        let mut s = Stock::new(&cat(0.0), 3, 1);
+        s.next_change[0] = 100;
+        s.refresh(1, 0, 99);
+        assert_eq!(s.serve(0, 0, 99), Some(Served { staleness: 99, wrong: false }), "prewarmed, before");
+        s.refresh(2, 0, 100);
+        assert_eq!(s.serve(0, 0, 100), Some(Served { staleness: 100, wrong: true }), "prewarmed, at");
+        assert_eq!(s.serve(1, 0, 150), Some(Served { staleness: 51, wrong: true }));
+        assert_eq!(s.serve(2, 0, 150), Some(Served { staleness: 50, wrong: false }));
+        assert_eq!(s.version(0, 150), 1);
+        s.clear(2);
+        assert_eq!(s.serve(2, 0, 150), None, "cleared");
+    }
+
+    #[test]
+    fn a_change_at_time_zero_makes_prewarmed_values_wrong() {
+        // Version 0 was cached before time began; the change at 0 makes version 1. A value
+        // fetched at 0 shows version 1.
+        let mut s = Stock::new(&cat(0.0), 2, 1);
+        s.next_change[0] = 0;
+        s.refresh(1, 0, 0);
+        assert!(s.serve(0, 0, 5).unwrap().wrong);
+        assert!(!s.serve(1, 0, 5).unwrap().wrong);
     }
 
     #[test]
