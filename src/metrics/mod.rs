@@ -46,9 +46,9 @@ pub struct OrderEffect {
     pub lost: bool,
 }
 
-/// Values a `Lat` keeps as a plain list before it spills into its HDR histogram: 64 KiB,
-/// against ~216 KiB of histogram counts, and more than a 10 s window of a busy class holds.
-const EXACT: usize = 8192;
+/// Values a `Lat` keeps as a plain list before it spills into its HDR histogram: 128 KiB,
+/// against ~216 KiB of histogram counts, and more than a 10 s window holds at 1,000/s.
+const EXACT: usize = 16384;
 
 /// An HDR histogram (microseconds) plus the exact mean, minimum and maximum, so that
 /// reported percentiles never lie outside the observed range.
