@@ -46,11 +46,24 @@ pub struct OrderEffect {
     pub lost: bool,
 }
 
+/// Values a `Lat` keeps as a plain list before it spills into its HDR histogram: 128 KiB,
+/// against ~216 KiB of histogram counts, and more than a 10 s window holds at 1,000/s.
+const EXACT: usize = 16384;
+
 /// An HDR histogram (microseconds) plus the exact mean, minimum and maximum, so that
 /// reported percentiles never lie outside the observed range.
+///
+/// Up to `EXACT` values are kept as a list and the histogram is only filled past that: the
+/// per-window latencies then cost a push instead of a cache miss in a 216 KiB array, and a
+/// window reset clears a short list instead of the whole array. Quantiles of the list are
+/// the histogram's own (`value_at_quantile` picks the bucket holding the k-th smallest
+/// value), so which form holds the values never changes a figure.
 #[derive(Debug, Clone)]
 pub struct Lat {
-    hist: Histogram<u64>,
+    few: Vec<u64>,
+    hist: Option<Histogram<u64>>,
+    /// The values are in `hist` (the list overflowed since the last reset).
+    spilled: bool,
     sum_ns: f64,
     min_ns: Time,
     max_ns: Time,
@@ -59,29 +72,64 @@ pub struct Lat {
 impl Lat {
     /// Empty.
     pub fn new() -> Self {
-        Self { hist: hist(), sum_ns: 0.0, min_ns: Time::MAX, max_ns: 0 }
+        Self { few: Vec::new(), hist: None, spilled: false, sum_ns: 0.0, min_ns: Time::MAX, max_ns: 0 }
     }
     /// Record one value in nanoseconds.
     pub fn record(&mut self, ns: Time) {
-        self.hist.saturating_record(us(ns));
+        let v = us(ns);
+        // A value past the histogram's range is clamped by it: spill rather than copy that rule.
+        if !self.spilled && (self.few.len() >= EXACT || v > shape().high()) {
+            self.spill();
+        }
+        match &mut self.hist {
+            Some(h) if self.spilled => h.saturating_record(v),
+            _ => self.few.push(v),
+        }
         self.sum_ns += ns as f64;
         self.min_ns = self.min_ns.min(ns);
         self.max_ns = self.max_ns.max(ns);
     }
+    /// Move the listed values into the histogram, which takes every value from now on.
+    fn spill(&mut self) {
+        let h = self.hist.get_or_insert_with(hist);
+        for &v in &self.few {
+            h.saturating_record(v);
+        }
+        self.few.clear();
+        self.spilled = true;
+    }
     /// Number of values.
     pub fn len(&self) -> u64 {
-        self.hist.len()
+        match &self.hist {
+            Some(h) if self.spilled => h.len(),
+            _ => self.few.len() as u64,
+        }
     }
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.hist.is_empty()
+        self.len() == 0
+    }
+    /// Quantile in microseconds, as `Histogram::value_at_quantile` gives it.
+    fn q_us(&self, q: f64) -> u64 {
+        if let Some(h) = self.hist.as_ref().filter(|_| self.spilled) {
+            return h.value_at_quantile(q);
+        }
+        if self.few.is_empty() {
+            return 0; // as the histogram answers when empty
+        }
+        // The same rank rule as hdrhistogram 7.5: the ceil(q n)-th smallest, at least the first.
+        let q = q.min(1.0);
+        let rank = ((q * self.few.len() as f64).ceil() as u64).max(1) as usize;
+        let mut v = self.few.clone();
+        let (_, &mut x, _) = v.select_nth_unstable(rank - 1);
+        if q == 0.0 { shape().lowest_equivalent(x) } else { shape().highest_equivalent(x) }
     }
     /// Quantile in milliseconds (0 when empty), clamped to the exact observed range.
     pub fn q_ms(&self, q: f64) -> f64 {
         if self.is_empty() {
             return 0.0;
         }
-        let v_ns = self.hist.value_at_quantile(q) as f64 * MICROSECOND as f64;
+        let v_ns = self.q_us(q) as f64 * MICROSECOND as f64;
         v_ns.clamp(self.min_ns as f64, self.max_ns as f64) / MILLISECOND as f64
     }
     /// Exact maximum in milliseconds.
@@ -92,9 +140,15 @@ impl Lat {
     pub fn mean_ms(&self) -> f64 {
         if self.is_empty() { 0.0 } else { self.sum_ns / self.len() as f64 / MILLISECOND as f64 }
     }
-    /// Forget everything.
+    /// Forget everything (a spilled histogram is kept, cleared, for the next overflow).
     pub fn reset(&mut self) {
-        self.hist.reset();
+        if self.spilled {
+            if let Some(h) = &mut self.hist {
+                h.reset();
+            }
+        }
+        self.spilled = false;
+        self.few.clear();
         self.sum_ns = 0.0;
         self.min_ns = Time::MAX;
         self.max_ns = 0;
@@ -120,6 +174,12 @@ impl Default for Lat {
 fn hist() -> Histogram<u64> {
     // 1 us .. 1 day at 3 significant digits.
     Histogram::new_with_bounds(1, 86_400_000_000, 3).expect("valid histogram bounds")
+}
+
+/// An empty histogram of the same shape, for its bucket boundaries (immutable, built once).
+fn shape() -> &'static Histogram<u64> {
+    static SHAPE: std::sync::OnceLock<Histogram<u64>> = std::sync::OnceLock::new();
+    SHAPE.get_or_init(hist)
 }
 
 fn us(t: Time) -> u64 {
@@ -741,6 +801,51 @@ fn bump(o: &mut Outcomes, outcome: Outcome) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn list_quantiles_by_hand() {
+        // 1..=10 us: the median is the 5th smallest (ceil(0.5 x 10)), p95 the 10th
+        // (ceil(9.5)); below 2048 us every microsecond is its own bucket.
+        let mut l = Lat::new();
+        for v in (1..=10).rev() {
+            l.record(v * MICROSECOND);
+        }
+        assert_eq!(l.q_ms(0.5), 0.005);
+        assert_eq!(l.q_ms(0.95), 0.010);
+        // 3000 us lies in a 2 us bucket [3000, 3001]: the histogram reports its top, clamped
+        // to the observed maximum 3000.5 us.
+        let mut l = Lat::new();
+        l.record(3_000_500);
+        assert_eq!(l.q_ms(0.5), 3.0005);
+        l.record(2 * MICROSECOND);
+        assert_eq!(l.q_ms(0.5), 0.002);
+    }
+
+    #[test]
+    fn list_and_spilled_forms_match_the_hdr_histogram() {
+        // The oracle is hdrhistogram itself, fed the same values; sizes on both sides of the
+        // spill threshold, then a reset and a smaller batch.
+        let mut rng = crate::engine::stream(5, "test/lat");
+        for n in [1usize, 2, 7, 100, EXACT, EXACT + 1, 3 * EXACT] {
+            let mut l = Lat::new();
+            let mut h = hist();
+            for round in 0..2 {
+                for _ in 0..n / (round + 1) {
+                    // Up to 20 s, shifted down by 0-29 bits: every scale from 1 us up.
+                    let ns = (rand::Rng::next_u64(&mut rng) % (20 * SECOND)) >> (rand::Rng::next_u32(&mut rng) % 30);
+                    l.record(ns);
+                    h.saturating_record(us(ns));
+                }
+                assert_eq!(l.len(), h.len());
+                for q in [0.0, 0.001, 0.25, 0.5, 0.95, 0.99, 0.999, 1.0, 1.5] {
+                    assert_eq!(l.q_us(q), h.value_at_quantile(q), "n {n} round {round} q {q}");
+                }
+                l.reset();
+                h.reset();
+                assert!(l.is_empty());
+            }
+        }
+    }
 
     #[test]
     fn dependency_occupancy_by_hand() {
