@@ -4,7 +4,7 @@
 //! Stock change times are counter-based draws on (item, change number), so every policy run
 //! sees the same true stock history.
 
-use rand_distr::StandardUniform;
+use rand_distr::{Distribution, Zipf};
 
 use crate::engine::{SECOND, Stream, Time, counter_f64, label_hash};
 use crate::scenario::Catalogue;
@@ -14,72 +14,14 @@ const CHANGES: u64 = label_hash("catalogue/changes");
 /// Item popularity, shared by runs.
 #[derive(Debug, Clone)]
 pub struct Popularity {
-    zipf: Option<ZipfTable>,
+    zipf: Option<Zipf<f64>>,
     items: u32,
-}
-
-/// Most entries of the `x^-s` table: 512 KiB; rarer items beyond it call `powf`.
-const TABLE: usize = 1 << 16;
-
-/// rand_distr 0.6's `Zipf` sampler, step for step, with `x^-s` for the integer candidate `x`
-/// read from a table filled by the same `powf`: the draws are bit-identical (a test checks
-/// them against `rand_distr::Zipf`) and each try saves one of its two `powf` calls, which
-/// were ~7 % of a grocery run.
-#[derive(Debug, Clone)]
-struct ZipfTable {
-    s: f64,
-    t: f64,
-    q: f64,
-    /// `x^-s` at index `x`.
-    pow_neg_s: Vec<f64>,
-}
-
-impl ZipfTable {
-    /// Zipf over `1..=n` with exponent `s` (validated: `n >= 1`, `s >= 0`, both finite).
-    fn new(n: f64, s: f64) -> Self {
-        // rand_distr's constants: `q` is unused when s = 1.
-        let q = if s != 1.0 { 1.0 / (1.0 - s) } else { 0.0 };
-        let t = if s != 1.0 { (n.powf(1.0 - s) - s) * q } else { 1.0 + n.ln() };
-        // x never exceeds n + 1 (inv_cdf < n, up to rounding).
-        let len = (n as usize + 2).min(TABLE);
-        let pow_neg_s = (0..len).map(|x| (x as f64).powf(-s)).collect();
-        Self { s, t, q, pow_neg_s }
-    }
-
-    fn inv_cdf(&self, p: f64) -> f64 {
-        let pt = p * self.t;
-        if pt <= 1.0 {
-            pt
-        } else if self.s != 1.0 {
-            (pt * (1.0 - self.s) + self.s).powf(self.q)
-        } else {
-            (pt - 1.0).exp()
-        }
-    }
-
-    fn sample(&self, rng: &mut Stream) -> f64 {
-        loop {
-            let inv_b = self.inv_cdf(rand::RngExt::sample(rng, StandardUniform));
-            let x = (inv_b + 1.0).floor();
-            let mut ratio = match self.pow_neg_s.get(x as usize) {
-                Some(&r) => r,
-                None => x.powf(-self.s),
-            };
-            if x > 1.0 {
-                ratio *= inv_b.powf(self.s);
-            }
-            let y: f64 = rand::RngExt::sample(rng, StandardUniform);
-            if y < ratio {
-                return x;
-            }
-        }
-    }
 }
 
 impl Popularity {
     /// Build from the catalogue.
     pub fn new(c: &Catalogue) -> Self {
-        let zipf = (c.zipf > 0.0).then(|| ZipfTable::new(c.items as f64, c.zipf));
+        let zipf = (c.zipf > 0.0).then(|| Zipf::new(c.items as f64, c.zipf).expect("validated zipf"));
         Self { zipf, items: c.items }
     }
 
@@ -256,23 +198,6 @@ mod tests {
         s.refresh(1, 0, 0);
         assert!(s.serve(0, 0, 5).unwrap().wrong);
         assert!(!s.serve(1, 0, 5).unwrap().wrong);
-    }
-
-    #[test]
-    fn zipf_draws_match_rand_distr() {
-        // The oracle is rand_distr::Zipf on a clone of the same stream: every draw must be
-        // bit-identical, including items past the table and exponents on both sides of 1.
-        use rand_distr::{Distribution, Zipf};
-        for (n, s) in [(1u32, 1.0), (10, 1.0), (20_000, 1.0), (20_000, 0.5), (500, 1.7), (200_000, 1.1), (3, 0.01)] {
-            let mine = ZipfTable::new(n as f64, s);
-            let theirs = Zipf::new(n as f64, s).unwrap();
-            let mut a = crate::engine::stream(3, "test/zipf");
-            let mut b = a.clone();
-            for i in 0..20_000 {
-                let (x, y) = (mine.sample(&mut a), theirs.sample(&mut b));
-                assert_eq!(x.to_bits(), y.to_bits(), "n {n} s {s} draw {i}");
-            }
-        }
     }
 
     #[test]
