@@ -42,9 +42,13 @@ impl World<'_> {
         self.rec.conn_wait(arrived, class as usize, waited);
         let call = self.open_call(now, q, tok, false);
         self.reqs.get_mut(tok).expect("live request").call = Some(call);
-        if deadline != Time::MAX {
+        let done_at = self.calls.get(call).map_or(Time::MAX, |c| c.done_at);
+        if deadline != Time::MAX && done_at > deadline {
             self.timer(q, tok, deadline, Timer::Attempt);
         } else {
+            // Most timeouts never fire: when the answer is already scheduled no later than
+            // the deadline (it pops first at a tie, being scheduled first), a timer could only
+            // ever be a tombstone, so none is scheduled. Outcomes are the same either way.
             self.bump_generation(tok);
         }
         let r = self.reqs.get(tok).expect("live request");
@@ -73,6 +77,7 @@ impl World<'_> {
         let call = self.calls.insert(Call {
             req: Some(tok),
             served_at: now,
+            done_at: Time::MAX,
             error: false,
             holds_server: false,
             reached: true,
@@ -92,6 +97,7 @@ impl World<'_> {
                 PartitionMode::Hang { connect_timeout } => connect_timeout.ns(),
                 PartitionMode::FailFast => 0,
             };
+            c.done_at = now + delay;
             q.schedule_at(now + delay, Ev::DepDone { call });
         } else {
             self.send(now, q, call);
@@ -146,7 +152,9 @@ impl World<'_> {
                     self.dep_q[r].push_back(call);
                 } else {
                     // Queue full: the dependency sheds the call with a fast 503.
-                    self.calls.get_mut(call).expect("live call").error = true;
+                    let c = self.calls.get_mut(call).expect("live call");
+                    c.error = true;
+                    c.done_at = now + self.m.dep.hop;
                     q.schedule_at(now + self.m.dep.hop, Ev::DepDone { call });
                 }
             }
@@ -197,6 +205,7 @@ impl World<'_> {
         let plan = self.m.dep.plan(now, c.class as u64, c.index, c.attempt as u64, factor);
         c.served_at = now;
         c.error = plan.error;
+        c.done_at = now + plan.latency;
         q.schedule_at(now + plan.latency, Ev::DepDone { call });
     }
 

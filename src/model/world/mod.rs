@@ -125,6 +125,8 @@ enum Notice {
 struct Call {
     req: Option<Token>,
     served_at: Time,
+    /// When the answer reaches the caller, once service has started (MAX while queued).
+    done_at: Time,
     error: bool,
     holds_server: bool,
     reached: bool,
