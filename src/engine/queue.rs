@@ -124,13 +124,14 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    /// Hand every pending entry, with its insertion number, to a radix queue.
+    /// Hand every pending entry, in (time, insertion) order, to a radix queue.
     #[cold]
     fn move_to_radix(&mut self) {
-        let mut r = RadixQueue::resume(self.now, self.seq);
-        for e in self.heap.drain(..) {
-            r.insert_keyed(e.time, e.seq, e.event);
-        }
+        let mut r = RadixQueue::resume(self.now);
+        debug_assert!(!self.hole, "moved on a push that did not fill a hole");
+        // The radix queue keys on time alone and keeps ties in the order they arrive.
+        self.heap.sort_unstable_by_key(|e| e.key());
+        r.insert_sorted(self.heap.drain(..).map(|e| (e.time, e.event)));
         self.radix = Some(r);
     }
 

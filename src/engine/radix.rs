@@ -1,14 +1,20 @@
 //! A radix heap: the same (time, insertion sequence) order and API as [`EventQueue`], for
-//! very large numbers of pending events.
+//! large numbers of pending events.
 //!
-//! It relies on virtual time never running backwards: every new key is larger than the key
-//! last popped, so an entry is filed in the bucket of the highest bit in which its key
-//! differs from that last key. A pop takes the lowest non-empty bucket and, when that is not
-//! bucket 0, refiles its entries against the new minimum into lower buckets. An entry moves
-//! at most 128 times in its life and usually a handful of times, so the cost per event does
-//! not grow with the number pending the way a heap's log(n) does (measured in
-//! `benches/queue.rs`, see BENCHMARKS.md). Keys (time, sequence) are unique, so bucket 0
-//! holds at most one entry and ties still pop first in, first out.
+//! It relies on virtual time never running backwards: every new time is at least the time
+//! last popped, so an entry is filed in the bucket of the highest bit in which its time
+//! differs from that last time. A pop takes the front of bucket 0 (the entries due at exactly
+//! the last time) or, when that is empty, the lowest non-empty bucket, whose entries it
+//! refiles against their minimum time into lower buckets. An entry moves at most 64 times in
+//! its life and usually a handful of times, so the cost per event does not grow with the
+//! number pending the way a heap's log(n) does (measured in `benches/queue.rs`, see
+//! BENCHMARKS.md).
+//!
+//! Keys are times alone (8 bytes, not a 16-byte (time, sequence) pair), and ties still pop
+//! first in, first out: entries with equal times always sit in the same bucket (the bucket
+//! depends on the time only), every bucket keeps equal-time entries in insertion order
+//! (insertions append; a refile walks a bucket in order and appends), and bucket 0 is only
+//! refilled once empty. So bucket 0 holds the entries due now in insertion order.
 //!
 //! [`EventQueue`]: super::EventQueue
 
@@ -16,21 +22,23 @@ use super::{Scheduled, Time};
 
 #[derive(Clone, Copy)]
 struct Entry<E> {
-    key: u128,
+    time: Time,
     event: E,
 }
 
-/// Pending events ordered by (time, sequence), stored in radix buckets. See the module docs.
+/// Pending events ordered by (time, insertion), stored in radix buckets. See the module docs.
 pub struct RadixQueue<E> {
-    /// Bucket b holds keys whose highest bit differing from `last` is bit b - 1.
+    /// Bucket b > 0 holds times whose highest bit differing from `last` is bit b - 1;
+    /// bucket 0 holds times equal to `last`, popped from `head` on.
     buckets: Vec<Vec<Entry<E>>>,
+    /// Entries of bucket 0 before `head` were handed out already.
+    head: usize,
     /// Bit b set when bucket b is non-empty: finding the lowest is one instruction instead
-    /// of a scan over up to 129 buckets on every pop.
-    full: [u64; 3],
-    /// A lower bound of every stored key: the last key popped or made minimum.
-    last: u128,
+    /// of a scan over up to 65 buckets on every pop.
+    full: [u64; 2],
+    /// A lower bound of every stored time: the last time popped or made minimum.
+    last: Time,
     len: usize,
-    seq: u64,
     now: Time,
     peak_len: usize,
 }
@@ -41,19 +49,19 @@ impl<E: Copy> Default for RadixQueue<E> {
     }
 }
 
-fn bucket_of(key: u128, last: u128) -> usize {
-    (u128::BITS - (key ^ last).leading_zeros()) as usize
+fn bucket_of(time: Time, last: Time) -> usize {
+    (Time::BITS - (time ^ last).leading_zeros()) as usize
 }
 
 impl<E: Copy> RadixQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
         Self {
-            buckets: (0..=u128::BITS).map(|_| Vec::new()).collect(),
-            full: [0; 3],
+            buckets: (0..=Time::BITS).map(|_| Vec::new()).collect(),
+            head: 0,
+            full: [0; 2],
             last: 0,
             len: 0,
-            seq: 0,
             now: 0,
             peak_len: 0,
         }
@@ -62,30 +70,33 @@ impl<E: Copy> RadixQueue<E> {
     /// File `entry` in its bucket relative to `last`.
     #[inline]
     fn file(&mut self, entry: Entry<E>) {
-        let b = bucket_of(entry.key, self.last);
+        let b = bucket_of(entry.time, self.last);
         self.buckets[b].push(entry);
         self.full[b / 64] |= 1 << (b % 64);
     }
 
-    /// The lowest non-empty bucket.
+    /// The lowest non-empty bucket above bucket 0.
     #[inline]
-    fn lowest(&self) -> Option<usize> {
-        let w = self.full.iter().position(|&w| w != 0)?;
-        Some(w * 64 + self.full[w].trailing_zeros() as usize)
+    fn lowest_above_zero(&self) -> Option<usize> {
+        let low = self.full[0] & !1;
+        if low != 0 {
+            return Some(low.trailing_zeros() as usize);
+        }
+        (self.full[1] != 0).then(|| 64 + self.full[1].trailing_zeros() as usize)
     }
 
-    /// An empty radix queue that continues a queue stopped at `now` whose next insertion
-    /// number is `seq`, so that entries moved over keep their order.
-    pub(super) fn resume(now: Time, seq: u64) -> Self {
-        Self { last: (now as u128) << 64, seq, now, ..Self::new() }
+    /// An empty radix queue that continues a queue stopped at `now`.
+    pub(super) fn resume(now: Time) -> Self {
+        Self { last: now, now, ..Self::new() }
     }
 
-    /// File an entry that already has its insertion number (moved from another queue).
-    pub(super) fn insert_keyed(&mut self, time: Time, seq: u64, event: E) {
-        let key = ((time as u128) << 64) | seq as u128;
-        debug_assert!(key >= self.last, "moved entry lies before the queue's time");
-        self.file(Entry { key, event });
-        self.len += 1;
+    /// File entries moved from another queue, given in (time, insertion) order.
+    pub(super) fn insert_sorted(&mut self, entries: impl Iterator<Item = (Time, E)>) {
+        for (time, event) in entries {
+            debug_assert!(time >= self.last, "moved entry lies before the queue's time");
+            self.file(Entry { time, event });
+            self.len += 1;
+        }
         self.peak_len = self.peak_len.max(self.len);
     }
 
@@ -116,9 +127,7 @@ impl<E: Copy> RadixQueue<E> {
     #[inline]
     pub fn schedule_at(&mut self, time: Time, event: E) {
         assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
-        let key = ((time as u128) << 64) | self.seq as u128;
-        self.seq += 1;
-        self.file(Entry { key, event });
+        self.file(Entry { time, event });
         self.len += 1;
         self.peak_len = self.peak_len.max(self.len);
     }
@@ -129,11 +138,16 @@ impl<E: Copy> RadixQueue<E> {
     }
 
     /// Pop the earliest event if it fires at or before `horizon`.
+    #[inline]
     pub fn pop_until(&mut self, horizon: Time) -> Option<Scheduled<E>> {
-        if self.buckets[0].is_empty() {
-            let b = self.lowest()?;
-            let min = self.buckets[b].iter().map(|e| e.key).min()?;
-            if (min >> 64) as Time > horizon {
+        if self.head == self.buckets[0].len() {
+            // Bucket 0 is used up: refill it from the lowest non-empty bucket.
+            self.buckets[0].clear();
+            self.head = 0;
+            self.full[0] &= !1;
+            let b = self.lowest_above_zero()?;
+            let min = self.buckets[b].iter().map(|e| e.time).min()?;
+            if min > horizon {
                 // Leave `last` alone: events may still be scheduled before `min`.
                 return None;
             }
@@ -147,16 +161,14 @@ impl<E: Copy> RadixQueue<E> {
             moved.clear();
             self.buckets[b] = moved;
         }
-        let top = self.buckets[0][0];
-        let time = (top.key >> 64) as Time;
-        if time > horizon {
+        let top = self.buckets[0][self.head];
+        if top.time > horizon {
             return None;
         }
-        self.buckets[0].clear();
-        self.full[0] &= !1;
+        self.head += 1;
         self.len -= 1;
-        self.now = time;
-        Some(Scheduled { time, event: top.event })
+        self.now = top.time;
+        Some(Scheduled { time: top.time, event: top.event })
     }
 
     /// Pop the earliest event.
