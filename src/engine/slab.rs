@@ -40,6 +40,7 @@ impl<T> Slab<T> {
     }
 
     /// Store `value` and return its token.
+    #[inline]
     pub fn insert(&mut self, value: T) -> Token {
         self.live += 1;
         self.peak = self.peak.max(self.live);
@@ -54,7 +55,22 @@ impl<T> Slab<T> {
         }
     }
 
+    /// Drop the value of a live token in place (no copy out); false for a stale token.
+    #[inline]
+    pub fn discard(&mut self, token: Token) -> bool {
+        let Some(slot) = self.slots.get_mut(token.index as usize) else { return false };
+        if slot.generation != token.generation || slot.value.is_none() {
+            return false;
+        }
+        slot.generation = slot.generation.wrapping_add(1);
+        slot.value = None;
+        self.free.push(token.index);
+        self.live -= 1;
+        true
+    }
+
     /// Remove and return the entry if the token is still live.
+    #[inline]
     pub fn remove(&mut self, token: Token) -> Option<T> {
         let slot = self.slots.get_mut(token.index as usize)?;
         if slot.generation != token.generation || slot.value.is_none() {
@@ -67,12 +83,14 @@ impl<T> Slab<T> {
     }
 
     /// The entry, if the token is still live.
+    #[inline]
     pub fn get(&self, token: Token) -> Option<&T> {
         let slot = self.slots.get(token.index as usize)?;
         if slot.generation == token.generation { slot.value.as_ref() } else { None }
     }
 
     /// The entry, mutably, if the token is still live.
+    #[inline]
     pub fn get_mut(&mut self, token: Token) -> Option<&mut T> {
         let slot = self.slots.get_mut(token.index as usize)?;
         if slot.generation == token.generation { slot.value.as_mut() } else { None }
@@ -120,5 +138,18 @@ mod tests {
         assert_eq!(s.get(b), Some(&"b"));
         assert_eq!(s.len(), 1);
         assert_eq!(s.peak(), 1);
+    }
+
+    #[test]
+    fn discard_frees_like_remove() {
+        let mut s = Slab::new();
+        let a = s.insert(1u8);
+        assert!(s.discard(a));
+        assert!(!s.discard(a), "a stale token frees nothing");
+        assert_eq!((s.get(a), s.len()), (None, 0));
+        let b = s.insert(2);
+        assert_eq!(b.index, a.index, "slot reused");
+        assert_ne!(b.generation, a.generation);
+        assert_eq!(s.get(b), Some(&2));
     }
 }

@@ -113,7 +113,21 @@ impl World<'_> {
     }
 
     pub(super) fn finish(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
-        let r = self.reqs.remove(tok).expect("live request");
+        // Copy out what is needed rather than move the whole request out of the slab.
+        let r = self.reqs.get(tok).expect("live request");
+        let r = Done {
+            worker: r.worker,
+            instance: r.instance,
+            class: r.class,
+            index: r.index,
+            arrived: r.arrived,
+            outcome: r.outcome,
+            staleness: r.staleness,
+            calls: r.calls,
+            reloads: r.reloads,
+            closed_loop: r.closed_loop,
+        };
+        self.reqs.discard(tok);
         if r.worker {
             self.release_worker(now, q, r.instance);
         }
@@ -161,4 +175,18 @@ impl World<'_> {
             q.schedule_at(now + think, Ev::User { class: r.class });
         }
     }
+}
+
+/// What `finish` needs of a request once it leaves the slab.
+struct Done {
+    worker: bool,
+    instance: u32,
+    class: ClassId,
+    index: u64,
+    arrived: Time,
+    outcome: Outcome,
+    staleness: Option<(Time, bool)>,
+    calls: u32,
+    reloads: u8,
+    closed_loop: bool,
 }
