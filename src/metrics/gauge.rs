@@ -24,11 +24,12 @@ impl Gauge {
         Self { value, last: 0, from, integral: 0.0, saturated_ns: 0, cap, peak: value, low: value }
     }
 
+    #[inline]
     fn advance(&mut self, now: Time) {
         let start = self.last.max(self.from);
         if now > start {
             let dt = now - start;
-            self.integral += self.value * dt as f64;
+            self.integral += self.value * super::to_f64(dt);
             if self.value >= self.cap {
                 self.saturated_ns += dt;
             }
@@ -37,6 +38,7 @@ impl Gauge {
     }
 
     /// Change the level at `now`.
+    #[inline]
     pub fn set(&mut self, now: Time, value: f64) {
         self.advance(now);
         self.value = value;
