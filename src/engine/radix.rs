@@ -1,20 +1,24 @@
-//! A radix heap: the same (time, insertion sequence) order and API as [`EventQueue`], for
-//! large numbers of pending events.
+//! A radix heap on hexadecimal digits: the same (time, insertion sequence) order and API as
+//! [`EventQueue`], for large numbers of pending events.
 //!
 //! It relies on virtual time never running backwards: every new time is at least the time
-//! last popped, so an entry is filed in the bucket of the highest bit in which its time
-//! differs from that last time. A pop takes the front of bucket 0 (the entries due at exactly
-//! the last time) or, when that is empty, the lowest non-empty bucket, whose entries it
-//! refiles against their minimum time into lower buckets. An entry moves at most 64 times in
-//! its life and usually a handful of times, so the cost per event does not grow with the
-//! number pending the way a heap's log(n) does (measured in `benches/queue.rs`, see
-//! BENCHMARKS.md).
+//! last popped (`last`). An entry is filed by the highest hex digit in which its time differs
+//! from `last` (the level, 0 to 15) and its own value of that digit (1 to 15 above last's):
+//! every entry of a lower (level, digit) bucket is earlier than every entry of a higher one.
+//! Bucket 0 holds the entries due at exactly `last`. A pop takes the front of bucket 0 or,
+//! when that is empty, the lowest non-empty bucket: at level 0 its entries all share one time
+//! and become bucket 0 as they are; above it they are refiled against their minimum into
+//! lower levels. An entry moves at most once per level, 16 times in its life, and for times
+//! a few seconds ahead of the clock about four times (a binary radix heap moves it once per
+//! bit, up to 64 times), so the cost per event does not grow with the number pending the way
+//! a heap's log(n) does (measured in `benches/queue.rs`, see BENCHMARKS.md).
 //!
 //! Keys are times alone (8 bytes, not a 16-byte (time, sequence) pair), and ties still pop
 //! first in, first out: entries with equal times always sit in the same bucket (the bucket
 //! depends on the time only), every bucket keeps equal-time entries in insertion order
-//! (insertions append; a refile walks a bucket in order and appends), and bucket 0 is only
-//! refilled once empty. So bucket 0 holds the entries due now in insertion order.
+//! (insertions append; a refile walks a bucket in order and appends to buckets that are
+//! empty or hold only later times), and bucket 0 is only refilled once empty. So bucket 0
+//! holds the entries due now in insertion order.
 //!
 //! [`EventQueue`]: super::EventQueue
 
@@ -26,16 +30,25 @@ struct Entry<E> {
     event: E,
 }
 
+/// Bits per digit.
+const DIGIT: u32 = 4;
+/// Digits per time, and buckets per digit.
+const LEVELS: usize = (Time::BITS / DIGIT) as usize;
+const PER_LEVEL: usize = 1 << DIGIT;
+/// Bucket 0 plus one per (level, digit value).
+const BUCKETS: usize = 1 + LEVELS * PER_LEVEL;
+const WORDS: usize = BUCKETS.div_ceil(64);
+
 /// Pending events ordered by (time, insertion), stored in radix buckets. See the module docs.
 pub struct RadixQueue<E> {
-    /// Bucket b > 0 holds times whose highest bit differing from `last` is bit b - 1;
-    /// bucket 0 holds times equal to `last`, popped from `head` on.
+    /// Bucket 1 + 16 L + v holds times whose highest hex digit differing from `last` is
+    /// digit L, with value v there; bucket 0 holds times equal to `last`, popped from `head` on.
     buckets: Vec<Vec<Entry<E>>>,
     /// Entries of bucket 0 before `head` were handed out already.
     head: usize,
-    /// Bit b set when bucket b is non-empty: finding the lowest is one instruction instead
-    /// of a scan over up to 65 buckets on every pop.
-    full: [u64; 2],
+    /// Bit b set when bucket b is non-empty: finding the lowest is a few instructions instead
+    /// of a scan over up to 257 buckets on every pop.
+    full: [u64; WORDS],
     /// A lower bound of every stored time: the last time popped or made minimum.
     last: Time,
     len: usize,
@@ -49,17 +62,24 @@ impl<E: Copy> Default for RadixQueue<E> {
     }
 }
 
+#[inline]
 fn bucket_of(time: Time, last: Time) -> usize {
-    (Time::BITS - (time ^ last).leading_zeros()) as usize
+    let x = time ^ last;
+    if x == 0 {
+        return 0;
+    }
+    let level = (Time::BITS - 1 - x.leading_zeros()) / DIGIT;
+    let digit = (time >> (level * DIGIT)) as usize & (PER_LEVEL - 1);
+    1 + level as usize * PER_LEVEL + digit
 }
 
 impl<E: Copy> RadixQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
         Self {
-            buckets: (0..=Time::BITS).map(|_| Vec::new()).collect(),
+            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
             head: 0,
-            full: [0; 2],
+            full: [0; WORDS],
             last: 0,
             len: 0,
             now: 0,
@@ -82,7 +102,8 @@ impl<E: Copy> RadixQueue<E> {
         if low != 0 {
             return Some(low.trailing_zeros() as usize);
         }
-        (self.full[1] != 0).then(|| 64 + self.full[1].trailing_zeros() as usize)
+        let w = (1..WORDS).find(|&w| self.full[w] != 0)?;
+        Some(w * 64 + self.full[w].trailing_zeros() as usize)
     }
 
     /// An empty radix queue that continues a queue stopped at `now`.
@@ -146,20 +167,31 @@ impl<E: Copy> RadixQueue<E> {
             self.head = 0;
             self.full[0] &= !1;
             let b = self.lowest_above_zero()?;
-            let min = self.buckets[b].iter().map(|e| e.time).min()?;
-            if min > horizon {
-                // Leave `last` alone: events may still be scheduled before `min`.
-                return None;
+            if b <= PER_LEVEL {
+                // Level 0: the bucket's entries share one time; they become bucket 0 as they are.
+                let time = self.buckets[b][0].time;
+                if time > horizon {
+                    return None;
+                }
+                self.last = time;
+                self.buckets.swap(0, b);
+                self.full[0] = (self.full[0] | 1) & !(1 << b);
+            } else {
+                let min = self.buckets[b].iter().map(|e| e.time).min()?;
+                if min > horizon {
+                    // Leave `last` alone: events may still be scheduled before `min`.
+                    return None;
+                }
+                self.last = min;
+                let mut moved = std::mem::take(&mut self.buckets[b]);
+                self.full[b / 64] &= !(1 << (b % 64));
+                for e in &moved {
+                    self.file(*e);
+                }
+                // Keep the emptied vector's capacity for the next refill of bucket b.
+                moved.clear();
+                self.buckets[b] = moved;
             }
-            self.last = min;
-            let mut moved = std::mem::take(&mut self.buckets[b]);
-            self.full[b / 64] &= !(1 << (b % 64));
-            for e in &moved {
-                self.file(*e);
-            }
-            // Keep the emptied vector's capacity for the next refill of bucket b.
-            moved.clear();
-            self.buckets[b] = moved;
         }
         let top = self.buckets[0][self.head];
         if top.time > horizon {
@@ -217,7 +249,7 @@ mod tests {
     fn op() -> impl Strategy<Value = Op> {
         prop_oneof![
             // Many zero and small delays make ties and equal-time bursts common.
-            3 => prop_oneof![Just(0u64), 0u64..4, 0u64..1_000_000].prop_map(Op::Push),
+            3 => prop_oneof![Just(0u64), 0u64..4, 0u64..1_000_000, 0u64..1 << 40].prop_map(Op::Push),
             2 => Just(Op::Pop),
             1 => (0u64..2_000).prop_map(Op::PopUntil),
         ]
