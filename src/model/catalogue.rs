@@ -57,13 +57,22 @@ const EMPTY: Time = Time::MAX;
 pub struct Stock {
     seed: u64,
     mean_gap_ns: f64,
-    version: Vec<u32>,
-    next_change: Vec<Time>,
-    /// Stamp of each item's last change so far (0: none).
-    changed: Vec<Time>,
-    /// Stamp of each cached value per cache, or `EMPTY`.
-    caches: Vec<Vec<Time>>,
+    items: Vec<Item>,
+    /// Stamp of each cached value, or `EMPTY`: item-major, `ncaches` slots per item, so a
+    /// fallback reads one line for the item's slot and one for its history (the catalogue
+    /// does not fit in the cache; its tail is a miss either way).
+    caches: Vec<Time>,
+    ncaches: usize,
     ttl: Option<Time>,
+}
+
+/// One item's true stock history so far.
+#[derive(Debug, Clone, Copy)]
+struct Item {
+    next_change: Time,
+    /// Stamp of the last change so far (0: none).
+    changed: Time,
+    version: u32,
 }
 
 /// The answer the cache gives a fallback.
@@ -86,14 +95,13 @@ impl Stock {
         let mut s = Self {
             seed,
             mean_gap_ns,
-            version: vec![0; n],
-            next_change: vec![0; n],
-            changed: vec![0; n],
-            caches: vec![vec![init; n]; caches],
+            items: vec![Item { next_change: 0, changed: 0, version: 0 }; n],
+            caches: vec![init; n * caches],
+            ncaches: caches,
             ttl: c.ttl.map(|d| d.ns()),
         };
         for i in 0..n {
-            s.next_change[i] = s.gap(i as u32, 0);
+            s.items[i].next_change = s.gap(i as u32, 0);
         }
         s
     }
@@ -108,31 +116,32 @@ impl Stock {
 
     /// The true stock version of `item` at `now` (`now` never decreases within a run).
     pub fn version(&mut self, item: u32, now: Time) -> u32 {
-        let i = item as usize;
-        while self.next_change[i] <= now {
-            self.version[i] += 1;
-            self.changed[i] = self.next_change[i] + 1;
-            let g = self.gap(item, self.version[i]);
-            self.next_change[i] = self.next_change[i].saturating_add(g.max(1));
+        let mut it = self.items[item as usize];
+        while it.next_change <= now {
+            it.version += 1;
+            it.changed = it.next_change + 1;
+            let g = self.gap(item, it.version);
+            it.next_change = it.next_change.saturating_add(g.max(1));
         }
-        self.version[i]
+        self.items[item as usize] = it;
+        it.version
     }
 
-    fn cache_index(&self, instance: u32) -> usize {
-        if self.caches.len() == 1 { 0 } else { instance as usize }
+    fn slot(&self, instance: u32, item: u32) -> usize {
+        let c = if self.ncaches == 1 { 0 } else { instance as usize };
+        item as usize * self.ncaches + c
     }
 
     /// A successful response refreshes the cache.
     pub fn refresh(&mut self, instance: u32, item: u32, now: Time) {
         self.version(item, now);
-        let c = self.cache_index(instance);
-        self.caches[c][item as usize] = now + 1;
+        let slot = self.slot(instance, item);
+        self.caches[slot] = now + 1;
     }
 
     /// Serve a fallback from the cache, if it holds a value young enough.
     pub fn serve(&mut self, instance: u32, item: u32, now: Time) -> Option<Served> {
-        let c = self.cache_index(instance);
-        let stamp = self.caches[c][item as usize];
+        let stamp = self.caches[self.slot(instance, item)];
         if stamp == EMPTY {
             return None;
         }
@@ -141,14 +150,14 @@ impl Stock {
             return None;
         }
         self.version(item, now);
-        let wrong = self.changed[item as usize] > stamp;
+        let wrong = self.items[item as usize].changed > stamp;
         Some(Served { staleness, wrong })
     }
 
     /// Forget an instance's cache (a restart without persistence).
     pub fn clear(&mut self, instance: u32) {
-        let c = self.cache_index(instance);
-        self.caches[c].iter_mut().for_each(|e| *e = EMPTY);
+        let c = self.slot(instance, 0);
+        self.caches.iter_mut().skip(c).step_by(self.ncaches).for_each(|e| *e = EMPTY);
     }
 }
 
@@ -213,7 +222,7 @@ mod tests {
         // rule: a value fetched at 100 already shows the change (version 1), one fetched at
         // 99 does not (version 0), and a prewarmed one (version 0) is wrong from 100 on.
         let mut s = Stock::new(&cat(0.0), 3, 1);
-        s.next_change[0] = 100;
+        s.items[0].next_change = 100;
         s.refresh(1, 0, 99);
         assert_eq!(s.serve(0, 0, 99), Some(Served { staleness: 99, wrong: false }), "prewarmed, before");
         s.refresh(2, 0, 100);
@@ -230,7 +239,7 @@ mod tests {
         // Version 0 was cached before time began; the change at 0 makes version 1. A value
         // fetched at 0 shows version 1.
         let mut s = Stock::new(&cat(0.0), 2, 1);
-        s.next_change[0] = 0;
+        s.items[0].next_change = 0;
         s.refresh(1, 0, 0);
         assert!(s.serve(0, 0, 5).unwrap().wrong);
         assert!(!s.serve(1, 0, 5).unwrap().wrong);
