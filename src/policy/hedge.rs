@@ -86,6 +86,10 @@ impl Hedge {
 }
 
 impl Policy for Hedge {
+    fn reports_status(&self) -> bool {
+        false // `status` is the default, always
+    }
+
     fn admit(&mut self, a: &Attempt) -> Admission {
         self.rotate(a.now);
         Admission::Admit

@@ -233,6 +233,13 @@ pub trait Policy {
         Status::default()
     }
 
+    /// False for a policy whose [`Policy::status`] never changes (it keeps the default):
+    /// the world then skips asking for it after every call. A policy that overrides
+    /// `status` must keep the default, true.
+    fn reports_status(&self) -> bool {
+        true
+    }
+
     /// The order in which this layer's wait queue is served.
     fn queue_order(&self) -> QueueOrder {
         QueueOrder::Fifo

@@ -61,6 +61,10 @@ impl Retry {
 }
 
 impl Policy for Retry {
+    fn reports_status(&self) -> bool {
+        false // `status` is the default, always
+    }
+
     fn admit(&mut self, _attempt: &Attempt) -> Admission {
         Admission::Admit
     }

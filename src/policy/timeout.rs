@@ -35,6 +35,10 @@ impl Timeout {
 }
 
 impl Policy for Timeout {
+    fn reports_status(&self) -> bool {
+        false // `status` is the default, always
+    }
+
     fn admit(&mut self, _attempt: &Attempt) -> Admission {
         Admission::Admit
     }

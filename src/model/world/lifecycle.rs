@@ -182,7 +182,9 @@ impl World<'_> {
             // Keep the wake generation monotone so the old policy's timers stay tombstones.
             let wake_generation = layer.wake_generation.wrapping_add(1);
             let old = layer.last;
-            *layer = LayerRt { last: old, policy, queue: VecDeque::new(), waiting: 0, wake: None, wake_generation };
+            let watch = policy.reports_status();
+            *layer =
+                LayerRt { last: old, policy, queue: VecDeque::new(), waiting: 0, wake: None, wake_generation, watch };
             self.note(now, q, instance, l as u8);
         }
     }

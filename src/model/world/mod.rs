@@ -145,6 +145,8 @@ struct LayerRt {
     wake: Option<Time>,
     wake_generation: u32,
     last: Status,
+    /// The policy reports status changes (`Policy::reports_status`); `note` skips it if not.
+    watch: bool,
 }
 
 struct Inst {
@@ -281,7 +283,16 @@ impl<'m> World<'m> {
                         };
                         let policy = l.policy.build(&ctx);
                         let last = policy.status();
-                        LayerRt { policy, queue: VecDeque::new(), waiting: 0, wake: None, wake_generation: 0, last }
+                        let watch = policy.reports_status();
+                        LayerRt {
+                            policy,
+                            queue: VecDeque::new(),
+                            waiting: 0,
+                            wake: None,
+                            wake_generation: 0,
+                            last,
+                            watch,
+                        }
                     })
                     .collect(),
                 degraded: 0,

@@ -268,6 +268,10 @@ impl World<'_> {
     pub(super) fn note(&mut self, now: Time, q: &mut EventQueue<Ev>, inst: u32, l: u8) {
         let owner = self.owner(inst, l);
         let layer = self.layer_mut(inst, l);
+        if !layer.watch {
+            debug_assert!(layer.policy.status() == layer.last, "a layer that reports no status changed it");
+            return;
+        }
         let st = layer.policy.status();
         let last = layer.last;
         if st == last {
