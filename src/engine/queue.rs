@@ -16,6 +16,8 @@
 //! [`RadixQueue`], whose cost per event does not grow with size. Both pop in exactly
 //! (time, sequence) order, so the switch never changes a result.
 
+use std::collections::VecDeque;
+
 use super::{RadixQueue, Time};
 
 /// Pending events beyond which the radix queue beats the heap (hold model: the heap wins at
@@ -59,7 +61,21 @@ pub struct EventQueue<E> {
     seq: u64,
     now: Time,
     peak_len: usize,
+    /// First-in-first-out lines of events scheduled a fixed delay ahead
+    /// ([`EventQueue::schedule_fixed`]), one per distinct delay.
+    fifos: Vec<Fifo<E>>,
+    /// Events waiting in the `fifos`.
+    fifo_len: usize,
 }
+
+/// Events scheduled `delay` after the then current time: in time order by construction.
+struct Fifo<E> {
+    delay: Time,
+    line: VecDeque<Entry<E>>,
+}
+
+/// Distinct fixed delays that get their own line; further ones go to the heap.
+const FIFOS: usize = 8;
 
 impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
@@ -70,7 +86,7 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
-        Self { heap: Vec::new(), hole: false, radix: None, seq: 0, now: 0, peak_len: 0 }
+        Self { heap: Vec::new(), hole: false, radix: None, seq: 0, now: 0, peak_len: 0, fifos: Vec::new(), fifo_len: 0 }
     }
 
     /// The time of the event most recently popped (the current virtual time).
@@ -80,10 +96,11 @@ impl<E: Copy> EventQueue<E> {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        if let Some(r) = &self.radix {
-            return r.len();
-        }
-        self.heap.len() - self.hole as usize
+        let main = match &self.radix {
+            Some(r) => r.len(),
+            None => self.heap.len() - self.hole as usize,
+        };
+        main + self.fifo_len
     }
 
     /// True when nothing is pending.
@@ -103,12 +120,13 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn schedule_at(&mut self, time: Time, event: E) {
         assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        let seq = self.seq;
+        self.seq += 1;
         if let Some(r) = &mut self.radix {
-            r.schedule_at(time, event);
+            r.schedule_keyed(time, seq, event);
             return;
         }
-        let entry = Entry { time, seq: self.seq, event };
-        self.seq += 1;
+        let entry = Entry { time, seq, event };
         if self.hole {
             // Fusion: the vacated root takes the new entry and sifts down once.
             self.hole = false;
@@ -131,7 +149,7 @@ impl<E: Copy> EventQueue<E> {
         debug_assert!(!self.hole, "moved on a push that did not fill a hole");
         // The radix queue keys on time alone and keeps ties in the order they arrive.
         self.heap.sort_unstable_by_key(|e| e.key());
-        r.insert_sorted(self.heap.drain(..).map(|e| (e.time, e.event)));
+        r.insert_sorted(self.heap.drain(..).map(|e| (e.time, e.seq, e.event)));
         self.radix = Some(r);
     }
 
@@ -141,25 +159,79 @@ impl<E: Copy> EventQueue<E> {
         self.schedule_at(self.now.saturating_add(delay), event);
     }
 
+    /// Schedule `event` `delay` after now, for a delay that recurs (a fixed overhead, a
+    /// configured wait limit). Events of one delay are due in the order they are scheduled, so
+    /// each distinct delay (up to eight) gets a first-in-first-out line beside the heap, and
+    /// such an event costs a push and a pop at the ends of a line instead of a trip through
+    /// the heap. It pops in exactly the same (time, insertion) order as with `schedule_in`.
+    #[inline]
+    pub fn schedule_fixed(&mut self, delay: Time, event: E) {
+        let i = match self.fifos.iter().position(|f| f.delay == delay) {
+            Some(i) => i,
+            None if self.fifos.len() < FIFOS => {
+                self.fifos.push(Fifo { delay, line: VecDeque::new() });
+                self.fifos.len() - 1
+            }
+            None => return self.schedule_in(delay, event),
+        };
+        let time = self.now.saturating_add(delay);
+        self.fifos[i].line.push_back(Entry { time, seq: self.seq, event });
+        self.seq += 1;
+        self.fifo_len += 1;
+        self.peak_len = self.peak_len.max(self.len());
+    }
+
+    /// The line whose first event is due first, with that event's (time, insertion number).
+    #[inline]
+    fn first_fifo(&self) -> Option<(usize, (Time, u64))> {
+        if self.fifo_len == 0 {
+            return None;
+        }
+        let mut best: Option<(usize, (Time, u64))> = None;
+        for (i, f) in self.fifos.iter().enumerate() {
+            if let Some(e) = f.line.front() {
+                if best.is_none_or(|(_, k)| (e.time, e.seq) < k) {
+                    best = Some((i, (e.time, e.seq)));
+                }
+            }
+        }
+        best
+    }
+
     /// Pop the earliest event if it fires at or before `horizon`.
     #[inline]
     pub fn pop_until(&mut self, horizon: Time) -> Option<Scheduled<E>> {
+        let fifo = self.first_fifo();
+        let bound = fifo.map_or((Time::MAX, u64::MAX), |(_, k)| k);
         if let Some(r) = &mut self.radix {
-            let s = r.pop_until(horizon)?;
-            self.now = s.time;
-            return Some(s);
+            if let Some(s) = r.pop_before(horizon, bound) {
+                self.now = s.time;
+                return Some(s);
+            }
+        } else {
+            if self.hole {
+                self.hole = false;
+                self.remove_root();
+            }
+            if let Some(top) = self.heap.first().copied() {
+                if (top.time, top.seq) < bound {
+                    if top.time > horizon {
+                        return None;
+                    }
+                    self.hole = true;
+                    self.now = top.time;
+                    return Some(Scheduled { time: top.time, event: top.event });
+                }
+            }
         }
-        if self.hole {
-            self.hole = false;
-            self.remove_root();
-        }
-        let top = *self.heap.first()?;
-        if top.time > horizon {
+        let (i, (time, _)) = fifo?;
+        if time > horizon {
             return None;
         }
-        self.hole = true;
-        self.now = top.time;
-        Some(Scheduled { time: top.time, event: top.event })
+        let e = self.fifos[i].line.pop_front().expect("a first event");
+        self.fifo_len -= 1;
+        self.now = e.time;
+        Some(Scheduled { time: e.time, event: e.event })
     }
 
     /// Pop the earliest event.

@@ -27,6 +27,9 @@ use super::{Scheduled, Time};
 #[derive(Clone, Copy)]
 struct Entry<E> {
     time: Time,
+    /// Insertion number: not used for the order inside the radix queue (insertion order is
+    /// kept by position), only to compare with events held outside it (`pop_before`).
+    seq: u64,
     event: E,
 }
 
@@ -52,6 +55,7 @@ pub struct RadixQueue<E> {
     /// A lower bound of every stored time: the last time popped or made minimum.
     last: Time,
     len: usize,
+    seq: u64,
     now: Time,
     peak_len: usize,
 }
@@ -82,6 +86,7 @@ impl<E: Copy> RadixQueue<E> {
             full: [0; WORDS],
             last: 0,
             len: 0,
+            seq: 0,
             now: 0,
             peak_len: 0,
         }
@@ -112,12 +117,22 @@ impl<E: Copy> RadixQueue<E> {
     }
 
     /// File entries moved from another queue, given in (time, insertion) order.
-    pub(super) fn insert_sorted(&mut self, entries: impl Iterator<Item = (Time, E)>) {
-        for (time, event) in entries {
+    pub(super) fn insert_sorted(&mut self, entries: impl Iterator<Item = (Time, u64, E)>) {
+        for (time, seq, event) in entries {
             debug_assert!(time >= self.last, "moved entry lies before the queue's time");
-            self.file(Entry { time, event });
+            self.file(Entry { time, seq, event });
             self.len += 1;
         }
+        self.peak_len = self.peak_len.max(self.len);
+    }
+
+    /// Schedule with an insertion number given by the caller, who numbers all its events
+    /// in the order it schedules them.
+    #[inline]
+    pub(super) fn schedule_keyed(&mut self, time: Time, seq: u64, event: E) {
+        assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        self.file(Entry { time, seq, event });
+        self.len += 1;
         self.peak_len = self.peak_len.max(self.len);
     }
 
@@ -147,10 +162,9 @@ impl<E: Copy> RadixQueue<E> {
     /// If `time` lies before the current time: virtual time never runs backwards.
     #[inline]
     pub fn schedule_at(&mut self, time: Time, event: E) {
-        assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
-        self.file(Entry { time, event });
-        self.len += 1;
-        self.peak_len = self.peak_len.max(self.len);
+        let seq = self.seq;
+        self.seq += 1;
+        self.schedule_keyed(time, seq, event);
     }
 
     /// Schedule `event` after `delay` from now.
@@ -161,6 +175,16 @@ impl<E: Copy> RadixQueue<E> {
     /// Pop the earliest event if it fires at or before `horizon`.
     #[inline]
     pub fn pop_until(&mut self, horizon: Time) -> Option<Scheduled<E>> {
+        self.pop_before(horizon, (Time::MAX, u64::MAX))
+    }
+
+    /// Pop the earliest event if it fires at or before `horizon` and its (time, insertion
+    /// number) lies before `bound` (the next event held elsewhere). The lower bound of the
+    /// stored times never passes `bound`'s time, so that event may still be handed out and
+    /// schedule events at its own time.
+    #[inline]
+    pub(super) fn pop_before(&mut self, horizon: Time, bound: (Time, u64)) -> Option<Scheduled<E>> {
+        let horizon = horizon.min(bound.0);
         if self.head == self.buckets[0].len() {
             // Bucket 0 is used up: refill it from the lowest non-empty bucket.
             self.buckets[0].clear();
@@ -194,7 +218,7 @@ impl<E: Copy> RadixQueue<E> {
             }
         }
         let top = self.buckets[0][self.head];
-        if top.time > horizon {
+        if top.time > horizon || (top.time, top.seq) >= bound {
             return None;
         }
         self.head += 1;
@@ -242,6 +266,8 @@ mod tests {
     #[derive(Debug, Clone)]
     enum Op {
         Push(Time),
+        /// `EventQueue::schedule_fixed`: one of ten recurring delays (more than it has lines).
+        PushFixed(Time),
         Pop,
         PopUntil(Time),
     }
@@ -250,7 +276,8 @@ mod tests {
         prop_oneof![
             // Many zero and small delays make ties and equal-time bursts common.
             3 => prop_oneof![Just(0u64), 0u64..4, 0u64..1_000_000, 0u64..1 << 40].prop_map(Op::Push),
-            2 => Just(Op::Pop),
+            2 => (0u64..10).prop_map(|i| Op::PushFixed([0, 1, 3, 7, 50, 999, 1000, 7919, 1 << 20, 1 << 33][i as usize])),
+            3 => Just(Op::Pop),
             1 => (0u64..2_000).prop_map(Op::PopUntil),
         ]
     }
@@ -276,6 +303,12 @@ mod tests {
                         let t = o.now + d;
                         o.push(t, n);
                         h.schedule_at(t, n);
+                        r.schedule_at(t, n);
+                    }
+                    Op::PushFixed(d) => {
+                        let t = o.now + d;
+                        o.push(t, n);
+                        h.schedule_fixed(d, n);
                         r.schedule_at(t, n);
                     }
                     Op::Pop | Op::PopUntil(_) => {

@@ -65,7 +65,7 @@ impl World<'_> {
             inst.worker_waiting += 1;
             inst.worker_q.push_back(tok);
             match w.max_wait {
-                Some(d) => self.timer(q, tok, now + d.ns(), Timer::SlotWait),
+                Some(d) => self.timer_fixed(q, tok, d.ns(), Timer::SlotWait),
                 None => self.bump_generation(tok),
             }
         } else {

@@ -388,6 +388,14 @@ impl<'m> World<'m> {
         q.schedule_at(at, Ev::Timer { req: tok, generation: r.generation, timer });
     }
 
+    /// A timer `delay` from now for a delay that recurs (overhead, a configured wait limit):
+    /// the queue keeps such timers in a first-in-first-out line per delay.
+    fn timer_fixed(&mut self, q: &mut EventQueue<Ev>, tok: Token, delay: Time, timer: Timer) {
+        let r = self.reqs.get_mut(tok).expect("live request");
+        r.generation = r.generation.wrapping_add(1);
+        q.schedule_fixed(delay, Ev::Timer { req: tok, generation: r.generation, timer });
+    }
+
     fn bump_generation(&mut self, tok: Token) {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.generation = r.generation.wrapping_add(1);

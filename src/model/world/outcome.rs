@@ -66,7 +66,7 @@ impl World<'_> {
                 let unwind = self.reqs.get(tok).expect("live request").unwind;
                 if unwind > 0 {
                     self.reqs.get_mut(tok).expect("live request").phase = Phase::Unwinding;
-                    self.timer(q, tok, now + unwind, Timer::Unwind);
+                    self.timer_fixed(q, tok, unwind, Timer::Unwind);
                 } else {
                     self.conclude(now, q, tok, Outcome::Timeout, false);
                 }
@@ -106,7 +106,7 @@ impl World<'_> {
         r.staleness = staleness;
         if overhead > 0 {
             r.phase = Phase::Responding;
-            self.timer(q, tok, now + overhead, Timer::Respond);
+            self.timer_fixed(q, tok, overhead, Timer::Respond);
         } else {
             self.finish(now, q, tok);
         }

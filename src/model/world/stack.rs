@@ -81,7 +81,7 @@ impl World<'_> {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.phase = Phase::LayerQueue;
         r.wait_since = now;
-        self.timer(q, tok, now + max_wait, Timer::LayerWait);
+        self.timer_fixed(q, tok, max_wait, Timer::LayerWait);
         let generation = self.reqs.get(tok).expect("live request").generation;
         let layer = self.layer_mut(inst, l);
         layer.queue.push_back((tok, generation));
