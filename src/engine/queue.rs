@@ -13,8 +13,11 @@
 //! (measured in `benches/queue.rs`, see BENCHMARKS.md).
 //!
 //! Past [`RADIX_AT`] pending events the queue moves, once and for good, to a
-//! [`RadixQueue`], whose cost per event does not grow with size. Both pop in exactly
-//! (time, sequence) order, so the switch never changes a result.
+//! [`RadixQueue`], whose cost per event does not grow with size. Beside either, events
+//! scheduled a recurring fixed delay ahead ([`EventQueue::schedule_fixed`]) wait in a
+//! first-in-first-out line per delay, already in time order. Every pop takes the smallest
+//! (time, sequence) among the heap or radix queue and the heads of those lines, so neither
+//! the switch nor the lines ever change a result.
 
 use std::collections::VecDeque;
 
@@ -310,8 +313,8 @@ impl<E: Copy> EventQueue<E> {
 #[inline(always)]
 fn min_child<E>(kids: &[Entry<E>], first: usize) -> (usize, u128) {
     if let Ok(k) = <&[Entry<E>; ARITY]>::try_from(kids) {
-        // A full node: a tournament of three comparisons the compiler makes branch-free;
-        // on equal keys (impossible: keys are unique) it would keep the first, like the loop.
+        // A full node: a tournament of three comparisons instead of a loop over a slice of
+        // unknown length; on equal keys (impossible: keys are unique) it keeps the first.
         let (a, b, c, d) = (k[0].key(), k[1].key(), k[2].key(), k[3].key());
         let (i01, k01) = if b < a { (1, b) } else { (0, a) };
         let (i23, k23) = if d < c { (3, d) } else { (2, c) };

@@ -8,12 +8,13 @@
 //! Bucket 0 holds the entries due at exactly `last`. A pop takes the front of bucket 0 or,
 //! when that is empty, the lowest non-empty bucket: at level 0 its entries all share one time
 //! and become bucket 0 as they are; above it they are refiled against their minimum into
-//! lower levels. An entry moves at most once per level, 16 times in its life, and for times
-//! a few seconds ahead of the clock about four times (a binary radix heap moves it once per
-//! bit, up to 64 times), so the cost per event does not grow with the number pending the way
-//! a heap's log(n) does (measured in `benches/queue.rs`, see BENCHMARKS.md).
+//! lower levels. An entry moves at most once per level below the one it was filed at: at
+//! most 8 times for a time 6 s (about 2^32.5 ns) ahead of the clock, where a binary radix heap
+//! moves it up to once per bit, 33 times; so the cost per event does not grow with the number
+//! pending the way a heap's log(n) does (measured in `benches/queue.rs`, see BENCHMARKS.md).
 //!
-//! Keys are times alone (8 bytes, not a 16-byte (time, sequence) pair), and ties still pop
+//! The order uses times alone (each entry's insertion number only serves to compare with
+//! events held outside the queue, in `pop_before`), and ties still pop
 //! first in, first out: entries with equal times always sit in the same bucket (the bucket
 //! depends on the time only), every bucket keeps equal-time entries in insertion order
 //! (insertions append; a refile walks a bucket in order and appends to buckets that are

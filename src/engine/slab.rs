@@ -58,20 +58,13 @@ impl<T> Slab<T> {
     /// Drop the value of a live token in place (no copy out); false for a stale token.
     #[inline]
     pub fn discard(&mut self, token: Token) -> bool {
-        let Some(slot) = self.slots.get_mut(token.index as usize) else { return false };
-        if slot.generation != token.generation || slot.value.is_none() {
-            return false;
-        }
-        slot.generation = slot.generation.wrapping_add(1);
-        slot.value = None;
-        self.free.push(token.index);
-        self.live -= 1;
-        true
+        self.vacate(token).map(|slot| slot.value = None).is_some()
     }
 
-    /// Remove and return the entry if the token is still live.
+    /// Free a live token's slot (a new generation, back on the free list) and hand it over
+    /// still holding its value; None for a stale token.
     #[inline]
-    pub fn remove(&mut self, token: Token) -> Option<T> {
+    fn vacate(&mut self, token: Token) -> Option<&mut Slot<T>> {
         let slot = self.slots.get_mut(token.index as usize)?;
         if slot.generation != token.generation || slot.value.is_none() {
             return None;
@@ -79,7 +72,13 @@ impl<T> Slab<T> {
         slot.generation = slot.generation.wrapping_add(1);
         self.free.push(token.index);
         self.live -= 1;
-        slot.value.take()
+        Some(slot)
+    }
+
+    /// Remove and return the entry if the token is still live.
+    #[inline]
+    pub fn remove(&mut self, token: Token) -> Option<T> {
+        self.vacate(token)?.value.take()
     }
 
     /// The entry, if the token is still live.

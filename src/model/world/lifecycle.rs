@@ -66,7 +66,9 @@ impl World<'_> {
             inst.worker_q.push_back(tok);
             match w.max_wait {
                 Some(d) => self.timer_fixed(q, tok, d.ns(), Timer::SlotWait),
-                None => self.bump_generation(tok),
+                None => {
+                    self.bump_generation(tok);
+                }
             }
         } else {
             self.rec.slot_wait(now, c, 0);

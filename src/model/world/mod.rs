@@ -383,22 +383,22 @@ impl<'m> World<'m> {
     }
 
     fn timer(&mut self, q: &mut EventQueue<Ev>, tok: Token, at: Time, timer: Timer) {
-        let r = self.reqs.get_mut(tok).expect("live request");
-        r.generation = r.generation.wrapping_add(1);
-        q.schedule_at(at, Ev::Timer { req: tok, generation: r.generation, timer });
+        let generation = self.bump_generation(tok);
+        q.schedule_at(at, Ev::Timer { req: tok, generation, timer });
     }
 
     /// A timer `delay` from now for a delay that recurs (overhead, a configured wait limit):
     /// the queue keeps such timers in a first-in-first-out line per delay.
     fn timer_fixed(&mut self, q: &mut EventQueue<Ev>, tok: Token, delay: Time, timer: Timer) {
-        let r = self.reqs.get_mut(tok).expect("live request");
-        r.generation = r.generation.wrapping_add(1);
-        q.schedule_fixed(delay, Ev::Timer { req: tok, generation: r.generation, timer });
+        let generation = self.bump_generation(tok);
+        q.schedule_fixed(delay, Ev::Timer { req: tok, generation, timer });
     }
 
-    fn bump_generation(&mut self, tok: Token) {
+    /// Supersede the request's pending timer (it becomes a tombstone); the new generation.
+    fn bump_generation(&mut self, tok: Token) -> u32 {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.generation = r.generation.wrapping_add(1);
+        r.generation
     }
 
     fn on_timer(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, generation: u32, timer: Timer) {
