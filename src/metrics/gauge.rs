@@ -43,8 +43,14 @@ impl Gauge {
         self.advance(now);
         self.value = value;
         if now >= self.from {
-            self.peak = self.peak.max(value);
-            self.low = self.low.min(value);
+            // Plain comparisons rather than `f64::max`/`min`, whose NaN handling costs extra
+            // instructions: the result is the same, a NaN level leaves both unchanged either way.
+            if value > self.peak {
+                self.peak = value;
+            }
+            if value < self.low {
+                self.low = value;
+            }
         }
     }
 

@@ -46,47 +46,41 @@ pub struct OrderEffect {
     pub lost: bool,
 }
 
-/// Values a `Lat` keeps as a plain list before it spills into its HDR histogram: 128 KiB,
+/// Values a `UsHist` keeps as a plain list before it spills into its HDR histogram: 128 KiB,
 /// against ~216 KiB of histogram counts, and more than a 10 s window holds at 1,000/s.
 const EXACT: usize = 16384;
 
-/// An HDR histogram (microseconds) plus the exact mean, minimum and maximum, so that
-/// reported percentiles never lie outside the observed range.
+/// Microsecond values as an HDR histogram (1 us to one day, 3 significant digits) holds them.
 ///
-/// Up to `EXACT` values are kept as a list and the histogram is only filled past that: the
-/// per-window latencies then cost a push instead of a cache miss in a 216 KiB array, and a
-/// window reset clears a short list instead of the whole array. Quantiles of the list are
-/// the histogram's own (`value_at_quantile` picks the bucket holding the k-th smallest
-/// value), so which form holds the values never changes a figure.
-#[derive(Debug, Clone)]
-pub struct Lat {
+/// Up to `EXACT` values are kept as a list and the histogram is only filled past that: a value
+/// then costs a push instead of a cache miss in a 216 KiB array, and a reset (a window's end)
+/// clears a short list instead of the whole array. Quantiles of the list are the histogram's
+/// own (`value_at_quantile` picks the bucket holding the k-th smallest value), so which form
+/// holds the values never changes a figure. Policies that judge a window by a percentile use
+/// it directly; [`Lat`] adds the exact mean and range.
+#[derive(Debug, Clone, Default)]
+pub struct UsHist {
     few: Vec<u64>,
     hist: Option<Histogram<u64>>,
     /// The values are in `hist` (the list overflowed since the last reset).
     spilled: bool,
-    sum_ns: f64,
-    min_ns: Time,
-    max_ns: Time,
 }
 
-impl Lat {
+impl UsHist {
     /// Empty.
     pub fn new() -> Self {
-        Self { few: Vec::new(), hist: None, spilled: false, sum_ns: 0.0, min_ns: Time::MAX, max_ns: 0 }
+        Self::default()
     }
-    /// Record one value in nanoseconds.
+    /// Record one value in microseconds (past one day it counts as one day, as the histogram
+    /// clamps it).
     #[inline]
-    pub fn record(&mut self, ns: Time) {
-        let v = us(ns);
+    pub fn record(&mut self, v: u64) {
         match &mut self.hist {
             Some(h) if self.spilled => h.saturating_record(v),
             // A value past the histogram's range is clamped by it: spill rather than copy that rule.
             _ if self.few.len() < EXACT && v <= HIGH_US => self.few.push(v),
             _ => self.spill_and_record(v),
         }
-        self.sum_ns += to_f64(ns);
-        self.min_ns = self.min_ns.min(ns);
-        self.max_ns = self.max_ns.max(ns);
     }
     #[cold]
     fn spill_and_record(&mut self, v: u64) {
@@ -113,20 +107,76 @@ impl Lat {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Quantile `q` as `Histogram::value_at_quantile` gives it (0 when empty). The listed
+    /// values are reordered in place.
+    pub fn value_at_quantile(&mut self, q: f64) -> u64 {
+        match &self.hist {
+            Some(h) if self.spilled => h.value_at_quantile(q),
+            _ => list_quantile(&mut self.few, q),
+        }
+    }
+    /// Forget every value (a spilled histogram is kept, cleared, for the next overflow).
+    pub fn reset(&mut self) {
+        if self.spilled {
+            if let Some(h) = &mut self.hist {
+                h.reset();
+            }
+        }
+        self.spilled = false;
+        self.few.clear();
+    }
+}
+
+/// Quantile `q` of listed microsecond values as the histogram would give it: the same rank
+/// rule as hdrhistogram 7.5 (the ceil(q n)-th smallest, at least the first), reported as the
+/// top of its bucket (the bottom for q = 0); 0 when empty.
+fn list_quantile(v: &mut [u64], q: f64) -> u64 {
+    if v.is_empty() {
+        return 0; // as the histogram answers when empty
+    }
+    let q = q.min(1.0);
+    let rank = ((q * v.len() as f64).ceil() as u64).max(1) as usize;
+    let (_, &mut x, _) = v.select_nth_unstable(rank - 1);
+    if q == 0.0 { shape().lowest_equivalent(x) } else { shape().highest_equivalent(x) }
+}
+
+/// Latencies: a [`UsHist`] (microseconds) plus the exact mean, minimum and maximum, so that
+/// reported percentiles never lie outside the observed range.
+#[derive(Debug, Clone)]
+pub struct Lat {
+    vals: UsHist,
+    sum_ns: f64,
+    min_ns: Time,
+    max_ns: Time,
+}
+
+impl Lat {
+    /// Empty.
+    pub fn new() -> Self {
+        Self { vals: UsHist::new(), sum_ns: 0.0, min_ns: Time::MAX, max_ns: 0 }
+    }
+    /// Record one value in nanoseconds.
+    #[inline]
+    pub fn record(&mut self, ns: Time) {
+        self.vals.record(us(ns));
+        self.sum_ns += to_f64(ns);
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+    }
+    /// Number of values.
+    pub fn len(&self) -> u64 {
+        self.vals.len()
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Quantile in microseconds, as `Histogram::value_at_quantile` gives it.
     fn q_us(&self, q: f64) -> u64 {
-        if let Some(h) = self.hist.as_ref().filter(|_| self.spilled) {
-            return h.value_at_quantile(q);
+        match &self.vals.hist {
+            Some(h) if self.vals.spilled => h.value_at_quantile(q),
+            _ => list_quantile(&mut self.vals.few.clone(), q),
         }
-        if self.few.is_empty() {
-            return 0; // as the histogram answers when empty
-        }
-        // The same rank rule as hdrhistogram 7.5: the ceil(q n)-th smallest, at least the first.
-        let q = q.min(1.0);
-        let rank = ((q * self.few.len() as f64).ceil() as u64).max(1) as usize;
-        let mut v = self.few.clone();
-        let (_, &mut x, _) = v.select_nth_unstable(rank - 1);
-        if q == 0.0 { shape().lowest_equivalent(x) } else { shape().highest_equivalent(x) }
     }
     /// Quantile in milliseconds (0 when empty), clamped to the exact observed range.
     pub fn q_ms(&self, q: f64) -> f64 {
@@ -148,20 +198,20 @@ impl Lat {
         if self.is_empty() {
             return out;
         }
-        if self.spilled {
+        if self.vals.spilled {
             for (o, &q) in out.iter_mut().zip(&qs) {
                 *o = self.q_ms(q);
             }
             return out;
         }
-        let n = self.few.len();
+        let n = self.vals.few.len();
         let mut from = 0;
         for (i, &q) in qs.iter().enumerate() {
             debug_assert!(i == 0 || q >= qs[i - 1], "quantiles in ascending order");
             // The same rank rule as `q_us`: the ceil(q n)-th smallest, at least the first.
             let q = q.min(1.0);
             let k = (((q * n as f64).ceil() as u64).max(1) as usize - 1).max(from);
-            let (_, &mut x, _) = self.few[from..].select_nth_unstable(k - from);
+            let (_, &mut x, _) = self.vals.few[from..].select_nth_unstable(k - from);
             from = k;
             let us = if q == 0.0 { shape().lowest_equivalent(x) } else { shape().highest_equivalent(x) };
             out[i] = self.clamp_ms(us);
@@ -178,13 +228,7 @@ impl Lat {
     }
     /// Forget everything (a spilled histogram is kept, cleared, for the next overflow).
     pub fn reset(&mut self) {
-        if self.spilled {
-            if let Some(h) = &mut self.hist {
-                h.reset();
-            }
-        }
-        self.spilled = false;
-        self.few.clear();
+        self.vals.reset();
         self.sum_ns = 0.0;
         self.min_ns = Time::MAX;
         self.max_ns = 0;
@@ -230,7 +274,7 @@ fn us(t: Time) -> u64 {
 
 #[derive(Debug, Clone)]
 struct ClassAcc {
-    outcomes: Outcomes,
+    outcomes: Tally,
     latency: Lat,
     good: u64,
     fresh_good: u64,
@@ -250,7 +294,7 @@ struct ClassAcc {
 impl ClassAcc {
     fn new() -> Self {
         Self {
-            outcomes: Outcomes::default(),
+            outcomes: Tally::default(),
             latency: Lat::new(),
             good: 0,
             fresh_good: 0,
@@ -272,7 +316,7 @@ impl ClassAcc {
 #[derive(Debug, Clone)]
 struct WindowClass {
     offered: u64,
-    outcomes: Outcomes,
+    outcomes: Tally,
     good: u64,
     missed: u64,
     cost: f64,
@@ -285,7 +329,7 @@ impl WindowClass {
     fn new() -> Self {
         Self {
             offered: 0,
-            outcomes: Outcomes::default(),
+            outcomes: Tally::default(),
             good: 0,
             missed: 0,
             cost: 0.0,
@@ -296,7 +340,7 @@ impl WindowClass {
     }
     fn reset(&mut self) {
         self.offered = 0;
-        self.outcomes = Outcomes::default();
+        self.outcomes = Tally::default();
         self.good = 0;
         self.missed = 0;
         self.cost = 0.0;
@@ -424,7 +468,7 @@ pub struct Recorder {
     calls_by_requests: u64,
     requests_calling: u64,
     found_in_flight: Vec<u64>,
-    per_instance: Vec<Outcomes>,
+    per_instance: Vec<Tally>,
 }
 
 impl Recorder {
@@ -458,7 +502,7 @@ impl Recorder {
             calls_by_requests: 0,
             requests_calling: 0,
             found_in_flight: vec![0; FOUND_BUCKETS],
-            per_instance: vec![Outcomes::default(); n],
+            per_instance: vec![Tally::default(); n],
             s,
         }
     }
@@ -507,7 +551,7 @@ impl Recorder {
         let answered = matches!(outcome, Outcome::Ok | Outcome::Fallback);
         let in_time = latency <= self.s.deadlines[class];
         let w = &mut self.win[class];
-        bump(&mut w.outcomes, outcome);
+        w.outcomes.bump(outcome);
         w.latency.record(latency);
         if answered && in_time {
             w.good += 1;
@@ -529,13 +573,13 @@ impl Recorder {
         if !self.measured(arrived) {
             return;
         }
-        bump(&mut self.per_instance[instance as usize], outcome);
+        self.per_instance[instance as usize].bump(outcome);
         if dependency_calls > 0 {
             self.calls_by_requests += dependency_calls as u64;
             self.requests_calling += 1;
         }
         let c = &mut self.classes[class];
-        bump(&mut c.outcomes, outcome);
+        c.outcomes.bump(outcome);
         c.latency.record(latency);
         if answered && in_time {
             c.good += 1;
@@ -667,19 +711,20 @@ impl Recorder {
             let w = &mut self.win[ci];
             let [latency_p50_ms, latency_p95_ms] = w.latency.quantiles_ms([0.5, 0.95]);
             let [staleness_p95_ms] = w.staleness.quantiles_ms([0.95]);
+            let o = w.outcomes.outcomes();
             self.rows.push(WindowRow {
                 policy: self.s.policy.clone(),
                 t_s: self.window_start as f64 / SECOND as f64,
                 class: name.clone(),
                 offered: w.offered,
-                ok: w.outcomes.ok,
-                error: w.outcomes.error,
-                timeout: w.outcomes.timeout,
-                rejected: w.outcomes.rejected,
-                short_circuited: w.outcomes.short_circuited,
-                fallback: w.outcomes.fallback,
+                ok: o.ok,
+                error: o.error,
+                timeout: o.timeout,
+                rejected: o.rejected,
+                short_circuited: o.short_circuited,
+                fallback: o.fallback,
                 goodput_per_s: w.good as f64 / secs,
-                fallback_per_s: w.outcomes.fallback as f64 / secs,
+                fallback_per_s: o.fallback as f64 / secs,
                 deadline_missed: w.missed,
                 business_cost: w.cost,
                 latency_p50_ms,
@@ -728,20 +773,21 @@ impl Recorder {
             .iter_mut()
             .zip(&self.s.classes)
             .map(|(c, name)| {
-                let n = c.outcomes.total();
+                let outcomes = c.outcomes.outcomes();
+                let n = outcomes.total();
                 let ratio = |x: u64| if n == 0 { 0.0 } else { x as f64 / n as f64 };
                 let cost = c.substitutions as f64 * cs + c.refunds as f64 * cr + c.lost as f64 * cl;
                 ClassSummary {
                     class: name.clone(),
                     requests: n,
-                    outcomes: c.outcomes,
+                    outcomes,
                     latency_ms: c.latency.stats(),
                     throughput_per_s: n as f64 / secs,
                     goodput_per_s: c.good as f64 / secs,
                     fresh_goodput_per_s: c.fresh_good as f64 / secs,
                     deadline_missed: c.missed,
-                    ok_ratio: ratio(c.outcomes.ok),
-                    fallback_ratio: ratio(c.outcomes.fallback),
+                    ok_ratio: ratio(outcomes.ok),
+                    fallback_ratio: ratio(outcomes.fallback),
                     goodput_ratio: ratio(c.good),
                     staleness_ms: StalenessMs {
                         p50: c.staleness.q_ms(0.5),
@@ -749,10 +795,10 @@ impl Recorder {
                         max: c.staleness.max_ms(),
                     },
                     stale_wrong: c.stale_wrong,
-                    stale_wrong_fraction: if c.outcomes.fallback == 0 {
+                    stale_wrong_fraction: if outcomes.fallback == 0 {
                         0.0
                     } else {
-                        c.stale_wrong as f64 / c.outcomes.fallback as f64
+                        c.stale_wrong as f64 / outcomes.fallback as f64
                     },
                     orders: c.orders,
                     substitutions: c.substitutions,
@@ -831,21 +877,35 @@ impl Recorder {
                 self.calls_by_requests as f64 / self.requests_calling as f64
             },
             business_cost,
-            per_instance: self.per_instance.clone(),
+            per_instance: self.per_instance.iter().map(Tally::outcomes).collect(),
             events,
             in_flight_at_end,
         }
     }
 }
 
-fn bump(o: &mut Outcomes, outcome: Outcome) {
-    match outcome {
-        Outcome::Ok => o.ok += 1,
-        Outcome::Error => o.error += 1,
-        Outcome::Timeout => o.timeout += 1,
-        Outcome::Rejected => o.rejected += 1,
-        Outcome::ShortCircuited => o.short_circuited += 1,
-        Outcome::Fallback => o.fallback += 1,
+/// Outcome counts indexed by `Outcome as usize`: one indexed increment per finished
+/// request, where a `match` onto named fields compiles to a jump whose target changes with
+/// every outcome.
+#[derive(Debug, Clone, Copy, Default)]
+struct Tally([u64; 6]);
+
+impl Tally {
+    #[inline]
+    fn bump(&mut self, outcome: Outcome) {
+        self.0[outcome as usize] += 1;
+    }
+
+    fn outcomes(&self) -> Outcomes {
+        let n = |o: Outcome| self.0[o as usize];
+        Outcomes {
+            ok: n(Outcome::Ok),
+            error: n(Outcome::Error),
+            timeout: n(Outcome::Timeout),
+            rejected: n(Outcome::Rejected),
+            short_circuited: n(Outcome::ShortCircuited),
+            fallback: n(Outcome::Fallback),
+        }
     }
 }
 
@@ -869,7 +929,7 @@ mod tests {
                 l.record(v);
             }
             if spill {
-                l.spill();
+                l.vals.spill();
             }
             let one: Vec<f64> = qs.iter().map(|&q| l.q_ms(q)).collect();
             let together: Vec<f64> = match qs.len() {
@@ -929,6 +989,30 @@ mod tests {
                 h.reset();
                 assert!(l.is_empty());
             }
+        }
+    }
+
+    #[test]
+    fn us_hist_matches_the_one_hour_histogram_policies_used() {
+        // The tiered bulkhead and Envoy's gradient record whole microseconds, 0 included, up to
+        // one hour; the oracle is the one-hour HDR histogram they kept before, fed the same
+        // values, on both sides of the spill threshold.
+        let mut rng = crate::engine::stream(9, "test/us-hist");
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds");
+        let mut u = UsHist::new();
+        for n in [1usize, 5, 1000, EXACT + 3, 40] {
+            for _ in 0..n {
+                let v = (rand::Rng::next_u64(&mut rng) % 3_600_000_001) >> (rand::Rng::next_u32(&mut rng) % 33);
+                h.saturating_record(v);
+                u.record(v);
+            }
+            assert_eq!(u.len(), h.len());
+            for q in [0.0, 0.05, 0.5, 0.95, 0.99, 1.0] {
+                assert_eq!(u.value_at_quantile(q), h.value_at_quantile(q), "n {n} q {q}");
+            }
+            u.reset();
+            h.reset();
+            assert!(u.is_empty());
         }
     }
 

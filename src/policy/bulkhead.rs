@@ -17,16 +17,16 @@
 //! degradation (a slow or failed one starts another `recovery`). Windows start at the first
 //! attempt and again when degradation ends.
 
-use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::Status;
 use super::{Admission, Attempt, BuildCtx, CallOutcome, ClassId, Completed, Policy, Refusal};
 use crate::engine::{MICROSECOND, Time};
+use crate::metrics::UsHist;
 use crate::scenario::Dur;
 
-/// Longest duration the latency histogram tells apart (one hour, in microseconds); longer
-/// ones count as this. Bounded so that its memory is fixed (about 180 KB).
+/// Longest duration the window's percentile tells apart (one hour, in microseconds); longer
+/// ones count as this.
 const HIST_MAX_US: u64 = 3_600_000_000;
 
 /// Tiered bulkhead configuration.
@@ -123,7 +123,8 @@ pub struct TieredBulkhead {
 #[derive(Debug, Clone)]
 struct Trip {
     cfg: DegradeConfig,
-    hist: Histogram<u64>,
+    /// Durations completed in the current window (microseconds).
+    hist: UsHist,
     streak: u32,
     window_end: Option<Time>,
     degraded: bool,
@@ -152,7 +153,7 @@ impl TieredBulkhead {
         }
         let trip = cfg.degrade.as_ref().map(|d| Trip {
             cfg: d.clone(),
-            hist: Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("valid histogram bounds"),
+            hist: UsHist::new(),
             streak: 0,
             window_end: None,
             degraded: false,
@@ -234,7 +235,7 @@ impl Trip {
 
     fn on_complete(&mut self, d: &Completed) {
         if !self.degraded {
-            self.hist.saturating_record(d.duration() / MICROSECOND);
+            self.hist.record((d.duration() / MICROSECOND).min(HIST_MAX_US));
         } else if self.probe == Some(d.id) {
             self.probe = None;
             let fast = d.outcome == CallOutcome::Success && d.duration() <= self.cfg.p95_over.ns();

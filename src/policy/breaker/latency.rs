@@ -85,14 +85,14 @@ impl LatencyConfig {
     }
 }
 
-/// Nearest-rank percentile of `v` (sorted in place); None when empty.
+/// Nearest-rank percentile of `v` (reordered in place by a selection); None when empty.
 pub fn nearest_rank(v: &mut [Time], p: f64) -> Option<Time> {
     if v.is_empty() {
         return None;
     }
-    v.sort_unstable();
     let rank = (p * v.len() as f64).ceil() as usize;
-    Some(v[rank.clamp(1, v.len()) - 1])
+    let (_, &mut x, _) = v.select_nth_unstable(rank.clamp(1, v.len()) - 1);
+    Some(x)
 }
 
 /// See the module docs.
@@ -212,7 +212,10 @@ impl Policy for Latency {
             BreakerState::HalfOpen => {}
             BreakerState::Closed => {}
         }
-        self.inflight.admit(a.id, a.now);
+        if self.cfg.inflight_ageing {
+            // Only ageing reads the calls in flight: without it, tracking them is wasted work.
+            self.inflight.admit(a.id, a.now);
+        }
         Admission::Admit
     }
 

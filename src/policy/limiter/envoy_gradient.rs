@@ -15,17 +15,17 @@
 //! rather than libcircllhist's interpolation; the controller's timers start at the first
 //! attempt it sees (not at build), so windows count from the first traffic.
 
-use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::fixed::RefuseAs;
 use super::gate::rejected;
 use crate::engine::{MICROSECOND, MILLISECOND, Time, counter_f64, label_hash};
+use crate::metrics::UsHist;
 use crate::policy::{Admission, Attempt, BuildCtx, Completed, Policy, Status};
 use crate::scenario::Dur;
 
 /// Longest duration the latency histogram tells apart (one hour, in microseconds); longer
-/// ones count as this. Bounded so that its memory is fixed (about 180 KB).
+/// ones count as this.
 const HIST_MAX_US: u64 = 3_600_000_000;
 
 /// Envoy gradient controller configuration (proto field names; percents as 0..100).
@@ -104,7 +104,8 @@ pub struct EnvoyGradient {
     at_min_streak: u32,
     sample_timer: Option<Time>,
     min_rtt_timer: Option<Time>,
-    hist: Histogram<u64>,
+    /// Round-trip times of the current sample or min_rtt window (microseconds).
+    hist: UsHist,
 }
 
 impl EnvoyGradient {
@@ -123,7 +124,7 @@ impl EnvoyGradient {
             at_min_streak: 0,
             sample_timer: None,
             min_rtt_timer: None,
-            hist: Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("valid histogram bounds"),
+            hist: UsHist::new(),
         }
     }
 
@@ -237,7 +238,7 @@ impl Policy for EnvoyGradient {
             return; // sent before the current min_rtt window
         }
         // Envoy records whole microseconds.
-        self.hist.saturating_record(d.duration() / MICROSECOND);
+        self.hist.record((d.duration() / MICROSECOND).min(HIST_MAX_US));
         if self.in_min_rtt_window() && self.hist.len() >= self.cfg.request_count as u64 {
             self.end_min_rtt_window(d.now);
         }
