@@ -185,8 +185,15 @@ impl World<'_> {
             let wake_generation = layer.wake_generation.wrapping_add(1);
             let old = layer.last;
             let watch = policy.reports_status();
-            *layer =
-                LayerRt { last: old, policy, queue: VecDeque::new(), waiting: 0, wake: None, wake_generation, watch };
+            *layer = LayerRt {
+                last: old,
+                policy,
+                queue: waitq::WaitQueue::default(),
+                waiting: 0,
+                wake: None,
+                wake_generation,
+                watch,
+            };
             self.note(now, q, instance, l as u8);
         }
     }

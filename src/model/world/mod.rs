@@ -5,6 +5,7 @@ mod calls;
 mod lifecycle;
 mod outcome;
 mod stack;
+mod waitq;
 
 use std::collections::VecDeque;
 
@@ -17,8 +18,7 @@ use crate::engine::{
 };
 use crate::metrics::{OrderEffect, Outcome, Recorder, RecorderSetup};
 use crate::policy::{
-    Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Policy, QueueOrder, Refusal, RetryAsk,
-    Status,
+    Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Policy, Refusal, RetryAsk, Status,
 };
 use crate::scenario::{Balancing, Fallback, PartitionMode, Scope};
 
@@ -140,7 +140,7 @@ struct Call {
 
 struct LayerRt {
     policy: Box<dyn Policy>,
-    queue: VecDeque<(Token, u32)>,
+    queue: waitq::WaitQueue,
     waiting: u32,
     wake: Option<Time>,
     wake_generation: u32,
@@ -286,7 +286,7 @@ impl<'m> World<'m> {
                         let watch = policy.reports_status();
                         LayerRt {
                             policy,
-                            queue: VecDeque::new(),
+                            queue: waitq::WaitQueue::default(),
                             waiting: 0,
                             wake: None,
                             wake_generation: 0,

@@ -1,5 +1,6 @@
 //! The policy stack: admission through the layers, waiting queues, cancellation and status.
 
+use super::waitq::{Pos, Waiter};
 use super::*;
 
 impl World<'_> {
@@ -55,9 +56,9 @@ impl World<'_> {
                     // The queue is full: whoever has the least deadline budget left goes.
                     let mine = self.deadline_at(tok);
                     match self.most_doomed(inst, l) {
-                        Some((idx, victim)) if self.deadline_at(victim) < mine => {
+                        Some((pos, victim)) if self.deadline_at(victim) < mine => {
                             let layer = self.layer_mut(inst, l);
-                            layer.queue.remove(idx);
+                            layer.queue.remove(pos);
                             layer.waiting -= 1;
                             self.bump_generation(victim);
                             self.refused(now, q, victim, Refusal::Rejected);
@@ -82,9 +83,10 @@ impl World<'_> {
         r.phase = Phase::LayerQueue;
         r.wait_since = now;
         self.timer_fixed(q, tok, max_wait, Timer::LayerWait);
-        let generation = self.reqs.get(tok).expect("live request").generation;
+        let r = self.reqs.get(tok).expect("live request");
+        let (generation, priority) = (r.generation, self.m.scenario.classes[r.class as usize].priority);
         let layer = self.layer_mut(inst, l);
-        layer.queue.push_back((tok, generation));
+        layer.queue.push(tok, generation, priority);
         layer.waiting += 1;
     }
 
@@ -93,60 +95,27 @@ impl World<'_> {
         r.arrived + self.m.scenario.classes[r.class as usize].deadline.ns()
     }
 
-    fn is_waiting(&self, entry: (Token, u32)) -> bool {
-        self.reqs.get(entry.0).is_some_and(|r| r.phase == Phase::LayerQueue && r.generation == entry.1)
-    }
-
     /// The waiting entry with the least deadline budget left (ties: the earliest queued).
-    fn most_doomed(&self, inst: u32, l: u8) -> Option<(usize, Token)> {
-        let queue = &self.layer(inst, l).queue;
-        let mut best: Option<(usize, Token, Time)> = None;
-        for (i, &e) in queue.iter().enumerate() {
-            if self.is_waiting(e) {
-                let d = self.deadline_at(e.0);
-                if best.is_none_or(|b| d < b.2) {
-                    best = Some((i, e.0, d));
+    fn most_doomed(&self, inst: u32, l: u8) -> Option<(Pos, Token)> {
+        let mut best: Option<(Pos, Token, (Time, u64))> = None;
+        for (pos, w) in self.layer(inst, l).queue.iter() {
+            if waiting(&self.reqs, w) {
+                let key = (self.deadline_at(w.tok), w.seq());
+                if best.is_none_or(|b| key < b.2) {
+                    best = Some((pos, w.tok, key));
                 }
             }
         }
-        best.map(|(i, t, _)| (i, t))
+        best.map(|(pos, t, _)| (pos, t))
     }
 
     /// The next waiting entry to serve, by the layer's queue order; prunes stale ends.
-    fn next_waiting(&mut self, inst: u32, l: u8) -> Option<(usize, Token)> {
-        loop {
-            let front = *self.layer(inst, l).queue.front()?;
-            if self.is_waiting(front) {
-                break;
-            }
-            self.layer_mut(inst, l).queue.pop_front();
-        }
-        loop {
-            let back = *self.layer(inst, l).queue.back()?;
-            if self.is_waiting(back) {
-                break;
-            }
-            self.layer_mut(inst, l).queue.pop_back();
-        }
-        let layer = self.layer(inst, l);
-        let queue = &layer.queue;
-        match layer.policy.queue_order() {
-            QueueOrder::Fifo => Some((0, queue[0].0)),
-            QueueOrder::Lifo => Some((queue.len() - 1, queue[queue.len() - 1].0)),
-            QueueOrder::Priority => {
-                let mut best: Option<(usize, Token, u32)> = None;
-                for (i, &e) in queue.iter().enumerate() {
-                    if self.is_waiting(e) {
-                        let r = self.reqs.get(e.0).expect("live request");
-                        let p = self.m.scenario.classes[r.class as usize].priority;
-                        if best.is_none_or(|b| p > b.2) {
-                            best = Some((i, e.0, p));
-                        }
-                    }
-                }
-                best.map(|(i, t, _)| (i, t))
-            }
-        }
+    fn next_waiting(&mut self, inst: u32, l: u8) -> Option<(Pos, Token)> {
+        let owner = self.owner(inst, l);
+        let layer = &mut self.insts[owner as usize].layers[l as usize];
+        let order = layer.policy.queue_order();
+        let reqs = &self.reqs;
+        layer.queue.next(order, |w| waiting(reqs, w))
     }
 
     /// Tell the layers this attempt passed that it was not executed.
@@ -221,7 +190,7 @@ impl World<'_> {
 
     pub(super) fn pump_layers(&mut self, now: Time, q: &mut EventQueue<Ev>) {
         while let Some((inst, l)) = self.pump.pop() {
-            while let Some((idx, head)) = self.next_waiting(inst, l) {
+            while let Some((pos, head)) = self.next_waiting(inst, l) {
                 let mut att = self.attempt_of(now, head, l);
                 att.queued = att.queued.saturating_sub(1);
                 let decision = self.layer_mut(inst, l).policy.admit(&att);
@@ -230,7 +199,7 @@ impl World<'_> {
                     break;
                 }
                 let layer = self.layer_mut(inst, l);
-                layer.queue.remove(idx);
+                layer.queue.remove(pos);
                 layer.waiting -= 1;
                 self.bump_generation(head);
                 match decision {
@@ -299,4 +268,9 @@ impl World<'_> {
             }
         }
     }
+}
+
+/// The request behind `w` still waits in the queue it was parked in.
+fn waiting(reqs: &Slab<Req>, w: &Waiter) -> bool {
+    reqs.get(w.tok).is_some_and(|r| r.phase == Phase::LayerQueue && r.generation == w.generation)
 }
