@@ -200,7 +200,11 @@ pub trait Policy {
     fn complete(&mut self, _done: &Completed) {}
 
     /// A new user request of `class` entered the gateway (retry budgets deposit here).
-    fn on_request(&mut self, _now: Time, _class: ClassId) {}
+    /// Return true if this may have changed [`Policy::status`]: only then does the world look
+    /// at the status again, instead of after every arrival for every layer.
+    fn on_request(&mut self, _now: Time, _class: ClassId) -> bool {
+        false
+    }
 
     /// Per-attempt timeout and the unwind time after it fires (the time the gateway takes to
     /// produce its 504). None = no timeout from this layer.

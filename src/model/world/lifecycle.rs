@@ -53,8 +53,12 @@ impl World<'_> {
         self.rec.arrival(now, c);
         for li in 0..self.class_layers[c].len() {
             let l = self.class_layers[c][li];
-            self.layer_mut(instance, l).policy.on_request(now, class);
-            self.note(now, q, instance, l);
+            if self.layer_mut(instance, l).policy.on_request(now, class) {
+                self.note(now, q, instance, l);
+            } else {
+                let layer = self.layer(instance, l);
+                debug_assert!(layer.policy.status() == layer.last, "on_request changed the status but said not");
+            }
         }
         let inst = &mut self.insts[instance as usize];
         let w = &self.m.scenario.fleet.workers;

@@ -68,8 +68,9 @@ impl Policy for AdaptiveRetry {
         Admission::Admit
     }
 
-    fn on_request(&mut self, _now: Time, _class: ClassId) {
+    fn on_request(&mut self, _now: Time, _class: ClassId) -> bool {
         self.tokens = (self.tokens + self.refill).min(self.size);
+        false // the status stays the default
     }
 
     fn allow_retry(&mut self, _ask: &RetryAsk) -> bool {

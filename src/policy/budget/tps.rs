@@ -105,9 +105,10 @@ impl Policy for TpsBudget {
         Admission::Admit
     }
 
-    fn on_request(&mut self, now: Time, _class: ClassId) {
+    fn on_request(&mut self, now: Time, _class: ClassId) -> bool {
         self.expire(now);
         self.writer += self.deposit;
+        false // the status stays the default
     }
 
     fn allow_retry(&mut self, ask: &RetryAsk) -> bool {
