@@ -141,6 +141,54 @@ mod tests {
         assert_eq!(drain(&mut queue(&entries), QueueOrder::Lifo, &[6, 1]), vec![5, 4, 3, 2]);
     }
 
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Against the list the queue replaced: one list in arrival order, scanned at every
+        /// dequeue (FIFO: the first live entry; LIFO: the last; priority: the first live entry
+        /// of the highest priority). Steps push, kill a waiting entry (it becomes a tombstone)
+        /// or serve one, in any mix and order.
+        #[test]
+        fn serves_as_a_scanned_list_would(
+            steps in proptest::collection::vec((0u8..3, 0u32..4, any::<u16>()), 1..200),
+            order in prop_oneof![Just(QueueOrder::Fifo), Just(QueueOrder::Lifo), Just(QueueOrder::Priority)],
+        ) {
+            let mut q = WaitQueue::default();
+            let mut list: Vec<(u32, u32)> = Vec::new(); // (request, priority), arrival order
+            let mut dead: Vec<u32> = Vec::new();
+            let mut next_id = 0;
+            for (kind, priority, pick) in steps {
+                match kind {
+                    0 => {
+                        q.push(tok(next_id), 0, priority);
+                        list.push((next_id, priority));
+                        next_id += 1;
+                    }
+                    1 if !list.is_empty() => {
+                        let (id, _) = list.remove(pick as usize % list.len());
+                        dead.push(id);
+                    }
+                    _ => {
+                        let expected = match order {
+                            QueueOrder::Fifo => list.first().map(|e| e.0),
+                            QueueOrder::Lifo => list.last().map(|e| e.0),
+                            QueueOrder::Priority => {
+                                let top = list.iter().map(|e| e.1).max();
+                                list.iter().find(|e| Some(e.1) == top).map(|e| e.0)
+                            }
+                        };
+                        let got = q.next(order, |w| !dead.contains(&w.tok.index));
+                        prop_assert_eq!(got.map(|(_, t)| t.index), expected);
+                        if let Some((pos, t)) = got {
+                            q.remove(pos);
+                            list.retain(|e| e.0 != t.index);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn iter_and_remove_in_the_middle() {
         let mut q = queue(&[(1, 1), (2, 3), (3, 1), (4, 1)]);
