@@ -134,9 +134,19 @@ fn list_quantile(v: &mut [u64], q: f64) -> u64 {
     if v.is_empty() {
         return 0; // as the histogram answers when empty
     }
-    let q = q.min(1.0);
-    let rank = ((q * v.len() as f64).ceil() as u64).max(1) as usize;
-    let (_, &mut x, _) = v.select_nth_unstable(rank - 1);
+    let (_, &mut x, _) = v.select_nth_unstable(rank(q, v.len()));
+    bucket_value(q, x)
+}
+
+/// The 0-based rank of quantile `q` among `n` values: the ceil(q n)-th smallest, at least the
+/// first (hdrhistogram 7.5's rule; q above 1 counts as 1).
+fn rank(q: f64, n: usize) -> usize {
+    ((q.min(1.0) * n as f64).ceil() as u64).max(1) as usize - 1
+}
+
+/// How the histogram reports the value `x` found at quantile `q`: the top of its bucket, the
+/// bottom for q = 0.
+fn bucket_value(q: f64, x: u64) -> u64 {
     if q == 0.0 { shape().lowest_equivalent(x) } else { shape().highest_equivalent(x) }
 }
 
@@ -208,13 +218,10 @@ impl Lat {
         let mut from = 0;
         for (i, &q) in qs.iter().enumerate() {
             debug_assert!(i == 0 || q >= qs[i - 1], "quantiles in ascending order");
-            // The same rank rule as `q_us`: the ceil(q n)-th smallest, at least the first.
-            let q = q.min(1.0);
-            let k = (((q * n as f64).ceil() as u64).max(1) as usize - 1).max(from);
+            let k = rank(q, n).max(from);
             let (_, &mut x, _) = self.vals.few[from..].select_nth_unstable(k - from);
             from = k;
-            let us = if q == 0.0 { shape().lowest_equivalent(x) } else { shape().highest_equivalent(x) };
-            out[i] = self.clamp_ms(us);
+            out[i] = self.clamp_ms(bucket_value(q, x));
         }
         out
     }

@@ -24,6 +24,13 @@ pub(super) struct Waiter {
     seq: u64,
 }
 
+impl Waiter {
+    /// Arrival number: smaller is earlier.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+}
+
 /// Where a waiter sits: (line, index in the line).
 pub(super) type Pos = (usize, usize);
 
@@ -82,13 +89,6 @@ impl WaitQueue {
     /// Remove the entry at `pos` (at an end of its line when it came from [`WaitQueue::next`]).
     pub fn remove(&mut self, pos: Pos) {
         self.lines[pos.0].1.remove(pos.1);
-    }
-}
-
-impl Waiter {
-    /// Arrival number: smaller is earlier.
-    pub fn seq(&self) -> u64 {
-        self.seq
     }
 }
 
