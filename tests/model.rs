@@ -58,6 +58,23 @@ fn same_seed_gives_byte_identical_summary_on_any_thread_count() {
 }
 
 #[test]
+fn the_summary_does_not_depend_on_keeping_the_time_series() {
+    // Sweeps run without the time series, `brownout run` with it: the recorder then skips
+    // the window records, which must leave every summary figure as it was. A warm-up that
+    // ends inside a window and a window that does not divide the horizon exercise the edges.
+    let s =
+        scenario(&RANDOM.replace(r#"horizon: "60s", window: "5s""#, r#"horizon: "61s", warmup: "7s", window: "4s""#));
+    assert_eq!(s.warmup.ns(), 7_000_000_000, "the replacement took");
+    let model = Model::build(&s, 11, Path::new(".")).unwrap();
+    let with = run_all(&model, RunOptions { timeseries: true, trace_limit: 0 }, false);
+    let without = run_all(&model, RunOptions { timeseries: false, trace_limit: 0 }, false);
+    // 16 windows (15 of 4 s and one of 1 s) x 3 classes x 4 policies.
+    assert_eq!(with.rows.len(), 16 * 3 * 4);
+    assert!(without.rows.is_empty());
+    assert_eq!(summary_json(&with.summary).unwrap(), summary_json(&without.summary).unwrap());
+}
+
+#[test]
 fn every_request_ends_in_exactly_one_outcome_or_is_in_flight() {
     let s = scenario(RANDOM);
     let r = run(&s, 3, true);

@@ -199,7 +199,7 @@ pub(super) fn run(m: &Model, policy: usize, opts: RunOptions) -> RunResult {
     let s = &m.scenario;
     let set = &s.policies[policy];
     let mut q: EventQueue<Ev> = EventQueue::new();
-    let mut w = World::new(m, policy);
+    let mut w = World::new(m, policy, opts.timeseries);
     w.trace_limit = opts.trace_limit;
     for (c, arrivals) in w.arrivals.iter_mut().enumerate() {
         let users = arrivals.initial_users();
@@ -257,7 +257,7 @@ pub(super) fn run(m: &Model, policy: usize, opts: RunOptions) -> RunResult {
 }
 
 impl<'m> World<'m> {
-    fn new(m: &'m Model, policy: usize) -> Self {
+    fn new(m: &'m Model, policy: usize, timeseries: bool) -> Self {
         let s = &m.scenario;
         let set = &s.policies[policy];
         let n = s.fleet.instances;
@@ -333,6 +333,7 @@ impl<'m> World<'m> {
             has_breaker: breaker_layer.is_some(),
             has_limit: limit_layer.is_some(),
             costs: b.map_or((0.0, 0.0, 0.0), |b| (b.substitution_cost, b.refund_cost, b.lost_order_cost)),
+            timeseries,
         });
         let mut w = Self {
             m,
