@@ -7,7 +7,7 @@
 use rand_distr::Distribution;
 use rand_distr::weighted::WeightedAliasIndex;
 
-use crate::engine::{SECOND, Stream, Time, counter_f64, label_hash};
+use crate::engine::{Counter, SECOND, Stream, Time, label_hash};
 use crate::scenario::Catalogue;
 
 const CHANGES: u64 = label_hash("catalogue/changes");
@@ -55,7 +55,7 @@ const EMPTY: Time = Time::MAX;
 /// grocery catalogue shrink from 4.8 MB to 1.6 MB, and the fallback's cache miss with them.
 #[derive(Debug, Clone)]
 pub struct Stock {
-    seed: u64,
+    changes: Counter,
     mean_gap_ns: f64,
     items: Vec<Item>,
     /// Stamp of each cached value, or `EMPTY`: item-major, `ncaches` slots per item, so a
@@ -93,7 +93,7 @@ impl Stock {
         let caches = if c.shared_cache { 1 } else { instances as usize };
         let init = if c.prewarm { 0 } else { EMPTY };
         let mut s = Self {
-            seed,
+            changes: Counter::new(seed, CHANGES),
             mean_gap_ns,
             items: vec![Item { next_change: 0, changed: 0, version: 0 }; n],
             caches: vec![init; n * caches],
@@ -110,7 +110,7 @@ impl Stock {
         if !self.mean_gap_ns.is_finite() {
             return Time::MAX;
         }
-        let u = counter_f64(self.seed, CHANGES, item as u64, change as u64);
+        let u = self.changes.f64(item as u64, change as u64);
         (-u.ln() * self.mean_gap_ns).min(1.0e18) as Time
     }
 

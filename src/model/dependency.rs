@@ -9,7 +9,7 @@ use std::path::Path;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp, LogNormal};
 
-use crate::engine::{MILLISECOND, SECOND, Stream, Time, counter_f64, counter_u64, label_hash};
+use crate::engine::{Counter, MILLISECOND, SECOND, Stream, Time, label_hash};
 use crate::scenario::{Dependency, Drift, Latency, Mode, Profile};
 
 /// A latency distribution ready to sample.
@@ -136,7 +136,8 @@ pub struct DependencyModel {
     pub capacity: Option<(u32, u32)>,
     /// Network time added to each call.
     pub hop: Time,
-    seed: u64,
+    latency_draws: Counter,
+    error_draws: Counter,
 }
 
 /// What the dependency does with one call, decided when it starts service.
@@ -212,7 +213,8 @@ impl DependencyModel {
             modes: d.modes.iter().map(|m| (m.at.ns(), m.mode)).collect(),
             capacity: d.capacity.as_ref().map(|c| (c.servers, c.queue)),
             hop: d.hop.ns(),
-            seed,
+            latency_draws: Counter::new(seed, LATENCY),
+            error_draws: Counter::new(seed, ERRORS),
         })
     }
 
@@ -238,11 +240,10 @@ impl DependencyModel {
         match self.mode(now) {
             Mode::Unavailable => CallPlan { latency: self.hop, error: true },
             mode => {
-                let mut rng = Stream::seed_from_u64(counter_u64(self.seed, LATENCY, key, attempt));
+                let mut rng = Stream::seed_from_u64(self.latency_draws.u64(key, attempt));
                 let base = self.base.sample(&mut rng) * self.drift(now) * factor;
                 let extra = if let Mode::Slow(d) = mode { d.ns() } else { 0 };
-                let error =
-                    !self.never_errors && counter_f64(self.seed, ERRORS, key, attempt) < self.error_rate.at(now);
+                let error = !self.never_errors && self.error_draws.f64(key, attempt) < self.error_rate.at(now);
                 let latency = (base.clamp(0.0, 1.0e15) as Time) + extra + self.hop;
                 CallPlan { latency, error }
             }

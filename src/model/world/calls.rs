@@ -174,7 +174,7 @@ impl World<'_> {
         let Some(reps) = &self.m.scenario.dependency.replicas else { return 0 };
         let n = reps.count;
         let key = ((class as u64) << 48) ^ index;
-        let draw = |k: u64| counter_u64(self.m.seed, BALANCE, key, ((attempt as u64) << 1) | k);
+        let draw = |k: u64| self.draws.balance.u64(key, ((attempt as u64) << 1) | k);
         let out = &self.insts[inst as usize].outstanding;
         match reps.balancing {
             Balancing::RoundRobin => {

@@ -93,7 +93,7 @@ impl World<'_> {
             Some(dist) => {
                 let r = self.reqs.get(tok).expect("live request");
                 let key = ((class as u64) << 48) ^ r.index;
-                let mut rng = Stream::seed_from_u64(crate::engine::counter_u64(self.m.seed, WORK, key, 0));
+                let mut rng = Stream::seed_from_u64(self.draws.work.u64(key, 0));
                 let d = dist.sample(&mut rng).max(0.0) as Time;
                 self.reqs.get_mut(tok).expect("live request").phase = Phase::Local;
                 self.timer(q, tok, now + d, Timer::LocalWork);

@@ -13,9 +13,7 @@ use rand::SeedableRng;
 
 use super::catalogue::Stock;
 use super::{Model, RunOptions, RunResult};
-use crate::engine::{
-    self, EventQueue, Handler, Slab, Stream, Time, Token, counter_f64, counter_u64, label_hash, stream,
-};
+use crate::engine::{self, Counter, EventQueue, Handler, Slab, Stream, Time, Token, label_hash, stream};
 use crate::metrics::{OrderEffect, Outcome, Recorder, RecorderSetup};
 use crate::policy::{
     Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Policy, Refusal, RetryAsk, Status,
@@ -31,6 +29,30 @@ const SUBST: u64 = label_hash("business/substitution");
 const WORK: u64 = label_hash("class/work");
 const RELOAD: u64 = label_hash("class/reload");
 const BALANCE: u64 = label_hash("dependency/balancing");
+
+/// The world's counter-based draws, one per label, keyed once per run (see [`Counter`]).
+#[derive(Debug, Clone, Copy)]
+struct Draws {
+    retry: Counter,
+    orders: Counter,
+    subst: Counter,
+    work: Counter,
+    reload: Counter,
+    balance: Counter,
+}
+
+impl Draws {
+    fn new(seed: u64) -> Self {
+        Self {
+            retry: Counter::new(seed, RETRY),
+            orders: Counter::new(seed, ORDERS),
+            subst: Counter::new(seed, SUBST),
+            work: Counter::new(seed, WORK),
+            reload: Counter::new(seed, RELOAD),
+            balance: Counter::new(seed, BALANCE),
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Timer {
@@ -173,6 +195,7 @@ struct World<'m> {
     arrival_rng: Vec<Stream>,
     item_rng: Vec<Stream>,
     think_rng: Vec<Stream>,
+    draws: Draws,
     next_index: Vec<u64>,
     next_attempt_id: u64,
     dep_busy: Vec<u32>,
@@ -346,6 +369,7 @@ impl<'m> World<'m> {
             arrival_rng: s.classes.iter().map(|c| stream(m.seed, &format!("arrivals/{}", c.name))).collect(),
             item_rng: s.classes.iter().map(|c| stream(m.seed, &format!("items/{}", c.name))).collect(),
             think_rng: s.classes.iter().map(|c| stream(m.seed, &format!("think/{}", c.name))).collect(),
+            draws: Draws::new(m.seed),
             next_index: vec![0; s.classes.len()],
             next_attempt_id: 0,
             dep_busy: vec![0; replicas],

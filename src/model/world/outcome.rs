@@ -22,7 +22,7 @@ impl World<'_> {
                 class: class as ClassId,
                 attempt,
                 outcome,
-                uniform: counter_f64(self.m.seed, RETRY, ((class as u64) << 48) ^ r.index, attempt as u64),
+                uniform: self.draws.retry.f64(((class as u64) << 48) ^ r.index, attempt as u64),
             };
             let mut delay = None;
             for li in 0..self.class_layers[class].len() {
@@ -135,7 +135,7 @@ impl World<'_> {
         let key = ((r.class as u64) << 48) ^ r.index;
         let mut order = OrderEffect::default();
         if let Some(b) = &self.m.scenario.business {
-            if counter_f64(self.m.seed, ORDERS, key, 0) < class.order_fraction {
+            if self.draws.orders.f64(key, 0) < class.order_fraction {
                 order.order = true;
                 let in_time = now - r.arrived <= class.deadline.ns();
                 match (r.outcome, r.staleness) {
@@ -147,7 +147,7 @@ impl World<'_> {
                             } else {
                                 b.substitution_allowance
                             };
-                            if counter_f64(self.m.seed, SUBST, key, 0) < allowance {
+                            if self.draws.subst.f64(key, 0) < allowance {
                                 order.substitution = true;
                             } else {
                                 order.refund = true;
@@ -162,10 +162,7 @@ impl World<'_> {
         if let Some(reload) = &class.reload {
             // An impatient or failed user presses reload: more load exactly when it hurts.
             let bad = !matches!(r.outcome, Outcome::Ok | Outcome::Fallback) || now - r.arrived > reload.patience.ns();
-            if bad
-                && (r.reloads as u32) < reload.max_reloads
-                && counter_f64(self.m.seed, RELOAD, key, 0) < reload.probability
-            {
+            if bad && (r.reloads as u32) < reload.max_reloads && self.draws.reload.f64(key, 0) < reload.probability {
                 q.schedule_at(now + reload.delay.ns(), Ev::Reload { class: r.class, reloads: r.reloads + 1 });
             }
         }
