@@ -41,10 +41,13 @@ pub struct RunStats {
 /// Events at exactly `horizon` still run. Events left in the queue are not handled.
 pub fn run<E: Copy, H: Handler<E>>(handler: &mut H, queue: &mut EventQueue<E>, horizon: Time) -> RunStats {
     let mut stats = RunStats::default();
-    while let Some(ev) = queue.pop_until(horizon) {
+    // `next_until` and `take` rather than `pop_until`: see `queue::Due`.
+    while let Some(due) = queue.next_until(horizon) {
+        let now = due.time;
+        let event = queue.take(due);
         stats.events += 1;
-        stats.end = ev.time;
-        handler.handle(ev.time, ev.event, queue);
+        stats.end = now;
+        handler.handle(now, event, queue);
         if handler.halted() {
             break;
         }

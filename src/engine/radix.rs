@@ -185,6 +185,14 @@ impl<E: Copy> RadixQueue<E> {
     /// schedule events at its own time.
     #[inline]
     pub(super) fn pop_before(&mut self, horizon: Time, bound: (Time, u64)) -> Option<Scheduled<E>> {
+        let time = self.next_before(horizon, bound)?;
+        Some(Scheduled { time, event: self.take_next() })
+    }
+
+    /// Locate the event [`pop_before`](Self::pop_before) would pop and return its time,
+    /// leaving it in place for [`take_next`](Self::take_next).
+    #[inline]
+    pub(super) fn next_before(&mut self, horizon: Time, bound: (Time, u64)) -> Option<Time> {
         let horizon = horizon.min(bound.0);
         if self.head == self.buckets[0].len() {
             // Bucket 0 is used up: refill it from the lowest non-empty bucket.
@@ -218,14 +226,21 @@ impl<E: Copy> RadixQueue<E> {
                 self.buckets[b] = moved;
             }
         }
-        let top = self.buckets[0][self.head];
+        let top = &self.buckets[0][self.head];
         if top.time > horizon || (top.time, top.seq) >= bound {
             return None;
         }
+        Some(top.time)
+    }
+
+    /// Take the event [`next_before`](Self::next_before) located; time moves to it.
+    #[inline]
+    pub(super) fn take_next(&mut self) -> E {
+        let top = &self.buckets[0][self.head];
         self.head += 1;
         self.len -= 1;
         self.now = top.time;
-        Some(Scheduled { time: top.time, event: top.event })
+        top.event
     }
 
     /// Pop the earliest event.
