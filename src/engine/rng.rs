@@ -101,9 +101,17 @@ mod tests {
 
     #[test]
     fn counter_draws_match_values_computed_independently() {
-        // Computed by hand-written Python from the definition (SplitMix64's finaliser m;
-        // draw = m(m(m(seed ^ label) ^ a) ^ (b * 0x2545f4914f6cdd1d mod 2^64))), so that a
-        // change to the hash, which would shift every counter-based draw, cannot pass unseen.
+        // Computed by hand-written Python from the definition, so that a change to the hash,
+        // which would shift every counter-based draw, cannot pass unseen:
+        //   M = 2**64 - 1
+        //   def m(z):  # SplitMix64's finaliser
+        //       z = (z + 0x9e3779b97f4a7c15) & M
+        //       z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M
+        //       z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M
+        //       return z ^ (z >> 31)
+        //   draw = m(m(m(seed ^ label) ^ a) ^ ((b * 0x2545f4914f6cdd1d) & M))
+        //   uniform = ((draw >> 11) + 0.5) / 2**53
+        // with label = FNV-1a 64 of "dependency/latency" (0xcbf29ce484222325, prime 0x100000001b3).
         assert_eq!(counter_u64(1, 2, 3, 4), 0x4988_d95c_6046_63bd);
         assert_eq!(counter_u64(42, label_hash("dependency/latency"), (7 << 48) ^ 17, 1), 0xe1bd_e4e2_74e6_2712);
         let k = Counter::new(42, label_hash("dependency/latency"));
