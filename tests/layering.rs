@@ -1,0 +1,86 @@
+//! ARCHITECTURE.md's layering invariants, checked on the source text (as rust-analyzer checks
+//! its own): the engine imports nothing of the domain, and only the edges touch files.
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The code of a file without `//` comments (doc comments may name other modules freely).
+fn code_lines(path: &Path) -> Vec<(usize, String)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.split("//").next().unwrap_or("").to_string()))
+        .collect()
+}
+
+/// Every `crate::NAME` path in the engine must name the engine itself, and no `super::` may
+/// climb out of it; its only outside crates are std and rand.
+fn engine_violations(root: &Path) -> Vec<String> {
+    let engine = root.join("src/engine");
+    let mut bad = Vec::new();
+    for file in rust_files(&engine) {
+        let rel = file.strip_prefix(&engine).unwrap();
+        // How many `super::` a path may climb and still be inside the engine.
+        let depth = rel.components().count() - 1 + usize::from(rel.file_name().unwrap() != "mod.rs");
+        for (n, line) in code_lines(&file) {
+            for (i, _) in line.match_indices("crate::") {
+                let rest = &line[i + "crate::".len()..];
+                if !rest.starts_with("engine") {
+                    bad.push(format!("{}:{n}: {}", file.display(), line.trim()));
+                }
+            }
+            if let Some(i) = line.find("super::") {
+                let climbs = line[i..].matches("super::").count();
+                if climbs > depth && !line.contains("use super::*") {
+                    bad.push(format!("{}:{n}: {}", file.display(), line.trim()));
+                }
+            }
+            let t = line.trim_start();
+            if let Some(rest) = t.strip_prefix("use ") {
+                let krate = rest.split("::").next().unwrap_or("").trim_start_matches('{');
+                if !["std", "core", "alloc", "crate", "super", "self", "rand", "rand_distr"].contains(&krate) {
+                    bad.push(format!("{}:{n}: outside crate `{krate}`", file.display()));
+                }
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn the_engine_imports_nothing_of_the_domain() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bad = engine_violations(root);
+    assert!(bad.is_empty(), "the engine reaches outside itself:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn the_engine_check_catches_a_domain_import() {
+    // The checker itself must be able to fail: plant a domain import in a copy of the engine.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = dir.path().join("src/engine");
+    std::fs::create_dir_all(&engine).unwrap();
+    std::fs::write(engine.join("mod.rs"), "//! crate::model in a comment is fine\nuse super::Time;\n").unwrap();
+    std::fs::write(engine.join("queue.rs"), "use crate::model::Model;\nfn f() { super::super::policy::x(); }\n").unwrap();
+    let bad = engine_violations(dir.path());
+    assert_eq!(bad.len(), 3, "{bad:#?}");
+    assert!(bad[0].contains("mod.rs:2"), "{bad:#?}");
+    assert!(bad.iter().any(|b| b.contains("queue.rs:1")));
+    assert!(bad.iter().any(|b| b.contains("queue.rs:2")));
+}
