@@ -147,7 +147,7 @@ fn plugins_layer_counts_and_names_are_refused_alike() {
     let (dir, path) = setup(plugin, "", b"");
     both_refuse(dir.path(), &path, &[format!("{}:6:64: ", path.display()), same("unknown plugin \"ewma\"")]);
 
-    let nine = vec!["(policy: Timeout((timeout: \"1s\")))"; 9].join(", ");
+    let nine = ["(policy: Timeout((timeout: \"1s\")))"; 9].join(", ");
     let layers = move |s: &str| s.replace("(name: \"direct\")", &format!("(name: \"direct\", stack: [{nine}])"));
     let (dir, path) = setup(layers, "", b"");
     both_refuse(dir.path(), &path, &[format!("{}:6:40: ", path.display()), same("9 layers; at most 8")]);
