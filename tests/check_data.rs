@@ -166,3 +166,16 @@ fn plugins_layer_counts_and_names_are_refused_alike() {
     let (dir, path) = setup(two, "", b"");
     both_refuse(dir.path(), &path, &[format!("{}:6:23: ", path.display()), same("chart file name \"a_b\"")]);
 }
+
+#[test]
+fn oversized_files_are_refused_before_reading() {
+    // A sparse file one byte over the limit: refused from its size, nothing read.
+    let (dir, path) = setup(same, "", b"");
+    let big = std::fs::File::create(dir.path().join("traffic.csv")).unwrap();
+    big.set_len(256 * 1024 * 1024 + 1).unwrap();
+    both_refuse(dir.path(), &path, &[same("traffic.csv: the data file is larger than the limit of 256 MiB")]);
+    // The scenario file itself is bounded too.
+    let o = brownout(&["check"], Path::new("/dev/zero"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/dev/zero: the scenario file is not a regular file"));
+}

@@ -188,3 +188,36 @@ fn a_hundred_thousand_classes_validate() {
     let e = scenario::validate(&s).unwrap_err();
     assert_eq!(e.path, "classes[99999].name", "{e}");
 }
+
+#[test]
+fn the_locator_finds_every_class_and_policy_name_in_the_shipped_scenarios() {
+    // Independent of validation: each name's position is found by searching the text for
+    // `name: "<name>"` after the previous one (names appear in file order).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "ron") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let s = scenario::parse(&path, &text).unwrap();
+        let doc = scenario::locate::document(&text).expect("the locator reads every shipped scenario");
+        let mut from = 0;
+        let lists = [("classes", s.classes.iter().map(|c| c.name.clone()).collect::<Vec<_>>())];
+        let policies = ("policies", s.policies.iter().map(|p| p.name.clone()).collect::<Vec<_>>());
+        for (list, names) in lists.into_iter().chain([policies]) {
+            for (i, name) in names.iter().enumerate() {
+                let needle = format!("name: \"{name}\"");
+                let at = from + text[from..].find(&needle).expect("written") + "name: ".len();
+                from = at;
+                let line = text[..at].matches('\n').count() + 1;
+                let col = at - text[..at].rfind('\n').map_or(0, |k| k + 1) + 1;
+                let steps = scenario::locate::steps(&format!("{list}[{i}].name")).unwrap();
+                assert_eq!(doc.resolve(&steps), ((line, col), true), "{}: {list}[{i}]", path.display());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 50, "{checked}");
+}
