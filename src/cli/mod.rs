@@ -61,7 +61,7 @@ pub fn main() -> ExitCode {
         Command::Plot(args) => plot::plot(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Merge(args) => sweep::merge(args),
-        Command::Check { scenario } => match brownout::scenario::load(&scenario) {
+        Command::Check { scenario } => match run::load_scenario(&scenario) {
             Ok(s) => {
                 println!("{}: ok ({} classes, {} policies)", scenario.display(), s.classes.len(), s.policies.len());
                 Ok(())

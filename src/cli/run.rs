@@ -34,9 +34,15 @@ pub struct RunArgs {
     no_charts: bool,
 }
 
+/// Load and validate a scenario, its data files and plugin layers (the binary registers no
+/// plugins), exactly as `check` and `run` both do.
+pub fn load_scenario(path: &Path) -> Result<scenario::Scenario, scenario::ScenarioError> {
+    scenario::load_with_plugins(path, &brownout::policy::plugin::Plugins::new())
+}
+
 /// Load, validate and build a scenario; errors are bad input (exit 2).
 pub fn load_model(path: &Path, seed: Option<u64>) -> Result<Model, Failure> {
-    let s = scenario::load(path).map_err(|e| Failure::input(format!("error: {e}")))?;
+    let s = load_scenario(path).map_err(|e| Failure::input(format!("error: {e}")))?;
     let seed = seed.unwrap_or(s.seed);
     let dir = path.parent().unwrap_or(Path::new("."));
     Model::build(&s, seed, dir).map_err(|e| Failure::input(format!("error: {}: {e}", path.display())))

@@ -5,7 +5,7 @@ use rand_distr::{Distribution, Exp};
 
 use std::path::Path;
 
-use super::dependency::{Piecewise, read_csv_column};
+use super::dependency::Piecewise;
 use crate::engine::{SECOND, Stream, Time};
 use crate::scenario::Arrivals;
 
@@ -90,13 +90,8 @@ impl ArrivalGen {
                 profile(vec![(0, *b), (s, *b), (s, b * multiplier), (e, b * multiplier), (e, *b)])
             }
             Arrivals::Csv { file } => {
-                let path = dir.join(file);
-                let ts = read_csv_column(&path, "t_s")?;
-                let rates = read_csv_column(&path, "rate_per_s")?;
-                if ts.windows(2).any(|w| w[1] < w[0]) {
-                    return Err(format!("{}: t_s must be in time order", path.display()));
-                }
-                profile(ts.iter().zip(&rates).map(|(t, r)| ((t * SECOND as f64) as Time, *r)).collect())
+                let rows = crate::scenario::data::rate_series(&dir.join(file)).map_err(|e| e.to_string())?;
+                profile(rows.iter().map(|(t, r)| ((t * SECOND as f64) as Time, *r)).collect())
             }
             Arrivals::Diurnal { mean_rate_per_s, amplitude, period, peak_at } => ArrivalGen::Profile {
                 rate: Rate::Diurnal {

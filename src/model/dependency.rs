@@ -10,7 +10,7 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Exp, LogNormal};
 
 use crate::engine::{Counter, MILLISECOND, SECOND, Stream, Time, label_hash};
-use crate::scenario::{Dependency, Drift, Latency, Mode, Profile};
+use crate::scenario::{Dependency, Drift, Latency, Mode, Profile, data};
 
 /// A latency distribution ready to sample.
 #[derive(Debug, Clone)]
@@ -37,7 +37,7 @@ impl LatencyDist {
                 LogNormal::new((median.ns() as f64).ln(), *sigma).map_err(|e| format!("LogNormal: {e}"))?,
             ),
             Latency::Empirical { file, column } => {
-                let values = read_csv_column(&dir.join(file), column)?;
+                let values = data::latency_samples(&dir.join(file), column).map_err(|e| e.to_string())?;
                 let mut ns: Vec<Time> = values.iter().map(|ms| (ms * MILLISECOND as f64) as Time).collect();
                 ns.sort_unstable();
                 LatencyDist::Empirical(ns)
@@ -57,30 +57,6 @@ impl LatencyDist {
             }
         }
     }
-}
-
-/// Read one numeric column of a CSV file with a header.
-pub fn read_csv_column(path: &Path, column: &str) -> Result<Vec<f64>, String> {
-    let mut rdr = csv::Reader::from_path(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let headers = rdr.headers().map_err(|e| format!("{}: {e}", path.display()))?.clone();
-    let idx = headers.iter().position(|h| h.trim() == column).ok_or_else(|| {
-        format!("{}: no column \"{column}\" (found: {})", path.display(), headers.iter().collect::<Vec<_>>().join(", "))
-    })?;
-    let mut out = Vec::new();
-    for (i, rec) in rdr.records().enumerate() {
-        let rec = rec.map_err(|e| format!("{}: {e}", path.display()))?;
-        let cell = rec.get(idx).unwrap_or("").trim();
-        let v: f64 =
-            cell.parse().map_err(|_| format!("{}: line {}: \"{cell}\" is not a number", path.display(), i + 2))?;
-        if !(v >= 0.0 && v.is_finite()) {
-            return Err(format!("{}: line {}: {v} must be >= 0", path.display(), i + 2));
-        }
-        out.push(v);
-    }
-    if out.is_empty() {
-        return Err(format!("{}: no rows", path.display()));
-    }
-    Ok(out)
 }
 
 /// A piecewise-linear function of time, constant outside its points.
@@ -178,18 +154,12 @@ impl DependencyModel {
             }
             Drift::Periodic { .. } => Piecewise::constant(1.0), // see `periodic`
             Drift::Csv { file } => {
-                let path = dir.join(file);
-                let ts = read_csv_column(&path, "t_s")?;
-                let ms = read_csv_column(&path, "latency_ms")?;
-                if ts.windows(2).any(|w| w[1] < w[0]) {
-                    return Err(format!("{}: t_s must be in time order", path.display()));
-                }
+                let rows = data::latency_series(&dir.join(file)).map_err(|e| e.to_string())?;
                 if base_median.is_nan() || base_median <= 0.0 {
                     return Err("drift Csv needs a base latency with a median > 0".into());
                 }
                 Piecewise::new(
-                    ts.iter()
-                        .zip(&ms)
+                    rows.iter()
                         .map(|(t, l)| ((t * SECOND as f64) as Time, l * MILLISECOND as f64 / base_median))
                         .collect(),
                 )

@@ -110,6 +110,8 @@ enum Kind {
 
 /// An axis resolved against the base scenario.
 struct Resolved<'a> {
+    /// Index in the spec's `axes`.
+    index: usize,
     axis: &'a Axis,
     steps: Vec<Step>,
     kind: Kind,
@@ -117,8 +119,9 @@ struct Resolved<'a> {
 
 type Located = (String, String);
 
-fn err(needle: impl Into<String>, msg: impl Into<String>) -> Located {
-    (needle.into(), msg.into())
+/// An error at `at`, a path into the spec (`axes[1].path`), located by `spec::located`.
+fn err(at: impl Into<String>, msg: impl Into<String>) -> Located {
+    (at.into(), msg.into())
 }
 
 /// Load a spec file and resolve it; every error names the spec file, line and column.
@@ -131,19 +134,20 @@ pub fn load(spec_path: &Path) -> Result<Plan, SpecError> {
     })?;
     let spec = spec::parse(spec_path, &text)?;
     let dir = spec_path.parent().unwrap_or(Path::new("."));
-    resolve(&spec, dir).map_err(|(needle, msg)| spec::locate(spec_path, &text, &needle, msg))
+    resolve(&spec, dir).map_err(|(at, msg)| spec::located(spec_path, &text, &at, msg))
 }
 
 /// Resolve a parsed spec whose relative paths start at `dir`. An error is (text of the spec
 /// to point at, message).
 pub fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
     let base_path = dir.join(&spec.base);
-    let base =
-        scenario::load(&base_path).map_err(|e| err(format!("\"{}\"", spec.base), format!("base scenario: {e}")))?;
+    let base = scenario::load(&base_path).map_err(|e| err("base", format!("base scenario: {e}")))?;
     check_header(spec, &base)?;
     let seed = spec.seed.unwrap_or(base.seed);
     let json = serde_json::to_value(&base).map_err(|e| err("base", e.to_string()))?;
-    let resolved = spec.axes.iter().map(|a| resolve_axis(a, &json)).collect::<Result<Vec<_>, _>>()?;
+    let resolved =
+        spec.axes.iter().enumerate().map(|(i, a)| resolve_axis(i, a, &json)).collect::<Result<Vec<_>, _>>()?;
+    check_axis_paths(&resolved, &json)?;
     let (axes, points) = match &spec.sample {
         None => grid_points(&resolved, &json, &base_path)?,
         Some(s) => sample_points(&resolved, s, seed)?,
@@ -171,21 +175,53 @@ pub fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
 }
 
 fn check_header(spec: &SweepSpec, base: &Scenario) -> Result<(), Located> {
-    if spec.name.trim().is_empty() || spec.name.contains(['/', '\\']) {
-        return Err(err("name", "name must be non-empty and contain no path separator"));
-    }
+    scenario::check_file_name(&spec.name).map_err(|m| err("name", format!("name {m} (it names the output folder)")))?;
     if spec.replications == 0 {
         return Err(err("replications", "replications must be >= 1"));
     }
     if spec.metrics.is_empty() {
         return Err(err("metrics", "name at least one metric to aggregate"));
     }
-    for m in &spec.metrics {
-        check_metric(m, base).map_err(|msg| err(format!("\"{m}\""), msg))?;
+    for (k, m) in spec.metrics.iter().enumerate() {
+        check_metric(m, base).map_err(|msg| err(format!("metrics[{k}]"), msg))?;
     }
+    let mut names = std::collections::BTreeMap::new();
     for (i, a) in spec.axes.iter().enumerate() {
-        if spec.axes[..i].iter().any(|o| o.name == a.name) {
-            return Err(err(format!("\"{}\"", a.name), format!("axis \"{}\" is named twice", a.name)));
+        if let Some(j) = names.insert(a.name.as_str(), i) {
+            return Err(err(
+                format!("axes[{i}].name"),
+                format!("axis \"{}\" is named twice (first as axes[{j}])", a.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Two axes setting one value would label rows with values that were overwritten, and the
+/// scenario's seed is not a parameter: every run's seed derives from the sweep's seed and
+/// its replication (common random numbers), so sweeping it would change nothing.
+fn check_axis_paths(axes: &[Resolved], base: &Value) -> Result<(), Located> {
+    let mut seen = std::collections::BTreeMap::new();
+    for a in axes {
+        let at = format!("axes[{}].path", a.index);
+        let canonical = path::canonical(base, &a.steps).map_err(|m| err(at.clone(), m))?;
+        if canonical == [Step::Key("seed".into())] {
+            return Err(err(
+                at,
+                format!(
+                    "axis \"{}\": the seed cannot be swept: each replication's seed derives from the sweep's `seed` (common random numbers); use `replications` for more seeds",
+                    a.axis.name
+                ),
+            ));
+        }
+        if let Some(j) = seen.insert(canonical, a.index) {
+            return Err(err(
+                at,
+                format!(
+                    "axis \"{}\" sets the same value as axes[{j}] (\"{}\"): one axis per value",
+                    a.axis.name, axes[j].axis.path
+                ),
+            ));
         }
     }
     Ok(())
@@ -223,27 +259,30 @@ fn select_policies(spec: &SweepSpec, base: &Scenario) -> Result<(Vec<usize>, Vec
         return Ok(((0..all.len()).collect(), all.iter().map(|s| s.to_string()).collect()));
     }
     let mut index = Vec::new();
-    for name in &spec.policies {
+    for (k, name) in spec.policies.iter().enumerate() {
         let i = all.iter().position(|p| p == name).ok_or_else(|| {
-            err(format!("\"{name}\""), format!("unknown policy \"{name}\" (the scenario has: {})", all.join(", ")))
+            err(format!("policies[{k}]"), format!("unknown policy \"{name}\" (the scenario has: {})", all.join(", ")))
         })?;
         if index.contains(&i) {
-            return Err(err(format!("\"{name}\""), format!("policy \"{name}\" is listed twice")));
+            return Err(err(format!("policies[{k}]"), format!("policy \"{name}\" is listed twice")));
         }
         index.push(i);
     }
     Ok((index, spec.policies.clone()))
 }
 
-fn unit_ns(axis: &Axis) -> Result<f64, Located> {
+fn unit_ns(index: usize, axis: &Axis) -> Result<f64, Located> {
     let unit = axis.unit.as_deref().unwrap_or("ms");
     parse_duration(&format!("1{unit}")).map(|ns| ns as f64).map_err(|_| {
-        err(format!("\"{unit}\""), format!("axis \"{}\": unknown unit \"{unit}\" (ns, us, ms, s, m or h)", axis.name))
+        err(
+            format!("axes[{index}].unit"),
+            format!("axis \"{}\": unknown unit \"{unit}\" (ns, us, ms, s, m or h)", axis.name),
+        )
     })
 }
 
-fn resolve_axis<'a>(axis: &'a Axis, base: &Value) -> Result<Resolved<'a>, Located> {
-    let at = || format!("\"{}\"", axis.path);
+fn resolve_axis<'a>(index: usize, axis: &'a Axis, base: &Value) -> Result<Resolved<'a>, Located> {
+    let at = || format!("axes[{index}].path");
     let steps = path::parse(&axis.path).map_err(|m| err(at(), format!("axis \"{}\": {m}", axis.name)))?;
     let mut probe = base.clone();
     let current = path::get_mut(&mut probe, &steps)
@@ -255,10 +294,10 @@ fn resolve_axis<'a>(axis: &'a Axis, base: &Value) -> Result<Resolved<'a>, Locate
     let texts = written.iter().any(|v| matches!(v, AxisValue::Text(_)));
     let integral = written.iter().all(|v| matches!(v, AxisValue::Num(x) if x.fract() == 0.0));
     let kind = match &*current {
-        Value::String(s) if parse_duration(s).is_ok() => Kind::Duration { unit_ns: unit_ns(axis)? },
+        Value::String(s) if parse_duration(s).is_ok() => Kind::Duration { unit_ns: unit_ns(index, axis)? },
         Value::Number(n) if n.is_f64() => Kind::Float,
         Value::Number(_) => Kind::Integer,
-        Value::Null if texts || axis.unit.is_some() => Kind::Duration { unit_ns: unit_ns(axis)? },
+        Value::Null if texts || axis.unit.is_some() => Kind::Duration { unit_ns: unit_ns(index, axis)? },
         Value::Null if integral && axis.range.is_none() => Kind::Integer,
         Value::Null => Kind::Float,
         other => {
@@ -279,17 +318,14 @@ fn resolve_axis<'a>(axis: &'a Axis, base: &Value) -> Result<Resolved<'a>, Locate
         }
     };
     if axis.values.is_empty() == axis.range.is_none() {
-        return Err(err(
-            format!("\"{}\"", axis.name),
-            format!("axis \"{}\": give either values or a range", axis.name),
-        ));
+        return Err(err(format!("axes[{index}]"), format!("axis \"{}\": give either values or a range", axis.name)));
     }
-    Ok(Resolved { axis, steps, kind })
+    Ok(Resolved { index, axis, steps, kind })
 }
 
 impl Resolved<'_> {
     fn fail(&self, msg: String) -> Located {
-        err(format!("\"{}\"", self.axis.name), format!("axis \"{}\": {msg}", self.axis.name))
+        err(format!("axes[{}]", self.index), format!("axis \"{}\": {msg}", self.axis.name))
     }
 
     /// A written value in the axis's reporting unit.
@@ -346,7 +382,8 @@ impl Resolved<'_> {
         let mut out: Vec<(f64, Value)> = Vec::new();
         if let Some(r) = &self.axis.range {
             if r.steps < 2 {
-                return Err(self.fail("a range needs steps >= 2 (the number of values)".into()));
+                let msg = format!("axis \"{}\": a range needs steps >= 2 (the number of values)", self.axis.name);
+                return Err(err(format!("axes[{}].range.steps", self.index), msg));
             }
             for i in 0..r.steps {
                 let x = self.along(r, f64::from(i) / f64::from(r.steps - 1))?;
@@ -395,7 +432,7 @@ fn grid_points(axes: &[Resolved], base: &Value, base_path: &Path) -> Result<(Vec
 fn sample_points(axes: &[Resolved], s: &Sample, seed: u64) -> Result<(Vec<AxisInfo>, Vec<Vec<f64>>), Located> {
     let n = s.samples as usize;
     if n == 0 {
-        return Err(err("samples", "samples must be >= 1"));
+        return Err(err("sample.samples", "samples must be >= 1"));
     }
     let seed = s.seed.unwrap_or(seed);
     let mut points = vec![Vec::with_capacity(axes.len()); n];
@@ -432,7 +469,7 @@ fn permutation(n: usize, seed: u64, label: u64) -> Vec<usize> {
 
 fn to_scenario(v: Value) -> Result<Scenario, String> {
     let s: Scenario = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    scenario::validate(&s).map_err(|(_, m)| m)?;
+    scenario::validate(&s).map_err(|e| e.message)?;
     Ok(s)
 }
 

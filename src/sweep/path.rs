@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 /// One step of a path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Step {
     /// An object key (a struct field or an enum variant).
     Key(String),
@@ -110,6 +110,26 @@ pub fn get_mut<'a>(root: &'a mut Value, steps: &[Step]) -> Result<&'a mut Value,
     Ok(cur)
 }
 
+/// The path with every `[name]` replaced by the index it selects, so two spellings of one
+/// value (`policies[tiered]`, `policies[5]`) compare equal.
+pub fn canonical(root: &Value, steps: &[Step]) -> Result<Vec<Step>, String> {
+    let mut probe = root.clone();
+    let mut out = Vec::with_capacity(steps.len());
+    for (k, step) in steps.iter().enumerate() {
+        out.push(match step {
+            Step::Named(n) => {
+                let list = get_mut(&mut probe, &steps[..k])?;
+                let i = list
+                    .as_array()
+                    .and_then(|a| a.iter().position(|v| v.get("name").and_then(Value::as_str) == Some(n)));
+                Step::Index(i.ok_or_else(|| format!("no element named \"{n}\""))?)
+            }
+            other => other.clone(),
+        });
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +157,14 @@ mod tests {
         assert!(parse("a[0").is_err());
         assert!(parse("a.b c").is_err());
         assert!(parse("a[]").is_err());
+    }
+
+    #[test]
+    fn names_and_indices_of_one_element_are_one_path() {
+        let v = json!({"policies": [{"name": "a"}, {"name": "b", "x": 1}]});
+        let by_name = canonical(&v, &parse("policies[b].x").unwrap()).unwrap();
+        assert_eq!(by_name, canonical(&v, &parse("policies[1].x").unwrap()).unwrap());
+        assert_ne!(by_name, canonical(&v, &parse("policies[0].x").unwrap()).unwrap());
     }
 
     #[test]

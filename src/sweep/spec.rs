@@ -150,14 +150,10 @@ pub fn parse(path: &Path, text: &str) -> Result<SweepSpec, SpecError> {
         })
 }
 
-/// An error located at the first occurrence of `needle` in the spec text.
-pub fn locate(path: &Path, text: &str, needle: &str, message: String) -> SpecError {
-    let (mut line, mut col) = (0, 0);
-    if let Some(offset) = text.find(needle).filter(|_| !needle.is_empty()) {
-        let before = &text[..offset];
-        line = before.matches('\n').count() + 1;
-        col = offset - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    }
+/// An error at `at`, a path into the spec (`axes[1].range.steps`), located at the line and
+/// column of that value in the spec text (or of the nearest enclosing value written).
+pub fn located(path: &Path, text: &str, at: &str, message: String) -> SpecError {
+    let ((line, col), _) = crate::scenario::locate::locate(text, at).unwrap_or(((0, 0), false));
     SpecError { file: path.to_path_buf(), line, col, message }
 }
 
