@@ -541,4 +541,45 @@ mod tests {
         assert_eq!(&d.found_in_flight[..3], &[1, 1, 0]);
         assert_eq!(d.found_in_flight.len(), FOUND_BUCKETS);
     }
+
+    /// One dependency call every 10 ms, each over at once, 10 s windows, no warm-up.
+    fn cv_of_calls_every_10ms(horizon: Time) -> f64 {
+        let window = 10 * SECOND;
+        let mut r = Recorder::new(RecorderSetup {
+            policy: "p".into(),
+            classes: vec!["c".into()],
+            deadlines: vec![SECOND],
+            instances: 1,
+            slots: 1,
+            connections: 1,
+            warmup: 0,
+            horizon,
+            window,
+            has_breaker: false,
+            has_limit: false,
+            costs: (0.0, 0.0, 0.0),
+            timeseries: false,
+        });
+        let step = 10 * MILLISECOND;
+        for k in 1..=horizon / step {
+            let t = k * step;
+            r.dep_start(t, 1);
+            r.dep_end(t, 0, false, 0);
+            // A call at a window's end counts in the window that closes, as in the world.
+            if t % window == 0 || t == horizon {
+                r.tick(t);
+            }
+        }
+        r.summary(horizon, 0, 0).dependency.throughput_cv
+    }
+
+    #[test]
+    fn a_short_last_window_does_not_inflate_the_throughput_cv() {
+        // Issue 15 defect 3. Every full window holds exactly 1,000 calls, so the load is even
+        // and the CV is 0 at both horizons. Counting the 1 s window (90, 91] as a window of
+        // 100 calls gave mean 910, sample variance (9 x 90^2 + 810^2) / 9 = 81,000 and CV
+        // sqrt(81,000) / 910 = 0.313 at 91 s.
+        assert_eq!(cv_of_calls_every_10ms(90 * SECOND), 0.0);
+        assert_eq!(cv_of_calls_every_10ms(91 * SECOND), 0.0);
+    }
 }

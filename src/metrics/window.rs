@@ -125,7 +125,7 @@ pub(super) struct Windows {
     pub(super) dep_calls: u64,
     start: Time,
     rows: Vec<WindowRow>,
-    /// Dependency calls of each window after warm-up.
+    /// Dependency calls of each full window after warm-up.
     calls: Vec<u64>,
     /// The gauge integrals at the open window's start.
     integrals: [f64; 5],
@@ -162,7 +162,9 @@ impl Windows {
         if s.timeseries {
             self.push_rows(now, s, &vals, g.limit);
         }
-        if self.start >= s.warmup {
+        // A short last window (a horizon that is not a multiple of the window) would count as
+        // a dip in the load: only full windows after warm-up enter the throughput CV.
+        if self.start >= s.warmup && now - self.start == s.window {
             self.calls.push(self.dep_calls);
         }
         for w in &mut self.classes {
@@ -227,7 +229,7 @@ impl Windows {
     }
 
     /// Coefficient of variation (sample standard deviation over mean) of the dependency calls
-    /// per window after warm-up; 0 with fewer than two windows or no calls.
+    /// per full window after warm-up; 0 with fewer than two such windows or no calls.
     pub(super) fn throughput_cv(&self) -> f64 {
         let calls = &self.calls;
         if calls.len() < 2 {
