@@ -216,27 +216,27 @@ const SWEEP_1: &str = r#"{
   "rows": [
     {"point": 0, "params": {"timeout_ms": 200}, "policy": "timeout", "replications": 5, "metrics": {
       "checkout/goodput_per_s": {"mean": 10.0, "ci_lo": 9.0, "ci_hi": 11.0},
-      "checkout/latency_p95_ms": {"mean": 210.0, "ci_lo": 205.0, "ci_hi": 215.0},
+      "checkout/p95_ms": {"mean": 210.0, "ci_lo": 205.0, "ci_hi": 215.0},
       "transitions": {"mean": 0.0, "ci_lo": 0.0, "ci_hi": 0.0}}},
     {"point": 1, "params": {"timeout_ms": 500}, "policy": "timeout", "replications": 5, "metrics": {
       "checkout/goodput_per_s": {"mean": 18.0, "ci_lo": 17.0, "ci_hi": 19.0},
-      "checkout/latency_p95_ms": {"mean": 520.0, "ci_lo": 510.0, "ci_hi": 530.0},
+      "checkout/p95_ms": {"mean": 520.0, "ci_lo": 510.0, "ci_hi": 530.0},
       "transitions": {"mean": 0.0, "ci_lo": 0.0, "ci_hi": 0.0}}},
     {"point": 2, "params": {"timeout_ms": 1000}, "policy": "timeout", "replications": 5, "metrics": {
       "checkout/goodput_per_s": {"mean": 14.0, "ci_lo": 12.5, "ci_hi": 15.5},
-      "checkout/latency_p95_ms": {"mean": 1010.0, "ci_lo": 990.0, "ci_hi": 1030.0},
+      "checkout/p95_ms": {"mean": 1010.0, "ci_lo": 990.0, "ci_hi": 1030.0},
       "transitions": {"mean": 0.0, "ci_lo": 0.0, "ci_hi": 0.0}}},
     {"point": 0, "params": {"timeout_ms": 200}, "policy": "breaker", "replications": 5, "metrics": {
       "checkout/goodput_per_s": {"mean": 12.0, "ci_lo": 11.0, "ci_hi": 13.0},
-      "checkout/latency_p95_ms": {"mean": 230.0, "ci_lo": 220.0, "ci_hi": 240.0},
+      "checkout/p95_ms": {"mean": 230.0, "ci_lo": 220.0, "ci_hi": 240.0},
       "transitions": {"mean": 40.0, "ci_lo": 35.0, "ci_hi": 45.0}}},
     {"point": 1, "params": {"timeout_ms": 500}, "policy": "breaker", "replications": 5, "metrics": {
       "checkout/goodput_per_s": {"mean": 16.0, "ci_lo": 15.0, "ci_hi": 17.0},
-      "checkout/latency_p95_ms": {"mean": 480.0, "ci_lo": 470.0, "ci_hi": 490.0},
+      "checkout/p95_ms": {"mean": 480.0, "ci_lo": 470.0, "ci_hi": 490.0},
       "transitions": {"mean": 12.0, "ci_lo": 10.0, "ci_hi": 14.0}}},
     {"point": 2, "params": {"timeout_ms": 1000}, "policy": "breaker", "replications": 5, "metrics": {
       "checkout/goodput_per_s": {"mean": 19.0, "ci_lo": 18.0, "ci_hi": 20.0},
-      "checkout/latency_p95_ms": {"mean": 990.0, "ci_lo": 980.0, "ci_hi": 1000.0},
+      "checkout/p95_ms": {"mean": 990.0, "ci_lo": 980.0, "ci_hi": 1000.0},
       "transitions": {"mean": 4.0, "ci_lo": 3.0, "ci_hi": 5.0}}}
   ]
 }"#;
@@ -265,7 +265,7 @@ fn sweep_best_setting_follows_the_metric_direction() {
     let s = sweep_of(SWEEP_1);
     let best = |p: &str, m: &str| sweep::setting(&s, sweep::best(&s, p, m).unwrap());
     assert_eq!(best("timeout", "checkout/goodput_per_s"), "timeout_ms=500");
-    assert_eq!(best("timeout", "checkout/latency_p95_ms"), "timeout_ms=200");
+    assert_eq!(best("timeout", "checkout/p95_ms"), "timeout_ms=200");
     assert_eq!(best("breaker", "checkout/goodput_per_s"), "timeout_ms=1000");
     assert_eq!(best("breaker", "transitions"), "timeout_ms=1000");
     // All-equal values: the first row wins.
@@ -277,7 +277,7 @@ fn sweep_one_axis_charts_render() {
     let s = sweep_of(SWEEP_1);
     let list = sweep::charts(&s);
     let expected: BTreeSet<String> =
-        ["sweep_checkout_goodput_per_s", "sweep_checkout_latency_p95_ms", "sweep_transitions", "sweep_best"]
+        ["sweep_checkout_goodput_per_s", "sweep_checkout_p95_ms", "sweep_transitions", "sweep_best"]
             .iter()
             .map(|s| s.to_string())
             .collect();

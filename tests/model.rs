@@ -288,3 +288,27 @@ fn check_determinism_reproduces_every_run() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("reproduced event for event"));
 }
+
+/// Poisson traffic at 100/s for `horizon`, 10 s windows: the dependency's throughput CV.
+fn poisson_throughput_cv(horizon: &str) -> f64 {
+    let s = scenario(&format!(
+        r#"Scenario(
+    name: "cv", horizon: "{horizon}", window: "10s",
+    fleet: (instances: 1, workers: (slots: 100), pool: (max_connections: 100, acquire_timeout: "5s")),
+    classes: [(name: "a", arrivals: Poisson(rate_per_s: 100.0), deadline: "1s")],
+    dependency: (latency: Constant("10ms")),
+    policies: [(name: "direct", stack: [])],
+)"#
+    ));
+    run(&s, 1, false).summary.runs[0].dependency.throughput_cv
+}
+
+#[test]
+fn the_throughput_cv_does_not_depend_on_a_short_last_window() {
+    // Issue 15 defect 3: 0.032 at 90 s but 0.310 at 91 s. A 10 s window of Poisson calls at
+    // 100/s holds 1,000 +- sqrt(1,000) calls: a CV near 0.032 whatever the horizon.
+    let (a, b) = (poisson_throughput_cv("90s"), poisson_throughput_cv("91s"));
+    assert!((0.01..0.06).contains(&a), "90 s: {a}");
+    assert!((0.01..0.06).contains(&b), "91 s: {b}");
+    assert!((a - b).abs() < 0.01, "90 s: {a}, 91 s: {b}");
+}

@@ -182,7 +182,8 @@ pub struct DependencySummary {
     pub peak_in_flight: u64,
     /// Latency the dependency produced (service start to answer), ms.
     pub latency_ms: LatencyMs,
-    /// Coefficient of variation of per-window call counts (oscillation of load).
+    /// Coefficient of variation of the call counts of the full windows after warm-up (a short
+    /// last window is left out): the oscillation of the load.
     pub throughput_cv: f64,
     /// Calls the caller had abandoned (timed out) before the answer came.
     pub abandoned: u64,

@@ -10,6 +10,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::metrics::WindowRow;
+use crate::metrics::catalog;
 use crate::metrics::summary::ScenarioSummary;
 use crate::report;
 use crate::report::expect::Checked;
@@ -37,71 +38,16 @@ pub fn summary_json(s: &ScenarioSummary) -> Result<Vec<u8>> {
     Ok(v)
 }
 
-/// `summary.csv`: one row per (policy, class).
+/// `summary.csv`: one row per (policy, class), a column per catalogue metric that has one
+/// (empty where the run lacks the part, e.g. no breaker).
 pub fn summary_csv(s: &ScenarioSummary) -> Result<Vec<u8>> {
+    let cols: Vec<_> = catalog::CATALOG.iter().filter_map(|m| Some((m, m.csv?))).collect();
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "policy",
-        "class",
-        "requests",
-        "ok",
-        "error",
-        "timeout",
-        "rejected",
-        "short_circuited",
-        "fallback",
-        "latency_mean_ms",
-        "latency_p50_ms",
-        "latency_p95_ms",
-        "latency_p99_ms",
-        "latency_max_ms",
-        "throughput_per_s",
-        "goodput_per_s",
-        "deadline_missed",
-        "staleness_p50_ms",
-        "staleness_p95_ms",
-        "staleness_max_ms",
-        "stale_wrong",
-        "business_cost",
-        "breaker_transitions",
-        "breaker_open_fraction",
-        "breaker_cycles",
-        "amplification",
-        "dependency_calls",
-    ])?;
+    w.write_record(["policy", "class"].into_iter().chain(cols.iter().map(|(_, name)| *name)))?;
     for r in &s.runs {
         for c in &r.classes {
-            let b = r.breaker.as_ref();
-            let o = &c.outcomes;
-            w.write_record([
-                r.policy.clone(),
-                c.class.clone(),
-                c.requests.to_string(),
-                o.ok.to_string(),
-                o.error.to_string(),
-                o.timeout.to_string(),
-                o.rejected.to_string(),
-                o.short_circuited.to_string(),
-                o.fallback.to_string(),
-                c.latency_ms.mean.to_string(),
-                c.latency_ms.p50.to_string(),
-                c.latency_ms.p95.to_string(),
-                c.latency_ms.p99.to_string(),
-                c.latency_ms.max.to_string(),
-                c.throughput_per_s.to_string(),
-                c.goodput_per_s.to_string(),
-                c.deadline_missed.to_string(),
-                c.staleness_ms.p50.to_string(),
-                c.staleness_ms.p95.to_string(),
-                c.staleness_ms.max.to_string(),
-                c.stale_wrong.to_string(),
-                c.business_cost.to_string(),
-                b.map_or(String::new(), |b| b.transitions.to_string()),
-                b.map_or(String::new(), |b| b.open_fraction.to_string()),
-                b.map_or(String::new(), |b| b.cycles.to_string()),
-                r.amplification.to_string(),
-                r.dependency.calls.to_string(),
-            ])?;
+            let values = cols.iter().map(|(m, _)| m.read(r, Some(c)).map_or(String::new(), |v| v.to_string()));
+            w.write_record([r.policy.clone(), c.class.clone()].into_iter().chain(values))?;
         }
     }
     Ok(w.into_inner()?)

@@ -1,13 +1,7 @@
 //! The comparison table (terminal and Markdown) and the generated per-class verdict.
 
+use crate::metrics::catalog::{CATALOG, Column, Direction, Metric, Unit};
 use crate::metrics::summary::{ClassSummary, RunSummary, ScenarioSummary};
-
-struct Col {
-    title: &'static str,
-    get: fn(&RunSummary, &ClassSummary) -> f64,
-    higher_is_better: bool,
-    fmt: fn(f64) -> String,
-}
 
 fn f1(v: f64) -> String {
     format!("{v:.1}")
@@ -19,39 +13,48 @@ fn int(v: f64) -> String {
     format!("{v:.0}")
 }
 
-const COLS: &[Col] = &[
-    Col { title: "goodput/s", get: |_, c| c.goodput_per_s, higher_is_better: true, fmt: f1 },
-    Col { title: "ok", get: |_, c| c.ok_ratio, higher_is_better: true, fmt: pct },
-    Col { title: "p95 ms", get: |_, c| c.latency_ms.p95, higher_is_better: false, fmt: f1 },
-    Col { title: "fallback", get: |_, c| c.fallback_ratio, higher_is_better: false, fmt: pct },
-    Col { title: "stale p95 s", get: |_, c| c.staleness_ms.p95 / 1000.0, higher_is_better: false, fmt: f1 },
-    Col { title: "cost", get: |_, c| c.business_cost, higher_is_better: false, fmt: f1 },
-    Col {
-        title: "transitions",
-        get: |r, _| r.breaker.as_ref().map_or(0.0, |b| b.transitions as f64),
-        higher_is_better: false,
-        fmt: int,
-    },
-];
+/// How a table cell shows a value of `unit`.
+fn fmt(unit: Unit) -> fn(f64) -> String {
+    match unit {
+        Unit::Fraction => pct,
+        Unit::Count => int,
+        Unit::Number | Unit::Ms | Unit::PerS | Unit::PerMin | Unit::Cost => f1,
+    }
+}
 
-/// Rows of cells for one class: header first. The best value per column carries a `*`.
+/// The catalogue's table columns, in order.
+fn columns() -> Vec<(&'static Metric, Column)> {
+    let mut cols: Vec<(&'static Metric, Column)> = CATALOG.iter().filter_map(|m| Some((m, m.column?))).collect();
+    cols.sort_by_key(|(_, c)| c.pos);
+    cols
+}
+
+/// Rows of cells for one class: header first. The best value per column carries a `*`
+/// (none in a column whose metric has no better direction).
 fn class_table(s: &ScenarioSummary, class: &str) -> Vec<Vec<String>> {
-    let mut out = vec![std::iter::once("policy".to_string()).chain(COLS.iter().map(|c| c.title.to_string())).collect()];
+    let cols = columns();
+    let mut out =
+        vec![std::iter::once("policy".to_string()).chain(cols.iter().map(|(_, c)| c.title.to_string())).collect()];
     let pairs: Vec<(&RunSummary, &ClassSummary)> =
         s.runs.iter().filter_map(|r| r.classes.iter().find(|c| c.class == class).map(|c| (r, c))).collect();
-    let best: Vec<f64> = COLS
+    let get = |m: &Metric, col: &Column, r: &RunSummary, c: &ClassSummary| m.value(r, Some(c)).unwrap_or(0.0) / col.per;
+    let best: Vec<Option<f64>> = cols
         .iter()
-        .map(|col| {
-            let vals = pairs.iter().map(|(r, c)| (col.get)(r, c));
-            if col.higher_is_better { vals.fold(f64::MIN, f64::max) } else { vals.fold(f64::MAX, f64::min) }
+        .map(|(m, col)| {
+            let vals = pairs.iter().map(|(r, c)| get(m, col, r, c));
+            match m.direction {
+                Direction::Higher => Some(vals.fold(f64::MIN, f64::max)),
+                Direction::Lower => Some(vals.fold(f64::MAX, f64::min)),
+                Direction::Neither => None,
+            }
         })
         .collect();
     for (r, c) in &pairs {
         let mut row = vec![r.policy.clone()];
-        for (col, b) in COLS.iter().zip(&best) {
-            let v = (col.get)(r, c);
-            let mark = if pairs.len() > 1 && v == *b { "*" } else { "" };
-            row.push(format!("{}{mark}", (col.fmt)(v)));
+        for ((m, col), b) in cols.iter().zip(&best) {
+            let v = get(m, col, r, c);
+            let mark = if pairs.len() > 1 && Some(v) == *b { "*" } else { "" };
+            row.push(format!("{}{mark}", fmt(m.unit)(v)));
         }
         out.push(row);
     }

@@ -228,24 +228,24 @@ fn check_axis_paths(axes: &[Resolved], base: &Value) -> Result<(), Located> {
 }
 
 fn check_metric(m: &str, base: &Scenario) -> Result<(), String> {
-    use crate::report::expect::{known_metric, metric_names};
+    use crate::metrics::catalog::{Scope, find, names};
     match m.split_once('/') {
         Some((class, name)) => {
             if !base.classes.iter().any(|c| c.name == class) {
                 let names: Vec<&str> = base.classes.iter().map(|c| c.name.as_str()).collect();
                 return Err(format!("metric \"{m}\": unknown class \"{class}\" (classes: {})", names.join(", ")));
             }
-            if !known_metric(name, true) {
+            if find(Scope::Class, name).is_none() {
                 return Err(format!(
                     "metric \"{m}\": unknown per-class metric \"{name}\" (expected one of: {})",
-                    metric_names(true)
+                    names(Scope::Class)
                 ));
             }
         }
-        None if !known_metric(m, false) => {
+        None if find(Scope::Run, m).is_none() => {
             return Err(format!(
                 "unknown run-level metric \"{m}\" (expected one of: {}; per-class metrics are written class/metric)",
-                metric_names(false)
+                names(Scope::Run)
             ));
         }
         None => {}

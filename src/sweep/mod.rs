@@ -25,8 +25,8 @@ use std::str::FromStr;
 use anyhow::{Result, anyhow};
 use rayon::prelude::*;
 
+use crate::metrics::catalog;
 use crate::model::{Model, RunOptions, run_policy};
-use crate::report::expect::metric_of;
 use grid::Plan;
 use store::{Journal, RunRecord};
 
@@ -83,7 +83,8 @@ pub fn run_one(plan: &Plan, run: u64) -> Result<RunRecord> {
             id.replication
         ));
     }
-    let metrics = plan.info.metrics.iter().map(|m| metric_of(&result.summary, m).filter(|x| !x.is_nan())).collect();
+    let metrics =
+        plan.info.metrics.iter().map(|m| catalog::value_of(&result.summary, m).filter(|x| !x.is_nan())).collect();
     Ok(RunRecord { run, seed, events: result.summary.events, requests: result.requests, metrics })
 }
 

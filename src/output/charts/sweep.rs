@@ -11,6 +11,7 @@ use super::style::{Unit, fmt_num, policy_color};
 use super::{
     Bar, BarPanel, BarPanels, Chart, HeatPanel, HeatPanels, Kind, LinePanel, LinePanels, Series, policy_legend, slug,
 };
+use crate::metrics::catalog::{self, Direction};
 
 /// The saved result of a sweep (`sweep.json`), as the sweep command writes it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -73,23 +74,28 @@ pub fn load(dir: &Path) -> Result<SweepResult> {
     serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
 }
 
-/// Whether a larger value of `metric` is better. Rates of answered work are; latency,
-/// staleness, cost, errors, fallbacks and transitions are not.
-pub fn higher_is_better(metric: &str) -> bool {
-    let m = metric.rsplit('/').next().unwrap_or(metric);
-    m.contains("goodput") || m.contains("throughput") || m.starts_with("ok") || m == "orders"
+/// Which way `metric` (a sweep's `class/metric` or run-level name) improves, as the
+/// catalogue declares it; `Neither` for a name the catalogue lacks.
+pub fn direction(metric: &str) -> Direction {
+    catalog::by_path(metric).map_or(Direction::Neither, |m| m.direction)
 }
 
-/// The tick format implied by a metric's name suffix.
+/// "higher is better", "lower is better" or "neither is better" for `metric`.
+fn better(metric: &str) -> &'static str {
+    match direction(metric) {
+        Direction::Higher => "higher is better",
+        Direction::Lower => "lower is better",
+        Direction::Neither => "neither is better",
+    }
+}
+
+/// The tick format of `metric`'s catalogue unit (plain for a name the catalogue lacks).
 pub fn unit_of(metric: &str) -> Unit {
-    if metric.ends_with("_ms") || metric.contains("_ms/") {
-        Unit::Ms
-    } else if metric.ends_with("_per_s") {
-        Unit::PerS
-    } else if metric.ends_with("ratio") || metric.ends_with("fraction") {
-        Unit::Fraction
-    } else {
-        Unit::Plain
+    match catalog::by_path(metric).map(|m| m.unit) {
+        Some(catalog::Unit::Ms) => Unit::Ms,
+        Some(catalog::Unit::PerS) => Unit::PerS,
+        Some(catalog::Unit::Fraction) => Unit::Fraction,
+        _ => Unit::Plain,
     }
 }
 
@@ -110,9 +116,14 @@ pub fn metrics(s: &SweepResult) -> Vec<String> {
     set.into_iter().cloned().collect()
 }
 
-/// The row of `policy` with the best mean of `metric` (first one on ties).
+/// The row of `policy` with the best mean of `metric` (first one on ties); none for a metric
+/// with no better direction.
 pub fn best<'a>(s: &'a SweepResult, policy: &str, metric: &str) -> Option<&'a SweepRow> {
-    let up = higher_is_better(metric);
+    let up = match direction(metric) {
+        Direction::Higher => true,
+        Direction::Lower => false,
+        Direction::Neither => return None,
+    };
     let mut found: Option<(&SweepRow, f64)> = None;
     for r in s.rows.iter().filter(|r| r.policy == policy) {
         let Some(e) = r.metrics.get(metric) else {
@@ -147,8 +158,9 @@ pub fn charts(s: &SweepResult) -> Vec<Chart> {
         2 => names.iter().map(|m| heatmap(s, m)).collect(),
         _ => Vec::new(),
     };
-    if !names.is_empty() {
-        out.push(best_chart(s, &names));
+    let ranked: Vec<String> = names.into_iter().filter(|m| direction(m) != Direction::Neither).collect();
+    if !ranked.is_empty() {
+        out.push(best_chart(s, &ranked));
     }
     out
 }
@@ -199,9 +211,13 @@ fn against_axis(s: &SweepResult, metric: &str) -> Chart {
         stem: format!("sweep_{}", slug(metric)),
         title: format!("{}: {metric}", s.sweep),
         note: format!(
-            "mean of {} replications, shaded = confidence interval, ring = best setting ({} is better)",
+            "mean of {} replications, shaded = confidence interval, {}",
             s.replications,
-            if higher_is_better(metric) { "higher" } else { "lower" }
+            if direction(metric) == Direction::Neither {
+                "no best setting (neither is better)".to_string()
+            } else {
+                format!("ring = best setting ({})", better(metric))
+            }
         ),
         width: 1100,
         height: 520,
@@ -246,9 +262,10 @@ fn heatmap(s: &SweepResult, metric: &str) -> Chart {
         stem: format!("heatmap_{}", slug(metric)),
         title: format!("{}: {metric}", s.sweep),
         note: format!(
-            "mean of {} replications; brighter = higher ({} is better); red outline = best cell per policy",
+            "mean of {} replications; brighter = higher ({}){}",
             s.replications,
-            if higher_is_better(metric) { "higher" } else { "lower" }
+            better(metric),
+            if direction(metric) == Direction::Neither { "" } else { "; red outline = best cell per policy" }
         ),
         width: 1100,
         height: 80 + rows * 420,
@@ -279,7 +296,7 @@ fn best_chart(s: &SweepResult, names: &[String]) -> Chart {
     let panels: Vec<BarPanel> = names
         .iter()
         .map(|m| BarPanel {
-            title: format!("{m} ({} is better)", if higher_is_better(m) { "higher" } else { "lower" }),
+            title: format!("{m} ({})", better(m)),
             unit: unit_of(m),
             bars: pols
                 .iter()
@@ -307,5 +324,49 @@ fn best_chart(s: &SweepResult, names: &[String]) -> Chart {
         height: 100 + rows * (70 + 30 * pols.len() as u32),
         legend: policy_legend(&pols),
         kind: Kind::Bars(BarPanels { columns: 2, panels }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One policy over one axis with `metric` at `values`.
+    fn sweep(metric: &str, values: &[f64]) -> SweepResult {
+        let rows = values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| SweepRow {
+                point: i,
+                params: BTreeMap::from([("x".to_string(), i as f64)]),
+                policy: "p".into(),
+                replications: 1,
+                metrics: BTreeMap::from([(metric.to_string(), Estimate { mean: v, ci_lo: v, ci_hi: v })]),
+            })
+            .collect();
+        let axes = vec![SweepAxis {
+            name: "x".into(),
+            path: "x".into(),
+            values: (0..values.len()).map(|i| i as f64).collect(),
+        }];
+        SweepResult { sweep: "s".into(), base: "b".into(), seed: 1, replications: 1, axes, rows }
+    }
+
+    #[test]
+    fn an_even_load_on_the_dependency_ranks_best() {
+        // Issue 15 defect 4: the name contains "throughput", which the old guess read as
+        // "higher is better"; the catalogue declares lower (even load) better.
+        let s = sweep("dependency_throughput_cv", &[0.3, 0.1, 0.2]);
+        assert_eq!(setting(&s, best(&s, "p", "dependency_throughput_cv").unwrap()), "x=1");
+    }
+
+    #[test]
+    fn a_metric_with_no_better_direction_has_no_best_setting() {
+        // Requests finished per second, failures included: set by the traffic.
+        let s = sweep("c/throughput_per_s", &[10.0, 30.0, 20.0]);
+        assert!(best(&s, "p", "c/throughput_per_s").is_none());
+        let list = charts(&s);
+        assert!(list.iter().all(|c| c.stem != "sweep_best"), "nothing to rank");
+        assert!(list[0].note.contains("no best setting"), "{}", list[0].note);
     }
 }

@@ -1,0 +1,401 @@
+//! The metric catalogue: one row per figure of a run's summary, with its name, scope, unit,
+//! direction and how to read it. Expectations, sweep metrics, `summary.csv`, the report tables
+//! and the sweep charts all look metrics up here; none keeps a list of its own.
+//!
+//! A new metric is three sites: its accumulator in the recorder, its field in
+//! [`summary`](super::summary), and one row in [`CATALOG`] (a test fails while a summary field
+//! has no row).
+
+use super::summary::{ClassSummary, RunSummary};
+
+/// Whether a metric is per class or per run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// One value per class (`class/metric` in sweeps).
+    Class,
+    /// One value per run (per policy set).
+    Run,
+}
+
+/// What a metric's number counts or measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// A whole number of things (requests, calls, transitions).
+    Count,
+    /// A dimensionless real number (a mean count, a ratio of counts, a coefficient of variation).
+    Number,
+    /// Milliseconds.
+    Ms,
+    /// Per second.
+    PerS,
+    /// Per minute.
+    PerMin,
+    /// A fraction in 0..1.
+    Fraction,
+    /// The scenario's business cost units.
+    Cost,
+}
+
+/// Which way a metric improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// A higher value is better.
+    Higher,
+    /// A lower value is better.
+    Lower,
+    /// Neither is better: the figure describes the load or the setting, not how well a policy did.
+    Neither,
+}
+
+/// Where a metric appears in the report's per-class comparison table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Column {
+    /// Position among the table's columns, from 0.
+    pub pos: u8,
+    /// Column title.
+    pub title: &'static str,
+    /// The value is shown divided by this (1000 shows milliseconds as seconds).
+    pub per: f64,
+}
+
+/// How a row reads its value from a summary.
+#[derive(Debug, Clone, Copy)]
+enum Read {
+    Class(fn(&ClassSummary) -> f64),
+    /// `None` where the run has no such part (no breaker, no limiter).
+    Run(fn(&RunSummary) -> Option<f64>),
+}
+
+/// One metric.
+#[derive(Debug, Clone, Copy)]
+pub struct Metric {
+    /// The name expectations and sweeps use.
+    pub name: &'static str,
+    /// The summary field it reads, as a dotted path in `ClassSummary` or `RunSummary`'s JSON.
+    pub field: &'static str,
+    /// What the number measures.
+    pub unit: Unit,
+    /// Which way it improves.
+    pub direction: Direction,
+    /// Its column in `summary.csv`, if it has one (named as the file has always named it).
+    pub csv: Option<&'static str>,
+    /// Its column in the report's comparison table, if it has one.
+    pub column: Option<Column>,
+    read: Read,
+}
+
+impl Metric {
+    /// Per class or per run.
+    pub fn scope(&self) -> Scope {
+        match self.read {
+            Read::Class(_) => Scope::Class,
+            Read::Run(_) => Scope::Run,
+        }
+    }
+
+    /// The value in `run` (a per-class metric: of `class`); `None` where the run has no such
+    /// part (no breaker, no limiter) or a per-class metric is read without a class.
+    pub fn read(&self, run: &RunSummary, class: Option<&ClassSummary>) -> Option<f64> {
+        match self.read {
+            Read::Class(f) => class.map(f),
+            Read::Run(f) => f(run),
+        }
+    }
+
+    /// As [`Metric::read`], with a part the run lacks counted as 0 (a run without a breaker
+    /// made no transitions): what expectations, sweeps and tables compare.
+    pub fn value(&self, run: &RunSummary, class: Option<&ClassSummary>) -> Option<f64> {
+        match self.read {
+            Read::Class(f) => class.map(f),
+            Read::Run(f) => Some(f(run).unwrap_or(0.0)),
+        }
+    }
+
+    /// Put it in `summary.csv` under `name`.
+    const fn csv(self, name: &'static str) -> Self {
+        Self { csv: Some(name), ..self }
+    }
+
+    /// Put it in the report table at `pos` under `title`, shown divided by `per`.
+    const fn column(self, pos: u8, title: &'static str, per: f64) -> Self {
+        Self { column: Some(Column { pos, title, per }), ..self }
+    }
+}
+
+const fn class(
+    name: &'static str,
+    field: &'static str,
+    unit: Unit,
+    direction: Direction,
+    read: fn(&ClassSummary) -> f64,
+) -> Metric {
+    Metric { name, field, unit, direction, csv: None, column: None, read: Read::Class(read) }
+}
+
+const fn run(
+    name: &'static str,
+    field: &'static str,
+    unit: Unit,
+    direction: Direction,
+    read: fn(&RunSummary) -> Option<f64>,
+) -> Metric {
+    Metric { name, field, unit, direction, csv: None, column: None, read: Read::Run(read) }
+}
+
+use Direction::{Higher, Lower, Neither};
+use Unit::{Cost, Count, Fraction, Ms, Number, PerMin, PerS};
+
+/// Every metric. `summary.csv` has the rows with a CSV column, in this order.
+pub static CATALOG: &[Metric] = &[
+    // Requests finished: set by the traffic, not by the policy.
+    class("requests", "requests", Count, Neither, |c| c.requests as f64).csv("requests"),
+    class("ok", "outcomes.ok", Count, Higher, |c| c.outcomes.ok as f64).csv("ok"),
+    class("error", "outcomes.error", Count, Lower, |c| c.outcomes.error as f64).csv("error"),
+    class("timeout", "outcomes.timeout", Count, Lower, |c| c.outcomes.timeout as f64).csv("timeout"),
+    class("rejected", "outcomes.rejected", Count, Lower, |c| c.outcomes.rejected as f64).csv("rejected"),
+    class("short_circuited", "outcomes.short_circuited", Count, Lower, |c| c.outcomes.short_circuited as f64)
+        .csv("short_circuited"),
+    class("fallback", "outcomes.fallback", Count, Lower, |c| c.outcomes.fallback as f64).csv("fallback"),
+    class("mean_ms", "latency_ms.mean", Ms, Lower, |c| c.latency_ms.mean).csv("latency_mean_ms"),
+    class("p50_ms", "latency_ms.p50", Ms, Lower, |c| c.latency_ms.p50).csv("latency_p50_ms"),
+    class("p95_ms", "latency_ms.p95", Ms, Lower, |c| c.latency_ms.p95).csv("latency_p95_ms").column(2, "p95 ms", 1.0),
+    class("p99_ms", "latency_ms.p99", Ms, Lower, |c| c.latency_ms.p99).csv("latency_p99_ms"),
+    class("max_ms", "latency_ms.max", Ms, Lower, |c| c.latency_ms.max).csv("latency_max_ms"),
+    // Finished requests per second, failures included: the offered load, not a success.
+    class("throughput_per_s", "throughput_per_s", PerS, Neither, |c| c.throughput_per_s).csv("throughput_per_s"),
+    class("goodput_per_s", "goodput_per_s", PerS, Higher, |c| c.goodput_per_s).csv("goodput_per_s").column(
+        0,
+        "goodput/s",
+        1.0,
+    ),
+    class("fresh_goodput_per_s", "fresh_goodput_per_s", PerS, Higher, |c| c.fresh_goodput_per_s),
+    class("deadline_missed", "deadline_missed", Count, Lower, |c| c.deadline_missed as f64).csv("deadline_missed"),
+    class("ok_ratio", "ok_ratio", Fraction, Higher, |c| c.ok_ratio).column(1, "ok", 1.0),
+    class("fallback_ratio", "fallback_ratio", Fraction, Lower, |c| c.fallback_ratio).column(3, "fallback", 1.0),
+    class("goodput_ratio", "goodput_ratio", Fraction, Higher, |c| c.goodput_ratio),
+    class("staleness_p50_ms", "staleness_ms.p50", Ms, Lower, |c| c.staleness_ms.p50).csv("staleness_p50_ms"),
+    class("staleness_p95_ms", "staleness_ms.p95", Ms, Lower, |c| c.staleness_ms.p95).csv("staleness_p95_ms").column(
+        4,
+        "stale p95 s",
+        1000.0,
+    ),
+    class("staleness_max_ms", "staleness_ms.max", Ms, Lower, |c| c.staleness_ms.max).csv("staleness_max_ms"),
+    class("stale_wrong", "stale_wrong", Count, Lower, |c| c.stale_wrong as f64).csv("stale_wrong"),
+    class("stale_wrong_fraction", "stale_wrong_fraction", Fraction, Lower, |c| c.stale_wrong_fraction),
+    class("orders", "orders", Count, Higher, |c| c.orders as f64),
+    class("substitutions", "substitutions", Count, Lower, |c| c.substitutions as f64),
+    class("refunds", "refunds", Count, Lower, |c| c.refunds as f64),
+    class("lost_orders", "lost_orders", Count, Lower, |c| c.lost_orders as f64),
+    class("business_cost", "business_cost", Cost, Lower, |c| c.business_cost)
+        .csv("business_cost")
+        .column(5, "cost", 1.0),
+    class("slot_wait_ms_mean", "slot_wait_ms_mean", Ms, Lower, |c| c.slot_wait_ms_mean),
+    class("conn_wait_ms_mean", "conn_wait_ms_mean", Ms, Lower, |c| c.conn_wait_ms_mean),
+    run("transitions", "breaker.transitions", Count, Lower, |r| r.breaker.as_ref().map(|b| b.transitions as f64))
+        .csv("breaker_transitions")
+        .column(6, "transitions", 1.0),
+    run("transitions_per_min", "breaker.transitions_per_min", PerMin, Lower, |r| {
+        r.breaker.as_ref().map(|b| b.transitions_per_min)
+    }),
+    run("open_fraction", "breaker.open_fraction", Fraction, Lower, |r| r.breaker.as_ref().map(|b| b.open_fraction))
+        .csv("breaker_open_fraction"),
+    run("half_open_fraction", "breaker.half_open_fraction", Fraction, Lower, |r| {
+        r.breaker.as_ref().map(|b| b.half_open_fraction)
+    }),
+    run("cycles", "breaker.cycles", Count, Lower, |r| r.breaker.as_ref().map(|b| b.cycles as f64))
+        .csv("breaker_cycles"),
+    run("amplification", "amplification", Number, Lower, |r| Some(r.amplification)).csv("amplification"),
+    // Calls made: fewer is less load, but a breaker that sheds everything makes the fewest.
+    run("dependency_calls", "dependency.calls", Count, Neither, |r| Some(r.dependency.calls as f64))
+        .csv("dependency_calls"),
+    run("dependency_calls_per_s", "dependency.calls_per_s", PerS, Neither, |r| Some(r.dependency.calls_per_s)),
+    run("dependency_peak_in_flight", "dependency.peak_in_flight", Count, Lower, |r| {
+        Some(r.dependency.peak_in_flight as f64)
+    }),
+    run("dependency_mean_ms", "dependency.latency_ms.mean", Ms, Lower, |r| Some(r.dependency.latency_ms.mean)),
+    run("dependency_p50_ms", "dependency.latency_ms.p50", Ms, Lower, |r| Some(r.dependency.latency_ms.p50)),
+    run("dependency_p95_ms", "dependency.latency_ms.p95", Ms, Lower, |r| Some(r.dependency.latency_ms.p95)),
+    run("dependency_p99_ms", "dependency.latency_ms.p99", Ms, Lower, |r| Some(r.dependency.latency_ms.p99)),
+    run("dependency_max_ms", "dependency.latency_ms.max", Ms, Lower, |r| Some(r.dependency.latency_ms.max)),
+    // Oscillating load (herds after a breaker closes, retry storms) is what hurts a struggling
+    // dependency: the same calls spread evenly are better.
+    run("dependency_throughput_cv", "dependency.throughput_cv", Number, Lower, |r| Some(r.dependency.throughput_cv)),
+    run("dependency_abandoned", "dependency.abandoned", Count, Lower, |r| Some(r.dependency.abandoned as f64)),
+    run("dependency_mean_in_flight", "dependency.mean_in_flight", Number, Lower, |r| Some(r.dependency.mean_in_flight)),
+    // The limit a limiter settled on describes it; whether higher is better depends on the dependency.
+    run("limit_mean", "limit.mean", Number, Neither, |r| r.limit.as_ref().map(|l| l.mean)),
+    run("limit_min", "limit.min", Number, Neither, |r| r.limit.as_ref().map(|l| l.min)),
+    run("limit_max", "limit.max", Number, Neither, |r| r.limit.as_ref().map(|l| l.max)),
+    run("workers_mean", "resources.workers.mean", Number, Lower, |r| Some(r.resources.workers.mean)),
+    run("workers_peak", "resources.workers.peak", Count, Lower, |r| Some(r.resources.workers.peak as f64)),
+    run("workers_saturated_fraction", "resources.workers.saturated_fraction", Fraction, Lower, |r| {
+        Some(r.resources.workers.saturated_fraction)
+    }),
+    run("pool_mean", "resources.pool.mean", Number, Lower, |r| Some(r.resources.pool.mean)),
+    run("pool_peak", "resources.pool.peak", Count, Lower, |r| Some(r.resources.pool.peak as f64)),
+    run("pool_saturated_fraction", "resources.pool.saturated_fraction", Fraction, Lower, |r| {
+        Some(r.resources.pool.saturated_fraction)
+    }),
+    run("business_cost", "business_cost", Cost, Lower, |r| Some(r.business_cost)),
+    run("events", "events", Count, Neither, |r| Some(r.events as f64)),
+    run("in_flight_at_end", "in_flight_at_end", Count, Neither, |r| Some(r.in_flight_at_end as f64)),
+];
+
+/// Summary fields that are not metrics, with the reason: no row reads them.
+pub const NOT_METRICS: &[(&str, &str)] = &[
+    ("resources.workers.capacity", "the scenario's setting, echoed"),
+    ("resources.pool.capacity", "the scenario's setting, echoed"),
+    ("dependency.found_in_flight", "a distribution (calls by the number they found in flight)"),
+    ("per_instance", "outcomes broken down by instance"),
+];
+
+/// The metric `name` of `scope`.
+pub fn find(scope: Scope, name: &str) -> Option<&'static Metric> {
+    CATALOG.iter().find(|m| m.scope() == scope && m.name == name)
+}
+
+/// The metrics of `scope`, in catalogue order.
+pub fn of(scope: Scope) -> impl Iterator<Item = &'static Metric> {
+    CATALOG.iter().filter(move |m| m.scope() == scope)
+}
+
+/// The names of the metrics of `scope`, comma-separated (for error messages).
+pub fn names(scope: Scope) -> String {
+    of(scope).map(|m| m.name).collect::<Vec<_>>().join(", ")
+}
+
+/// The metric a sweep names: `class/metric` per class, plain per run.
+pub fn by_path(path: &str) -> Option<&'static Metric> {
+    match path.split_once('/') {
+        Some((_, m)) => find(Scope::Class, m),
+        None => find(Scope::Run, path),
+    }
+}
+
+/// The value of a sweep's metric in `run` (see [`by_path`] and [`Metric::value`]); `None` for
+/// an unknown class or metric.
+pub fn value_of(run: &RunSummary, path: &str) -> Option<f64> {
+    match path.split_once('/') {
+        Some((class, m)) => find(Scope::Class, m)?.value(run, Some(run.classes.iter().find(|k| k.class == class)?)),
+        None => find(Scope::Run, path)?.value(run, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use serde_json::Value;
+
+    use super::*;
+    use crate::engine::SECOND;
+    use crate::metrics::{Recorder, RecorderSetup};
+
+    /// A run summary with a breaker, a limiter and one class, every number in it distinct.
+    fn distinct_summary() -> (RunSummary, Value) {
+        let mut r = Recorder::new(RecorderSetup {
+            policy: "p".into(),
+            classes: vec!["c".into()],
+            deadlines: vec![SECOND],
+            instances: 1,
+            slots: 1,
+            connections: 1,
+            warmup: 0,
+            horizon: SECOND,
+            window: SECOND,
+            has_breaker: true,
+            has_limit: true,
+            costs: (1.0, 1.0, 1.0),
+            timeseries: false,
+        });
+        let mut json = serde_json::to_value(r.summary(SECOND, 0, 0)).unwrap();
+        let mut k = 0;
+        renumber(&mut json, &mut k);
+        (serde_json::from_value(json.clone()).unwrap(), json)
+    }
+
+    /// Give every number a new value: whole for integer fields, k + 0.5 for real ones.
+    fn renumber(v: &mut Value, k: &mut u64) {
+        match v {
+            Value::Number(n) => {
+                *k += 1;
+                *v = if n.is_f64() { Value::from(*k as f64 + 0.5) } else { Value::from(*k) };
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| renumber(x, k)),
+            Value::Object(o) => o.values_mut().for_each(|x| renumber(x, k)),
+            _ => {}
+        }
+    }
+
+    /// Dotted paths of the numeric fields and of the arrays under `v` (arrays not entered).
+    fn fields(v: &Value, at: &str, numbers: &mut BTreeSet<String>, arrays: &mut BTreeSet<String>) {
+        match v {
+            Value::Number(_) => {
+                numbers.insert(at.to_string());
+            }
+            Value::Array(_) => {
+                arrays.insert(at.to_string());
+            }
+            Value::Object(o) => {
+                for (name, x) in o {
+                    let path = if at.is_empty() { name.clone() } else { format!("{at}.{name}") };
+                    fields(x, &path, numbers, arrays);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
+        path.split('.').fold(v, |v, name| &v[name])
+    }
+
+    #[test]
+    fn every_summary_field_has_a_row_that_reads_it() {
+        let (run, json) = distinct_summary();
+        let class_json = &json["classes"][0];
+        for scope in [Scope::Class, Scope::Run] {
+            let root = if scope == Scope::Class { class_json } else { &json };
+            let (mut numbers, mut arrays) = (BTreeSet::new(), BTreeSet::new());
+            fields(root, "", &mut numbers, &mut arrays);
+            arrays.remove("classes");
+            let rows: BTreeSet<String> = of(scope).map(|m| m.field.to_string()).collect();
+            let not: BTreeSet<String> = NOT_METRICS.iter().map(|(f, _)| f.to_string()).collect();
+            let missing: Vec<&String> =
+                numbers.iter().chain(&arrays).filter(|f| !rows.contains(*f) && !not.contains(*f)).collect();
+            assert!(missing.is_empty(), "{scope:?} summary fields without a catalogue row: {missing:?}");
+            let stale: Vec<&String> = rows.iter().filter(|f| !numbers.contains(*f)).collect();
+            assert!(stale.is_empty(), "{scope:?} rows naming no numeric summary field: {stale:?}");
+            // Each row reads the field it names.
+            for m in of(scope) {
+                let want = at(root, m.field).as_f64().unwrap();
+                assert_eq!(m.read(&run, run.classes.first()), Some(want), "{}", m.name);
+            }
+        }
+    }
+
+    #[test]
+    fn names_csv_columns_and_table_positions_are_unique() {
+        for scope in [Scope::Class, Scope::Run] {
+            let names: BTreeSet<&str> = of(scope).map(|m| m.name).collect();
+            assert_eq!(names.len(), of(scope).count(), "{scope:?}");
+        }
+        let csv: Vec<&str> = CATALOG.iter().filter_map(|m| m.csv).collect();
+        assert_eq!(csv.iter().collect::<BTreeSet<_>>().len(), csv.len());
+        let mut pos: Vec<u8> = CATALOG.iter().filter_map(|m| Some(m.column?.pos)).collect();
+        pos.sort();
+        assert_eq!(pos, (0..pos.len() as u8).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_part_the_run_lacks_reads_as_none_and_counts_as_zero() {
+        let (mut run, _) = distinct_summary();
+        run.breaker = None;
+        let m = find(Scope::Run, "transitions").unwrap();
+        assert_eq!(m.read(&run, None), None);
+        assert_eq!(m.value(&run, None), Some(0.0));
+        assert_eq!(value_of(&run, "c/requests"), Some(run.classes[0].requests as f64));
+        assert_eq!(value_of(&run, "nope/requests"), None);
+        assert_eq!(value_of(&run, "requests"), None, "a per-class metric needs its class");
+    }
+}

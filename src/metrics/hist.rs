@@ -1,0 +1,343 @@
+//! Histograms: microsecond values for quantiles ([`UsHist`]) and latencies with their exact
+//! mean and range ([`Lat`]), both as a mergeable HDR histogram gives them.
+
+use hdrhistogram::Histogram;
+
+use super::summary::LatencyMs;
+use super::to_f64;
+use crate::engine::{MICROSECOND, MILLISECOND, Time};
+
+/// Values a `UsHist` keeps as a plain list before it spills into its HDR histogram: 128 KiB,
+/// against ~216 KiB of histogram counts, and more than a 10 s window holds at 1,000/s.
+const EXACT: usize = 16384;
+
+/// Microsecond values as an HDR histogram (1 us to one day, 3 significant digits) holds them.
+///
+/// Up to `EXACT` values are kept as a list and the histogram is only filled past that: a value
+/// then costs a push instead of a cache miss in a 216 KiB array, and a reset (a window's end)
+/// clears a short list instead of the whole array. Quantiles of the list are the histogram's
+/// own (`value_at_quantile` picks the bucket holding the k-th smallest value), so which form
+/// holds the values never changes a figure. Policies that judge a window by a percentile use
+/// it directly; [`Lat`] adds the exact mean and range.
+#[derive(Debug, Clone, Default)]
+pub struct UsHist {
+    few: Vec<u64>,
+    hist: Option<Histogram<u64>>,
+    /// The values are in `hist` (the list overflowed since the last reset).
+    spilled: bool,
+}
+
+impl UsHist {
+    /// Empty.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Record one value in microseconds (past one day it counts as one day, as the histogram
+    /// clamps it).
+    #[inline]
+    pub fn record(&mut self, v: u64) {
+        match &mut self.hist {
+            Some(h) if self.spilled => h.saturating_record(v),
+            // A value past the histogram's range is clamped by it: spill rather than copy that rule.
+            _ if self.few.len() < EXACT && v <= HIGH_US => self.few.push(v),
+            _ => self.spill_and_record(v),
+        }
+    }
+    #[cold]
+    fn spill_and_record(&mut self, v: u64) {
+        self.spill();
+        self.hist.as_mut().expect("spilled").saturating_record(v);
+    }
+    /// Move the listed values into the histogram, which takes every value from now on.
+    fn spill(&mut self) {
+        let h = self.hist.get_or_insert_with(hist);
+        for &v in &self.few {
+            h.saturating_record(v);
+        }
+        self.few.clear();
+        self.spilled = true;
+    }
+    /// Number of values.
+    pub fn len(&self) -> u64 {
+        match &self.hist {
+            Some(h) if self.spilled => h.len(),
+            _ => self.few.len() as u64,
+        }
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Quantile `q` as `Histogram::value_at_quantile` gives it (0 when empty). The listed
+    /// values are reordered in place.
+    pub fn value_at_quantile(&mut self, q: f64) -> u64 {
+        match &self.hist {
+            Some(h) if self.spilled => h.value_at_quantile(q),
+            _ => list_quantile(&mut self.few, q),
+        }
+    }
+    /// Forget every value (a spilled histogram is kept, cleared, for the next overflow).
+    pub fn reset(&mut self) {
+        if self.spilled {
+            if let Some(h) = &mut self.hist {
+                h.reset();
+            }
+        }
+        self.spilled = false;
+        self.few.clear();
+    }
+}
+
+/// Quantile `q` of listed microsecond values as the histogram would give it: the same rank
+/// rule as hdrhistogram 7.5 (the ceil(q n)-th smallest, at least the first), reported as the
+/// top of its bucket (the bottom for q = 0); 0 when empty.
+fn list_quantile(v: &mut [u64], q: f64) -> u64 {
+    if v.is_empty() {
+        return 0; // as the histogram answers when empty
+    }
+    let (_, &mut x, _) = v.select_nth_unstable(rank(q, v.len()));
+    bucket_value(q, x)
+}
+
+/// The 0-based rank of quantile `q` among `n` values: the ceil(q n)-th smallest, at least the
+/// first (hdrhistogram 7.5's rule; q above 1 counts as 1).
+fn rank(q: f64, n: usize) -> usize {
+    ((q.min(1.0) * n as f64).ceil() as u64).max(1) as usize - 1
+}
+
+/// How the histogram reports the value `x` found at quantile `q`: the top of its bucket, the
+/// bottom for q = 0.
+fn bucket_value(q: f64, x: u64) -> u64 {
+    if q == 0.0 { shape().lowest_equivalent(x) } else { shape().highest_equivalent(x) }
+}
+
+/// Latencies: a [`UsHist`] (microseconds) plus the exact mean, minimum and maximum, so that
+/// reported percentiles never lie outside the observed range.
+#[derive(Debug, Clone)]
+pub struct Lat {
+    vals: UsHist,
+    sum_ns: f64,
+    min_ns: Time,
+    max_ns: Time,
+}
+
+impl Lat {
+    /// Empty.
+    pub fn new() -> Self {
+        Self { vals: UsHist::new(), sum_ns: 0.0, min_ns: Time::MAX, max_ns: 0 }
+    }
+    /// Record one value in nanoseconds.
+    #[inline]
+    pub fn record(&mut self, ns: Time) {
+        self.vals.record(us(ns));
+        self.sum_ns += to_f64(ns);
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+    }
+    /// Number of values.
+    pub fn len(&self) -> u64 {
+        self.vals.len()
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Quantile in microseconds, as `Histogram::value_at_quantile` gives it.
+    fn q_us(&self, q: f64) -> u64 {
+        match &self.vals.hist {
+            Some(h) if self.vals.spilled => h.value_at_quantile(q),
+            _ => list_quantile(&mut self.vals.few.clone(), q),
+        }
+    }
+    /// Quantile in milliseconds (0 when empty), clamped to the exact observed range.
+    pub fn q_ms(&self, q: f64) -> f64 {
+        if self.is_empty() {
+            return 0.0;
+        }
+        self.clamp_ms(self.q_us(q))
+    }
+    fn clamp_ms(&self, us: u64) -> f64 {
+        let v_ns = us as f64 * MICROSECOND as f64;
+        v_ns.clamp(self.min_ns as f64, self.max_ns as f64) / MILLISECOND as f64
+    }
+    /// Several quantiles at once, each exactly as [`Lat::q_ms`] gives it, for `qs` in
+    /// ascending order. The listed values are reordered in place: one selection per quantile
+    /// in what is left above the previous one, instead of a copy of the list per quantile
+    /// (the window ticks ask for two or three quantiles of up to 16,384 values).
+    pub fn quantiles_ms<const N: usize>(&mut self, qs: [f64; N]) -> [f64; N] {
+        let mut out = [0.0; N];
+        if self.is_empty() {
+            return out;
+        }
+        if self.vals.spilled {
+            for (o, &q) in out.iter_mut().zip(&qs) {
+                *o = self.q_ms(q);
+            }
+            return out;
+        }
+        let n = self.vals.few.len();
+        let mut from = 0;
+        for (i, &q) in qs.iter().enumerate() {
+            debug_assert!(i == 0 || q >= qs[i - 1], "quantiles in ascending order");
+            let k = rank(q, n).max(from);
+            let (_, &mut x, _) = self.vals.few[from..].select_nth_unstable(k - from);
+            from = k;
+            out[i] = self.clamp_ms(bucket_value(q, x));
+        }
+        out
+    }
+    /// Exact maximum in milliseconds.
+    pub fn max_ms(&self) -> f64 {
+        if self.is_empty() { 0.0 } else { self.max_ns as f64 / MILLISECOND as f64 }
+    }
+    /// Exact mean in milliseconds.
+    pub fn mean_ms(&self) -> f64 {
+        if self.is_empty() { 0.0 } else { self.sum_ns / self.len() as f64 / MILLISECOND as f64 }
+    }
+    /// Forget everything (a spilled histogram is kept, cleared, for the next overflow).
+    pub fn reset(&mut self) {
+        self.vals.reset();
+        self.sum_ns = 0.0;
+        self.min_ns = Time::MAX;
+        self.max_ns = 0;
+    }
+    /// Latency statistics.
+    pub fn stats(&mut self) -> LatencyMs {
+        let [p50, p95, p99] = self.quantiles_ms([0.5, 0.95, 0.99]);
+        LatencyMs { mean: self.mean_ms(), p50, p95, p99, max: self.max_ms() }
+    }
+}
+
+impl Default for Lat {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The histograms' highest trackable value: one day in microseconds.
+const HIGH_US: u64 = 86_400_000_000;
+
+fn hist() -> Histogram<u64> {
+    // 1 us .. 1 day at 3 significant digits.
+    Histogram::new_with_bounds(1, HIGH_US, 3).expect("valid histogram bounds")
+}
+
+/// An empty histogram of the same shape, for its bucket boundaries (immutable, built once).
+fn shape() -> &'static Histogram<u64> {
+    static SHAPE: std::sync::OnceLock<Histogram<u64>> = std::sync::OnceLock::new();
+    SHAPE.get_or_init(hist)
+}
+
+fn us(t: Time) -> u64 {
+    (t / MICROSECOND).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    use crate::engine::SECOND;
+
+    proptest! {
+        /// Quantiles taken together (selections in place) equal the same quantiles taken one
+        /// at a time on a copy, in list form and once spilled.
+        #[test]
+        fn quantiles_together_equal_one_at_a_time(
+            values in prop::collection::vec(0u64..5_000_000_000, 1..300),
+            mut qs in prop::collection::vec(prop_oneof![Just(0.0), Just(1.0), 0.0f64..1.0], 1..4),
+            spill in any::<bool>(),
+        ) {
+            qs.sort_by(f64::total_cmp);
+            let mut l = Lat::new();
+            for &v in &values {
+                l.record(v);
+            }
+            if spill {
+                l.vals.spill();
+            }
+            let one: Vec<f64> = qs.iter().map(|&q| l.q_ms(q)).collect();
+            let together: Vec<f64> = match qs.len() {
+                1 => l.quantiles_ms([qs[0]]).to_vec(),
+                2 => l.quantiles_ms([qs[0], qs[1]]).to_vec(),
+                _ => l.quantiles_ms([qs[0], qs[1], qs[2]]).to_vec(),
+            };
+            prop_assert_eq!(&one[..together.len()], &together[..]);
+        }
+    }
+
+    #[test]
+    fn the_histogram_tracks_exactly_up_to_its_bound() {
+        // `Lat::record` spills on values past HIGH_US rather than copy the clamping rule.
+        assert_eq!(shape().high(), HIGH_US);
+    }
+
+    #[test]
+    fn list_quantiles_by_hand() {
+        // 1..=10 us: the median is the 5th smallest (ceil(0.5 x 10)), p95 the 10th
+        // (ceil(9.5)); below 2048 us every microsecond is its own bucket.
+        let mut l = Lat::new();
+        for v in (1..=10).rev() {
+            l.record(v * MICROSECOND);
+        }
+        assert_eq!(l.q_ms(0.5), 0.005);
+        assert_eq!(l.q_ms(0.95), 0.010);
+        // 3000 us lies in a 2 us bucket [3000, 3001]: the histogram reports its top, clamped
+        // to the observed maximum 3000.5 us.
+        let mut l = Lat::new();
+        l.record(3_000_500);
+        assert_eq!(l.q_ms(0.5), 3.0005);
+        l.record(2 * MICROSECOND);
+        assert_eq!(l.q_ms(0.5), 0.002);
+    }
+
+    #[test]
+    fn list_and_spilled_forms_match_the_hdr_histogram() {
+        // The oracle is hdrhistogram itself, fed the same values; sizes on both sides of the
+        // spill threshold, then a reset and a smaller batch.
+        let mut rng = crate::engine::stream(5, "test/lat");
+        for n in [1usize, 2, 7, 100, EXACT, EXACT + 1, 3 * EXACT] {
+            let mut l = Lat::new();
+            let mut h = hist();
+            for round in 0..2 {
+                for _ in 0..n / (round + 1) {
+                    // Up to 20 s, shifted down by 0-29 bits: every scale from 1 us up.
+                    let ns = (rand::Rng::next_u64(&mut rng) % (20 * SECOND)) >> (rand::Rng::next_u32(&mut rng) % 30);
+                    l.record(ns);
+                    h.saturating_record(us(ns));
+                }
+                assert_eq!(l.len(), h.len());
+                for q in [0.0, 0.001, 0.25, 0.5, 0.95, 0.99, 0.999, 1.0, 1.5] {
+                    assert_eq!(l.q_us(q), h.value_at_quantile(q), "n {n} round {round} q {q}");
+                }
+                l.reset();
+                h.reset();
+                assert!(l.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn us_hist_matches_the_one_hour_histogram_policies_used() {
+        // The tiered bulkhead and Envoy's gradient record whole microseconds, 0 included, up to
+        // one hour; the oracle is the one-hour HDR histogram they kept before, fed the same
+        // values, on both sides of the spill threshold.
+        let mut rng = crate::engine::stream(9, "test/us-hist");
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds");
+        let mut u = UsHist::new();
+        for n in [1usize, 5, 1000, EXACT + 3, 40] {
+            for _ in 0..n {
+                let v = (rand::Rng::next_u64(&mut rng) % 3_600_000_001) >> (rand::Rng::next_u32(&mut rng) % 33);
+                h.saturating_record(v);
+                u.record(v);
+            }
+            assert_eq!(u.len(), h.len());
+            for q in [0.0, 0.05, 0.5, 0.95, 0.99, 1.0] {
+                assert_eq!(u.value_at_quantile(q), h.value_at_quantile(q), "n {n} q {q}");
+            }
+            u.reset();
+            h.reset();
+            assert!(u.is_empty());
+        }
+    }
+}
