@@ -143,7 +143,10 @@ fn sweep_spec_errors_point_at_the_value() {
             "same value as axes[0]",
         ),
         ("\"dependency.drift.Brownout.peak\"", "\"seed\"", "\"seed\"", "seed cannot be swept"),
-        ("values: [6, 12]", "values: [6, 0]", "(name: \"permits\"", "permits must be >= 1"),
+        ("values: [6, 12]", "values: [0, 12]", "0, 12]", "permits must be >= 1"),
+        ("values: [6, 12]", "values: [6, 1.5]", "1.5]", "not a whole number"),
+        ("values: [6, 12]", "values: [\"2s\", 12]", "\"2s\"", "is a text"),
+        ("to: 30, steps: 3", "to: -30, steps: 3", "(from: 10", "Brownout peak must be > 0"),
     ];
     for &(from, to, value, says) in cases {
         assert_eq!(SPEC.matches(from).count(), 1, "{from:?}");

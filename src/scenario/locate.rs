@@ -383,4 +383,21 @@ mod tests {
         let doc = "/* a /* nested */ still comment */ (a: r#\"x \" y\"#, b: 'c', c: 5)";
         assert_eq!(locate(doc, "c"), Some(((1, 63), true)));
     }
+
+    #[test]
+    fn broken_text_never_panics() {
+        // Every truncation and every single-character replacement of the document.
+        let chars: Vec<char> = DOC.chars().collect();
+        for n in 0..=chars.len() {
+            let cut: String = chars[..n].iter().collect();
+            let _ = locate(&cut, "drift.Brownout.peak");
+            for c in ['"', '(', ')', '[', '/', '*', '\\', '#', 'r', ':'] {
+                let mut edited = chars.clone();
+                if n < edited.len() {
+                    edited[n] = c;
+                }
+                let _ = locate(&edited.iter().collect::<String>(), "cs[y].v");
+            }
+        }
+    }
 }

@@ -328,6 +328,14 @@ impl Resolved<'_> {
         err(format!("axes[{}]", self.index), format!("axis \"{}\": {msg}", self.axis.name))
     }
 
+    /// Where grid value `k` is written: its entry in `values`, or the axis's `range`.
+    fn value_path(&self, k: usize) -> String {
+        match self.axis.range {
+            Some(_) => format!("axes[{}].range", self.index),
+            None => format!("axes[{}].values[{k}]", self.index),
+        }
+    }
+
     /// A written value in the axis's reporting unit.
     fn raw(&self, v: &AxisValue) -> Result<f64, Located> {
         match (self.kind, v) {
@@ -393,12 +401,13 @@ impl Resolved<'_> {
                 }
             }
         } else {
-            for w in &self.axis.values {
-                let x = self.raw(w)?;
+            for (k, w) in self.axis.values.iter().enumerate() {
+                let here = |(_, m): Located| (self.value_path(k), m);
+                let x = self.raw(w).map_err(here)?;
                 if self.kind == Kind::Integer && x.fract() != 0.0 {
-                    return Err(self.fail(format!("{x} is not a whole number")));
+                    return Err(here(self.fail(format!("{x} is not a whole number"))));
                 }
-                out.push(self.finish(x)?);
+                out.push(self.finish(x).map_err(here)?);
             }
         }
         Ok(out)
@@ -412,14 +421,17 @@ fn grid_points(axes: &[Resolved], base: &Value, base_path: &Path) -> Result<(Vec
     let mut points: Vec<Vec<f64>> = vec![Vec::new()];
     for a in axes {
         let values = a.grid_values()?;
-        for (shown, v) in &values {
+        for (k, (shown, v)) in values.iter().enumerate() {
             let mut s = base.clone();
             *path::get_mut(&mut s, &a.steps).map_err(|m| a.fail(m))? = v.clone();
             let unit = match a.kind {
                 Kind::Duration { .. } => a.axis.unit.as_deref().unwrap_or("ms"),
                 _ => "",
             };
-            to_scenario(s).map_err(|m| a.fail(format!("value {shown}{unit}: {m} (base {})", base_path.display())))?;
+            to_scenario(s).map_err(|m| {
+                let (_, msg) = a.fail(format!("value {shown}{unit}: {m} (base {})", base_path.display()));
+                (a.value_path(k), msg)
+            })?;
         }
         let shown: Vec<f64> = values.iter().map(|v| v.0).collect();
         points = points.iter().flat_map(|p| shown.iter().map(move |x| [p.as_slice(), &[*x]].concat())).collect();
