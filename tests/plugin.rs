@@ -56,3 +56,17 @@ fn an_unknown_plugin_is_refused_before_any_run() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown plugin"));
     assert!(!std::env::temp_dir().join("brownout-plugin-test-out").exists());
 }
+
+#[test]
+fn a_plugin_that_fails_on_another_instance_is_refused_before_any_run() {
+    let text = TEXT.replace("fleet: (", "fleet: (instances: 3, ");
+    let s = parse(Path::new("plugin.ron"), &text).unwrap();
+    validate(&s).unwrap();
+    // Builds for instances 0 and 1, fails for instance 2.
+    let plugins = Plugins::new().register("every-other", |_, ctx| {
+        if ctx.instance < 2 { Ok(Box::new(EveryOther)) } else { Err(format!("no room on instance {}", ctx.instance)) }
+    });
+    let err = Model::build_with_plugins(&s, 1, Path::new("."), plugins).unwrap_err();
+    assert!(err.contains("no room on instance 2"), "{err}");
+    assert!(err.contains("every-other"), "{err}");
+}

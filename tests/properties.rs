@@ -3,7 +3,10 @@
 //! - conservation: arrivals = sum of outcomes + requests in flight at the horizon;
 //! - limits: worker and pool peaks never exceed capacity, and with a limiter as the only
 //!   layer the dependency never sees more calls than permits x instances;
-//! - common random numbers: with open-loop arrivals every policy set sees as many arrivals;
+//! - common random numbers: with open-loop arrivals every policy set sees as many arrivals,
+//!   and every request's draws (key, instance, item, think time, and a call's latency and
+//!   error) are the same under every policy set, reloads and closed loops included;
+//! - timeouts: no attempt outlasts the per-attempt timeout, with hedges and retries around it;
 //! - no panic on any generated scenario;
 //! - determinism: the same (scenario, seed) gives the same summary and trace twice.
 //!
@@ -19,7 +22,10 @@ use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 use serde::de::DeserializeOwned;
 
-use brownout::model::{Model, RunOptions, RunResult, run_policy};
+use std::collections::BTreeMap;
+
+use brownout::model::records::{Origin, Records};
+use brownout::model::{Model, RunOptions, RunResult, run_policy, run_policy_recorded};
 use brownout::policy::PolicySpec;
 use brownout::scenario::*;
 
@@ -81,8 +87,9 @@ fn class(i: usize) -> impl Strategy<Value = Class> {
         prop::bool::weighted(0.85),
         prop::option::weighted(0.2, latency()),
         prop::sample::select(fallbacks.to_vec()),
+        prop::option::weighted(0.3, reload()),
     )
-        .prop_map(move |(arrivals, deadline, calls_dependency, work, fallback)| {
+        .prop_map(move |(arrivals, deadline, calls_dependency, work, fallback, reload)| {
             let mut c: Class = ron(r#"(name: "x", arrivals: Poisson(rate_per_s: 1), deadline: "1s")"#);
             c.name = format!("c{i}");
             c.arrivals = arrivals;
@@ -92,8 +99,31 @@ fn class(i: usize) -> impl Strategy<Value = Class> {
             c.fallback = fallback;
             c.order_fraction = 0.5;
             c.priority = i as u32;
+            c.reload = reload;
             c
         })
+}
+
+fn reload() -> impl Strategy<Value = Reload> {
+    (ms(1, 1_000), 0.0..=1.0f64, ms(0, 500), 0..4u32).prop_map(|(patience, probability, delay, max_reloads)| Reload {
+        patience,
+        probability,
+        delay,
+        max_reloads,
+    })
+}
+
+fn hedge() -> impl Strategy<Value = PolicySpec> {
+    prop_oneof![
+        ms(1, 300).prop_map(|d| ron(&format!("Hedge((delay: \"{}\"))", dur_text(d)))),
+        (0.5..0.99f64, 1..20u32)
+            .prop_map(|(p, n)| ron(&format!("Hedge((latency_percentile: {p}, min_data_points: {n}, period: \"1s\"))"))),
+    ]
+}
+
+fn timeout() -> impl Strategy<Value = PolicySpec> {
+    (ms(1, 500), ms(0, 20))
+        .prop_map(|(t, u)| ron(&format!("Timeout((timeout: \"{}\", unwind: \"{}\"))", dur_text(t), dur_text(u))))
 }
 
 /// Every policy layer of every shipped scenario that is valid for classes c0 and c1.
@@ -137,11 +167,8 @@ fn limiter() -> impl Strategy<Value = PolicySpec> {
 
 fn policy() -> impl Strategy<Value = PolicySpec> {
     prop_oneof![
-        1 => (ms(1, 500), ms(0, 20)).prop_map(|(t, u)| ron(&format!(
-            "Timeout((timeout: \"{}\", unwind: \"{}\"))",
-            dur_text(t),
-            dur_text(u)
-        ))),
+        1 => timeout(),
+        1 => hedge(),
         1 => (1..4u32, ms(0, 100), 0.0..1.0f64, any::<bool>()).prop_map(|(n, b, j, t)| ron(&format!(
             "Retry((max_attempts: {n}, backoff: \"{}\", jitter: {j}, on_timeout: {t}))",
             dur_text(b)
@@ -254,6 +281,64 @@ fn run_all(s: &Scenario, seed: u64) -> Vec<RunResult> {
     (0..s.policies.len()).map(|p| run_policy(&model, p, RunOptions::default())).collect()
 }
 
+fn recorded(s: &Scenario, seed: u64) -> Vec<Records> {
+    validate(s).unwrap_or_else(|e| panic!("generated scenario must be valid: {e:?}"));
+    let model = Model::build(s, seed, Path::new(".")).expect("builds");
+    (0..s.policies.len()).map(|p| run_policy_recorded(&model, p, RunOptions::default()).1).collect()
+}
+
+/// A stack with a timeout somewhere, and hedges, retries or other layers around it.
+fn timed_stack() -> impl Strategy<Value = Vec<Layer>> {
+    let other = prop_oneof![3 => hedge(), 2 => policy(), 1 => timeout()];
+    (prop::collection::vec(other, 0..4), timeout(), any::<prop::sample::Index>()).prop_map(|(mut layers, t, at)| {
+        let at = at.index(layers.len() + 1);
+        layers.insert(at, t);
+        layers.into_iter().map(layer).collect()
+    })
+}
+
+/// The shortest per-attempt timeout of a stack (layers here apply to every class).
+fn attempt_limit(stack: &[Layer]) -> Option<u64> {
+    stack
+        .iter()
+        .filter_map(|l| match &l.policy {
+            PolicySpec::Timeout(t) => Some(t.timeout.ns()),
+            _ => None,
+        })
+        .min()
+}
+
+/// The dependency of issue 15's defect 1 now and then: every call fails until a time, then
+/// calls succeed but get much slower, so a hedge sent after a failing call is the slow one.
+fn failing_then_slow() -> impl Strategy<Value = Dependency> {
+    (dependency(), ms(0, 3_000), 2.0..40.0f64, any::<bool>()).prop_map(|(mut d, at, factor, turn)| {
+        if turn {
+            d.error_rate = Profile::Points(vec![(Dur(0), 1.0), (at, 1.0), (at, 0.0)]);
+            d.drift = Drift::Step { at, factor };
+        }
+        d
+    })
+}
+
+/// Who a request is across policy sets: class, then (0, n) for the n-th open-loop arrival,
+/// (1, user, k) for a closed-loop user's k-th request, (2, key reloaded, reload number).
+type Identity = (u16, u8, u64, u64);
+
+/// Every request's key, instance, item and think time, by identity.
+fn draws(r: &Records) -> BTreeMap<Identity, (u64, u32, u32, u64)> {
+    r.requests
+        .iter()
+        .map(|q| {
+            let (id, think) = match q.origin {
+                Origin::Arrival(n) => ((q.class, 0, n, 0), 0),
+                Origin::User { user, k, think } => ((q.class, 1, user as u64, k as u64), think),
+                Origin::Reload { of, number } => ((q.class, 2, of, number as u64), 0),
+            };
+            (id, (q.key, q.instance, q.item, think))
+        })
+        .collect()
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -261,7 +346,7 @@ proptest! {
     fn conservation_and_capacity(s in scenario(stack().boxed()), seed in any::<u64>()) {
         let runs = run_all(&s, seed);
         // Common random numbers: open-loop arrivals do not depend on the policy.
-        let open = s.classes.iter().all(|c| !matches!(c.arrivals, Arrivals::ClosedLoop { .. }));
+        let open = s.classes.iter().all(|c| !matches!(c.arrivals, Arrivals::ClosedLoop { .. }) && c.reload.is_none());
         if open {
             prop_assert!(runs.iter().all(|r| r.requests == runs[0].requests));
         }
@@ -293,6 +378,63 @@ proptest! {
         prop_assert!(r.summary.dependency.peak_in_flight <= permits * s.fleet.instances as u64,
             "peak {} > {} permits x {} instances",
             r.summary.dependency.peak_in_flight, permits, s.fleet.instances);
+    }
+
+    #[test]
+    fn no_attempt_outlasts_its_timeout(
+        s in scenario(timed_stack().boxed()).prop_flat_map(|s| (Just(s), failing_then_slow())).prop_map(|(mut s, d)| {
+            s.dependency = d;
+            s
+        }),
+        seed in any::<u64>(),
+    ) {
+        let runs = recorded(&s, seed);
+        for (set, r) in s.policies.iter().zip(&runs) {
+            let Some(limit) = attempt_limit(&set.stack) else { continue };
+            for a in &r.attempts {
+                // The timeout runs from asking for a connection; the unwind comes after.
+                prop_assert!(a.end - a.start <= limit,
+                    "policy {}: attempt {:?} lasted {} ns > timeout {} ns", set.name, a, a.end - a.start, limit);
+            }
+        }
+    }
+
+    #[test]
+    fn every_request_draws_the_same_under_every_policy_set(s in scenario(stack().boxed()), seed in any::<u64>()) {
+        let runs = recorded(&s, seed);
+        let first = draws(&runs[0]);
+        // A call's plan depends on its start only through drift, modes and the error profile.
+        let timeless = matches!(s.dependency.drift, Drift::None) && s.dependency.modes.is_empty();
+        let calls = |r: &Records| -> BTreeMap<_, _> {
+            r.calls.iter().map(|c| ((c.class, c.key, c.attempt, if timeless { 0 } else { c.start }), (c.latency, c.error))).collect()
+        };
+        let first_calls = calls(&runs[0]);
+        for (p, r) in runs.iter().enumerate().skip(1) {
+            let other = draws(r);
+            let arrivals = |d: &BTreeMap<Identity, _>| d.keys().filter(|k| k.1 == 0).count();
+            prop_assert_eq!(arrivals(&first), arrivals(&other), "policy {}: open-loop arrivals", p);
+            for (id, d) in &other {
+                if let Some(f) = first.get(id) {
+                    prop_assert_eq!(f, d, "policy {}: request {:?}", p, id);
+                } else {
+                    prop_assert!(id.1 != 0, "policy {}: open-loop arrival {:?} only here", p, id);
+                }
+            }
+            for (k, v) in calls(r) {
+                if let Some(f) = first_calls.get(&k) {
+                    prop_assert_eq!(*f, v, "policy {}: call {:?}", p, k);
+                }
+            }
+        }
+        // A reload asks for the item of the request it reloads.
+        for r in &runs {
+            let items: BTreeMap<(u16, u64), u32> = r.requests.iter().map(|q| ((q.class, q.key), q.item)).collect();
+            for q in &r.requests {
+                if let Origin::Reload { of, .. } = q.origin {
+                    prop_assert_eq!(Some(&q.item), items.get(&(q.class, of)));
+                }
+            }
+        }
     }
 
     #[test]

@@ -116,14 +116,14 @@ impl ArrivalGen {
     /// None when there is none. Closed loops start their users through [`Self::initial_users`].
     pub fn next(&mut self, now: Time, rng: &mut Stream) -> Option<Time> {
         match self {
-            ArrivalGen::Poisson { gap } => gap.as_ref().map(|g| now + g.sample(rng).max(1.0) as Time),
+            ArrivalGen::Poisson { gap } => gap.as_ref().map(|g| now.saturating_add(g.sample(rng).max(1.0) as Time)),
             ArrivalGen::Profile { rate, max_rate } => {
                 let bound = exp_ns(*max_rate)?;
                 let mut t = now;
                 // Thinning (Lewis & Shedler): candidates at the maximum rate, kept with
                 // probability rate(t) / max_rate. Bounded so that a zero tail cannot spin.
                 for _ in 0..1_000_000 {
-                    t += bound.sample(rng).max(1.0) as Time;
+                    t = t.saturating_add(bound.sample(rng).max(1.0) as Time);
                     let u: f64 = rand::RngExt::random(rng);
                     if u * *max_rate < rate.at(t) {
                         return Some(t);

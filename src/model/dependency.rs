@@ -150,7 +150,9 @@ impl DependencyModel {
             Drift::Points(p) => Piecewise::new(p.iter().map(|(t, v)| (t.ns(), *v)).collect()),
             Drift::Brownout { start, ramp, hold, peak } => {
                 let (s, r, h) = (start.ns(), ramp.ns(), hold.ns());
-                Piecewise::new(vec![(s, 1.0), (s + r, *peak), (s + r + h, *peak), (s + 2 * r + h, 1.0)])
+                let up = s.saturating_add(r);
+                let down = up.saturating_add(h);
+                Piecewise::new(vec![(s, 1.0), (up, *peak), (down, *peak), (down.saturating_add(r), 1.0)])
             }
             Drift::Periodic { .. } => Piecewise::constant(1.0), // see `periodic`
             Drift::Csv { file } => {
@@ -214,7 +216,7 @@ impl DependencyModel {
                 let base = self.base.sample(&mut rng) * self.drift(now) * factor;
                 let extra = if let Mode::Slow(d) = mode { d.ns() } else { 0 };
                 let error = !self.never_errors && self.error_draws.f64(key, attempt) < self.error_rate.at(now);
-                let latency = (base.clamp(0.0, 1.0e15) as Time) + extra + self.hop;
+                let latency = (base.clamp(0.0, 1.0e15) as Time).saturating_add(extra).saturating_add(self.hop);
                 CallPlan { latency, error }
             }
         }

@@ -9,6 +9,7 @@
 pub mod arrivals;
 pub mod catalogue;
 pub mod dependency;
+pub mod records;
 mod world;
 
 use std::path::Path;
@@ -51,9 +52,10 @@ impl Model {
     }
 
     /// Build with policy plugins registered from outside brownout. Every plugin layer is
-    /// built once here, so an unknown name or a bad parameter is an error before any run.
+    /// built here for every instance it will run on, so an unknown name or a bad parameter
+    /// is an error before any run, not a panic inside one.
     pub fn build_with_plugins(scenario: &Scenario, seed: u64, dir: &Path, plugins: Plugins) -> Result<Self, String> {
-        let ctx = BuildCtx {
+        let mut ctx = BuildCtx {
             classes: scenario.classes.iter().map(|c| c.name.clone()).collect(),
             instance: 0,
             instances: scenario.fleet.instances,
@@ -62,7 +64,14 @@ impl Model {
         for p in &scenario.policies {
             for layer in &p.stack {
                 if let PolicySpec::Plugin(c) = &layer.policy {
-                    plugins.build(c, &ctx).map_err(|e| format!("policy \"{}\": {e}", p.name))?;
+                    // A fleet-wide layer's state lives on instance 0 alone, but each instance
+                    // builds its own copy, so every instance must build.
+                    for instance in 0..scenario.fleet.instances {
+                        ctx.instance = instance;
+                        plugins
+                            .build(c, &ctx)
+                            .map_err(|e| format!("policy \"{}\", instance {instance}: {e}", p.name))?;
+                    }
                 }
             }
         }
@@ -150,5 +159,11 @@ pub struct RunResult {
 
 /// Run policy set `policy` of the model.
 pub fn run_policy(model: &Model, policy: usize, opts: RunOptions) -> RunResult {
-    world::run(model, policy, opts)
+    world::run(model, policy, opts, false).0
+}
+
+/// Run policy set `policy` and also keep a record of every request, dependency call and
+/// attempt (see [`records`]): for tests and diagnostics, as its memory grows with the run.
+pub fn run_policy_recorded(model: &Model, policy: usize, opts: RunOptions) -> (RunResult, records::Records) {
+    world::run(model, policy, opts, true)
 }

@@ -211,7 +211,7 @@ impl Trip {
     fn restart_windows(&mut self, now: Time) {
         self.hist.reset();
         self.streak = 0;
-        self.window_end = Some(now + self.cfg.window.ns());
+        self.window_end = Some(now.saturating_add(self.cfg.window.ns()));
     }
 
     fn close_window(&mut self, now: Time) {
@@ -226,10 +226,10 @@ impl Trip {
         self.hist.reset();
         if self.streak >= self.cfg.windows {
             self.degraded = true;
-            self.probe_at = now + self.cfg.recovery.ns();
+            self.probe_at = now.saturating_add(self.cfg.recovery.ns());
             self.window_end = None;
         } else {
-            self.window_end = Some(now + self.cfg.window.ns());
+            self.window_end = Some(now.saturating_add(self.cfg.window.ns()));
         }
     }
 
@@ -243,7 +243,7 @@ impl Trip {
                 self.degraded = false;
                 self.restart_windows(d.now);
             } else {
-                self.probe_at = d.now + self.cfg.recovery.ns();
+                self.probe_at = d.now.saturating_add(self.cfg.recovery.ns());
             }
         }
     }

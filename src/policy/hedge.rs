@@ -68,11 +68,11 @@ impl Hedge {
     }
 
     fn rotate(&mut self, now: Time) {
-        if now < self.period_start + self.period {
+        if now < self.period_start.saturating_add(self.period) {
             return;
         }
         // The last full period's samples set the threshold; an idle gap leaves none.
-        let fresh = now < self.period_start + 2 * self.period;
+        let fresh = now < self.period_start.saturating_add(self.period.saturating_mul(2));
         self.threshold = if fresh && self.current.len() >= self.min_points && !self.current.is_empty() {
             self.current.sort_unstable();
             let rank = ((self.percentile * self.current.len() as f64).ceil() as usize).clamp(1, self.current.len());

@@ -52,10 +52,17 @@ impl Retry {
         Self { cfg: cfg.clone() }
     }
 
-    /// The delay before retry number `retry` (1 = first retry), before jitter.
+    /// The delay before retry number `retry` (1 = first retry), before jitter. Saturates at
+    /// `Time::MAX` (never fires) rather than overflow, whatever the multiplier.
     pub fn base_delay(&self, retry: u32) -> Time {
-        let raw = self.cfg.backoff.ns() as f64 * self.cfg.multiplier.powi(retry as i32 - 1);
+        let backoff = self.cfg.backoff.ns();
+        if backoff == 0 {
+            return 0; // also with an infinite multiplier, where 0 x inf would be NaN
+        }
+        let exponent = i32::try_from(retry.saturating_sub(1)).unwrap_or(i32::MAX);
+        let raw = backoff as f64 * self.cfg.multiplier.powi(exponent);
         let cap = self.cfg.max_backoff.map_or(f64::MAX, |d| d.ns() as f64);
+        // `as` saturates: +inf and anything past 2^64 become Time::MAX.
         raw.min(cap) as Time
     }
 }
@@ -122,5 +129,27 @@ mod tests {
         });
         // delay * (1 - 1.0 * 0.5) = 50 ms.
         assert_eq!(r.retry_delay(&ask(1)), Some(50 * MILLISECOND));
+    }
+
+    #[test]
+    fn huge_multipliers_saturate_instead_of_overflowing() {
+        let cfg = |multiplier: f64, backoff: Dur| RetryConfig {
+            max_attempts: u32::MAX,
+            backoff,
+            multiplier,
+            max_backoff: None,
+            jitter: 0.0,
+            on_timeout: true,
+        };
+        for m in [1e30, f64::INFINITY] {
+            let mut r = Retry::new(&cfg(m, Dur::ms(100)));
+            // 100 ms x 1e30 is far past 2^64 ns: the longest delay there is.
+            assert_eq!(r.retry_delay(&ask(2)), Some(Time::MAX));
+            assert_eq!(r.retry_delay(&ask(u32::MAX - 1)), Some(Time::MAX));
+            // No backoff stays no backoff.
+            assert_eq!(Retry::new(&cfg(m, Dur::ms(0))).retry_delay(&ask(5)), Some(0));
+        }
+        // The first retry waits the backoff itself, whatever the multiplier.
+        assert_eq!(Retry::new(&cfg(f64::INFINITY, Dur::ms(100))).base_delay(1), 100 * MILLISECOND);
     }
 }

@@ -19,7 +19,7 @@ impl World<'_> {
             }
         }
         let r = self.reqs.get_mut(tok).expect("live request");
-        r.attempt_deadline = timeout.map_or(Time::MAX, |t| now + t.0);
+        r.attempt_deadline = timeout.map_or(Time::MAX, |t| now.saturating_add(t.0));
         r.unwind = timeout.map_or(0, |t| t.1);
         r.wait_since = now;
         let pool = &self.m.scenario.fleet.pool;
@@ -30,7 +30,7 @@ impl World<'_> {
             i.pool_waiting += 1;
             i.pool_q.push_back(tok);
             r.phase = Phase::PoolQueue;
-            let at = (now + pool.acquire_timeout.ns()).min(r.attempt_deadline);
+            let at = now.saturating_add(pool.acquire_timeout.ns()).min(r.attempt_deadline);
             self.timer(q, tok, at, Timer::Attempt);
         }
     }
@@ -43,14 +43,17 @@ impl World<'_> {
         let call = self.open_call(now, q, tok, false);
         self.reqs.get_mut(tok).expect("live request").call = Some(call);
         let done_at = self.calls.get(call).map_or(Time::MAX, |c| c.done_at);
-        if deadline != Time::MAX && done_at > deadline {
+        let timed = deadline != Time::MAX && done_at > deadline;
+        if timed {
             self.timer(q, tok, deadline, Timer::Attempt);
         } else {
             // Most timeouts never fire: when the answer is already scheduled no later than
             // the deadline (it pops first at a tie, being scheduled first), a timer could only
-            // ever be a tombstone, so none is scheduled. Outcomes are the same either way.
+            // ever be a tombstone, so none is scheduled, unless that answer is an error and a
+            // hedge is still out (`dep_done` arms the timer then). Outcomes are the same.
             self.bump_generation(tok);
         }
+        self.reqs.get_mut(tok).expect("live request").timed = timed;
         let r = self.reqs.get(tok).expect("live request");
         let (inst, generation) = (r.instance, r.hedge_generation);
         let mut hedge = None;
@@ -58,7 +61,7 @@ impl World<'_> {
             hedge = hedge.or(self.layer(inst, l).policy.hedge_delay(class));
         }
         if let Some(d) = hedge {
-            q.schedule_at(now + d, Ev::Hedge { req: tok, generation });
+            q.schedule_at(now.saturating_add(d), Ev::Hedge { req: tok, generation });
         }
     }
 
@@ -68,9 +71,10 @@ impl World<'_> {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.conns += 1;
         r.calls += 1;
-        let (inst, class, index) = (r.instance, r.class, r.index);
+        let (inst, class, key) = (r.instance, r.class, r.key);
         let attempt = if hedged { r.attempt | (1 << 31) } else { r.attempt };
         let i = &mut self.insts[inst as usize];
+        debug_assert!(i.conns < self.m.scenario.fleet.pool.max_connections, "a connection beyond the pool");
         i.conns += 1;
         let conns = i.conns;
         self.rec.pool(now, inst, conns);
@@ -85,7 +89,7 @@ impl World<'_> {
             replica: 0,
             instance: inst,
             class,
-            index,
+            key,
             attempt,
         });
         if let Some(mode) = self.m.partition(inst, now) {
@@ -97,8 +101,8 @@ impl World<'_> {
                 PartitionMode::Hang { connect_timeout } => connect_timeout.ns(),
                 PartitionMode::FailFast => 0,
             };
-            c.done_at = now + delay;
-            q.schedule_at(now + delay, Ev::DepDone { call });
+            c.done_at = now.saturating_add(delay);
+            q.schedule_at(c.done_at, Ev::DepDone { call });
         } else {
             self.send(now, q, call);
         }
@@ -127,7 +131,7 @@ impl World<'_> {
             if c.counted {
                 // The client stops counting it as outstanding.
                 c.counted = false;
-                self.insts[c.instance as usize].outstanding[c.replica as usize] -= 1;
+                dec!(self.insts[c.instance as usize].outstanding[c.replica as usize]);
             }
         }
     }
@@ -135,7 +139,7 @@ impl World<'_> {
     /// Route a call to a replica and into service or its queue.
     fn send(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = *self.calls.get(call).expect("live call");
-        let replica = self.choose_replica(c.instance, c.class, c.index, c.attempt);
+        let replica = self.choose_replica(c.instance, c.class, c.key, c.attempt);
         let tracked = self.m.scenario.dependency.replicas.is_some();
         if tracked {
             self.insts[c.instance as usize].outstanding[replica as usize] += 1;
@@ -154,8 +158,8 @@ impl World<'_> {
                     // Queue full: the dependency sheds the call with a fast 503.
                     let c = self.calls.get_mut(call).expect("live call");
                     c.error = true;
-                    c.done_at = now + self.m.dep.hop;
-                    q.schedule_at(now + self.m.dep.hop, Ev::DepDone { call });
+                    c.done_at = now.saturating_add(self.m.dep.hop);
+                    q.schedule_at(c.done_at, Ev::DepDone { call });
                 }
             }
             cap => {
@@ -170,10 +174,10 @@ impl World<'_> {
 
     /// Client-side load balancing. Random choices are counter-based on the attempt, so every
     /// policy run sends the same attempt to the same candidates.
-    fn choose_replica(&mut self, inst: u32, class: ClassId, index: u64, attempt: u32) -> u32 {
+    fn choose_replica(&mut self, inst: u32, class: ClassId, key: u64, attempt: u32) -> u32 {
         let Some(reps) = &self.m.scenario.dependency.replicas else { return 0 };
         let n = reps.count;
-        let key = ((class as u64) << 48) ^ index;
+        let key = ((class as u64) << 48) ^ key;
         let draw = |k: u64| self.draws.balance.u64(key, ((attempt as u64) << 1) | k);
         let out = &self.insts[inst as usize].outstanding;
         match reps.balancing {
@@ -202,26 +206,30 @@ impl World<'_> {
     pub(super) fn serve_call(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = self.calls.get_mut(call).expect("live call");
         let factor = self.m.replica_factor(c.replica, now);
-        let plan = self.m.dep.plan(now, c.class as u64, c.index, c.attempt as u64, factor);
+        let plan = self.m.dep.plan(now, c.class as u64, c.key, c.attempt as u64, factor);
         c.served_at = now;
         c.error = plan.error;
-        c.done_at = now + plan.latency;
-        q.schedule_at(now + plan.latency, Ev::DepDone { call });
+        c.done_at = now.saturating_add(plan.latency);
+        q.schedule_at(c.done_at, Ev::DepDone { call });
+        if let Some(log) = &mut self.log {
+            let (class, key, attempt) = (c.class, c.key, c.attempt);
+            log.calls.push(CallRecord { class, key, attempt, start: now, latency: plan.latency, error: plan.error });
+        }
     }
 
     pub(super) fn dep_done(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = self.calls.remove(call).expect("live call");
         if c.counted {
-            self.insts[c.instance as usize].outstanding[c.replica as usize] -= 1;
+            dec!(self.insts[c.instance as usize].outstanding[c.replica as usize]);
         }
         if c.reached {
-            self.dep_in_flight -= 1;
+            dec!(self.dep_in_flight);
             self.rec.dep_end(now, now - c.served_at, c.req.is_none(), self.dep_in_flight);
         }
         if c.holds_server {
             // Finished service frees a server for the next queued call.
             let r = c.replica as usize;
-            self.dep_busy[r] -= 1;
+            dec!(self.dep_busy[r]);
             while let Some(next) = self.dep_q[r].pop_front() {
                 if let Some(n) = self.calls.get_mut(next) {
                     n.holds_server = true;
@@ -244,9 +252,16 @@ impl World<'_> {
         self.release_connection(now, q, tok, inst);
         if c.error {
             if let Some(o) = other {
-                // The other call may still succeed: wait for it.
+                // The other call may still succeed: wait for it, but no longer than the
+                // attempt may last. The timer skipped for this answer is needed now.
                 let r = self.reqs.get_mut(tok).expect("live request");
                 r.call = Some(o);
+                let due = self.calls.get(o).map_or(Time::MAX, |c| c.done_at);
+                if !r.timed && r.attempt_deadline != Time::MAX && due > r.attempt_deadline {
+                    r.timed = true;
+                    let deadline = r.attempt_deadline.max(now);
+                    self.timer(q, tok, deadline, Timer::Attempt);
+                }
                 return;
             }
         } else if let Some(o) = other {
@@ -263,14 +278,14 @@ impl World<'_> {
     /// next waiter.
     pub(super) fn release_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, inst: u32) {
         let r = self.reqs.get_mut(tok).expect("live request");
-        r.conns -= 1;
+        dec!(r.conns);
         let i = &mut self.insts[inst as usize];
-        i.conns -= 1;
+        dec!(i.conns);
         let conns = i.conns;
         self.rec.pool(now, inst, conns);
         while let Some(next) = self.insts[inst as usize].pool_q.pop_front() {
             if self.reqs.get(next).is_some_and(|r| r.phase == Phase::PoolQueue) {
-                self.insts[inst as usize].pool_waiting -= 1;
+                dec!(self.insts[inst as usize].pool_waiting);
                 self.take_connection(now, q, next);
                 break;
             }
@@ -284,7 +299,7 @@ impl World<'_> {
                 let (inst, class, arrived, waited) = (r.instance, r.class, r.arrived, now - r.wait_since);
                 let outcome = if now >= r.attempt_deadline { CallOutcome::Timeout } else { CallOutcome::Error };
                 r.phase = Phase::Backoff; // leaves the pool queue (lazily removed)
-                self.insts[inst as usize].pool_waiting -= 1;
+                dec!(self.insts[inst as usize].pool_waiting);
                 self.rec.conn_wait(arrived, class as usize, waited);
                 self.attempt_end(now, q, tok, outcome);
             }

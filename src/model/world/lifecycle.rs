@@ -5,16 +5,11 @@ use super::*;
 impl World<'_> {
     // ---- arrivals and worker slots -------------------------------------------------
 
-    pub(super) fn arrive(&mut self, now: Time, q: &mut EventQueue<Ev>, class: ClassId, closed_loop: bool, reloads: u8) {
+    pub(super) fn arrive(&mut self, now: Time, q: &mut EventQueue<Ev>, class: ClassId, source: Source) {
         let c = class as usize;
-        let index = self.next_index[c];
-        self.next_index[c] += 1;
+        let (key, origin, item) = self.identify(class, source);
         self.requests += 1;
-        let instance = (index % self.m.scenario.fleet.instances as u64) as u32;
-        let item = match &self.m.popularity {
-            Some(p) => p.draw(&mut self.item_rng[c]),
-            None => 0,
-        };
+        let instance = (key % self.m.scenario.fleet.instances as u64) as u32;
         if self.reqs.len() as u64 >= self.m.scenario.limits.max_in_flight {
             self.abort = Some(format!(
                 "runaway scenario: more than {} requests in flight at t={} (limits.max_in_flight); \
@@ -24,10 +19,16 @@ impl World<'_> {
             ));
             return;
         }
+        let (user, reloads) = match source {
+            Source::User { user, k } => (Some((user, k)), 0),
+            Source::Reload { number, .. } => (None, number),
+            Source::Arrival => (None, 0),
+        };
         let tok = self.reqs.insert(Req {
             class,
             instance,
-            index,
+            key,
+            origin,
             arrived: now,
             item,
             generation: 0,
@@ -39,18 +40,22 @@ impl World<'_> {
             attempt_deadline: Time::MAX,
             unwind: 0,
             wait_since: now,
+            timed: false,
             call: None,
             hedge: None,
             hedge_generation: 0,
             conns: 0,
             worker: false,
             calls: 0,
-            closed_loop,
+            user,
             outcome: Outcome::Ok,
             staleness: None,
             reloads,
         });
         self.rec.arrival(now, c);
+        if self.log.is_some() {
+            self.log_arrival(now, class, source, key, instance, item);
+        }
         for li in 0..self.class_layers[c].len() {
             let l = self.class_layers[c][li];
             if self.layer_mut(instance, l).policy.on_request(now, class) {
@@ -80,11 +85,62 @@ impl World<'_> {
         }
     }
 
+    /// A new request's key, the key of the request it reloads (its own if none) and its item.
+    fn identify(&mut self, class: ClassId, source: Source) -> (u64, u64, u32) {
+        let c = class as usize;
+        match source {
+            Source::Arrival => {
+                // Open-loop arrivals come in the same order under every policy set, so the
+                // class's item stream hands each the same item.
+                let key = self.next_index[c];
+                self.next_index[c] += 1;
+                let item = self.m.popularity.as_ref().map_or(0, |p| p.draw(&mut self.item_rng[c]));
+                (key, key, item)
+            }
+            Source::User { user, k } => {
+                let key = self.user_key(class, user, k);
+                let item = self.m.popularity.as_ref().map_or(0, |p| {
+                    p.draw(&mut Stream::seed_from_u64(self.draws.item.u64(((class as u64) << 48) ^ key, 0)))
+                });
+                (key, key, item)
+            }
+            Source::Reload { origin, number, item } => (self.reload_key(class, origin, number), origin, item),
+        }
+    }
+
+    /// The key of closed-loop user `user`'s `k`-th request of `class`.
+    fn user_key(&self, class: ClassId, user: u32, k: u32) -> u64 {
+        DERIVED | (self.draws.user_key.u64(((class as u64) << 32) | user as u64, k as u64) >> 1)
+    }
+
+    /// The key of reload `number` of the request of `class` keyed `origin`.
+    fn reload_key(&self, class: ClassId, origin: u64, number: u32) -> u64 {
+        DERIVED | (self.draws.reload_key.u64(origin, ((class as u64) << 32) | number as u64) >> 1)
+    }
+
+    /// The think time before closed-loop user `user`'s `k`-th request of `class`.
+    pub(super) fn think(&self, class: ClassId, user: u32, k: u32) -> Time {
+        let mut rng = Stream::seed_from_u64(self.draws.think.u64(((class as u64) << 32) | user as u64, k as u64));
+        self.arrivals[class as usize].think(&mut rng)
+    }
+
+    /// Record a request as it arrives (only when the run keeps records).
+    fn log_arrival(&mut self, now: Time, class: ClassId, source: Source, key: u64, instance: u32, item: u32) {
+        let origin = match source {
+            Source::Arrival => Origin::Arrival(key),
+            Source::User { user, k } => Origin::User { user, k, think: self.think(class, user, k) },
+            Source::Reload { origin, number, .. } => Origin::Reload { of: origin, number },
+        };
+        let rec = RequestRecord { class, origin, key, arrived: now, instance, item };
+        self.log.as_mut().expect("recording").requests.push(rec);
+    }
+
     pub(super) fn take_worker(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get_mut(tok).expect("live request");
         let (inst, class, waited, arrived) = (r.instance, r.class, now - r.arrived, r.arrived);
         r.worker = true;
         let i = &mut self.insts[inst as usize];
+        debug_assert!(i.workers < self.m.scenario.fleet.workers.slots, "a worker slot beyond the limit");
         i.workers += 1;
         let busy = i.workers;
         self.rec.workers(now, inst, busy);
@@ -92,11 +148,11 @@ impl World<'_> {
         match &self.m.work[class as usize] {
             Some(dist) => {
                 let r = self.reqs.get(tok).expect("live request");
-                let key = ((class as u64) << 48) ^ r.index;
+                let key = ((class as u64) << 48) ^ r.key;
                 let mut rng = Stream::seed_from_u64(self.draws.work.u64(key, 0));
                 let d = dist.sample(&mut rng).max(0.0) as Time;
                 self.reqs.get_mut(tok).expect("live request").phase = Phase::Local;
-                self.timer(q, tok, now + d, Timer::LocalWork);
+                self.timer(q, tok, now.saturating_add(d), Timer::LocalWork);
             }
             None => self.after_local(now, q, tok),
         }
@@ -104,12 +160,12 @@ impl World<'_> {
 
     pub(super) fn release_worker(&mut self, now: Time, q: &mut EventQueue<Ev>, instance: u32) {
         let i = &mut self.insts[instance as usize];
-        i.workers -= 1;
+        dec!(i.workers);
         let busy = i.workers;
         self.rec.workers(now, instance, busy);
         while let Some(next) = self.insts[instance as usize].worker_q.pop_front() {
             if self.reqs.get(next).is_some_and(|r| r.phase == Phase::SlotQueue && !r.worker) {
-                self.insts[instance as usize].worker_waiting -= 1;
+                dec!(self.insts[instance as usize].worker_waiting);
                 self.bump_generation(next);
                 self.take_worker(now, q, next);
                 break;
@@ -225,7 +281,7 @@ impl World<'_> {
                 if phase == Phase::LayerQueue {
                     // It leaves the queue it waits in (its entry becomes a tombstone).
                     let l = self.class_layers[class][pos];
-                    self.layer_mut(inst, l).waiting -= 1;
+                    dec!(self.layer_mut(inst, l).waiting);
                 }
                 self.cancel_admitted(now, q, tok)
             }

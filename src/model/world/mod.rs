@@ -1,7 +1,18 @@
 //! The event handler: requests flow through worker slots, the policy stack, the pool and
 //! the dependency. See `model` for the overview and ARCHITECTURE.md for the invariants.
 
+/// Decrement a count of live things; going below zero is a bug in the world, caught where
+/// it happens in builds with debug assertions (the `ci` test profile).
+macro_rules! dec {
+    ($x:expr) => {{
+        debug_assert!($x > 0, concat!(stringify!($x), " decremented below zero"));
+        $x -= 1;
+    }};
+}
+
 mod calls;
+#[cfg(debug_assertions)]
+mod invariants;
 mod lifecycle;
 mod outcome;
 mod stack;
@@ -12,6 +23,7 @@ use std::collections::VecDeque;
 use rand::SeedableRng;
 
 use super::catalogue::Stock;
+use super::records::{AttemptRecord, CallRecord, Origin, Records, RequestRecord};
 use super::{Model, RunOptions, RunResult};
 use crate::engine::{self, Counter, EventQueue, Handler, Slab, Stream, Time, Token, label_hash, stream};
 use crate::metrics::{OrderEffect, Outcome, Recorder, RecorderSetup};
@@ -29,6 +41,14 @@ const SUBST: u64 = label_hash("business/substitution");
 const WORK: u64 = label_hash("class/work");
 const RELOAD: u64 = label_hash("class/reload");
 const BALANCE: u64 = label_hash("dependency/balancing");
+const ITEM: u64 = label_hash("class/item");
+const THINK: u64 = label_hash("class/think");
+const USER_KEY: u64 = label_hash("key/user");
+const RELOAD_KEY: u64 = label_hash("key/reload");
+
+/// The top bit marks keys derived from another identity (a closed-loop user's request, a
+/// reload), so they never meet the keys 0, 1, 2, ... of open-loop arrivals.
+const DERIVED: u64 = 1 << 63;
 
 /// The world's counter-based draws, one per label, keyed once per run (see [`Counter`]).
 #[derive(Debug, Clone, Copy)]
@@ -39,6 +59,10 @@ struct Draws {
     work: Counter,
     reload: Counter,
     balance: Counter,
+    item: Counter,
+    think: Counter,
+    user_key: Counter,
+    reload_key: Counter,
 }
 
 impl Draws {
@@ -50,6 +74,10 @@ impl Draws {
             work: Counter::new(seed, WORK),
             reload: Counter::new(seed, RELOAD),
             balance: Counter::new(seed, BALANCE),
+            item: Counter::new(seed, ITEM),
+            think: Counter::new(seed, THINK),
+            user_key: Counter::new(seed, USER_KEY),
+            reload_key: Counter::new(seed, RELOAD_KEY),
         }
     }
 }
@@ -68,12 +96,12 @@ enum Timer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
     Arrival { class: ClassId },
-    User { class: ClassId },
+    User { class: ClassId, user: u32, k: u32 },
     Timer { req: Token, generation: u32, timer: Timer },
     DepDone { call: Token },
     Hedge { req: Token, generation: u32 },
     Notice { token: Token },
-    Reload { class: ClassId, reloads: u8 },
+    Reload { class: ClassId, token: Token },
     Restart { instance: u32, policies: bool, cache: bool },
     Wake { instance: u32, layer: u8, generation: u32 },
     Tick,
@@ -83,7 +111,7 @@ impl Ev {
     fn code(&self) -> u64 {
         match self {
             Ev::Arrival { class } => 1 + ((*class as u64) << 8),
-            Ev::User { class } => 2 + ((*class as u64) << 8),
+            Ev::User { class, .. } => 2 + ((*class as u64) << 8),
             Ev::Timer { timer, .. } => 3 + ((*timer as u64) << 8),
             Ev::DepDone { .. } => 4,
             Ev::Wake { layer, .. } => 5 + ((*layer as u64) << 8),
@@ -108,11 +136,34 @@ enum Phase {
     Responding,
 }
 
+/// Why a request arrives; it decides the request's key, so that a request's draws never
+/// depend on what other requests did (common random numbers across policy sets).
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    /// The next open-loop arrival of its class: keyed by its number in the class.
+    Arrival,
+    /// Closed-loop user `user`'s `k`-th request: keyed by (class, user, k).
+    User { user: u32, k: u32 },
+    /// Reload `number` of the request keyed `origin`, for the same item: keyed by (origin, number).
+    Reload { origin: u64, number: u32, item: u32 },
+}
+
+/// A reload on its way (kept beside the queue so that events stay small).
+#[derive(Debug, Clone, Copy)]
+struct PendingReload {
+    origin: u64,
+    number: u32,
+    item: u32,
+}
+
 #[derive(Debug, Clone)]
 struct Req {
     class: ClassId,
     instance: u32,
-    index: u64,
+    /// The key of every counter-based draw for this request (see [`Source`]).
+    key: u64,
+    /// The key of the request this one reloads (its own key if it is no reload).
+    origin: u64,
     arrived: Time,
     item: u32,
     generation: u32,
@@ -124,16 +175,19 @@ struct Req {
     attempt_deadline: Time,
     unwind: Time,
     wait_since: Time,
+    /// An attempt timer is pending for the current call (none when the answer was due first).
+    timed: bool,
     call: Option<Token>,
     hedge: Option<Token>,
     hedge_generation: u32,
     conns: u8,
     worker: bool,
     calls: u32,
-    closed_loop: bool,
+    /// Closed-loop (user, request number).
+    user: Option<(u32, u32)>,
     outcome: Outcome,
     staleness: Option<(Time, bool)>,
-    reloads: u8,
+    reloads: u32,
 }
 
 /// A cancellation or completion on its way to a layer.
@@ -156,7 +210,7 @@ struct Call {
     replica: u32,
     instance: u32,
     class: ClassId,
-    index: u64,
+    key: u64,
     attempt: u32,
 }
 
@@ -194,7 +248,6 @@ struct World<'m> {
     arrivals: Vec<super::arrivals::ArrivalGen>,
     arrival_rng: Vec<Stream>,
     item_rng: Vec<Stream>,
-    think_rng: Vec<Stream>,
     draws: Draws,
     next_index: Vec<u64>,
     next_attempt_id: u64,
@@ -206,6 +259,9 @@ struct World<'m> {
     pump: Vec<(u32, u8)>,
     fleet: Vec<Option<Time>>,
     notices: Slab<(u32, u8, Notice)>,
+    pending_reloads: Slab<PendingReload>,
+    /// Per-request and per-attempt records, when asked for (`run_policy_recorded`).
+    log: Option<Box<Records>>,
     breaker_layer: Option<u8>,
     limit_layer: Option<u8>,
     trace: u64,
@@ -218,19 +274,20 @@ struct World<'m> {
     handled: u64,
 }
 
-pub(super) fn run(m: &Model, policy: usize, opts: RunOptions) -> RunResult {
+pub(super) fn run(m: &Model, policy: usize, opts: RunOptions, record: bool) -> (RunResult, Records) {
     let s = &m.scenario;
     let set = &s.policies[policy];
     let mut q: EventQueue<Ev> = EventQueue::new();
     let mut w = World::new(m, policy, opts.timeseries);
     w.trace_limit = opts.trace_limit;
-    for (c, arrivals) in w.arrivals.iter_mut().enumerate() {
-        let users = arrivals.initial_users();
-        for _ in 0..users {
-            let think = arrivals.think(&mut w.think_rng[c]);
-            q.schedule_at(think, Ev::User { class: c as ClassId });
+    w.log = record.then(Box::default);
+    for c in 0..w.arrivals.len() {
+        let class = c as ClassId;
+        for user in 0..w.arrivals[c].initial_users() {
+            let think = w.think(class, user, 0);
+            q.schedule_at(think, Ev::User { class, user, k: 0 });
         }
-        if let Some(t) = arrivals.next(0, &mut w.arrival_rng[c]) {
+        if let Some(t) = w.arrivals[c].next(0, &mut w.arrival_rng[c]) {
             // Scripted times may start at 0; Poisson starts after one gap.
             q.schedule_at(t, Ev::Arrival { class: c as ClassId });
         }
@@ -249,7 +306,7 @@ pub(super) fn run(m: &Model, policy: usize, opts: RunOptions) -> RunResult {
     }
     for r in &s.fleet.restarts {
         for (k, &instance) in r.instances.iter().enumerate() {
-            let at = r.at.ns() + k as Time * r.interval.ns();
+            let at = r.at.ns().saturating_add((k as Time).saturating_mul(r.interval.ns()));
             q.schedule_at(at, Ev::Restart { instance, policies: r.persistent_policies, cache: r.persistent_cache });
         }
     }
@@ -258,17 +315,19 @@ pub(super) fn run(m: &Model, policy: usize, opts: RunOptions) -> RunResult {
     let end = if w.abort.is_some() { stats.end } else { w.horizon };
     if w.abort.is_none() && stats.end < w.horizon {
         // The queue ran dry before the horizon; close the remaining windows.
-        let mut t = (stats.end / s.window.ns() + 1) * s.window.ns();
+        let mut t = (stats.end / s.window.ns() + 1).saturating_mul(s.window.ns());
         while t < w.horizon {
             w.rec.tick(t);
-            t += s.window.ns();
+            t = t.saturating_add(s.window.ns());
         }
         w.rec.tick(w.horizon);
     }
+    #[cfg(debug_assertions)]
+    w.check_invariants();
     let in_flight = w.reqs.len() as u64;
     let mut summary = w.rec.summary(end, stats.events, in_flight);
     summary.policy = set.name.clone();
-    RunResult {
+    let result = RunResult {
         summary,
         rows: if opts.timeseries { w.rec.take_rows() } else { Vec::new() },
         trace_hash: w.trace,
@@ -276,7 +335,8 @@ pub(super) fn run(m: &Model, policy: usize, opts: RunOptions) -> RunResult {
         requests: w.requests,
         aborted: w.abort,
         trace: w.trace_log,
-    }
+    };
+    (result, w.log.map(|l| *l).unwrap_or_default())
 }
 
 impl<'m> World<'m> {
@@ -368,7 +428,6 @@ impl<'m> World<'m> {
             arrivals: m.arrivals.clone(),
             arrival_rng: s.classes.iter().map(|c| stream(m.seed, &format!("arrivals/{}", c.name))).collect(),
             item_rng: s.classes.iter().map(|c| stream(m.seed, &format!("items/{}", c.name))).collect(),
-            think_rng: s.classes.iter().map(|c| stream(m.seed, &format!("think/{}", c.name))).collect(),
             draws: Draws::new(m.seed),
             next_index: vec![0; s.classes.len()],
             next_attempt_id: 0,
@@ -387,6 +446,8 @@ impl<'m> World<'m> {
                 })
                 .collect(),
             notices: Slab::new(),
+            pending_reloads: Slab::new(),
+            log: None,
             breaker_layer,
             limit_layer,
             trace: 0xcbf2_9ce4_8422_2325,
@@ -436,7 +497,7 @@ impl<'m> World<'m> {
                 let r = self.reqs.get_mut(tok).expect("live request");
                 r.phase = Phase::Responding;
                 let (inst, class, arrived) = (r.instance, r.class, r.arrived);
-                self.insts[inst as usize].worker_waiting -= 1;
+                dec!(self.insts[inst as usize].worker_waiting);
                 self.rec.slot_wait(arrived, class as usize, now - arrived);
                 self.respond(now, q, tok, Outcome::Rejected, None);
             }
@@ -446,7 +507,7 @@ impl<'m> World<'m> {
                 let (class, inst, pos) = (r.class as usize, r.instance, r.pos as usize);
                 r.phase = Phase::Backoff; // out of the queue (lazily removed)
                 let l = self.class_layers[class][pos];
-                self.layer_mut(inst, l).waiting -= 1;
+                dec!(self.layer_mut(inst, l).waiting);
                 self.refused(now, q, tok, Refusal::Rejected);
             }
             Timer::Attempt => self.attempt_timer(now, q, tok),
@@ -481,10 +542,13 @@ impl Handler<Ev> for World<'_> {
                         q.schedule_at(t.max(now), Ev::Arrival { class });
                     }
                 }
-                self.arrive(now, q, class, false, 0);
+                self.arrive(now, q, class, Source::Arrival);
             }
-            Ev::User { class } => self.arrive(now, q, class, true, 0),
-            Ev::Reload { class, reloads } => self.arrive(now, q, class, false, reloads),
+            Ev::User { class, user, k } => self.arrive(now, q, class, Source::User { user, k }),
+            Ev::Reload { class, token } => {
+                let p = self.pending_reloads.remove(token).expect("live reload");
+                self.arrive(now, q, class, Source::Reload { origin: p.origin, number: p.number, item: p.item });
+            }
             Ev::Notice { token } => {
                 let (inst, l, notice) = self.notices.remove(token).expect("live notice");
                 self.apply_notice(now, q, inst, l, notice);
@@ -504,8 +568,10 @@ impl Handler<Ev> for World<'_> {
                 }
             }
             Ev::Tick => {
+                #[cfg(debug_assertions)]
+                self.check_invariants();
                 self.rec.tick(now);
-                let next = now + self.m.scenario.window.ns();
+                let next = now.saturating_add(self.m.scenario.window.ns());
                 if now < self.horizon {
                     q.schedule_at(next.min(self.horizon), Ev::Tick);
                 }
@@ -514,7 +580,7 @@ impl Handler<Ev> for World<'_> {
         if !self.pump.is_empty() {
             self.pump_layers(now, q);
         }
-        if q.len() as u64 > 4 * self.m.scenario.limits.max_in_flight + 1024 {
+        if q.len() as u64 > self.m.scenario.limits.max_in_flight.saturating_mul(4).saturating_add(1024) {
             self.abort = Some(format!(
                 "runaway scenario: more than {} pending events at t={} (limits.max_in_flight x 4)",
                 q.len(),

@@ -6,6 +6,10 @@ impl World<'_> {
     pub(super) fn attempt_end(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, outcome: CallOutcome) {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, attempt) = (r.class as usize, r.instance, r.attempt);
+        if let Some(log) = &mut self.log {
+            let (key, start) = (r.key, r.wait_since);
+            log.attempts.push(AttemptRecord { class: r.class, key, attempt, start, end: now, outcome });
+        }
         // Layers from the retry layer inward see each attempt; with no retry layer that is all.
         let start = self.inner_start[class] as usize;
         let layers = self.class_layers[class].len();
@@ -22,7 +26,7 @@ impl World<'_> {
                 class: class as ClassId,
                 attempt,
                 outcome,
-                uniform: self.draws.retry.f64(((class as u64) << 48) ^ r.index, attempt as u64),
+                uniform: self.draws.retry.f64(((class as u64) << 48) ^ r.key, attempt as u64),
             };
             let mut delay = None;
             for li in 0..self.class_layers[class].len() {
@@ -44,7 +48,7 @@ impl World<'_> {
                 }
                 if allowed {
                     self.reqs.get_mut(tok).expect("live request").phase = Phase::Backoff;
-                    self.timer(q, tok, now + d, Timer::Backoff);
+                    self.timer(q, tok, now.saturating_add(d), Timer::Backoff);
                     return;
                 }
             }
@@ -119,20 +123,22 @@ impl World<'_> {
             worker: r.worker,
             instance: r.instance,
             class: r.class,
-            index: r.index,
+            key: r.key,
+            origin: r.origin,
+            item: r.item,
             arrived: r.arrived,
             outcome: r.outcome,
             staleness: r.staleness,
             calls: r.calls,
             reloads: r.reloads,
-            closed_loop: r.closed_loop,
+            user: r.user,
         };
         self.reqs.discard(tok);
         if r.worker {
             self.release_worker(now, q, r.instance);
         }
         let class = &self.m.scenario.classes[r.class as usize];
-        let key = ((r.class as u64) << 48) ^ r.index;
+        let key = ((r.class as u64) << 48) ^ r.key;
         let mut order = OrderEffect::default();
         if let Some(b) = &self.m.scenario.business {
             if self.draws.orders.f64(key, 0) < class.order_fraction {
@@ -162,14 +168,17 @@ impl World<'_> {
         if let Some(reload) = &class.reload {
             // An impatient or failed user presses reload: more load exactly when it hurts.
             let bad = !matches!(r.outcome, Outcome::Ok | Outcome::Fallback) || now - r.arrived > reload.patience.ns();
-            if bad && (r.reloads as u32) < reload.max_reloads && self.draws.reload.f64(key, 0) < reload.probability {
-                q.schedule_at(now + reload.delay.ns(), Ev::Reload { class: r.class, reloads: r.reloads + 1 });
+            if bad && r.reloads < reload.max_reloads && self.draws.reload.f64(key, 0) < reload.probability {
+                // The user asks again for the item they were looking at.
+                let pending = PendingReload { origin: r.origin, number: r.reloads + 1, item: r.item };
+                let token = self.pending_reloads.insert(pending);
+                q.schedule_at(now.saturating_add(reload.delay.ns()), Ev::Reload { class: r.class, token });
             }
         }
-        if r.closed_loop {
-            let c = r.class as usize;
-            let think = self.arrivals[c].think(&mut self.think_rng[c]);
-            q.schedule_at(now + think, Ev::User { class: r.class });
+        if let Some((user, k)) = r.user {
+            let k = k.wrapping_add(1);
+            let think = self.think(r.class, user, k);
+            q.schedule_at(now.saturating_add(think), Ev::User { class: r.class, user, k });
         }
     }
 }
@@ -179,11 +188,13 @@ struct Done {
     worker: bool,
     instance: u32,
     class: ClassId,
-    index: u64,
+    key: u64,
+    origin: u64,
+    item: u32,
     arrived: Time,
     outcome: Outcome,
     staleness: Option<(Time, bool)>,
     calls: u32,
-    reloads: u8,
-    closed_loop: bool,
+    reloads: u32,
+    user: Option<(u32, u32)>,
 }

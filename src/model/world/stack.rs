@@ -59,7 +59,7 @@ impl World<'_> {
                         Some((pos, victim)) if self.deadline_at(victim) < mine => {
                             let layer = self.layer_mut(inst, l);
                             layer.queue.remove(pos);
-                            layer.waiting -= 1;
+                            dec!(layer.waiting);
                             self.bump_generation(victim);
                             self.refused(now, q, victim, Refusal::Rejected);
                             self.park(now, q, tok, inst, l, max_wait);
@@ -162,7 +162,7 @@ impl World<'_> {
         match self.fleet[l as usize] {
             Some(delay) if delay > 0 => {
                 let token = self.notices.insert((inst, l, notice));
-                q.schedule_at(now + delay, Ev::Notice { token });
+                q.schedule_at(now.saturating_add(delay), Ev::Notice { token });
             }
             _ => self.apply_notice(now, q, inst, l, notice),
         }
@@ -200,7 +200,7 @@ impl World<'_> {
                 }
                 let layer = self.layer_mut(inst, l);
                 layer.queue.remove(pos);
-                layer.waiting -= 1;
+                dec!(layer.waiting);
                 self.bump_generation(head);
                 match decision {
                     Admission::Admit => {
@@ -258,7 +258,7 @@ impl World<'_> {
         for i in affected {
             if st.degraded != last.degraded {
                 let d = &mut self.insts[i as usize].degraded;
-                if st.degraded { *d += 1 } else { *d -= 1 }
+                if st.degraded { *d += 1 } else { dec!(*d) }
             }
             if Some(l) == self.breaker_layer && st.breaker != last.breaker {
                 self.rec.breaker(now, i, st.breaker.unwrap_or(BreakerState::Closed));
@@ -271,6 +271,6 @@ impl World<'_> {
 }
 
 /// The request behind `w` still waits in the queue it was parked in.
-fn waiting(reqs: &Slab<Req>, w: &Waiter) -> bool {
+pub(super) fn waiting(reqs: &Slab<Req>, w: &Waiter) -> bool {
     reqs.get(w.tok).is_some_and(|r| r.phase == Phase::LayerQueue && r.generation == w.generation)
 }

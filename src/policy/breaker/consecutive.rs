@@ -54,7 +54,7 @@ impl Consecutive {
 
     fn open(&mut self, now: Time) {
         self.state = BreakerState::Open;
-        self.open_until = now + self.break_duration;
+        self.open_until = now.saturating_add(self.break_duration);
         self.consecutive = 0;
     }
 }

@@ -222,7 +222,7 @@ impl ErrorRate {
         self.state = BreakerState::HalfOpen;
         self.probes.open(self.cfg.half_open_calls);
         self.trials.clear();
-        self.half_open_deadline = self.cfg.max_half_open_wait.map(|w| now + w.ns());
+        self.half_open_deadline = self.cfg.max_half_open_wait.map(|w| now.saturating_add(w.ns()));
         self.since = now;
     }
 

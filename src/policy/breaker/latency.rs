@@ -151,7 +151,7 @@ impl Latency {
         self.attempts = 0;
         self.streak = 0;
         self.samples.clear();
-        self.window_end = now + self.cfg.window.ns();
+        self.window_end = now.saturating_add(self.cfg.window.ns());
     }
 
     /// Judge the window ending at `now`.

@@ -243,7 +243,7 @@ impl Resilience4j {
         self.trial_ids.clear();
         self.state = BreakerState::HalfOpen;
         let max = self.cfg.max_wait_duration_in_half_open_state.ns();
-        self.half_open_until = (max > 0).then(|| now + max);
+        self.half_open_until = (max > 0).then(|| now.saturating_add(max));
     }
 
     /// `checkIfThresholdsExceeded`: Some(true) above, Some(false) below, None = too few calls.

@@ -104,7 +104,7 @@ impl Sentinel {
 
     fn open(&mut self, now: Time) {
         self.state = BreakerState::Open;
-        self.next_retry = now + u64::from(self.cfg.time_window) * SECOND;
+        self.next_retry = now.saturating_add(u64::from(self.cfg.time_window).saturating_mul(SECOND));
         self.probe = None;
     }
 

@@ -148,7 +148,7 @@ impl EnvoyGradient {
         if self.cfg.fixed_value.is_none() {
             self.enter_min_rtt_window(now);
         }
-        self.sample_timer = Some(now + self.cfg.concurrency_update_interval.ns());
+        self.sample_timer = Some(now.saturating_add(self.cfg.concurrency_update_interval.ns()));
     }
 
     fn enter_min_rtt_window(&mut self, now: Time) {
@@ -175,8 +175,8 @@ impl EnvoyGradient {
         let restore = self.deferred;
         self.set_limit(restore, now);
         self.deferred = 0;
-        self.min_rtt_timer = Some(now + self.jittered_interval());
-        self.sample_timer = Some(now + self.cfg.concurrency_update_interval.ns());
+        self.min_rtt_timer = Some(now.saturating_add(self.jittered_interval()));
+        self.sample_timer = Some(now.saturating_add(self.cfg.concurrency_update_interval.ns()));
     }
 
     fn aggregate_and_clear(&mut self) -> u64 {
@@ -255,7 +255,7 @@ impl Policy for EnvoyGradient {
                 self.sample_timer = None;
             } else {
                 self.update_from_samples(now);
-                self.sample_timer = Some(now + self.cfg.concurrency_update_interval.ns());
+                self.sample_timer = Some(now.saturating_add(self.cfg.concurrency_update_interval.ns()));
             }
         }
     }

@@ -1,0 +1,87 @@
+//! The world's invariants as a whole, checked at every window tick and at the end of a run in
+//! builds with debug assertions (the `ci` test profile); release builds do not compile it.
+//! Counts that must never go below zero are checked where they change (`dec!`), and slots
+//! and connections where they are taken.
+
+use std::collections::BTreeSet;
+
+use super::stack::waiting;
+use super::*;
+
+impl World<'_> {
+    /// Recount the state from the requests and calls alive and compare with the counters.
+    pub(super) fn check_invariants(&self) {
+        let n = self.insts.len();
+        let (mut workers, mut conns) = (vec![0u32; n], vec![0u32; n]);
+        let (mut slot_waiting, mut pool_waiting) = (vec![0u32; n], vec![0u32; n]);
+        for tok in self.reqs.tokens() {
+            let r = self.reqs.get(tok).expect("live request");
+            let i = r.instance as usize;
+            workers[i] += r.worker as u32;
+            conns[i] += r.conns as u32;
+            slot_waiting[i] += (r.phase == Phase::SlotQueue && !r.worker) as u32;
+            pool_waiting[i] += (r.phase == Phase::PoolQueue) as u32;
+            let held = [r.call, r.hedge].into_iter().flatten();
+            let mut calls = 0;
+            for call in held {
+                let c = self.calls.get(call).expect("a request's call is in the calls slab");
+                assert_eq!(c.req, Some(tok), "a call that does not name its request");
+                calls += 1;
+            }
+            assert_eq!(r.conns as u32, calls, "a request holds one connection per call out");
+        }
+        let fleet = &self.m.scenario.fleet;
+        for (i, inst) in self.insts.iter().enumerate() {
+            assert!(inst.workers <= fleet.workers.slots, "instance {i}: {} workers busy", inst.workers);
+            assert!(inst.conns <= fleet.pool.max_connections, "instance {i}: {} connections", inst.conns);
+            assert_eq!(inst.workers, workers[i], "instance {i}: busy workers = requests holding one");
+            assert_eq!(inst.conns, conns[i], "instance {i}: connections = those requests hold");
+            assert_eq!(inst.worker_waiting, slot_waiting[i], "instance {i}: slot waiters");
+            assert_eq!(inst.worker_waiting, self.live_slot_entries(inst), "instance {i}: slot queue entries");
+            assert_eq!(inst.pool_waiting, pool_waiting[i], "instance {i}: pool waiters");
+            assert_eq!(inst.pool_waiting, self.live_pool_entries(inst), "instance {i}: pool queue entries");
+            for (l, layer) in inst.layers.iter().enumerate() {
+                let live = layer.queue.iter().filter(|(_, w)| waiting(&self.reqs, w)).count() as u32;
+                assert_eq!(layer.waiting, live, "instance {i} layer {l}: waiting = live queue entries");
+            }
+        }
+        self.check_calls();
+    }
+
+    /// Calls in flight, servers busy and outstanding counts against the calls slab.
+    fn check_calls(&self) {
+        let replicas = self.dep_busy.len();
+        let mut busy = vec![0u32; replicas];
+        let mut outstanding = vec![vec![0u32; replicas]; self.insts.len()];
+        let mut reached = 0u64;
+        for call in self.calls.tokens() {
+            let c = self.calls.get(call).expect("live call");
+            reached += c.reached as u64;
+            busy[c.replica as usize] += c.holds_server as u32;
+            if c.counted {
+                outstanding[c.instance as usize][c.replica as usize] += 1;
+            }
+        }
+        assert_eq!(self.dep_in_flight, reached, "calls in flight = calls in the slab that reached the dependency");
+        assert_eq!(self.dep_busy, busy, "busy servers = calls holding one");
+        if let Some((servers, _)) = self.m.dep.capacity {
+            assert!(busy.iter().all(|&b| b <= servers), "more calls in service than servers");
+        }
+        for (i, inst) in self.insts.iter().enumerate() {
+            assert_eq!(inst.outstanding, outstanding[i], "instance {i}: outstanding calls per replica");
+        }
+    }
+
+    /// Requests in the slot queue that still wait there.
+    fn live_slot_entries(&self, inst: &Inst) -> u32 {
+        let live = |t: &&Token| self.reqs.get(**t).is_some_and(|r| r.phase == Phase::SlotQueue && !r.worker);
+        inst.worker_q.iter().filter(live).map(|t| t.index).collect::<BTreeSet<_>>().len() as u32
+    }
+
+    /// Requests in the pool queue that still wait there (a request that left and came back
+    /// for a later attempt may have a stale entry too).
+    fn live_pool_entries(&self, inst: &Inst) -> u32 {
+        let live = |t: &&Token| self.reqs.get(**t).is_some_and(|r| r.phase == Phase::PoolQueue);
+        inst.pool_q.iter().filter(live).map(|t| t.index).collect::<BTreeSet<_>>().len() as u32
+    }
+}
