@@ -250,6 +250,7 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
             ));
         }
     }
+    super::budget::check(s).map_err(|r| bad(r.needle, r.message))?;
     Ok(())
 }
 

@@ -1,5 +1,6 @@
 //! Scenario files: RON types, loading with located errors, and semantic validation.
 
+pub mod budget;
 mod duration;
 mod load;
 mod types;
