@@ -1,6 +1,7 @@
 //! Scenario files: RON types, loading with located errors, semantic validation, data files
 //! and the names that become file names.
 
+pub mod budget;
 pub mod data;
 mod duration;
 mod load;

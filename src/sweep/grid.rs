@@ -13,6 +13,7 @@ use super::path::{self, Step};
 use super::spec::{self, Axis, AxisValue, Method, Range, Sample, Scale, SpecError, SweepSpec};
 use crate::engine::{counter_f64, counter_u64, fmt_time, label_hash};
 use crate::model::Model;
+use crate::scenario::budget::{self, SweepSize};
 use crate::scenario::{self, Scenario, parse_duration};
 
 /// What a plan is, as written to `plan.json` and read back by `brownout merge`.
@@ -148,6 +149,8 @@ pub fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
     let resolved =
         spec.axes.iter().enumerate().map(|(i, a)| resolve_axis(i, a, &json)).collect::<Result<Vec<_>, _>>()?;
     check_axis_paths(&resolved, &json)?;
+    let (policy_index, policies) = select_policies(spec, &base)?;
+    check_size(spec, &base, &json, policies.len())?;
     let (axes, points) = match &spec.sample {
         None => grid_points(&resolved, &json, &base_path)?,
         Some(s) => sample_points(&resolved, s, seed)?,
@@ -157,7 +160,6 @@ pub fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
         .iter()
         .map(|p| point_scenario(&resolved, &json, p, seed, &scenario_dir))
         .collect::<Result<Vec<_>, _>>()?;
-    let (policy_index, policies) = select_policies(spec, &base)?;
     let mut info = PlanInfo {
         sweep: spec.name.clone(),
         base: base.name.clone(),
@@ -225,6 +227,33 @@ fn check_axis_paths(axes: &[Resolved], base: &Value) -> Result<(), Located> {
         }
     }
     Ok(())
+}
+
+/// Refuse a sweep too large for the base scenario's `limits.max_memory` before any point is
+/// built; points are counted before duplicate grid values are dropped.
+fn check_size(spec: &SweepSpec, base: &Scenario, json: &Value, policies: usize) -> Result<(), Located> {
+    let count = |a: &Axis| a.range.as_ref().map_or(a.values.len() as f64, |r| f64::from(r.steps));
+    let points = match &spec.sample {
+        Some(s) => f64::from(s.samples),
+        None => spec.axes.iter().map(count).product(),
+    };
+    let size = SweepSize {
+        points,
+        axes: spec.axes.len(),
+        policies,
+        replications: spec.replications,
+        metrics: spec.metrics.len(),
+        scenario_bytes: json.to_string().len(),
+    };
+    // Point at the largest factor: the replications, the samples, or the longest axis.
+    let widest = spec.axes.iter().enumerate().max_by(|(_, a), (_, b)| count(a).total_cmp(&count(b)));
+    let at = match (&spec.sample, widest) {
+        _ if f64::from(spec.replications) >= points => "replications".to_string(),
+        (Some(_), _) => "sample.samples".to_string(),
+        (None, Some((i, _))) => format!("axes[{i}]"),
+        (None, None) => "axes".to_string(),
+    };
+    budget::check_sweep(base, &size).map_err(|m| err(at, m))
 }
 
 fn check_metric(m: &str, base: &Scenario) -> Result<(), String> {

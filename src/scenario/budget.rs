@@ -1,0 +1,564 @@
+//! Up-front estimates of what a scenario or a sweep will allocate and how many events a run
+//! will handle, checked against the scenario's `limits` before anything is built.
+//!
+//! A run that would not fit must stop at once with a message that says why and which field
+//! raises the limit, not abort in an allocation or spin for hours. The estimates count what
+//! is certain: the state allocated per instance, class, item and window, the rows kept for
+//! the time series, and the events every request must cause at its expected arrival count.
+//! They leave out what depends on the run (queues, retries that may not happen, data files),
+//! so a refused scenario is one that could not have run within its limits, and the run's own
+//! guards (`max_in_flight`, `max_events`) still stop what only shows up while running.
+
+use bytesize::ByteSize;
+
+use super::{Arrivals, Latency, Scenario};
+use crate::engine::{SECOND, Time};
+use crate::policy::PolicySpec;
+
+/// Bytes of one gateway instance's own state: its worker and pool queues, its gauges and
+/// tallies in the recorder, its load-balancing counters.
+const INSTANCE_BYTES: f64 = 512.0;
+/// Bytes of one policy layer in one instance: the boxed policy and its wait queue.
+const LAYER_BYTES: f64 = 512.0;
+/// Bytes of one class in one run: its accumulators, window figures, arrival generator, streams.
+const CLASS_BYTES: f64 = 1024.0;
+/// Bytes of one catalogue item in one run (true stock history) and shared by runs (alias
+/// table entry, 12 bytes, plus its weight while the table is built).
+const ITEM_RUN_BYTES: f64 = 16.0;
+const ITEM_SHARED_BYTES: f64 = 20.0;
+/// Bytes of one cache slot (a stamp per item per cache).
+const CACHE_SLOT_BYTES: f64 = 8.0;
+/// Bytes of one outcome in a breaker's count window, per instance.
+const SAMPLE_BYTES: f64 = 16.0;
+/// Bytes of one pending event in the queue (a closed-loop user waits as one).
+const EVENT_BYTES: f64 = 32.0;
+/// Bytes of one request alive in the slab.
+const REQUEST_BYTES: f64 = 256.0;
+/// Text of one time-series row once written as CSV (about 25 numbers).
+const ROW_TEXT_BYTES: f64 = 256.0;
+
+/// Why a scenario is refused: the text to point at in the file and the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// Text of the file to locate (a field name or a quoted name).
+    pub needle: String,
+    /// What is over which limit, and how to raise it.
+    pub message: String,
+}
+
+fn refuse(needle: impl Into<String>, message: impl Into<String>) -> Refusal {
+    Refusal { needle: needle.into(), message: message.into() }
+}
+
+/// What running a scenario is estimated to need.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    /// Bytes of one run's state, rows not counted (what a sweep run holds).
+    pub run_bytes: f64,
+    /// Bytes held while every policy set runs at once and keeps its time series.
+    pub memory: f64,
+    /// Events of one run: every request's certain events plus window ticks.
+    pub events: f64,
+    /// Text of the file behind the largest memory term (field or quoted name).
+    pub memory_blame: String,
+    /// Text of the file behind the largest events term.
+    pub events_blame: String,
+}
+
+/// The term of a sum that contributes most, and what in the file it comes from.
+#[derive(Default)]
+struct Largest {
+    needle: String,
+    amount: f64,
+}
+
+impl Largest {
+    fn add(&mut self, needle: impl Into<String>, amount: f64) -> f64 {
+        if amount > self.amount || self.needle.is_empty() {
+            *self = Largest { needle: needle.into(), amount };
+        }
+        amount
+    }
+}
+
+/// Estimate a validated scenario's memory and events. Refuses outright what has no finite
+/// estimate (a closed loop whose users never spend any time).
+pub fn estimate(s: &Scenario) -> Result<Estimate, Refusal> {
+    let horizon = s.horizon.ns();
+    let windows = (horizon / s.window.ns().max(1) + 1) as f64;
+    let instances = f64::from(s.fleet.instances);
+    let policies = s.policies.len() as f64;
+    let (mut memory, mut events) = (Largest::default(), Largest::default());
+    // Per-run terms are counted once per policy set: the sets run at once.
+    let widest = s.policies.iter().map(|p| (layer_bytes(&p.stack), &p.name)).max_by(|a, b| a.0.total_cmp(&b.0));
+    let replicas = s.dependency.replicas.as_ref().map_or(1.0, |r| f64::from(r.count));
+    let mut run = memory.add("instances", instances * (INSTANCE_BYTES + 4.0 * replicas) * policies);
+    if let Some((bytes, name)) = widest {
+        run += memory.add(format!("\"{name}\""), instances * bytes * policies);
+    }
+    run += s.classes.len() as f64 * CLASS_BYTES * policies;
+    let mut shared = 0.0;
+    let mut count = events.add("horizon", windows * (1.0 + instances));
+    if let Some(c) = &s.catalogue {
+        let items = f64::from(c.items);
+        let caches = if c.shared_cache { 1.0 } else { instances };
+        shared = items * ITEM_SHARED_BYTES;
+        run += memory.add("items", (items * (ITEM_RUN_BYTES + caches * CACHE_SLOT_BYTES)) * policies + shared);
+        // Each item's stock changes are stepped through when it is looked at.
+        count += events.add("changes_per_hour", items * c.changes_per_hour * hours(horizon));
+    }
+    for c in &s.classes {
+        let at = format!("\"{}\"", c.name);
+        let (requests, waiting) =
+            class_requests(s, c).map_err(|m| refuse(&at, format!("class \"{}\": {m}", c.name)))?;
+        let mut held = waiting * (EVENT_BYTES + REQUEST_BYTES);
+        if let Arrivals::Scripted { times } = &c.arrivals {
+            held += times.len() as f64 * 8.0;
+        }
+        run += memory.add(&at, held * policies);
+        count += events.add(&at, requests * events_per_request(s, c));
+    }
+    // Window rows: one per window and class, every policy's kept until the files are written.
+    let classes = s.classes.len() as f64;
+    let name_bytes: f64 = s.classes.iter().map(|c| c.name.len() as f64).sum::<f64>() / classes.max(1.0);
+    let policy_bytes: f64 = s.policies.iter().map(|p| p.name.len() as f64).sum();
+    let row = std::mem::size_of::<crate::metrics::WindowRow>() as f64 + ROW_TEXT_BYTES + name_bytes;
+    let rows = memory.add("horizon", windows * classes * (policies * row + policy_bytes) + windows * 8.0 * policies);
+    Ok(Estimate {
+        run_bytes: (run - shared) / policies.max(1.0) + shared + windows * 8.0,
+        memory: run + rows,
+        events: count,
+        memory_blame: memory.needle,
+        events_blame: events.needle,
+    })
+}
+
+/// Check a validated scenario against its limits: memory, events, attempts per request.
+pub fn check(s: &Scenario) -> Result<(), Refusal> {
+    check_limits(&s.limits)?;
+    check_attempts(s)?;
+    let e = estimate(s)?;
+    let limit = s.limits.max_memory.as_u64() as f64;
+    if e.memory > limit {
+        return Err(refuse(
+            e.memory_blame,
+            format!(
+                "this scenario is estimated to need {} of memory ({}), over limits.max_memory ({}); \
+                 shrink it, or raise the limit with `limits: (max_memory: \"{}\")`",
+                bytes(e.memory),
+                memory_parts(s),
+                s.limits.max_memory.display().iec(),
+                bytes(round_up(e.memory * 1.25)),
+            ),
+        ));
+    }
+    if e.events > s.limits.max_events as f64 {
+        return Err(refuse(
+            e.events_blame,
+            format!(
+                "a run of this scenario is estimated to handle {:.3e} events (arrivals over the horizon times \
+                 the events each request causes), over limits.max_events ({}); shorten the horizon or lower \
+                 the rates, or raise the limit with `limits: (max_events: {:.0})`",
+                e.events,
+                s.limits.max_events,
+                round_up(e.events * 1.25).min(1.8e19),
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `x` rounded up to two significant digits, for a limit to suggest.
+fn round_up(x: f64) -> f64 {
+    if !(x > 0.0 && x.is_finite()) {
+        return x;
+    }
+    let unit = 10f64.powi(x.log10().floor() as i32 - 1);
+    (x / unit).ceil() * unit
+}
+
+/// Requests in flight beyond this would need hundreds of terabytes; the run's guard on
+/// pending events (4 x the limit) must not overflow either.
+const MAX_IN_FLIGHT_CEILING: u64 = 1_000_000_000_000;
+
+fn check_limits(l: &super::Limits) -> Result<(), Refusal> {
+    if l.max_in_flight == 0 || l.max_in_flight > MAX_IN_FLIGHT_CEILING {
+        return Err(refuse("max_in_flight", "limits.max_in_flight must lie in 1..=1000000000000"));
+    }
+    if l.max_events == 0 {
+        return Err(refuse("max_events", "limits.max_events must be >= 1"));
+    }
+    if l.max_attempts == 0 {
+        return Err(refuse("max_attempts", "limits.max_attempts must be >= 1"));
+    }
+    if l.max_memory.as_u64() == 0 {
+        return Err(refuse("max_memory", "limits.max_memory must be > 0, e.g. \"4GiB\""));
+    }
+    Ok(())
+}
+
+/// The sizes of a sweep, known before its points are built.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SweepSize {
+    /// Points (the grid product before duplicates are dropped, or the samples).
+    pub points: f64,
+    /// Axes.
+    pub axes: usize,
+    /// Policy sets run at each point.
+    pub policies: usize,
+    /// Replications per point and policy.
+    pub replications: u32,
+    /// Metrics recorded per run.
+    pub metrics: usize,
+    /// Bytes of the base scenario as JSON (each point holds a copy).
+    pub scenario_bytes: usize,
+}
+
+impl SweepSize {
+    /// Runs: points x policies x replications.
+    pub fn runs(&self) -> f64 {
+        self.points * self.policies as f64 * f64::from(self.replications)
+    }
+
+    /// Bytes the plan, the journal and the result files hold, plus one run of the base.
+    pub fn memory(&self, base: &Estimate) -> f64 {
+        let point = self.scenario_bytes as f64 * 2.0 + 48.0 + 16.0 * self.axes as f64;
+        // A record in memory, its journal line and its runs.csv line, and its place in the to-do list.
+        let run = 160.0 + 64.0 * self.metrics as f64;
+        self.points * point + self.runs() * run + base.run_bytes
+    }
+}
+
+/// Check a sweep's size against the base scenario's `limits.max_memory`. The message says
+/// which number to lower and which field raises the limit.
+pub fn check_sweep(base: &Scenario, size: &SweepSize) -> Result<(), String> {
+    let e = estimate(base).map_err(|r| r.message)?;
+    let need = size.memory(&e);
+    let limit = base.limits.max_memory.as_u64() as f64;
+    if need > limit {
+        return Err(format!(
+            "this sweep has {:.0} points x {} policies x {} replications = {:.0} runs and is estimated to need \
+             {} of memory, over limits.max_memory ({}) of the base scenario; use fewer steps, samples or \
+             replications, or raise the limit in the base scenario with `limits: (max_memory: \"{}\")`",
+            size.points,
+            size.policies,
+            size.replications,
+            size.runs(),
+            bytes(need),
+            base.limits.max_memory.display().iec(),
+            bytes(round_up(need * 1.25)),
+        ));
+    }
+    Ok(())
+}
+
+fn bytes(b: f64) -> String {
+    if b >= 1.8e19 {
+        return format!("{b:.3e} B");
+    }
+    ByteSize::b(b.ceil() as u64).display().iec().to_string()
+}
+
+fn hours(t: Time) -> f64 {
+    t as f64 / (3600.0 * SECOND as f64)
+}
+
+fn secs(t: Time) -> f64 {
+    t as f64 / SECOND as f64
+}
+
+/// The largest terms of the memory estimate, for the message.
+fn memory_parts(s: &Scenario) -> String {
+    let windows = s.horizon.ns() / s.window.ns().max(1) + 1;
+    let mut parts = vec![format!("{} instances", s.fleet.instances)];
+    if let Some(c) = &s.catalogue {
+        parts.push(format!("{} items", c.items));
+    }
+    parts.push(format!("{windows} windows x {} classes x {} policies", s.classes.len(), s.policies.len()));
+    parts.join(", ")
+}
+
+/// Memory of one instance's layers for the stack; windows of outcomes grow with their size.
+fn layer_bytes(stack: &[super::Layer]) -> f64 {
+    stack
+        .iter()
+        .map(|l| {
+            LAYER_BYTES
+                + SAMPLE_BYTES
+                    * match &l.policy {
+                        PolicySpec::ErrorRateBreaker(c) => window_samples(c),
+                        PolicySpec::Resilience4j(c) => {
+                            f64::from(c.sliding_window_size) + f64::from(c.permitted_number_of_calls_in_half_open_state)
+                        }
+                        // One bucket per health snapshot in the rolling window.
+                        PolicySpec::Hystrix(c) => {
+                            c.metrics_rolling_statistical_window_in_milliseconds as f64
+                                / c.metrics_health_snapshot_interval_in_milliseconds.max(1) as f64
+                        }
+                        _ => 0.0,
+                    }
+        })
+        .sum()
+}
+
+fn window_samples(c: &crate::policy::breaker::error_rate::ErrorRateConfig) -> f64 {
+    use crate::policy::breaker::error_rate::WindowSpec;
+    let w = match c.window {
+        WindowSpec::Count(n) => f64::from(n),
+        WindowSpec::Time { buckets, .. } => f64::from(buckets),
+    };
+    w + f64::from(c.half_open_calls)
+}
+
+/// Expected requests of a class over the horizon, and how many wait as users at once.
+fn class_requests(s: &Scenario, c: &super::Class) -> Result<(f64, f64), String> {
+    let h = s.horizon.ns();
+    Ok(match &c.arrivals {
+        Arrivals::Poisson { rate_per_s } => (rate_per_s * secs(h), 0.0),
+        Arrivals::PoissonProfile { points } => (profile_integral(points, h), 0.0),
+        Arrivals::Diurnal { mean_rate_per_s, .. } => (mean_rate_per_s * secs(h), 0.0),
+        Arrivals::Burst { base_rate_per_s, at, duration, multiplier } => {
+            let inside = secs(h.min(at.ns().saturating_add(duration.ns())).saturating_sub(at.ns()));
+            (base_rate_per_s * secs(h) + base_rate_per_s * (multiplier - 1.0).max(0.0) * inside, 0.0)
+        }
+        Arrivals::Scripted { times } => (times.iter().filter(|t| t.ns() <= h).count() as f64, 0.0),
+        // The rates live in a data file, read when the model is built.
+        Arrivals::Csv { .. } => (0.0, 0.0),
+        Arrivals::ClosedLoop { users, think } => {
+            let users = f64::from(*users);
+            match cycle(s, c, think.ns()) {
+                Some(ns) if ns <= 0.0 => {
+                    return Err("ClosedLoop with zero think time and requests that take no time (no latency, \
+                                work or fleet.overhead) would send infinitely many requests at one instant; \
+                                give think > 0 or a latency"
+                        .into());
+                }
+                Some(ns) => (users * (secs(h) / (ns / SECOND as f64)).max(1.0), users),
+                None => (users, users),
+            }
+        }
+    })
+}
+
+/// Mean time of one closed-loop cycle in ns: think, local work, overhead and the
+/// dependency's latency; None when a data file holds the latency.
+fn cycle(s: &Scenario, c: &super::Class, think: Time) -> Option<f64> {
+    let mean = |l: &Latency| match l {
+        Latency::Constant(d) => Some(d.ns() as f64),
+        Latency::Exponential { mean } => Some(mean.ns() as f64),
+        Latency::LogNormal { median, sigma } => Some(median.ns() as f64 * (sigma * sigma / 2.0).exp()),
+        Latency::Empirical { .. } => None,
+    };
+    let mut t = think as f64 + s.fleet.overhead.ns() as f64;
+    if let Some(w) = &c.work {
+        t += mean(w)?;
+    }
+    if c.calls_dependency {
+        t += mean(&s.dependency.latency)? + 2.0 * s.dependency.hop.ns() as f64;
+    }
+    Some(t)
+}
+
+/// Requests of a piecewise-linear rate (constant outside its points) over `[0, h]`.
+fn profile_integral(points: &[(super::Dur, f64)], h: Time) -> f64 {
+    let Some(first) = points.first() else { return 0.0 };
+    let h = h as f64;
+    let mut total = first.1 * (first.0.ns() as f64).min(h);
+    for w in points.windows(2) {
+        let (t0, r0, t1, r1) = (w[0].0.ns() as f64, w[0].1, w[1].0.ns() as f64, w[1].1);
+        if t0 >= h || t1 <= t0 {
+            continue;
+        }
+        let end = t1.min(h);
+        let r_end = r0 + (r1 - r0) * (end - t0) / (t1 - t0);
+        total += (r0 + r_end) / 2.0 * (end - t0);
+    }
+    let last = points[points.len() - 1];
+    total += last.1 * (h - last.0.ns() as f64).max(0.0);
+    total / SECOND as f64
+}
+
+/// Events every request of the class causes: its arrival, its local work, its dependency
+/// call, its response after the overhead.
+fn events_per_request(s: &Scenario, c: &super::Class) -> f64 {
+    1.0 + f64::from(u8::from(c.work.is_some()))
+        + f64::from(u8::from(c.calls_dependency))
+        + f64::from(u8::from(s.fleet.overhead.ns() > 0))
+}
+
+/// Attempts one request may make: the product of its retry layers' `max_attempts`, over
+/// every policy set, against `limits.max_attempts`.
+fn check_attempts(s: &Scenario) -> Result<(), Refusal> {
+    for p in &s.policies {
+        let attempts: f64 = p
+            .stack
+            .iter()
+            .map(|l| match &l.policy {
+                PolicySpec::Retry(r) => f64::from(r.max_attempts),
+                _ => 1.0,
+            })
+            .product();
+        if attempts > s.limits.max_attempts as f64 {
+            return Err(refuse(
+                format!("\"{}\"", p.name),
+                format!(
+                    "policy \"{}\": its retry layers allow {attempts:.0} attempts per request, over \
+                     limits.max_attempts ({}); lower Retry.max_attempts, or raise the limit with \
+                     `limits: (max_attempts: {attempts:.0})`",
+                    p.name, s.limits.max_attempts
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Model, RunOptions, run_policy};
+
+    fn scenario(classes: &str, extra: &str) -> Scenario {
+        let text = format!(
+            r#"Scenario(name: "b", horizon: "10s", window: "1s",
+                fleet: (workers: (slots: 50), pool: (max_connections: 50, acquire_timeout: "1s")),
+                classes: [{classes}],
+                dependency: (latency: Constant("100ms")),
+                policies: [(name: "p")], {extra})"#
+        );
+        super::super::parse(std::path::Path::new("b.ron"), &text).unwrap()
+    }
+
+    #[test]
+    fn profile_integral_is_the_area_under_the_rate() {
+        let d = |s| super::super::Dur::secs(s);
+        // A ramp from 0 to 100/s over 10 s: a triangle of 0.5 x 10 x 100 = 500 requests;
+        // held at 100/s for 10 s more: 1,500.
+        assert_eq!(profile_integral(&[(d(0), 0.0), (d(10), 100.0)], 10 * SECOND), 500.0);
+        assert_eq!(profile_integral(&[(d(0), 0.0), (d(10), 100.0)], 20 * SECOND), 1500.0);
+        // Constant before the first point: 10/s over 10 s.
+        assert_eq!(profile_integral(&[(d(5), 10.0)], 10 * SECOND), 100.0);
+        // A horizon inside a segment: 0.5 x 5 x 50 = 125.
+        assert_eq!(profile_integral(&[(d(0), 0.0), (d(10), 100.0)], 5 * SECOND), 125.0);
+    }
+
+    #[test]
+    fn events_count_each_request_s_certain_events_and_the_ticks() {
+        // 100/s over 10 s = 1,000 requests, each an arrival and a dependency call; 11 ticks,
+        // each visiting the one instance: 2,000 + 22.
+        let s = scenario(r#"(name: "a", arrivals: Poisson(rate_per_s: 100), deadline: "1s")"#, "");
+        assert_eq!(estimate(&s).unwrap().events, 2022.0);
+        // Five users with no think time and 100 ms answers: 5 x 10 s / 100 ms = 500 requests
+        // (the closed-loop test in tests/model.rs counts 500 answers).
+        let s = scenario(r#"(name: "a", arrivals: ClosedLoop(users: 5, think: "0s"), deadline: "1s")"#, "");
+        assert_eq!(estimate(&s).unwrap().events, 1022.0);
+    }
+
+    #[test]
+    fn the_event_estimate_stays_below_what_a_run_handles() {
+        // The estimate counts only certain events, so a refused scenario could not have run:
+        // check it against real runs of an open and a closed class.
+        for arrivals in ["Poisson(rate_per_s: 200)", "ClosedLoop(users: 7, think: \"20ms\")"] {
+            let s = scenario(&format!(r#"(name: "a", arrivals: {arrivals}, deadline: "1s")"#), "");
+            let model = Model::build(&s, 3, std::path::Path::new(".")).unwrap();
+            let run = run_policy(&model, 0, RunOptions::default());
+            let e = estimate(&s).unwrap().events;
+            let actual = run.summary.events as f64;
+            assert!(e <= actual * 1.05 && e >= actual * 0.5, "{arrivals}: estimate {e}, run {actual}");
+        }
+    }
+
+    #[test]
+    fn a_closed_loop_that_takes_no_time_is_refused() {
+        let mut s = scenario(r#"(name: "a", arrivals: ClosedLoop(users: 2, think: "0s"), deadline: "1s")"#, "");
+        s.dependency.latency = Latency::Constant(super::super::Dur(0));
+        let r = check(&s).unwrap_err();
+        assert_eq!(r.needle, "\"a\"");
+        assert!(r.message.contains("infinitely many requests"), "{}", r.message);
+        // Any time makes it finite: 1 ms of overhead, 2 users x 10 s / 1 ms = 20,000 requests.
+        s.fleet.overhead = super::super::Dur::ms(1);
+        // Each is an arrival, a dependency call and a response after the overhead.
+        assert_eq!(estimate(&s).unwrap().events, 20_000.0 * 3.0 + 22.0);
+        // But 1 ns makes 2e10 requests, over the default 2e10 events.
+        s.fleet.overhead = super::super::Dur(1);
+        assert!(check(&s).unwrap_err().message.contains("limits.max_events"));
+    }
+
+    #[test]
+    fn memory_names_the_estimate_the_limit_and_the_field() {
+        let mut s = scenario(r#"(name: "a", arrivals: Poisson(rate_per_s: 1), deadline: "1s")"#, "");
+        s.fleet.instances = 1_000_000_000;
+        // 1e9 instances x 512 bytes is 477 GiB by itself.
+        let e = estimate(&s).unwrap();
+        assert!(e.memory >= 512.0e9, "{}", e.memory);
+        let r = check(&s).unwrap_err();
+        assert_eq!(r.needle, "instances");
+        let m = r.message;
+        for part in ["GiB of memory", "1000000000 instances", "limits.max_memory (4.0 GiB)", "max_memory: \""] {
+            assert!(m.contains(part), "{part:?} not in {m}");
+        }
+        // The limit the message suggests is enough.
+        let suggested = m.split("max_memory: \"").nth(1).unwrap().split('"').next().unwrap();
+        s.limits.max_memory = suggested.parse().unwrap();
+        assert!(check(&s).is_ok(), "{suggested}");
+    }
+
+    #[test]
+    fn suggested_limits_round_up_to_two_digits() {
+        assert_eq!(round_up(1.000_000_002_9e10), 1.1e10);
+        assert_eq!(round_up(1234.0), 1300.0);
+        assert_eq!(round_up(0.0), 0.0);
+    }
+
+    #[test]
+    fn rows_count_windows_classes_and_policies() {
+        let s = scenario(r#"(name: "a", arrivals: Poisson(rate_per_s: 1), deadline: "1s")"#, "");
+        let one = estimate(&s).unwrap().memory;
+        let mut many = s.clone();
+        many.horizon = super::super::Dur::secs(1_000_000);
+        let row = std::mem::size_of::<crate::metrics::WindowRow>() as f64 + ROW_TEXT_BYTES + 1.0;
+        // 999,990 more windows, one row each (one class, one policy named "p") plus 8 bytes
+        // of calls per window.
+        let grown = estimate(&many).unwrap().memory - one;
+        assert!((grown - 999_990.0 * (row + 1.0 + 8.0)).abs() < 1.0, "{grown}");
+    }
+
+    #[test]
+    fn attempts_multiply_across_retry_layers() {
+        let retry = "(policy: Retry((max_attempts: 40)))";
+        let text = "limits: (max_attempts: 1599)";
+        let mut s = scenario(r#"(name: "a", arrivals: Poisson(rate_per_s: 1), deadline: "1s")"#, text);
+        s.policies[0].stack = super::super::parse(
+            std::path::Path::new("x"),
+            &format!(
+                r#"Scenario(name: "x", horizon: "1s", fleet: (workers: (slots: 1), pool: (max_connections: 1,
+                acquire_timeout: "1s")), classes: [], dependency: (latency: Constant("1ms")),
+                policies: [(name: "p", stack: [{retry}, {retry}])])"#
+            ),
+        )
+        .unwrap()
+        .policies[0]
+            .stack
+            .clone();
+        // 40 x 40 = 1,600 attempts.
+        let m = check(&s).unwrap_err().message;
+        assert!(m.contains("1600 attempts per request") && m.contains("limits.max_attempts (1599)"), "{m}");
+        s.limits.max_attempts = 1600;
+        assert!(check(&s).is_ok());
+    }
+
+    #[test]
+    fn a_sweep_counts_its_points_runs_and_records() {
+        let s = scenario(r#"(name: "a", arrivals: Poisson(rate_per_s: 1), deadline: "1s")"#, "");
+        let size = SweepSize { points: 9.0e6, axes: 2, policies: 1, replications: 1, metrics: 1, scenario_bytes: 1000 };
+        let m = check_sweep(&s, &size).unwrap_err();
+        assert!(m.contains("9000000 points x 1 policies x 1 replications = 9000000 runs"), "{m}");
+        assert!(m.contains("limits.max_memory"), "{m}");
+        // 9e6 points x (2,000 + 48 + 32) + 9e6 runs x (160 + 64) bytes = 20.7 GB, so 32 GiB holds it.
+        let mut big = s.clone();
+        big.limits.max_memory = ByteSize::gib(32);
+        assert!(check_sweep(&big, &size).is_ok());
+        let small = SweepSize { points: 16.0, replications: 5, ..size };
+        assert!(check_sweep(&s, &small).is_ok());
+    }
+}
