@@ -63,7 +63,9 @@ pub fn main() -> ExitCode {
         Command::Merge(args) => sweep::merge(args),
         Command::Check { scenario } => match run::load_scenario(&scenario) {
             Ok(s) => {
-                println!("{}: ok ({} classes, {} policies)", scenario.display(), s.classes.len(), s.policies.len());
+                let ok =
+                    format!("{}: ok ({} classes, {} policies)", scenario.display(), s.classes.len(), s.policies.len());
+                println!("{}", brownout::output::escape::terminal(&ok));
                 Ok(())
             }
             Err(e) => Err(Failure::input(format!("error: {e}"))),
@@ -72,7 +74,8 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("{}", f.message);
+            // Messages quote names and paths: never let them send control sequences.
+            eprintln!("{}", brownout::output::escape::terminal(&f.message));
             ExitCode::from(f.code)
         }
     }

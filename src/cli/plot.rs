@@ -16,7 +16,14 @@ pub struct PlotArgs {
 
 /// Re-render; a missing or unreadable results folder is bad input (exit 2).
 pub fn plot(args: PlotArgs) -> Result<(), Failure> {
-    let paths = output::charts::plot_dir(&args.dir).map_err(|e| Failure::input(format!("error: {e:#}")))?;
-    println!("{} chart(s) and report.html written in {}", paths.len(), args.dir.display());
+    let bad = |e: anyhow::Error| Failure::input(format!("error: {e:#}"));
+    if !args.dir.is_dir() {
+        return Err(Failure::input(format!("error: {}: no such results folder", args.dir.display())));
+    }
+    let lock = output::folder::lock(&args.dir).map_err(bad)?;
+    output::folder::clean_temporaries(&lock).map_err(bad)?;
+    let paths = output::charts::plot_dir(&args.dir).map_err(bad)?;
+    let done = format!("{} chart(s) and report.html written in {}", paths.len(), args.dir.display());
+    println!("{}", output::escape::terminal(&done));
     Ok(())
 }

@@ -10,7 +10,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::Failure;
-use brownout::sweep::store::{self, Header, Journal};
+use brownout::output::{escape, folder, write_atomic};
+use brownout::sweep::store::{self, Header, Journal, RunRecord};
 use brownout::sweep::{self, Shard, grid};
 
 /// Arguments of `brownout sweep`.
@@ -48,11 +49,35 @@ fn io(e: anyhow::Error) -> Failure {
     Failure::input(format!("error: {e:#}"))
 }
 
+/// Worker threads beyond this many per core are refused: runs are CPU-bound, so more threads
+/// only cost memory, and a typo such as `-j 100000` would spawn them all.
+const THREADS_PER_CORE: usize = 4;
+
+/// The worker thread count: `-j`, or one per core.
+fn threads(jobs: Option<usize>) -> Result<usize, Failure> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let max = cores * THREADS_PER_CORE;
+    match jobs {
+        None => Ok(cores),
+        Some(0) => Err(Failure::input("error: -j 0: a sweep needs at least one worker thread")),
+        Some(j) if j > max => Err(Failure::input(format!(
+            "error: -j {j}: at most {max} worker threads here ({THREADS_PER_CORE} per core, {cores} cores); runs are CPU-bound, so more threads than cores do not finish sooner"
+        ))),
+        Some(j) => Ok(j),
+    }
+}
+
 /// Open the journal: new, or resumed after checking it belongs to this plan and shard.
-fn open_journal(out: &Path, header: &Header, resume: bool) -> Result<Journal, Failure> {
-    let exists = out.join(store::JOURNAL).exists();
-    if !exists {
-        return Journal::create(out, header).map_err(io);
+/// Returns it with the runs it already holds.
+fn open_journal(
+    out: &Path,
+    plan: &grid::PlanInfo,
+    header: &Header,
+    resume: bool,
+) -> Result<(Journal, Vec<RunRecord>), Failure> {
+    let path = out.join(store::JOURNAL);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok((Journal::create(out, header).map_err(io)?, Vec::new()));
     }
     if !resume {
         return Err(Failure::input(format!(
@@ -60,18 +85,21 @@ fn open_journal(out: &Path, header: &Header, resume: bool) -> Result<Journal, Fa
             out.display()
         )));
     }
-    let read = store::read_journal(out).map_err(io)?;
-    if read.header != *header {
-        return Err(Failure::input(format!(
-            "error: cannot resume: the journal in {} is for plan {} shard {}, this is plan {} shard {} (the spec or scenario changed)",
-            out.display(),
-            read.header.hash,
-            read.header.shard,
-            header.hash,
-            header.shard
-        )));
+    let same = |h: &Header| {
+        if h == header {
+            return Ok(());
+        }
+        Err(format!(
+            "cannot resume: this journal is for plan {} shard {} (plan.json checksum {}), this is plan {} shard {} (checksum {}): the spec or scenario changed",
+            h.hash, h.shard, h.plan, header.hash, header.shard, header.plan
+        ))
+    };
+    let read = store::read_journal(out, plan, same).map_err(io)?;
+    if read.header.is_none() {
+        eprintln!("note: {} has no complete header (torn when it was created); starting it afresh", path.display());
+        return Ok((Journal::recreate(out, header).map_err(io)?, Vec::new()));
     }
-    Journal::reopen(out, read.valid_len).map_err(io)
+    Ok((Journal::reopen(out, read.valid_len).map_err(io)?, read.records))
 }
 
 fn progress(total: u64) -> ProgressBar {
@@ -89,14 +117,21 @@ fn progress(total: u64) -> ProgressBar {
 /// Run (or resume, or run one shard of) a sweep and write its result files.
 pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     let plan = grid::load(&args.spec).map_err(|e| Failure::input(format!("error: {e}")))?;
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("output").join(&plan.info.sweep));
+    let threads = threads(args.jobs)?;
+    let out = match args.out.clone() {
+        Some(out) => out,
+        None => folder::child(Path::new("output"), &plan.info.sweep)
+            .map_err(|e| Failure::input(format!("error: {}: {e:#}", args.spec.display())))?,
+    };
+    let lock = folder::lock(&out).map_err(io)?;
+    folder::clean_temporaries(&lock).map_err(io)?;
     let shard = args.shard.unwrap_or(Shard::ALL);
-    let header = Header { hash: plan.info.hash.clone(), shard: shard.to_string() };
-    let journal = open_journal(&out, &header, args.resume)?;
-    store::write_plan(&out, &plan.info).map_err(io)?;
-    let done = store::read_journal(&out).map_err(io)?.records;
+    let plan_bytes = store::plan_bytes(&plan.info).map_err(io)?;
+    let header = Header { hash: plan.info.hash.clone(), shard: shard.to_string(), plan: store::checksum(&plan_bytes) };
+    let (journal, done) = open_journal(&out, &plan.info, &header, args.resume)?;
+    // Rewritten on every start, so an edited plan.json is replaced by the spec's.
+    write_atomic(&out.join(store::PLAN), &plan_bytes).map_err(io)?;
     let todo = sweep::pending(&plan, shard, &done);
-    let threads = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let bar = progress(todo.len() as u64);
     let (events, requests) = (AtomicU64::new(0), AtomicU64::new(0));
     let started = Instant::now();
@@ -110,47 +145,61 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     let wall = started.elapsed().as_secs_f64();
     let (events, requests) = (events.into_inner(), requests.into_inner());
     eprintln!(
-        "sweep {}: {} points x {} policies x {} replications = {} runs ({} run now, {} resumed, shard {shard}); {requests} simulated requests; {wall:.2} s wall; {:.2} M events/s",
-        plan.info.sweep,
-        plan.info.points.len(),
-        plan.info.policies.len(),
-        plan.info.replications,
-        plan.info.runs(),
-        todo.len(),
-        done.len(),
-        events as f64 / wall.max(1e-9) / 1e6
+        "{}",
+        escape::terminal(&format!(
+            "sweep {}: {} points x {} policies x {} replications = {} runs ({} run now, {} resumed, shard {shard}); {requests} simulated requests; {wall:.2} s wall; {:.2} M events/s",
+            plan.info.sweep,
+            plan.info.points.len(),
+            plan.info.policies.len(),
+            plan.info.replications,
+            plan.info.runs(),
+            todo.len(),
+            done.len(),
+            events as f64 / wall.max(1e-9) / 1e6
+        ))
     );
     if shard != Shard::ALL {
-        println!("shard {shard} done in {}; combine the shards with `brownout merge DIR... --out OUT`", out.display());
+        println!(
+            "{}",
+            escape::terminal(&format!(
+                "shard {shard} done in {}; combine the shards with `brownout merge DIR... --out OUT`",
+                out.display()
+            ))
+        );
         return Ok(());
     }
-    finish(&out, &plan.info, std::slice::from_ref(&out))
+    let records = store::read_journal(&out, &plan.info, |_| Ok(())).map_err(io)?.records;
+    let journal = out.join(store::JOURNAL).display().to_string();
+    finish(&out, &plan.info, records, &journal)
 }
 
-/// Render the result files of `dirs`' journals into `out`.
-fn finish(out: &Path, plan: &grid::PlanInfo, dirs: &[PathBuf]) -> Result<(), Failure> {
-    let mut records = Vec::new();
-    for d in dirs {
-        records.extend(store::read_journal(d).map_err(io)?.records);
-    }
-    let records = store::complete(plan, records).map_err(io)?;
+/// Render the result files of `records` (read from `journals`, for messages) into `out`.
+fn finish(out: &Path, plan: &grid::PlanInfo, records: Vec<RunRecord>, journals: &str) -> Result<(), Failure> {
+    let records = store::complete(plan, records).map_err(|e| Failure::input(format!("error: {journals}: {e:#}")))?;
     let files = store::render(plan, &records).map_err(io)?;
     store::write_plan(out, plan).map_err(io)?;
     let paths = store::write_results(out, &files).map_err(io)?;
     for p in paths {
-        println!("wrote {}", p.display());
+        println!("{}", escape::terminal(&format!("wrote {}", p.display())));
     }
     // Sweep curves, heatmaps and the best setting per policy, from the files just written.
     let charts = brownout::output::charts::plot_dir(out).map_err(io)?;
-    println!("wrote {} chart files and report.html in {}", charts.len(), out.display());
+    println!(
+        "{}",
+        escape::terminal(&format!("wrote {} chart files and report.html in {}", charts.len(), out.display()))
+    );
     Ok(())
 }
 
-/// Merge shard folders into the result files of an unsharded run.
+/// Merge shard folders into the result files of an unsharded run. Each shard's `plan.json`
+/// must be the one its journal was started with, and all must be one plan.
 pub fn merge(args: MergeArgs) -> Result<(), Failure> {
-    let plan = store::read_plan(&args.dirs[0]).map_err(io)?;
-    for d in &args.dirs[1..] {
-        let other = store::read_plan(d).map_err(io)?;
+    let lock = folder::lock(&args.out).map_err(io)?;
+    folder::clean_temporaries(&lock).map_err(io)?;
+    let (plan, _) = store::read_plan(&args.dirs[0]).map_err(io)?;
+    let mut records = Vec::new();
+    for d in &args.dirs {
+        let (other, crc) = store::read_plan(d).map_err(io)?;
         if other.hash != plan.hash {
             return Err(Failure::input(format!(
                 "error: {} holds plan {} but {} holds plan {}: shards of different sweeps",
@@ -160,17 +209,29 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
                 plan.hash
             )));
         }
-    }
-    for d in &args.dirs {
-        let h = store::read_journal(d).map_err(io)?.header;
-        if h.hash != plan.hash {
+        let plan_path = d.join(store::PLAN);
+        let matches = |h: &Header| {
+            if h.hash != plan.hash {
+                return Err(format!("this journal belongs to plan {}, not {}", h.hash, plan.hash));
+            }
+            if h.plan != crc {
+                return Err(format!(
+                    "{} was changed after the sweep wrote it (its checksum is {crc}, the journal's header says {})",
+                    plan_path.display(),
+                    h.plan
+                ));
+            }
+            Ok(())
+        };
+        let read = store::read_journal(d, &plan, matches).map_err(io)?;
+        if read.header.is_none() {
             return Err(Failure::input(format!(
-                "error: the journal in {} belongs to plan {}, not {}",
-                d.display(),
-                h.hash,
-                plan.hash
+                "error: {} has no header: that shard never started; run it (or --resume it) first",
+                d.join(store::JOURNAL).display()
             )));
         }
+        records.extend(read.records);
     }
-    finish(&args.out, &plan, &args.dirs)
+    let journals: Vec<String> = args.dirs.iter().map(|d| d.join(store::JOURNAL).display().to_string()).collect();
+    finish(&args.out, &plan, records, &journals.join(", "))
 }

@@ -14,15 +14,17 @@ text-align:right}th:first-child,td:first-child{text-align:left}th{background:#f4
 figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{color:#666;font-size:.9em}\
 code{background:#f4f4f4;padding:0 .2em}";
 
-/// Escape text for HTML element content and attribute values.
+/// Escape text for HTML element content and attribute values (control characters, invalid
+/// in XML and invisible in HTML, are shown as `\u{..}`).
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    for c in crate::output::escape::visible(s).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
             _ => out.push(c),
         }
     }
@@ -158,7 +160,7 @@ pub fn markdown_to_html(md: &str) -> String {
             in_list = false;
         }
         if is_row {
-            let cells: Vec<&str> = t.trim_matches('|').split('|').map(str::trim).collect();
+            let cells = split_cells(t);
             if cells.iter().all(|c| c.chars().all(|ch| ch == '-')) {
                 continue; // the header separator
             }
@@ -193,9 +195,38 @@ pub fn markdown_to_html(md: &str) -> String {
     out
 }
 
-/// Escape, then turn paired `**` into `<strong>` and paired backticks into `<code>`.
+/// The cells of a table row: split at each `|` that no backslash escapes, trimmed.
+fn split_cells(row: &str) -> Vec<&str> {
+    let inner = row.strip_prefix('|').unwrap_or(row);
+    let inner = if inner.ends_with('|') && !inner.ends_with("\\|") { &inner[..inner.len() - 1] } else { inner };
+    let mut cells = Vec::new();
+    let (mut start, mut escaped) = (0, false);
+    for (i, c) in inner.char_indices() {
+        if c == '|' && !escaped {
+            cells.push(inner[start..i].trim());
+            start = i + 1;
+        }
+        escaped = c == '\\' && !escaped;
+    }
+    cells.push(inner[start..].trim());
+    cells
+}
+
+/// Escape (a backslash-escaped character becomes a numeric reference, so it is shown as
+/// itself and never read as a marker), then turn paired `**` into `<strong>` and paired
+/// backticks into `<code>`.
 fn inline(s: &str) -> String {
-    let e = escape(s);
+    let mut e = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('\\', Some(&n)) if n.is_ascii_punctuation() => {
+                e.push_str(&format!("&#{};", u32::from(n)));
+                chars.next();
+            }
+            _ => e.push_str(&escape(c.encode_utf8(&mut [0; 4]))),
+        }
+    }
     let e = pair(&e, "**", "strong");
     pair(&e, "`", "code")
 }
@@ -203,7 +234,7 @@ fn inline(s: &str) -> String {
 fn pair(s: &str, marker: &str, tag: &str) -> String {
     let parts: Vec<&str> = s.split(marker).collect();
     // An odd count of parts means every marker has a partner.
-    if parts.len() < 3 || parts.len() % 2 == 0 {
+    if parts.len() < 3 || parts.len().is_multiple_of(2) {
         return s.to_string();
     }
     let mut out = String::new();
@@ -237,6 +268,13 @@ mod tests {
             markdown_to_html("- **api**: `direct` won\n"),
             "<ul>\n<li><strong>api</strong>: <code>direct</code> won</li>\n</ul>\n"
         );
+    }
+
+    #[test]
+    fn escaped_markdown_stays_literal() {
+        let html = markdown_to_html("| policy | x |\n|---|---|\n| a\\|b | \\*1\\* \\<b> |\n");
+        assert!(html.contains("<td>a&#124;b</td><td>&#42;1&#42; &#60;b&gt;</td>"), "{html}");
+        assert_eq!(split_cells("| a \\| b | c |"), vec!["a \\| b", "c"]);
     }
 
     #[test]

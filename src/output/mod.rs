@@ -1,7 +1,11 @@
-//! Writing results: JSON, CSV and Markdown. Every file is written to a temporary name and
-//! renamed into place, so a crash never leaves a half-written file that looks complete.
+//! Writing results: JSON, CSV and Markdown. Every file is written to a temporary file
+//! (created exclusively, under an unpredictable name) and renamed into place, so a crash never
+//! leaves a half-written file that looks complete; [`folder`] locks output folders and makes a
+//! run's folder all-or-nothing; [`escape`] makes names safe for each format.
 
 pub mod charts;
+pub mod escape;
+pub mod folder;
 pub mod html;
 
 use std::io::Write;
@@ -16,18 +20,24 @@ use crate::report;
 use crate::report::expect::Checked;
 use crate::scenario::Scenario;
 
-/// Write `bytes` to `path` atomically (temporary file in the same folder, then rename).
+/// Write `bytes` to `path` atomically: a temporary file in the same folder, created
+/// exclusively under a random name (so a planted file or link is never written through),
+/// then renamed over `path`. On failure the temporary file is removed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        f.write_all(bytes)?;
-        f.sync_all().ok();
-    }
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // Like File::create: the umask decides (tempfile's default is owner-only).
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp =
+        builder.tempfile_in(dir).with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes).with_context(|| format!("writing {}", tmp.path().display()))?;
+    tmp.as_file().sync_all().ok();
+    tmp.persist(path).map_err(|e| e.error).with_context(|| format!("renaming into {}", path.display()))?;
     Ok(())
 }
 
@@ -47,24 +57,25 @@ pub fn summary_csv(s: &ScenarioSummary) -> Result<Vec<u8>> {
     for r in &s.runs {
         for c in &r.classes {
             let values = cols.iter().map(|(m, _)| m.read(r, Some(c)).map_or(String::new(), |v| v.to_string()));
-            w.write_record([r.policy.clone(), c.class.clone()].into_iter().chain(values))?;
+            w.write_record([escape::csv_cell(&r.policy), escape::csv_cell(&c.class)].into_iter().chain(values))?;
         }
     }
     Ok(w.into_inner()?)
 }
 
-/// `timeseries.csv`: one row per (policy, window, class).
+/// `timeseries.csv`: one row per (policy, window, class); names as [`escape::csv_cell`]s
+/// ([`charts::load_run`] reads them back).
 pub fn timeseries_csv(rows: &[WindowRow]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
-        w.serialize(r)?;
+        w.serialize(WindowRow { policy: escape::csv_cell(&r.policy), class: escape::csv_cell(&r.class), ..r.clone() })?;
     }
     Ok(w.into_inner()?)
 }
 
 /// `report.md`: scenario, tables, verdict and expectations.
 pub fn report_md(scenario: &Scenario, s: &ScenarioSummary, checked: &[Checked], charts: &[String]) -> String {
-    let mut out = format!("# brownout report: {}\n\n", s.scenario);
+    let mut out = format!("# brownout report: {}\n\n", escape::md(&s.scenario));
     if !scenario.description.is_empty() {
         out.push_str(&format!("{}\n\n", scenario.description.trim()));
     }
@@ -88,7 +99,7 @@ pub fn report_md(scenario: &Scenario, s: &ScenarioSummary, checked: &[Checked], 
             out.push_str(&format!(
                 "- {} {} (measured {:.4})\n",
                 if c.passed { "PASS" } else { "FAIL" },
-                c.statement,
+                escape::md(&c.statement),
                 c.actual
             ));
         }

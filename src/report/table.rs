@@ -2,6 +2,7 @@
 
 use crate::metrics::catalog::{CATALOG, Column, Direction, Metric, Unit};
 use crate::metrics::summary::{ClassSummary, RunSummary, ScenarioSummary};
+use crate::output::escape::{md, md_code};
 
 fn f1(v: f64) -> String {
     format!("{v:.1}")
@@ -94,11 +95,11 @@ pub fn markdown(s: &ScenarioSummary) -> String {
     let mut out = String::new();
     for class in class_names(s) {
         let rows = class_table(s, &class);
-        out.push_str(&format!("\n### {class}\n\n"));
+        out.push_str(&format!("\n### {}\n\n", md(&class)));
         out.push_str(&format!("| {} |\n", rows[0].join(" | ")));
         out.push_str(&format!("|{}\n", "---|".repeat(rows[0].len())));
         for row in &rows[1..] {
-            out.push_str(&format!("| {} |\n", row.join(" | ")));
+            out.push_str(&format!("| {} | {} |\n", md(&row[0]), row[1..].join(" | ")));
         }
     }
     out.push_str("\n`*` marks the best value in each column.\n");
@@ -123,15 +124,16 @@ pub fn verdict(s: &ScenarioSummary) -> String {
         }
         if let (Some((br, bc)), Some((wr, wc))) = (best, worst) {
             out.push_str(&format!(
-                "- **{class}**: `{}` maximised goodput at {:.1}/s ({:.1}% answered within the deadline, \
-                 {:.1}% from cache, staleness p95 {:.1} s, business cost {:.1}); the worst was `{}` at {:.1}/s.\n",
-                br.policy,
+                "- **{}**: {} maximised goodput at {:.1}/s ({:.1}% answered within the deadline, \
+                 {:.1}% from cache, staleness p95 {:.1} s, business cost {:.1}); the worst was {} at {:.1}/s.\n",
+                md(&class),
+                md_code(&br.policy),
                 bc.goodput_per_s,
                 bc.goodput_ratio * 100.0,
                 bc.fallback_ratio * 100.0,
                 bc.staleness_ms.p95 / 1000.0,
                 bc.business_cost,
-                wr.policy,
+                md_code(&wr.policy),
                 wc.goodput_per_s,
             ));
         }

@@ -1,13 +1,17 @@
 //! The output folder of a sweep: `plan.json`, the append-only journal of finished runs
-//! (`journal.jsonl`: one header line, then one JSON line per run, flushed as each run
-//! finishes), and the result files rendered from the journal, always in run order.
+//! (`journal.jsonl`: one header line, then one line per run, flushed as each run finishes),
+//! and the result files rendered from the journal, always in run order.
 //!
-//! A kill can tear only the last journal line; reading drops a torn tail, so resuming
-//! loses at most the runs that were in progress.
+//! Every journal line is framed with a checksum, `{"header":H,"crc32":C}` or
+//! `{"record":R,"crc32":C}`, C being the CRC-32 (IEEE) of the exact bytes of H or R in
+//! lower-case hex; the header holds the CRC-32 of `plan.json`'s bytes as `plan`. A kill can
+//! tear only the last line (it has no newline yet): reading drops it, so resuming loses at
+//! most the runs that were in progress, and a header torn at creation means an empty
+//! journal. Any complete line that fails its checksum or the plan is refused, with its line.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -16,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::grid::PlanInfo;
 use super::stats::mean_ci95;
+use crate::output::escape::csv_cell;
 
 /// The journal's file name.
 pub const JOURNAL: &str = "journal.jsonl";
@@ -24,6 +29,7 @@ pub const PLAN: &str = "plan.json";
 
 /// One finished run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct RunRecord {
     /// Run number (see [`PlanInfo::run_id`]).
     pub run: u64,
@@ -39,11 +45,44 @@ pub struct RunRecord {
 
 /// The journal's first line: what the journal belongs to.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct Header {
     /// The plan hash.
     pub hash: String,
     /// Shard `k/n` (`0/1` when unsharded).
     pub shard: String,
+    /// CRC-32 of `plan.json`'s bytes (see [`plan_bytes`]), in hex.
+    pub plan: String,
+}
+
+/// CRC-32 (IEEE) of `bytes` as 8 lower-case hex digits.
+pub fn checksum(bytes: &[u8]) -> String {
+    format!("{:08x}", crc32fast::hash(bytes))
+}
+
+/// One journal line (with its newline): `value` under `key`, with its checksum.
+fn frame<T: Serialize>(key: &str, value: &T) -> Result<Vec<u8>> {
+    let json = serde_json::to_string(value)?;
+    Ok(format!("{{\"{key}\":{json},\"crc32\":\"{}\"}}\n", checksum(json.as_bytes())).into_bytes())
+}
+
+/// The JSON under `key` in a framed line, after checking its checksum.
+fn unframe<'a>(line: &'a [u8], key: &str) -> Result<&'a [u8], String> {
+    let open = format!("{{\"{key}\":");
+    let not_framed = || format!("not a journal {key} line ({{\"{key}\":...,\"crc32\":...}})");
+    let body = line.strip_prefix(open.as_bytes()).ok_or_else(not_framed)?;
+    let tail = b",\"crc32\":\"";
+    let at = body.windows(tail.len()).rposition(|w| w == tail).ok_or_else(not_framed)?;
+    let (json, crc) = (&body[..at], &body[at + tail.len()..]);
+    let crc = crc.strip_suffix(b"\"}").ok_or_else(not_framed)?;
+    if crc != checksum(json).as_bytes() {
+        return Err(format!(
+            "checksum mismatch (the line says {}, its content gives {}): the line was changed after brownout wrote it",
+            String::from_utf8_lossy(crc),
+            checksum(json)
+        ));
+    }
+    Ok(json)
 }
 
 /// An open journal, safe to append to from worker threads.
@@ -56,12 +95,25 @@ impl Journal {
     pub fn create(dir: &Path, header: &Header) -> Result<Self> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let path = dir.join(JOURNAL);
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&path)
             .with_context(|| format!("creating {}", path.display()))?;
-        writeln!(file, "{}", serde_json::to_string(header)?)?;
+        Self::start(file, &path, header)
+    }
+
+    /// Start the journal afresh over one whose header was torn at creation (so it holds no
+    /// record).
+    pub fn recreate(dir: &Path, header: &Header) -> Result<Self> {
+        let path = dir.join(JOURNAL);
+        let file = OpenOptions::new().write(true).open(&path).with_context(|| format!("opening {}", path.display()))?;
+        file.set_len(0).with_context(|| format!("truncating {}", path.display()))?;
+        Self::start(file, &path, header)
+    }
+
+    fn start(mut file: File, path: &Path, header: &Header) -> Result<Self> {
+        file.write_all(&frame("header", header)?).with_context(|| format!("writing {}", path.display()))?;
         file.flush()?;
         Ok(Self { file: Mutex::new(file) })
     }
@@ -69,18 +121,16 @@ impl Journal {
     /// Reopen a journal to append after `valid_len` bytes (dropping a torn tail).
     pub fn reopen(dir: &Path, valid_len: u64) -> Result<Self> {
         let path = dir.join(JOURNAL);
-        let file = OpenOptions::new().write(true).open(&path).with_context(|| format!("opening {}", path.display()))?;
+        let mut file =
+            OpenOptions::new().write(true).open(&path).with_context(|| format!("opening {}", path.display()))?;
         file.set_len(valid_len)?;
-        let mut file = file;
-        use std::io::Seek;
         file.seek(std::io::SeekFrom::End(0))?;
         Ok(Self { file: Mutex::new(file) })
     }
 
     /// Append one record as a single write, then flush, so a finished run survives a kill.
     pub fn append(&self, r: &RunRecord) -> Result<()> {
-        let mut line = serde_json::to_vec(r)?;
-        line.push(b'\n');
+        let line = frame("record", r)?;
         let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
         f.write_all(&line)?;
         f.flush()?;
@@ -90,41 +140,55 @@ impl Journal {
 
 /// A journal read back: its header, the records, and the length of its intact prefix.
 pub struct Read {
-    /// The header.
-    pub header: Header,
+    /// The header; `None` when it was torn at creation (the journal then holds nothing).
+    pub header: Option<Header>,
     /// Records in file order.
     pub records: Vec<RunRecord>,
     /// Bytes up to the end of the last complete line.
     pub valid_len: u64,
 }
 
-/// Read `dir`'s journal, ignoring a torn last line.
-pub fn read_journal(dir: &Path) -> Result<Read> {
-    let path = dir.join(JOURNAL);
-    let f = File::open(&path).with_context(|| format!("opening {}", path.display()))?;
-    let mut reader = BufReader::new(f);
-    let (mut header, mut records, mut valid_len) = (None, Vec::new(), 0u64);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let n = reader.read_line(&mut line)?;
-        if n == 0 || !line.ends_with('\n') {
-            break; // end, or a line torn by a kill: everything before it stands.
-        }
-        if header.is_none() {
-            header = Some(serde_json::from_str(&line).with_context(|| format!("{}: bad header", path.display()))?);
-        } else {
-            records.push(
-                serde_json::from_str(&line)
-                    .with_context(|| format!("{}: bad line {}", path.display(), records.len() + 2))?,
-            );
-        }
-        valid_len += n as u64;
+/// Is `r` a run of `plan` with the plan's seed and metric count?
+fn check_record(plan: &PlanInfo, r: &RunRecord) -> Result<(), String> {
+    if r.run >= plan.runs() {
+        return Err(format!("run {} is not in the plan, which has {} runs", r.run, plan.runs()));
     }
-    let Some(header) = header else {
-        bail!("{} has no header line", path.display());
-    };
-    Ok(Read { header, records, valid_len })
+    if r.metrics.len() != plan.metrics.len() {
+        return Err(format!("run {} has {} metrics, the plan has {}", r.run, r.metrics.len(), plan.metrics.len()));
+    }
+    let want = plan.replication_seed(plan.run_id(r.run).replication);
+    if r.seed != want {
+        return Err(format!("run {} has seed {}, the plan gives it seed {want}", r.run, r.seed));
+    }
+    Ok(())
+}
+
+/// Read `dir`'s journal, dropping a torn last line, checking the header with `check_header`
+/// (before any record, so a journal of another plan is named as such) and every record
+/// against `plan`.
+pub fn read_journal(dir: &Path, plan: &PlanInfo, check_header: impl Fn(&Header) -> Result<(), String>) -> Result<Read> {
+    let path = dir.join(JOURNAL);
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let (mut header, mut records, mut valid_len) = (None, Vec::new(), 0usize);
+    // Only lines ending in a newline are complete: a kill tears the last one at most.
+    let complete = bytes.split_inclusive(|&b| b == b'\n').filter(|l| l.ends_with(b"\n"));
+    for (i, line) in complete.enumerate() {
+        let at = |why: String| anyhow::anyhow!("{}:{}: {why}", path.display(), i + 1);
+        let content = &line[..line.len() - 1];
+        if i == 0 {
+            let json = unframe(content, "header").map_err(at)?;
+            let h: Header = serde_json::from_slice(json).map_err(|e| at(format!("bad header: {e}")))?;
+            check_header(&h).map_err(at)?;
+            header = Some(h);
+        } else {
+            let json = unframe(content, "record").map_err(at)?;
+            let r: RunRecord = serde_json::from_slice(json).map_err(|e| at(format!("bad record: {e}")))?;
+            check_record(plan, &r).map_err(at)?;
+            records.push(r);
+        }
+        valid_len += line.len();
+    }
+    Ok(Read { header, records, valid_len: valid_len as u64 })
 }
 
 /// The three result files.
@@ -145,10 +209,8 @@ pub fn complete(plan: &PlanInfo, records: Vec<RunRecord>) -> Result<Vec<RunRecor
         if r.run >= plan.runs() {
             bail!("journal holds run {} but the plan has {} runs", r.run, plan.runs());
         }
-        if let Some(old) = by_run.get(&r.run) {
-            if *old != r {
-                bail!("run {} appears twice with different results", r.run);
-            }
+        if by_run.get(&r.run).is_some_and(|old| *old != r) {
+            bail!("run {} appears twice with different results", r.run);
         }
         by_run.insert(r.run, r);
     }
@@ -196,7 +258,7 @@ fn aggregate<'a>(plan: &'a PlanInfo, group: usize, recs: &[RunRecord]) -> (Vec<S
     let params = &plan.points[point];
     let mut line: Vec<String> = vec![point.to_string()];
     line.extend(params.iter().map(|x| num(*x)));
-    line.extend([plan.policies[policy].clone(), plan.replications.to_string()]);
+    line.extend([csv_cell(&plan.policies[policy]), plan.replications.to_string()]);
     let mut metrics = BTreeMap::new();
     for (k, m) in plan.metrics.iter().enumerate() {
         let xs: Vec<f64> = recs.iter().map(|x| x.metrics[k].unwrap_or(f64::NAN)).collect();
@@ -220,10 +282,10 @@ fn aggregate<'a>(plan: &'a PlanInfo, group: usize, recs: &[RunRecord]) -> (Vec<S
 pub fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered> {
     let mut csv = csv::Writer::from_writer(Vec::new());
     let mut head: Vec<String> = vec!["point".into()];
-    head.extend(plan.axes.iter().map(|a| a.name.clone()));
+    head.extend(plan.axes.iter().map(|a| csv_cell(&a.name)));
     head.extend(["policy".into(), "replications".into()]);
     for m in &plan.metrics {
-        head.extend([format!("{m}_mean"), format!("{m}_ci_lo"), format!("{m}_ci_hi")]);
+        head.extend([format!("{m}_mean"), format!("{m}_ci_lo"), format!("{m}_ci_hi")].map(|h| csv_cell(&h)));
     }
     csv.write_record(&head)?;
     let mut rows = Vec::new();
@@ -249,16 +311,16 @@ pub fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered> {
 fn runs_csv(plan: &PlanInfo, records: &[RunRecord]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut head: Vec<String> = vec!["run".into(), "point".into()];
-    head.extend(plan.axes.iter().map(|a| a.name.clone()));
+    head.extend(plan.axes.iter().map(|a| csv_cell(&a.name)));
     head.extend(["policy", "replication", "seed", "events", "requests"].map(String::from));
-    head.extend(plan.metrics.iter().cloned());
+    head.extend(plan.metrics.iter().map(|m| csv_cell(m)));
     w.write_record(&head)?;
     for rec in records {
         let id = plan.run_id(rec.run);
         let mut line = vec![rec.run.to_string(), id.point.to_string()];
         line.extend(plan.points[id.point].iter().map(|x| num(*x)));
         line.extend([
-            plan.policies[id.policy].clone(),
+            csv_cell(&plan.policies[id.policy]),
             id.replication.to_string(),
             rec.seed.to_string(),
             rec.events.to_string(),
@@ -270,18 +332,31 @@ fn runs_csv(plan: &PlanInfo, records: &[RunRecord]) -> Result<Vec<u8>> {
     Ok(w.into_inner()?)
 }
 
-/// Write `plan.json`.
-pub fn write_plan(dir: &Path, plan: &PlanInfo) -> Result<()> {
+/// The bytes of `plan.json` for `plan`.
+pub fn plan_bytes(plan: &PlanInfo) -> Result<Vec<u8>> {
     let mut bytes = serde_json::to_vec_pretty(plan)?;
     bytes.push(b'\n');
-    crate::output::write_atomic(&dir.join(PLAN), &bytes)
+    Ok(bytes)
 }
 
-/// Read `plan.json`.
-pub fn read_plan(dir: &Path) -> Result<PlanInfo> {
+/// Write `plan.json`.
+pub fn write_plan(dir: &Path, plan: &PlanInfo) -> Result<()> {
+    crate::output::write_atomic(&dir.join(PLAN), &plan_bytes(plan)?)
+}
+
+/// Read `plan.json` and its checksum (to compare with the journal header's `plan`).
+pub fn read_plan(dir: &Path) -> Result<(PlanInfo, String)> {
     let path = dir.join(PLAN);
-    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let plan: PlanInfo = serde_json::from_slice(&bytes).with_context(|| format!("parsing {}", path.display()))?;
+    let shape_ok = plan.replications > 0
+        && !plan.policies.is_empty()
+        && !plan.points.is_empty()
+        && plan.points.iter().all(|p| p.len() == plan.axes.len());
+    if !shape_ok {
+        bail!("{}: the plan has no runs, or points that do not match its axes", path.display());
+    }
+    Ok((plan, checksum(&bytes)))
 }
 
 /// Write the result files into `dir`; returns their paths.
@@ -317,7 +392,9 @@ mod tests {
     }
 
     fn rec(run: u64, m: f64) -> RunRecord {
-        RunRecord { run, seed: 1, events: 10, requests: 5, metrics: vec![Some(m)] }
+        let p = plan();
+        let seed = p.replication_seed(p.run_id(run).replication);
+        RunRecord { run, seed, events: 10, requests: 5, metrics: vec![Some(m)] }
     }
 
     #[test]
@@ -333,7 +410,8 @@ mod tests {
         let csv = String::from_utf8(r.csv).unwrap();
         assert!(csv.starts_with("point,x,policy,replications,m_mean,m_ci_lo,m_ci_hi\n0,0.5,p,2,2,"));
         let runs = String::from_utf8(r.runs_csv).unwrap();
-        assert_eq!(runs.lines().nth(2), Some("1,0,0.5,p,1,1,10,5,3"));
+        let row = format!("1,0,0.5,p,1,{},10,5,3", rec(1, 3.0).seed);
+        assert_eq!(runs.lines().nth(2), Some(row.as_str()));
     }
 
     #[test]
@@ -349,7 +427,7 @@ mod tests {
     #[test]
     fn torn_tail_is_dropped() {
         let dir = tempfile::tempdir().unwrap();
-        let header = Header { hash: "h".into(), shard: "0/1".into() };
+        let header = Header { hash: "h".into(), shard: "0/1".into(), plan: "0".into() };
         let j = Journal::create(dir.path(), &header).unwrap();
         j.append(&rec(0, 1.0)).unwrap();
         drop(j);
@@ -357,11 +435,36 @@ mod tests {
         let intact = std::fs::metadata(&path).unwrap().len();
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
         f.write_all(b"{\"run\":1,").unwrap();
-        let r = read_journal(dir.path()).unwrap();
-        assert_eq!((r.header, r.records, r.valid_len), (header, vec![rec(0, 1.0)], intact));
+        let r = read_journal(dir.path(), &plan(), |_| Ok(())).unwrap();
+        assert_eq!((r.header, r.records, r.valid_len), (Some(header.clone()), vec![rec(0, 1.0)], intact));
         let j = Journal::reopen(dir.path(), r.valid_len).unwrap();
         j.append(&rec(1, 3.0)).unwrap();
-        assert_eq!(read_journal(dir.path()).unwrap().records, vec![rec(0, 1.0), rec(1, 3.0)]);
-        assert!(Journal::create(dir.path(), &read_journal(dir.path()).unwrap().header).is_err());
+        assert_eq!(read_journal(dir.path(), &plan(), |_| Ok(())).unwrap().records, vec![rec(0, 1.0), rec(1, 3.0)]);
+        assert!(Journal::create(dir.path(), &header).is_err());
+    }
+
+    #[test]
+    fn framed_lines_carry_their_checksum() {
+        // CRC-32 (IEEE) of "123456789" is cbf43926, the standard check value.
+        assert_eq!(checksum(b"123456789"), "cbf43926");
+        let line = frame("record", &rec(1, 3.0)).unwrap();
+        let json = unframe(&line[..line.len() - 1], "record").unwrap();
+        assert_eq!(serde_json::from_slice::<RunRecord>(json).unwrap(), rec(1, 3.0));
+        let mut bad = line.clone();
+        let at = bad.iter().position(|&b| b == b'3').unwrap();
+        bad[at] = b'4';
+        assert!(unframe(&bad[..bad.len() - 1], "record").unwrap_err().contains("checksum mismatch"));
+        assert!(unframe(&line[..line.len() - 1], "header").is_err());
+    }
+
+    #[test]
+    fn records_must_fit_the_plan() {
+        let p = plan();
+        assert!(check_record(&p, &rec(1, 3.0)).is_ok());
+        let few = RunRecord { metrics: vec![], ..rec(1, 3.0) };
+        assert!(check_record(&p, &few).unwrap_err().contains("0 metrics"));
+        let seed = RunRecord { seed: rec(1, 3.0).seed ^ 1, ..rec(1, 3.0) };
+        assert!(check_record(&p, &seed).unwrap_err().contains("seed"));
+        assert!(check_record(&p, &rec(2, 1.0)).unwrap_err().contains("not in the plan"));
     }
 }

@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use super::{Rendered, render, run_charts, sweep};
 use crate::metrics::WindowRow;
 use crate::metrics::summary::ScenarioSummary;
-use crate::output::{html, report_md, write_atomic};
+use crate::output::{escape, html, report_md, write_atomic};
 use crate::report;
 
 /// Write each chart as `charts/<stem>.png` and `.svg` under `dir`; returns the PNG paths
@@ -23,6 +23,22 @@ pub fn write(dir: &Path, charts: &[Rendered]) -> Result<Vec<String>> {
     Ok(paths)
 }
 
+/// Give charts whose stems coincide (classes `a b` and `A_B` both slug to `a_b`) distinct
+/// stems `<stem>-2`, `-3`, ..., skipping any stem already taken, so no chart overwrites another.
+pub fn unique_stems(charts: &mut [Rendered]) {
+    let mut taken: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let all: std::collections::BTreeSet<String> = charts.iter().map(|c| c.stem.clone()).collect();
+    for c in charts.iter_mut() {
+        if !taken.contains(&c.stem) {
+            taken.insert(c.stem.clone());
+            continue;
+        }
+        let stem = (2..).map(|n| format!("{}-{n}", c.stem)).find(|s| !taken.contains(s) && !all.contains(s));
+        c.stem = stem.unwrap_or_default();
+        taken.insert(c.stem.clone());
+    }
+}
+
 /// Read `DIR/summary.json` and `DIR/timeseries.csv` (no rows when the CSV is absent).
 pub fn load_run(dir: &Path) -> Result<(ScenarioSummary, Vec<WindowRow>)> {
     let path = dir.join("summary.json");
@@ -34,7 +50,9 @@ pub fn load_run(dir: &Path) -> Result<(ScenarioSummary, Vec<WindowRow>)> {
     if path.exists() {
         let mut r = csv::Reader::from_path(&path).with_context(|| format!("reading {}", path.display()))?;
         for row in r.deserialize() {
-            rows.push(row.with_context(|| format!("parsing {}", path.display()))?);
+            let row: WindowRow = row.with_context(|| format!("parsing {}", path.display()))?;
+            let (policy, class) = (escape::csv_name(&row.policy), escape::csv_name(&row.class));
+            rows.push(WindowRow { policy, class, ..row });
         }
     }
     Ok((summary, rows))
@@ -43,7 +61,8 @@ pub fn load_run(dir: &Path) -> Result<(ScenarioSummary, Vec<WindowRow>)> {
 /// After a run: render its charts into `dir/charts/` and write `dir/report.html`.
 /// Returns the PNG paths for `report.md`.
 pub fn write_run(dir: &Path, description: &str, summary: &ScenarioSummary, rows: &[WindowRow]) -> Result<Vec<String>> {
-    let charts = run_charts(summary, rows)?;
+    let mut charts = run_charts(summary, rows)?;
+    unique_stems(&mut charts);
     let paths = write(dir, &charts)?;
     let sections = [html::run_section(description, summary), html::charts_section(&charts)];
     let page = html::page(&format!("brownout report: {}", summary.scenario), &sections);
@@ -73,6 +92,7 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<String>> {
         let description = scenario.as_ref().map_or("", |s| s.description.as_str());
         sections.push(html::run_section(description, &summary));
         charts.extend(run_charts(&summary, &rows)?);
+        unique_stems(&mut charts);
         title = format!("brownout report: {}", summary.scenario);
         if let Some(s) = &scenario {
             let checked = report::expect::check(&summary, &s.expect);
@@ -85,6 +105,7 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<String>> {
         sections.push(html::sweep_section(&sw));
         let sweep_charts: Vec<Rendered> = sweep::charts(&sw).iter().map(render).collect::<Result<_>>()?;
         charts.extend(sweep_charts);
+        unique_stems(&mut charts);
         if !has_run {
             title = format!("brownout sweep: {}", sw.sweep);
         }

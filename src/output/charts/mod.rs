@@ -261,6 +261,12 @@ pub fn render(chart: &Chart) -> Result<Rendered> {
         .ok_or_else(|| anyhow!("{}: pixel buffer has the wrong size", chart.stem))?;
     let mut png = Cursor::new(Vec::new());
     img.write_to(&mut png, image::ImageFormat::Png).with_context(|| format!("encoding {}.png", chart.stem))?;
+    // Control characters in a name are not allowed in XML: show them as `\u{..}` text.
+    let svg = if svg.chars().any(|c| c.is_control() && !"\n\r\t".contains(c)) {
+        svg.lines().map(crate::output::escape::visible).collect::<Vec<_>>().join("\n")
+    } else {
+        svg
+    };
     Ok(Rendered { stem: chart.stem.clone(), title: chart.title.clone(), svg, png: png.into_inner() })
 }
 

@@ -1,0 +1,126 @@
+//! Escaping names (of scenarios, classes, policies, axes, metrics) for each output format, so
+//! a name is shown as written and never read as markup, a formula or a terminal command.
+//! HTML escaping is [`super::html::escape`].
+
+/// A name as Markdown text (also inside a table cell): backslash-escapes the characters that
+/// start markup (`|`, `*`, `` ` ``, `[`, `]`, `~`, `\`, `_` at a word's edge), and `<` or `&`
+/// where they could open raw HTML or an entity; line breaks and control characters become
+/// `\u{..}` text.
+pub fn md(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = String::with_capacity(name.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).copied();
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let escape = match c {
+            '\\' | '|' | '*' | '`' | '[' | ']' | '~' => true,
+            // Inside a word (`ok_ratio`) an underscore is not emphasis.
+            '_' => !(prev.is_some_and(char::is_alphanumeric) && next.is_some_and(char::is_alphanumeric)),
+            '<' => next.is_some_and(|n| n.is_ascii_alphabetic() || "/!?".contains(n)),
+            '&' => next.is_some_and(|n| n.is_ascii_alphanumeric() || n == '#'),
+            _ => false,
+        };
+        if c.is_control() || is_bidi_control(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            if escape {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A name as a Markdown code span: `` `name` ``, with a fence longer than any run of backticks
+/// in the name, and `|` escaped so the span cannot split a table cell.
+pub fn md_code(name: &str) -> String {
+    let clean = visible(name);
+    let longest = clean.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if clean.starts_with('`') || clean.ends_with('`') { " " } else { "" };
+    format!("{fence}{pad}{}{pad}{fence}", clean.replace('|', "\\|"))
+}
+
+/// A name as a CSV cell: a spreadsheet reads a cell starting with `=`, `+`, `-`, `@`, a tab or
+/// a carriage return as a formula, so such a name gets a leading `'` (as does a name already
+/// starting with `'`, so that [`csv_name`] undoes it exactly).
+pub fn csv_cell(name: &str) -> String {
+    if name.starts_with(['=', '+', '-', '@', '\t', '\r', '\'']) { format!("'{name}") } else { name.to_string() }
+}
+
+/// The name a [`csv_cell`] holds.
+pub fn csv_name(cell: &str) -> String {
+    match cell.strip_prefix('\'') {
+        Some(rest) if rest.starts_with(['=', '+', '-', '@', '\t', '\r', '\'']) => rest.to_string(),
+        _ => cell.to_string(),
+    }
+}
+
+/// Text for a terminal: control characters (escape sequences, bells, carriage returns) and
+/// bidirectional overrides become visible `\u{..}` text; line breaks and tabs stay.
+pub fn terminal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `name` with control characters shown as `\u{..}` (for places that need one line).
+pub fn visible(name: &str) -> String {
+    terminal(name).replace('\n', "\\u{a}").replace('\t', "\\u{9}")
+}
+
+/// Unicode's bidirectional embedding, override and isolate controls, which can make text
+/// display in an order other than the one it has (Trojan Source).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_names() {
+        assert_eq!(md("checkout"), "checkout");
+        assert_eq!(md("retry-only"), "retry-only");
+        assert_eq!(md("ok_ratio < 0.5"), "ok_ratio < 0.5");
+        assert_eq!(md("a|b"), "a\\|b");
+        assert_eq!(md("<script>"), "\\<script>");
+        assert_eq!(md("_x_ *y*"), "\\_x\\_ \\*y\\*");
+        assert_eq!(md("&amp; & b"), "\\&amp; & b");
+        assert_eq!(md("a\nb\u{1b}"), "a\\u{a}b\\u{1b}");
+        assert_eq!(md("[l](u)"), "\\[l\\](u)");
+    }
+
+    #[test]
+    fn markdown_code_spans() {
+        assert_eq!(md_code("tiered"), "`tiered`");
+        assert_eq!(md_code("a`b"), "``a`b``");
+        assert_eq!(md_code("`x"), "`` `x ``");
+        assert_eq!(md_code("a|b"), "`a\\|b`");
+    }
+
+    #[test]
+    fn csv_names_round_trip() {
+        for name in ["plain", "=1+2", "+x", "-y", "@z", "'quoted", "''=x", "\tt", "a=b", "", "'"] {
+            assert_eq!(csv_name(&csv_cell(name)), name, "{name:?}");
+            assert!(!csv_cell(name).starts_with(['=', '+', '-', '@', '\t', '\r']), "{name:?}");
+        }
+        assert_eq!(csv_cell("=cmd()"), "'=cmd()");
+        assert_eq!(csv_cell("plain"), "plain");
+    }
+
+    #[test]
+    fn terminal_text() {
+        assert_eq!(terminal("a\u{1b}[31mb\n\tc\r\u{7}"), "a\\u{1b}[31mb\n\tc\\u{d}\\u{7}");
+        assert_eq!(terminal("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(terminal("naïve ✓"), "naïve ✓");
+    }
+}
