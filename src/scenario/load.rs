@@ -168,7 +168,6 @@ fn check_data_files(s: &Scenario, dir: &Path) -> Result<(), (String, DataError)>
         }
         .map_err(|e| (at, e))?;
     }
-    super::budget::check(s).map_err(|r| bad(r.needle, r.message))?;
     Ok(())
 }
 
