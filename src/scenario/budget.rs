@@ -37,17 +37,18 @@ const REQUEST_BYTES: f64 = 256.0;
 /// Text of one time-series row once written as CSV (about 25 numbers).
 const ROW_TEXT_BYTES: f64 = 256.0;
 
-/// Why a scenario is refused: the text to point at in the file and the message.
+/// Why a scenario is refused: the path of the value to point at and the message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
-    /// Text of the file to locate (a field name or a quoted name).
-    pub needle: String,
+    /// Path of the value behind the refusal (`fleet.instances`, `classes[2]`), as validation
+    /// errors carry it.
+    pub path: String,
     /// What is over which limit, and how to raise it.
     pub message: String,
 }
 
-fn refuse(needle: impl Into<String>, message: impl Into<String>) -> Refusal {
-    Refusal { needle: needle.into(), message: message.into() }
+fn refuse(path: impl Into<String>, message: impl Into<String>) -> Refusal {
+    Refusal { path: path.into(), message: message.into() }
 }
 
 /// What running a scenario is estimated to need.
@@ -59,23 +60,23 @@ pub struct Estimate {
     pub memory: f64,
     /// Events of one run: every request's certain events plus window ticks.
     pub events: f64,
-    /// Text of the file behind the largest memory term (field or quoted name).
+    /// Path of the value behind the largest memory term.
     pub memory_blame: String,
-    /// Text of the file behind the largest events term.
+    /// Path of the value behind the largest events term.
     pub events_blame: String,
 }
 
 /// The term of a sum that contributes most, and what in the file it comes from.
 #[derive(Default)]
 struct Largest {
-    needle: String,
+    path: String,
     amount: f64,
 }
 
 impl Largest {
-    fn add(&mut self, needle: impl Into<String>, amount: f64) -> f64 {
-        if amount > self.amount || self.needle.is_empty() {
-            *self = Largest { needle: needle.into(), amount };
+    fn add(&mut self, path: impl Into<String>, amount: f64) -> f64 {
+        if amount > self.amount || self.path.is_empty() {
+            *self = Largest { path: path.into(), amount };
         }
         amount
     }
@@ -84,17 +85,26 @@ impl Largest {
 /// Estimate a validated scenario's memory and events. Refuses outright what has no finite
 /// estimate (a closed loop whose users never spend any time).
 pub fn estimate(s: &Scenario) -> Result<Estimate, Refusal> {
+    estimate_with(s, &[])
+}
+
+/// Request rates a class reads from its data file: (class index, rows of `t_s`, `rate_per_s`).
+pub type DataRates = [(usize, Vec<(f64, f64)>)];
+
+/// [`estimate`], with the request rates of the classes whose arrivals live in data files.
+pub fn estimate_with(s: &Scenario, rates: &DataRates) -> Result<Estimate, Refusal> {
     let horizon = s.horizon.ns();
     let windows = (horizon / s.window.ns().max(1) + 1) as f64;
     let instances = f64::from(s.fleet.instances);
     let policies = s.policies.len() as f64;
     let (mut memory, mut events) = (Largest::default(), Largest::default());
     // Per-run terms are counted once per policy set: the sets run at once.
-    let widest = s.policies.iter().map(|p| (layer_bytes(&p.stack), &p.name)).max_by(|a, b| a.0.total_cmp(&b.0));
+    let widest =
+        s.policies.iter().enumerate().map(|(i, p)| (layer_bytes(&p.stack), i)).max_by(|a, b| a.0.total_cmp(&b.0));
     let replicas = s.dependency.replicas.as_ref().map_or(1.0, |r| f64::from(r.count));
-    let mut run = memory.add("instances", instances * (INSTANCE_BYTES + 4.0 * replicas) * policies);
-    if let Some((bytes, name)) = widest {
-        run += memory.add(format!("\"{name}\""), instances * bytes * policies);
+    let mut run = memory.add("fleet.instances", instances * (INSTANCE_BYTES + 4.0 * replicas) * policies);
+    if let Some((bytes, i)) = widest {
+        run += memory.add(format!("policies[{i}]"), instances * bytes * policies);
     }
     run += s.classes.len() as f64 * CLASS_BYTES * policies;
     let mut shared = 0.0;
@@ -103,14 +113,14 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, Refusal> {
         let items = f64::from(c.items);
         let caches = if c.shared_cache { 1.0 } else { instances };
         shared = items * ITEM_SHARED_BYTES;
-        run += memory.add("items", (items * (ITEM_RUN_BYTES + caches * CACHE_SLOT_BYTES)) * policies + shared);
+        run += memory.add("catalogue.items", (items * (ITEM_RUN_BYTES + caches * CACHE_SLOT_BYTES)) * policies + shared);
         // Each item's stock changes are stepped through when it is looked at.
-        count += events.add("changes_per_hour", items * c.changes_per_hour * hours(horizon));
+        count += events.add("catalogue.changes_per_hour", items * c.changes_per_hour * hours(horizon));
     }
-    for c in &s.classes {
-        let at = format!("\"{}\"", c.name);
+    for (i, c) in s.classes.iter().enumerate() {
+        let at = format!("classes[{i}]");
         let (requests, waiting) =
-            class_requests(s, c).map_err(|m| refuse(&at, format!("class \"{}\": {m}", c.name)))?;
+            class_requests(s, c, i, rates).map_err(|m| refuse(&at, format!("class \"{}\": {m}", c.name)))?;
         let mut held = waiting * (EVENT_BYTES + REQUEST_BYTES);
         if let Arrivals::Scripted { times } = &c.arrivals {
             held += times.len() as f64 * 8.0;
@@ -128,16 +138,21 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, Refusal> {
         run_bytes: (run - shared) / policies.max(1.0) + shared + windows * 8.0,
         memory: run + rows,
         events: count,
-        memory_blame: memory.needle,
-        events_blame: events.needle,
+        memory_blame: memory.path,
+        events_blame: events.path,
     })
 }
 
 /// Check a validated scenario against its limits: memory, events, attempts per request.
 pub fn check(s: &Scenario) -> Result<(), Refusal> {
+    check_with(s, &[])
+}
+
+/// [`check`], with the request rates read from data files, once they have been read.
+pub fn check_with(s: &Scenario, rates: &DataRates) -> Result<(), Refusal> {
     check_limits(&s.limits)?;
     check_attempts(s)?;
-    let e = estimate(s)?;
+    let e = estimate_with(s, rates)?;
     let limit = s.limits.max_memory.as_u64() as f64;
     if e.memory > limit {
         return Err(refuse(
@@ -183,16 +198,16 @@ const MAX_IN_FLIGHT_CEILING: u64 = 1_000_000_000_000;
 
 fn check_limits(l: &super::Limits) -> Result<(), Refusal> {
     if l.max_in_flight == 0 || l.max_in_flight > MAX_IN_FLIGHT_CEILING {
-        return Err(refuse("max_in_flight", "limits.max_in_flight must lie in 1..=1000000000000"));
+        return Err(refuse("limits.max_in_flight", "limits.max_in_flight must lie in 1..=1000000000000"));
     }
     if l.max_events == 0 {
-        return Err(refuse("max_events", "limits.max_events must be >= 1"));
+        return Err(refuse("limits.max_events", "limits.max_events must be >= 1"));
     }
     if l.max_attempts == 0 {
-        return Err(refuse("max_attempts", "limits.max_attempts must be >= 1"));
+        return Err(refuse("limits.max_attempts", "limits.max_attempts must be >= 1"));
     }
     if l.max_memory.as_u64() == 0 {
-        return Err(refuse("max_memory", "limits.max_memory must be > 0, e.g. \"4GiB\""));
+        return Err(refuse("limits.max_memory", "limits.max_memory must be > 0, e.g. \"4GiB\""));
     }
     Ok(())
 }
@@ -311,19 +326,24 @@ fn window_samples(c: &crate::policy::breaker::error_rate::ErrorRateConfig) -> f6
 }
 
 /// Expected requests of a class over the horizon, and how many wait as users at once.
-fn class_requests(s: &Scenario, c: &super::Class) -> Result<(f64, f64), String> {
+fn class_requests(s: &Scenario, c: &super::Class, index: usize, rates: &DataRates) -> Result<(f64, f64), String> {
     let h = s.horizon.ns();
     Ok(match &c.arrivals {
         Arrivals::Poisson { rate_per_s } => (rate_per_s * secs(h), 0.0),
-        Arrivals::PoissonProfile { points } => (profile_integral(points, h), 0.0),
+        Arrivals::PoissonProfile { points } => {
+            (profile_integral(points.iter().map(|(t, r)| (t.ns() as f64, *r)), h), 0.0)
+        }
         Arrivals::Diurnal { mean_rate_per_s, .. } => (mean_rate_per_s * secs(h), 0.0),
         Arrivals::Burst { base_rate_per_s, at, duration, multiplier } => {
             let inside = secs(h.min(at.ns().saturating_add(duration.ns())).saturating_sub(at.ns()));
             (base_rate_per_s * secs(h) + base_rate_per_s * (multiplier - 1.0).max(0.0) * inside, 0.0)
         }
         Arrivals::Scripted { times } => (times.iter().filter(|t| t.ns() <= h).count() as f64, 0.0),
-        // The rates live in a data file, read when the model is built.
-        Arrivals::Csv { .. } => (0.0, 0.0),
+        // The rates live in a data file: counted once `load` has read it.
+        Arrivals::Csv { .. } => match rates.iter().find(|(i, _)| *i == index) {
+            Some((_, rows)) => (profile_integral(rows.iter().map(|(t, r)| (t * SECOND as f64, *r)), h), 0.0),
+            None => (0.0, 0.0),
+        },
         Arrivals::ClosedLoop { users, think } => {
             let users = f64::from(*users);
             match cycle(s, c, think.ns()) {
@@ -360,12 +380,13 @@ fn cycle(s: &Scenario, c: &super::Class, think: Time) -> Option<f64> {
 }
 
 /// Requests of a piecewise-linear rate (constant outside its points) over `[0, h]`.
-fn profile_integral(points: &[(super::Dur, f64)], h: Time) -> f64 {
+fn profile_integral(points: impl Iterator<Item = (f64, f64)>, h: Time) -> f64 {
+    let points: Vec<(f64, f64)> = points.collect();
     let Some(first) = points.first() else { return 0.0 };
     let h = h as f64;
-    let mut total = first.1 * (first.0.ns() as f64).min(h);
+    let mut total = first.1 * first.0.min(h);
     for w in points.windows(2) {
-        let (t0, r0, t1, r1) = (w[0].0.ns() as f64, w[0].1, w[1].0.ns() as f64, w[1].1);
+        let (t0, r0, t1, r1) = (w[0].0, w[0].1, w[1].0, w[1].1);
         if t0 >= h || t1 <= t0 {
             continue;
         }
@@ -374,7 +395,7 @@ fn profile_integral(points: &[(super::Dur, f64)], h: Time) -> f64 {
         total += (r0 + r_end) / 2.0 * (end - t0);
     }
     let last = points[points.len() - 1];
-    total += last.1 * (h - last.0.ns() as f64).max(0.0);
+    total += last.1 * (h - last.0).max(0.0);
     total / SECOND as f64
 }
 
@@ -389,7 +410,7 @@ fn events_per_request(s: &Scenario, c: &super::Class) -> f64 {
 /// Attempts one request may make: the product of its retry layers' `max_attempts`, over
 /// every policy set, against `limits.max_attempts`.
 fn check_attempts(s: &Scenario) -> Result<(), Refusal> {
-    for p in &s.policies {
+    for (i, p) in s.policies.iter().enumerate() {
         let attempts: f64 = p
             .stack
             .iter()
@@ -400,7 +421,7 @@ fn check_attempts(s: &Scenario) -> Result<(), Refusal> {
             .product();
         if attempts > s.limits.max_attempts as f64 {
             return Err(refuse(
-                format!("\"{}\"", p.name),
+                format!("policies[{i}]"),
                 format!(
                     "policy \"{}\": its retry layers allow {attempts:.0} attempts per request, over \
                      limits.max_attempts ({}); lower Retry.max_attempts, or raise the limit with \
@@ -432,14 +453,15 @@ mod tests {
     #[test]
     fn profile_integral_is_the_area_under_the_rate() {
         let d = |s| super::super::Dur::secs(s);
+        let integral = |p: &[(super::super::Dur, f64)], h| profile_integral(p.iter().map(|(t, r)| (t.ns() as f64, *r)), h);
         // A ramp from 0 to 100/s over 10 s: a triangle of 0.5 x 10 x 100 = 500 requests;
         // held at 100/s for 10 s more: 1,500.
-        assert_eq!(profile_integral(&[(d(0), 0.0), (d(10), 100.0)], 10 * SECOND), 500.0);
-        assert_eq!(profile_integral(&[(d(0), 0.0), (d(10), 100.0)], 20 * SECOND), 1500.0);
+        assert_eq!(integral(&[(d(0), 0.0), (d(10), 100.0)], 10 * SECOND), 500.0);
+        assert_eq!(integral(&[(d(0), 0.0), (d(10), 100.0)], 20 * SECOND), 1500.0);
         // Constant before the first point: 10/s over 10 s.
-        assert_eq!(profile_integral(&[(d(5), 10.0)], 10 * SECOND), 100.0);
+        assert_eq!(integral(&[(d(5), 10.0)], 10 * SECOND), 100.0);
         // A horizon inside a segment: 0.5 x 5 x 50 = 125.
-        assert_eq!(profile_integral(&[(d(0), 0.0), (d(10), 100.0)], 5 * SECOND), 125.0);
+        assert_eq!(integral(&[(d(0), 0.0), (d(10), 100.0)], 5 * SECOND), 125.0);
     }
 
     #[test]
@@ -473,7 +495,7 @@ mod tests {
         let mut s = scenario(r#"(name: "a", arrivals: ClosedLoop(users: 2, think: "0s"), deadline: "1s")"#, "");
         s.dependency.latency = Latency::Constant(super::super::Dur(0));
         let r = check(&s).unwrap_err();
-        assert_eq!(r.needle, "\"a\"");
+        assert_eq!(r.path, "classes[0]");
         assert!(r.message.contains("infinitely many requests"), "{}", r.message);
         // Any time makes it finite: 1 ms of overhead, 2 users x 10 s / 1 ms = 20,000 requests.
         s.fleet.overhead = super::super::Dur::ms(1);
@@ -492,7 +514,7 @@ mod tests {
         let e = estimate(&s).unwrap();
         assert!(e.memory >= 512.0e9, "{}", e.memory);
         let r = check(&s).unwrap_err();
-        assert_eq!(r.needle, "instances");
+        assert_eq!(r.path, "fleet.instances");
         let m = r.message;
         for part in ["GiB of memory", "1000000000 instances", "limits.max_memory (4.0 GiB)", "max_memory: \""] {
             assert!(m.contains(part), "{part:?} not in {m}");

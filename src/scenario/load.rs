@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use super::budget;
 use super::data::{self, DataError};
 use super::validate::{Invalid, validate};
 use super::{Arrivals, Drift, Latency, Scenario, locate};
@@ -44,13 +45,18 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     let scenario = parse(path, &text)?;
     validate(&scenario).map_err(|e| located(path, &text, e))?;
     let dir = path.parent().unwrap_or(Path::new("."));
-    check_data_files(&scenario, dir).map_err(|(at, e)| {
+    let rates = check_data_files(&scenario, dir).map_err(|(at, e)| {
         let (line, col) = position(&text, &at);
         ScenarioError {
             message: format!("{} (the data file of {at}, {}:{line}:{col})", e.message, path.display()),
             ..from_data(e)
         }
     })?;
+    // Rates read from data files count towards the event budget only now.
+    if !rates.is_empty() {
+        budget::check_with(&scenario, &rates)
+            .map_err(|r| located(path, &text, Invalid { path: r.path, message: r.message }))?;
+    }
     Ok(scenario)
 }
 
@@ -122,8 +128,6 @@ pub fn located(path: &Path, text: &str, e: Invalid) -> ScenarioError {
 /// What a data file holds.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Holds {
-    /// `t_s`, `rate_per_s`.
-    Rates,
     /// `t_s`, `latency_ms`.
     Latencies,
     /// One column of latencies.
@@ -131,12 +135,15 @@ enum Holds {
 }
 
 /// Read every data file the scenario names (each file and column once), exactly as the
-/// model will. The error is (path of the reference in the scenario, what is wrong).
-fn check_data_files(s: &Scenario, dir: &Path) -> Result<(), (String, DataError)> {
+/// model will, and return the request rates of the classes whose arrivals they hold. The
+/// error is (path of the reference in the scenario, what is wrong).
+fn check_data_files(s: &Scenario, dir: &Path) -> Result<Vec<(usize, Vec<(f64, f64)>)>, (String, DataError)> {
+    let mut rates = Vec::new();
     let mut refs: Vec<(String, &str, Holds)> = Vec::new();
     for (i, c) in s.classes.iter().enumerate() {
         if let Arrivals::Csv { file } = &c.arrivals {
-            refs.push((format!("classes[{i}].arrivals.Csv.file"), file, Holds::Rates));
+            let at = format!("classes[{i}].arrivals.Csv.file");
+            rates.push((i, data::rate_series(&dir.join(file)).map_err(|e| (at, e))?));
         }
         if let Some(Latency::Empirical { file, column }) = &c.work {
             refs.push((format!("classes[{i}].work.Empirical.file"), file, Holds::Samples(column.clone())));
@@ -162,13 +169,12 @@ fn check_data_files(s: &Scenario, dir: &Path) -> Result<(), (String, DataError)>
         }
         let path = dir.join(file);
         match holds {
-            Holds::Rates => data::rate_series(&path).map(drop),
             Holds::Latencies => data::latency_series(&path).map(drop),
             Holds::Samples(column) => data::latency_samples(&path, &column).map(drop),
         }
         .map_err(|e| (at, e))?;
     }
-    Ok(())
+    Ok(rates)
 }
 
 /// The median of latencies in milliseconds as the model takes it (nanoseconds, sorted,

@@ -70,7 +70,7 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
     for (k, e) in s.expect.iter().enumerate() {
         validate_expectation(e, &classes, &policies).map_err(|(p, m)| bad(format!("expect[{k}]{p}"), m))?;
     }
-    super::budget::check(s).map_err(|r| bad(r.needle, r.message))?;
+    super::budget::check(s).map_err(|r| bad(r.path, r.message))?;
     Ok(())
 }
 

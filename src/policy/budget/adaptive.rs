@@ -85,14 +85,15 @@ impl Policy for AdaptiveRetry {
 
 /// Validation messages for [`AdaptiveRetryConfig`].
 pub fn validate(c: &AdaptiveRetryConfig) -> Result<(), String> {
-    if c.bucket_size.is_nan() || c.bucket_size <= 0.0 {
-        return Err("AdaptiveRetry.bucket_size must be > 0".into());
+    // Finite too: the bucket is kept in whole thousandths of a token (an i64).
+    if !(c.bucket_size > 0.0 && c.bucket_size <= 1e12) {
+        return Err("AdaptiveRetry.bucket_size must lie in (0, 1e12]".into());
     }
-    if c.refill_per_request.is_nan() || c.refill_per_request < 0.0 {
-        return Err("AdaptiveRetry.refill_per_request must be >= 0".into());
+    if !(c.refill_per_request >= 0.0 && c.refill_per_request <= 1e12) {
+        return Err("AdaptiveRetry.refill_per_request must lie in [0, 1e12]".into());
     }
-    if c.retry_cost.is_nan() || c.retry_cost <= 0.0 {
-        return Err("AdaptiveRetry.retry_cost must be > 0".into());
+    if !(c.retry_cost > 0.0 && c.retry_cost <= 1e12) {
+        return Err("AdaptiveRetry.retry_cost must lie in (0, 1e12]".into());
     }
     Ok(())
 }
