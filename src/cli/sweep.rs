@@ -10,8 +10,9 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::Failure;
+use brownout::output::journal::{self, Journal};
 use brownout::output::{escape, folder, write_atomic};
-use brownout::sweep::store::{self, Header, Journal, RunRecord};
+use brownout::sweep::store::{self, Header, RunRecord};
 use brownout::sweep::{self, Shard, grid};
 
 /// Arguments of `brownout sweep`.
@@ -94,7 +95,7 @@ fn open_journal(
             h.hash, h.shard, h.plan, header.hash, header.shard, header.plan
         ))
     };
-    let read = store::read_journal(out, plan, same).map_err(io)?;
+    let read = journal::read_journal(out, plan, same).map_err(io)?;
     if read.header.is_none() {
         eprintln!("note: {} has no complete header (torn when it was created); starting it afresh", path.display());
         return Ok((Journal::recreate(out, header).map_err(io)?, Vec::new()));
@@ -126,7 +127,7 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     let lock = folder::lock(&out).map_err(io)?;
     folder::clean_temporaries(&lock).map_err(io)?;
     let shard = args.shard.unwrap_or(Shard::ALL);
-    let plan_bytes = store::plan_bytes(&plan.info).map_err(io)?;
+    let plan_bytes = store::plan_bytes(&plan.info).map_err(|e| io(e.into()))?;
     let header = Header { hash: plan.info.hash.clone(), shard: shard.to_string(), plan: store::checksum(&plan_bytes) };
     let (journal, done) = open_journal(&out, &plan.info, &header, args.resume)?;
     // Rewritten on every start, so an edited plan.json is replaced by the spec's.
@@ -168,17 +169,17 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
         );
         return Ok(());
     }
-    let records = store::read_journal(&out, &plan.info, |_| Ok(())).map_err(io)?.records;
-    let journal = out.join(store::JOURNAL).display().to_string();
-    finish(&out, &plan.info, records, &journal)
+    let records = journal::read_journal(&out, &plan.info, |_| Ok(())).map_err(io)?.records;
+    let journal_path = out.join(store::JOURNAL).display().to_string();
+    finish(&out, &plan.info, records, &journal_path)
 }
 
 /// Render the result files of `records` (read from `journals`, for messages) into `out`.
 fn finish(out: &Path, plan: &grid::PlanInfo, records: Vec<RunRecord>, journals: &str) -> Result<(), Failure> {
-    let records = store::complete(plan, records).map_err(|e| Failure::input(format!("error: {journals}: {e:#}")))?;
-    let files = store::render(plan, &records).map_err(io)?;
-    store::write_plan(out, plan).map_err(io)?;
-    let paths = store::write_results(out, &files).map_err(io)?;
+    let records = store::complete(plan, records).map_err(|e| Failure::input(format!("error: {journals}: {e}")))?;
+    let files = journal::render(plan, &records).map_err(io)?;
+    journal::write_plan(out, plan).map_err(io)?;
+    let paths = journal::write_results(out, &files).map_err(io)?;
     for p in paths {
         println!("{}", escape::terminal(&format!("wrote {}", p.display())));
     }
@@ -196,10 +197,10 @@ fn finish(out: &Path, plan: &grid::PlanInfo, records: Vec<RunRecord>, journals: 
 pub fn merge(args: MergeArgs) -> Result<(), Failure> {
     let lock = folder::lock(&args.out).map_err(io)?;
     folder::clean_temporaries(&lock).map_err(io)?;
-    let (plan, _) = store::read_plan(&args.dirs[0]).map_err(io)?;
+    let (plan, _) = journal::read_plan(&args.dirs[0]).map_err(io)?;
     let mut records = Vec::new();
     for d in &args.dirs {
-        let (other, crc) = store::read_plan(d).map_err(io)?;
+        let (other, crc) = journal::read_plan(d).map_err(io)?;
         if other.hash != plan.hash {
             return Err(Failure::input(format!(
                 "error: {} holds plan {} but {} holds plan {}: shards of different sweeps",
@@ -223,7 +224,7 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
             }
             Ok(())
         };
-        let read = store::read_journal(d, &plan, matches).map_err(io)?;
+        let read = journal::read_journal(d, &plan, matches).map_err(io)?;
         if read.header.is_none() {
             return Err(Failure::input(format!(
                 "error: {} has no header: that shard never started; run it (or --resume it) first",

@@ -7,6 +7,7 @@ pub mod charts;
 pub mod escape;
 pub mod folder;
 pub mod html;
+pub mod journal;
 
 use std::io::Write;
 use std::path::Path;

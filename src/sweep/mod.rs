@@ -7,7 +7,7 @@
 //! - [`grid`]: spec to [`grid::Plan`]: axis values, points, validated scenarios, run numbering,
 //!   common-random-number seeds. All errors surface here, before any run.
 //! - [`stats`]: t quantiles and intervals.
-//! - [`store`]: the output folder: plan, journal of finished runs, rendered result files.
+//! - [`store`]: the journal's records and checksummed lines (`output::journal` writes them).
 //!
 //! Architecture invariant: result files are a pure function of the plan and the set of
 //! finished runs, rendered in run order. Thread count, completion order, interruption and
@@ -27,8 +27,9 @@ use rayon::prelude::*;
 
 use crate::metrics::catalog;
 use crate::model::{Model, RunOptions, run_policy};
+use crate::output::journal::Journal;
 use grid::Plan;
-use store::{Journal, RunRecord};
+use store::RunRecord;
 
 /// A deterministic slice of the runs: run `i` belongs to shard `i mod count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -277,9 +277,18 @@ pub fn run_charts(summary: &ScenarioSummary, rows: &[WindowRow]) -> Result<Vec<R
     charts.iter().map(render).collect()
 }
 
-/// A file-name-safe version of a label (letters, digits, `-`; everything else `_`).
+/// Longest slug kept whole; file names must stay under the usual 255-byte limit.
+const SLUG_MAX: usize = 64;
+
+/// A file-name-safe version of a label (letters, digits, `-`; everything else `_`). A long
+/// label is cut and given the CRC-32 of the whole label, so two long labels stay apart.
 pub fn slug(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c.to_ascii_lowercase() } else { '_' }).collect()
+    let slug: String =
+        s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c.to_ascii_lowercase() } else { '_' }).collect();
+    if slug.len() <= SLUG_MAX {
+        return slug;
+    }
+    format!("{}-{:08x}", &slug[..SLUG_MAX], crc32fast::hash(s.as_bytes()))
 }
 
 /// Legend entries for policies, coloured by their index.
@@ -289,4 +298,18 @@ pub fn policy_legend(policies: &[String]) -> Vec<LegendEntry> {
         .enumerate()
         .map(|(i, p)| LegendEntry { label: p.clone(), color: style::policy_color(i), mark: Mark::Box })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_short_file_names() {
+        assert_eq!(slug("Checkout API"), "checkout_api");
+        let (a, b) = ("x".repeat(300), format!("{}y", "x".repeat(299)));
+        assert_eq!(slug(&a).len(), SLUG_MAX + 9);
+        assert_ne!(slug(&a), slug(&b));
+        assert!(slug(&a).starts_with(&"x".repeat(SLUG_MAX)));
+    }
 }

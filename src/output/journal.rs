@@ -1,0 +1,309 @@
+//! The files of a sweep folder: `plan.json`, the append-only journal of finished runs
+//! (`journal.jsonl`: one header line, then one line per run, flushed as each run finishes, in
+//! the checksummed format of [`crate::sweep::store`]), and the result files rendered from the
+//! journal, always in run order.
+//!
+//! A kill can tear only the last line (it has no newline yet): reading drops it, so resuming
+//! loses at most the runs that were in progress, and a header torn at creation means an empty
+//! journal. Any complete line that fails its checksum or the plan is refused, with its line.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+
+use crate::output::escape::csv_cell;
+use crate::sweep::grid::PlanInfo;
+use crate::sweep::stats::mean_ci95;
+use crate::sweep::store::{Header, JOURNAL, PLAN, RunRecord, check_record, checksum, frame, plan_bytes, unframe};
+
+/// An open journal, safe to append to from worker threads.
+pub struct Journal {
+    file: Mutex<File>,
+}
+
+impl Journal {
+    /// Start a new journal; refuses to overwrite one.
+    pub fn create(dir: &Path, header: &Header) -> Result<Self> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let path = dir.join(JOURNAL);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .with_context(|| format!("creating {}", path.display()))?;
+        Self::start(file, &path, header)
+    }
+
+    /// Start the journal afresh over one whose header was torn at creation (so it holds no
+    /// record).
+    pub fn recreate(dir: &Path, header: &Header) -> Result<Self> {
+        let path = dir.join(JOURNAL);
+        let file = OpenOptions::new().write(true).open(&path).with_context(|| format!("opening {}", path.display()))?;
+        file.set_len(0).with_context(|| format!("truncating {}", path.display()))?;
+        Self::start(file, &path, header)
+    }
+
+    fn start(mut file: File, path: &Path, header: &Header) -> Result<Self> {
+        file.write_all(&frame("header", header)?).with_context(|| format!("writing {}", path.display()))?;
+        file.flush()?;
+        Ok(Self { file: Mutex::new(file) })
+    }
+
+    /// Reopen a journal to append after `valid_len` bytes (dropping a torn tail).
+    pub fn reopen(dir: &Path, valid_len: u64) -> Result<Self> {
+        let path = dir.join(JOURNAL);
+        let mut file =
+            OpenOptions::new().write(true).open(&path).with_context(|| format!("opening {}", path.display()))?;
+        file.set_len(valid_len)?;
+        file.seek(std::io::SeekFrom::End(0))?;
+        Ok(Self { file: Mutex::new(file) })
+    }
+
+    /// Append one record as a single write, then flush, so a finished run survives a kill.
+    pub fn append(&self, r: &RunRecord) -> Result<()> {
+        let line = frame("record", r)?;
+        let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        f.write_all(&line)?;
+        f.flush()?;
+        Ok(())
+    }
+}
+
+/// A journal read back: its header, the records, and the length of its intact prefix.
+pub struct Read {
+    /// The header; `None` when it was torn at creation (the journal then holds nothing).
+    pub header: Option<Header>,
+    /// Records in file order.
+    pub records: Vec<RunRecord>,
+    /// Bytes up to the end of the last complete line.
+    pub valid_len: u64,
+}
+
+/// Read `dir`'s journal, dropping a torn last line, checking the header with `check_header`
+/// (before any record, so a journal of another plan is named as such) and every record
+/// against `plan`.
+pub fn read_journal(dir: &Path, plan: &PlanInfo, check_header: impl Fn(&Header) -> Result<(), String>) -> Result<Read> {
+    let path = dir.join(JOURNAL);
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let (mut header, mut records, mut valid_len) = (None, Vec::new(), 0usize);
+    // Only lines ending in a newline are complete: a kill tears the last one at most.
+    let complete = bytes.split_inclusive(|&b| b == b'\n').filter(|l| l.ends_with(b"\n"));
+    for (i, line) in complete.enumerate() {
+        let at = |why: String| anyhow::anyhow!("{}:{}: {why}", path.display(), i + 1);
+        let content = &line[..line.len() - 1];
+        if i == 0 {
+            let json = unframe(content, "header").map_err(at)?;
+            let h: Header = serde_json::from_slice(json).map_err(|e| at(format!("bad header: {e}")))?;
+            check_header(&h).map_err(at)?;
+            header = Some(h);
+        } else {
+            let json = unframe(content, "record").map_err(at)?;
+            let r: RunRecord = serde_json::from_slice(json).map_err(|e| at(format!("bad record: {e}")))?;
+            check_record(plan, &r).map_err(at)?;
+            records.push(r);
+        }
+        valid_len += line.len();
+    }
+    Ok(Read { header, records, valid_len: valid_len as u64 })
+}
+
+/// The three result files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// `sweep.json`.
+    pub json: Vec<u8>,
+    /// `sweep.csv`.
+    pub csv: Vec<u8>,
+    /// `runs.csv`.
+    pub runs_csv: Vec<u8>,
+}
+
+fn num(x: f64) -> String {
+    if x.is_finite() { format!("{x}") } else { String::new() }
+}
+
+#[derive(Serialize)]
+struct JsonDoc<'a> {
+    sweep: &'a str,
+    base: &'a str,
+    seed: u64,
+    replications: u32,
+    axes: &'a [crate::sweep::grid::AxisInfo],
+    rows: Vec<JsonRow<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    point: usize,
+    params: BTreeMap<&'a str, f64>,
+    policy: &'a str,
+    replications: u32,
+    metrics: BTreeMap<&'a str, JsonStat>,
+}
+
+#[derive(Serialize)]
+struct JsonStat {
+    mean: f64,
+    ci_lo: f64,
+    ci_hi: f64,
+}
+
+/// The aggregate of one (point, policy) group: its `sweep.csv` line and `sweep.json` row.
+fn aggregate<'a>(plan: &'a PlanInfo, group: usize, recs: &[RunRecord]) -> (Vec<String>, JsonRow<'a>) {
+    let (point, policy) = (group / plan.policies.len(), group % plan.policies.len());
+    let params = &plan.points[point];
+    let mut line: Vec<String> = vec![point.to_string()];
+    line.extend(params.iter().map(|x| num(*x)));
+    line.extend([csv_cell(&plan.policies[policy]), plan.replications.to_string()]);
+    let mut metrics = BTreeMap::new();
+    for (k, m) in plan.metrics.iter().enumerate() {
+        let xs: Vec<f64> = recs.iter().map(|x| x.metrics[k].unwrap_or(f64::NAN)).collect();
+        let ci = mean_ci95(&xs);
+        line.extend([num(ci.mean), num(ci.ci_lo), num(ci.ci_hi)]);
+        let stat = JsonStat { mean: ci.mean, ci_lo: ci.ci_lo, ci_hi: ci.ci_hi };
+        metrics.insert(m.as_str(), stat);
+    }
+    let names = plan.axes.iter().map(|a| a.name.as_str());
+    let row = JsonRow {
+        point,
+        params: names.zip(params.iter().copied()).collect(),
+        policy: &plan.policies[policy],
+        replications: plan.replications,
+        metrics,
+    };
+    (line, row)
+}
+
+/// Render the result files from a complete, run-ordered record list.
+pub fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered> {
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    let mut head: Vec<String> = vec!["point".into()];
+    head.extend(plan.axes.iter().map(|a| csv_cell(&a.name)));
+    head.extend(["policy".into(), "replications".into()]);
+    for m in &plan.metrics {
+        head.extend([format!("{m}_mean"), format!("{m}_ci_lo"), format!("{m}_ci_hi")].map(|h| csv_cell(&h)));
+    }
+    csv.write_record(&head)?;
+    let mut rows = Vec::new();
+    // Complete and run-ordered: each chunk of R records is one (point, policy).
+    for (group, recs) in records.chunks(plan.replications as usize).enumerate() {
+        let (line, row) = aggregate(plan, group, recs);
+        csv.write_record(&line)?;
+        rows.push(row);
+    }
+    let doc = JsonDoc {
+        sweep: &plan.sweep,
+        base: &plan.base,
+        seed: plan.seed,
+        replications: plan.replications,
+        axes: &plan.axes,
+        rows,
+    };
+    let mut json = serde_json::to_vec_pretty(&doc)?;
+    json.push(b'\n');
+    Ok(Rendered { json, csv: csv.into_inner()?, runs_csv: runs_csv(plan, records)? })
+}
+
+fn runs_csv(plan: &PlanInfo, records: &[RunRecord]) -> Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut head: Vec<String> = vec!["run".into(), "point".into()];
+    head.extend(plan.axes.iter().map(|a| csv_cell(&a.name)));
+    head.extend(["policy", "replication", "seed", "events", "requests"].map(String::from));
+    head.extend(plan.metrics.iter().map(|m| csv_cell(m)));
+    w.write_record(&head)?;
+    for rec in records {
+        let id = plan.run_id(rec.run);
+        let mut line = vec![rec.run.to_string(), id.point.to_string()];
+        line.extend(plan.points[id.point].iter().map(|x| num(*x)));
+        line.extend([
+            csv_cell(&plan.policies[id.policy]),
+            id.replication.to_string(),
+            rec.seed.to_string(),
+            rec.events.to_string(),
+            rec.requests.to_string(),
+        ]);
+        line.extend(rec.metrics.iter().map(|m| m.map_or(String::new(), num)));
+        w.write_record(&line)?;
+    }
+    Ok(w.into_inner()?)
+}
+
+/// Write `plan.json`.
+pub fn write_plan(dir: &Path, plan: &PlanInfo) -> Result<()> {
+    crate::output::write_atomic(&dir.join(PLAN), &plan_bytes(plan)?)
+}
+
+/// Read `plan.json` and its checksum (to compare with the journal header's `plan`).
+pub fn read_plan(dir: &Path) -> Result<(PlanInfo, String)> {
+    let path = dir.join(PLAN);
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let plan: PlanInfo = serde_json::from_slice(&bytes).with_context(|| format!("parsing {}", path.display()))?;
+    let shape_ok = plan.replications > 0
+        && !plan.policies.is_empty()
+        && !plan.points.is_empty()
+        && plan.points.iter().all(|p| p.len() == plan.axes.len());
+    if !shape_ok {
+        bail!("{}: the plan has no runs, or points that do not match its axes", path.display());
+    }
+    Ok((plan, checksum(&bytes)))
+}
+
+/// Write the result files into `dir`; returns their paths.
+pub fn write_results(dir: &Path, files: &Rendered) -> Result<Vec<PathBuf>> {
+    let out = [
+        (dir.join("sweep.json"), &files.json),
+        (dir.join("sweep.csv"), &files.csv),
+        (dir.join("runs.csv"), &files.runs_csv),
+    ];
+    for (path, bytes) in &out {
+        crate::output::write_atomic(path, bytes)?;
+    }
+    Ok(out.into_iter().map(|(p, _)| p).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::store::tests::{plan, rec};
+
+    #[test]
+    fn renders_mean_and_interval_by_hand() {
+        // Values 1 and 3: mean 2, s = sqrt(2), half = t(0.975, 1) * s / sqrt(2) = 12.7062.
+        let r = render(&plan(), &[rec(0, 1.0), rec(1, 3.0)]).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&r.json).unwrap();
+        let m = &v["rows"][0]["metrics"]["m"];
+        assert_eq!(m["mean"], 2.0);
+        assert!((m["ci_hi"].as_f64().unwrap() - 14.7062).abs() < 1e-4);
+        assert!((m["ci_lo"].as_f64().unwrap() + 10.7062).abs() < 1e-4);
+        assert_eq!(v["rows"][0]["params"]["x"], 0.5);
+        let csv = String::from_utf8(r.csv).unwrap();
+        assert!(csv.starts_with("point,x,policy,replications,m_mean,m_ci_lo,m_ci_hi\n0,0.5,p,2,2,"));
+        let runs = String::from_utf8(r.runs_csv).unwrap();
+        let row = format!("1,0,0.5,p,1,{},10,5,3", rec(1, 3.0).seed);
+        assert_eq!(runs.lines().nth(2), Some(row.as_str()));
+    }
+
+    #[test]
+    fn torn_tail_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = Header { hash: "h".into(), shard: "0/1".into(), plan: "0".into() };
+        let j = Journal::create(dir.path(), &header).unwrap();
+        j.append(&rec(0, 1.0)).unwrap();
+        drop(j);
+        let path = dir.path().join(JOURNAL);
+        let intact = std::fs::metadata(&path).unwrap().len();
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"run\":1,").unwrap();
+        let r = read_journal(dir.path(), &plan(), |_| Ok(())).unwrap();
+        assert_eq!((r.header, r.records, r.valid_len), (Some(header.clone()), vec![rec(0, 1.0)], intact));
+        let j = Journal::reopen(dir.path(), r.valid_len).unwrap();
+        j.append(&rec(1, 3.0)).unwrap();
+        assert_eq!(read_journal(dir.path(), &plan(), |_| Ok(())).unwrap().records, vec![rec(0, 1.0), rec(1, 3.0)]);
+        assert!(Journal::create(dir.path(), &header).is_err());
+    }
+}
