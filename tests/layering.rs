@@ -23,10 +23,7 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 /// The code of a file without `//` comments (doc comments may name other modules freely).
 fn code_lines(path: &Path) -> Vec<(usize, String)> {
     let text = std::fs::read_to_string(path).unwrap();
-    text.lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.split("//").next().unwrap_or("").to_string()))
-        .collect()
+    text.lines().enumerate().map(|(i, l)| (i + 1, l.split("//").next().unwrap_or("").to_string())).collect()
 }
 
 /// Every `crate::NAME` path in the engine must name the engine itself, and no `super::` may
@@ -54,7 +51,9 @@ fn engine_violations(root: &Path) -> Vec<String> {
             let t = line.trim_start();
             if let Some(rest) = t.strip_prefix("use ") {
                 let krate = rest.split("::").next().unwrap_or("").trim_start_matches('{');
-                if !["std", "core", "alloc", "crate", "super", "self", "rand", "rand_distr", "proptest"].contains(&krate) {
+                if !["std", "core", "alloc", "crate", "super", "self", "rand", "rand_distr", "proptest"]
+                    .contains(&krate)
+                {
                     bad.push(format!("{}:{n}: outside crate `{krate}`", file.display()));
                 }
             }
@@ -77,7 +76,8 @@ fn the_engine_check_catches_a_domain_import() {
     let engine = dir.path().join("src/engine");
     std::fs::create_dir_all(&engine).unwrap();
     std::fs::write(engine.join("mod.rs"), "//! crate::model in a comment is fine\nuse super::Time;\n").unwrap();
-    std::fs::write(engine.join("queue.rs"), "use crate::model::Model;\nfn f() { super::super::policy::x(); }\n").unwrap();
+    std::fs::write(engine.join("queue.rs"), "use crate::model::Model;\nfn f() { super::super::policy::x(); }\n")
+        .unwrap();
     let bad = engine_violations(dir.path());
     assert_eq!(bad.len(), 3, "{bad:#?}");
     assert!(bad[0].contains("mod.rs:2"), "{bad:#?}");

@@ -14,7 +14,7 @@ struct EveryOther;
 
 impl Policy for EveryOther {
     fn admit(&mut self, a: &Attempt) -> Admission {
-        if a.id % 2 == 0 { Admission::Admit } else { Admission::Refuse(Refusal::Rejected) }
+        if a.id.is_multiple_of(2) { Admission::Admit } else { Admission::Refuse(Refusal::Rejected) }
     }
 }
 

@@ -213,10 +213,10 @@ impl<E: Copy> EventQueue<E> {
         }
         let mut best: Option<(usize, (Time, u64))> = None;
         for (i, f) in self.fifos.iter().enumerate() {
-            if let Some(e) = f.line.front() {
-                if best.is_none_or(|(_, k)| (e.time, e.seq) < k) {
-                    best = Some((i, (e.time, e.seq)));
-                }
+            if let Some(e) = f.line.front()
+                && best.is_none_or(|(_, k)| (e.time, e.seq) < k)
+            {
+                best = Some((i, (e.time, e.seq)));
             }
         }
         best
@@ -245,13 +245,13 @@ impl<E: Copy> EventQueue<E> {
                 self.hole = false;
                 self.remove_root();
             }
-            if let Some(top) = self.heap.first() {
-                if (top.time, top.seq) < bound {
-                    if top.time > horizon {
-                        return None;
-                    }
-                    return Some(Due { time: top.time, from: Source::Heap });
+            if let Some(top) = self.heap.first()
+                && (top.time, top.seq) < bound
+            {
+                if top.time > horizon {
+                    return None;
                 }
+                return Some(Due { time: top.time, from: Source::Heap });
             }
         }
         let (i, (time, _)) = fifo?;

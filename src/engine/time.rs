@@ -21,13 +21,13 @@ pub fn ms_f64(t: Time) -> f64 {
 pub fn fmt_time(t: Time) -> String {
     if t == 0 {
         "0s".into()
-    } else if t % MINUTE == 0 {
+    } else if t.is_multiple_of(MINUTE) {
         format!("{}m", t / MINUTE)
-    } else if t % SECOND == 0 {
+    } else if t.is_multiple_of(SECOND) {
         format!("{}s", t / SECOND)
-    } else if t % MILLISECOND == 0 {
+    } else if t.is_multiple_of(MILLISECOND) {
         format!("{}ms", t / MILLISECOND)
-    } else if t % MICROSECOND == 0 {
+    } else if t.is_multiple_of(MICROSECOND) {
         format!("{}us", t / MICROSECOND)
     } else {
         format!("{t}ns")

@@ -78,10 +78,10 @@ impl UsHist {
     }
     /// Forget every value (a spilled histogram is kept, cleared, for the next overflow).
     pub fn reset(&mut self) {
-        if self.spilled {
-            if let Some(h) = &mut self.hist {
-                h.reset();
-            }
+        if self.spilled
+            && let Some(h) = &mut self.hist
+        {
+            h.reset();
         }
         self.spilled = false;
         self.few.clear();

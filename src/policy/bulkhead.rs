@@ -251,10 +251,11 @@ impl Trip {
 
 impl Policy for TieredBulkhead {
     fn admit(&mut self, a: &Attempt) -> Admission {
-        if let Some(t) = self.trip.as_mut() {
-            if !t.degraded && t.window_end.is_none() {
-                t.restart_windows(a.now);
-            }
+        if let Some(t) = self.trip.as_mut()
+            && !t.degraded
+            && t.window_end.is_none()
+        {
+            t.restart_windows(a.now);
         }
         let p = self.part(a.class);
         let degraded = self.trip.as_ref().is_some_and(|t| t.degraded);
@@ -275,11 +276,11 @@ impl Policy for TieredBulkhead {
 
     fn cancel(&mut self, a: &Attempt) {
         self.release(a.class);
-        if let Some(t) = self.trip.as_mut() {
-            if t.probe == Some(a.id) {
-                // The probe never ran: the next "fallback now" request probes instead.
-                t.probe = None;
-            }
+        if let Some(t) = self.trip.as_mut()
+            && t.probe == Some(a.id)
+        {
+            // The probe never ran: the next "fallback now" request probes instead.
+            t.probe = None;
         }
     }
 
@@ -291,10 +292,10 @@ impl Policy for TieredBulkhead {
     }
 
     fn on_wakeup(&mut self, now: Time) {
-        if let Some(t) = self.trip.as_mut() {
-            if t.window_end.is_some_and(|end| end <= now) {
-                t.close_window(now);
-            }
+        if let Some(t) = self.trip.as_mut()
+            && t.window_end.is_some_and(|end| end <= now)
+        {
+            t.close_window(now);
         }
     }
 

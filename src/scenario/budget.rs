@@ -113,7 +113,8 @@ pub fn estimate_with(s: &Scenario, rates: &DataRates) -> Result<Estimate, Refusa
         let items = f64::from(c.items);
         let caches = if c.shared_cache { 1.0 } else { instances };
         shared = items * ITEM_SHARED_BYTES;
-        run += memory.add("catalogue.items", (items * (ITEM_RUN_BYTES + caches * CACHE_SLOT_BYTES)) * policies + shared);
+        run +=
+            memory.add("catalogue.items", (items * (ITEM_RUN_BYTES + caches * CACHE_SLOT_BYTES)) * policies + shared);
         // Each item's stock changes are stepped through when it is looked at.
         count += events.add("catalogue.changes_per_hour", items * c.changes_per_hour * hours(horizon));
     }
@@ -453,7 +454,8 @@ mod tests {
     #[test]
     fn profile_integral_is_the_area_under_the_rate() {
         let d = |s| super::super::Dur::secs(s);
-        let integral = |p: &[(super::super::Dur, f64)], h| profile_integral(p.iter().map(|(t, r)| (t.ns() as f64, *r)), h);
+        let integral =
+            |p: &[(super::super::Dur, f64)], h| profile_integral(p.iter().map(|(t, r)| (t.ns() as f64, *r)), h);
         // A ramp from 0 to 100/s over 10 s: a triangle of 0.5 x 10 x 100 = 500 requests;
         // held at 100/s for 10 s more: 1,500.
         assert_eq!(integral(&[(d(0), 0.0), (d(10), 100.0)], 10 * SECOND), 500.0);

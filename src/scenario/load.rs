@@ -73,16 +73,12 @@ pub fn load_with_plugins(path: &Path, plugins: &Plugins) -> Result<Scenario, Sce
     };
     for (i, p) in scenario.policies.iter().enumerate() {
         for (j, layer) in p.stack.iter().enumerate() {
-            if let PolicySpec::Plugin(c) = &layer.policy {
-                if let Err(m) = plugins.build(c, &ctx) {
-                    let text = data::bounded_text(path, "scenario file").map_err(from_data)?;
-                    let at = format!("policies[{i}].stack[{j}].policy.Plugin.name");
-                    return Err(located(
-                        path,
-                        &text,
-                        Invalid { path: at, message: format!("policy \"{}\": {m}", p.name) },
-                    ));
-                }
+            if let PolicySpec::Plugin(c) = &layer.policy
+                && let Err(m) = plugins.build(c, &ctx)
+            {
+                let text = data::bounded_text(path, "scenario file").map_err(from_data)?;
+                let at = format!("policies[{i}].stack[{j}].policy.Plugin.name");
+                return Err(located(path, &text, Invalid { path: at, message: format!("policy \"{}\": {m}", p.name) }));
             }
         }
     }
@@ -125,6 +121,9 @@ pub fn located(path: &Path, text: &str, e: Invalid) -> ScenarioError {
     ScenarioError { file: path.to_path_buf(), line, col, message: e.message }
 }
 
+/// A data file's error: (path of the reference in the scenario, what is wrong).
+type DataFault = (String, DataError);
+
 /// What a data file holds.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Holds {
@@ -137,7 +136,7 @@ enum Holds {
 /// Read every data file the scenario names (each file and column once), exactly as the
 /// model will, and return the request rates of the classes whose arrivals they hold. The
 /// error is (path of the reference in the scenario, what is wrong).
-fn check_data_files(s: &Scenario, dir: &Path) -> Result<Vec<(usize, Vec<(f64, f64)>)>, (String, DataError)> {
+fn check_data_files(s: &Scenario, dir: &Path) -> Result<Vec<(usize, Vec<(f64, f64)>)>, DataFault> {
     let mut rates = Vec::new();
     let mut refs: Vec<(String, &str, Holds)> = Vec::new();
     for (i, c) in s.classes.iter().enumerate() {

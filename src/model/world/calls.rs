@@ -12,10 +12,10 @@ impl World<'_> {
         };
         let mut timeout: Option<(Time, Time)> = None;
         for &l in &self.class_layers[class] {
-            if let Some(t) = self.layer(inst, l).policy.attempt_timeout(class as ClassId) {
-                if timeout.is_none_or(|cur| t.0 < cur.0) {
-                    timeout = Some(t);
-                }
+            if let Some(t) = self.layer(inst, l).policy.attempt_timeout(class as ClassId)
+                && timeout.is_none_or(|cur| t.0 < cur.0)
+            {
+                timeout = Some(t);
             }
         }
         let r = self.reqs.get_mut(tok).expect("live request");

@@ -219,10 +219,8 @@ impl World<'_> {
         if !policies {
             self.rebuild_layers(now, q, instance);
         }
-        if !cache {
-            if let Some(stock) = &mut self.stock {
-                stock.clear(instance);
-            }
+        if !cache && let Some(stock) = &mut self.stock {
+            stock.clear(instance);
         }
     }
 

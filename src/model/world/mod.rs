@@ -537,10 +537,10 @@ impl Handler<Ev> for World<'_> {
         match ev {
             Ev::Arrival { class } => {
                 let c = class as usize;
-                if let Some(t) = self.arrivals[c].next(now, &mut self.arrival_rng[c]) {
-                    if t <= self.horizon {
-                        q.schedule_at(t.max(now), Ev::Arrival { class });
-                    }
+                if let Some(t) = self.arrivals[c].next(now, &mut self.arrival_rng[c])
+                    && t <= self.horizon
+                {
+                    q.schedule_at(t.max(now), Ev::Arrival { class });
                 }
                 self.arrive(now, q, class, Source::Arrival);
             }

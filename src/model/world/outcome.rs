@@ -87,11 +87,9 @@ impl World<'_> {
             Fallback::OnRefusalOrFailure => true,
         };
         let (inst, item) = (r.instance, r.item);
-        if allowed {
-            if let Some(served) = self.stock.as_mut().and_then(|s| s.serve(inst, item, now)) {
-                self.respond(now, q, tok, Outcome::Fallback, Some((served.staleness, served.wrong)));
-                return;
-            }
+        if allowed && let Some(served) = self.stock.as_mut().and_then(|s| s.serve(inst, item, now)) {
+            self.respond(now, q, tok, Outcome::Fallback, Some((served.staleness, served.wrong)));
+            return;
         }
         self.respond(now, q, tok, outcome, None);
     }
@@ -140,28 +138,28 @@ impl World<'_> {
         let class = &self.m.scenario.classes[r.class as usize];
         let key = ((r.class as u64) << 48) ^ r.key;
         let mut order = OrderEffect::default();
-        if let Some(b) = &self.m.scenario.business {
-            if self.draws.orders.f64(key, 0) < class.order_fraction {
-                order.order = true;
-                let in_time = now - r.arrived <= class.deadline.ns();
-                match (r.outcome, r.staleness) {
-                    (Outcome::Ok, _) if in_time => {}
-                    (Outcome::Fallback, Some((_, wrong))) if in_time => {
-                        if wrong {
-                            let allowance = if self.insts[r.instance as usize].degraded > 0 {
-                                b.degraded_substitution_allowance
-                            } else {
-                                b.substitution_allowance
-                            };
-                            if self.draws.subst.f64(key, 0) < allowance {
-                                order.substitution = true;
-                            } else {
-                                order.refund = true;
-                            }
+        if let Some(b) = &self.m.scenario.business
+            && self.draws.orders.f64(key, 0) < class.order_fraction
+        {
+            order.order = true;
+            let in_time = now - r.arrived <= class.deadline.ns();
+            match (r.outcome, r.staleness) {
+                (Outcome::Ok, _) if in_time => {}
+                (Outcome::Fallback, Some((_, wrong))) if in_time => {
+                    if wrong {
+                        let allowance = if self.insts[r.instance as usize].degraded > 0 {
+                            b.degraded_substitution_allowance
+                        } else {
+                            b.substitution_allowance
+                        };
+                        if self.draws.subst.f64(key, 0) < allowance {
+                            order.substitution = true;
+                        } else {
+                            order.refund = true;
                         }
                     }
-                    _ => order.lost = true,
                 }
+                _ => order.lost = true,
             }
         }
         self.rec.finish(now, r.instance, r.class as usize, r.arrived, r.outcome, r.staleness, order, r.calls);

@@ -101,7 +101,7 @@ impl HystrixConfig {
         if self.circuit_breaker_sleep_window_in_milliseconds == 0 {
             return Err(format!("{p}.circuitBreakerSleepWindowInMilliseconds must be > 0"));
         }
-        if buckets == 0 || window == 0 || window % buckets != 0 {
+        if buckets == 0 || window == 0 || !window.is_multiple_of(buckets) {
             return Err(format!(
                 "{p}.metricsRollingStatisticalWindowBuckets must divide metricsRollingStatisticalWindowInMilliseconds"
             ));
