@@ -131,7 +131,8 @@ mod tests {
     #[test]
     #[should_panic(expected = "decremented below zero")]
     fn a_count_going_below_zero_is_caught_where_it_happens() {
-        let mut waiting = 0u32;
-        dec!(waiting);
+        let m = model();
+        let mut w = World::new(&m, 0, false);
+        dec!(w.insts[0].worker_waiting);
     }
 }
