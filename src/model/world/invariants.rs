@@ -85,3 +85,54 @@ impl World<'_> {
         inst.pool_q.iter().filter(live).map(|t| t.index).collect::<BTreeSet<_>>().len() as u32
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    const TEXT: &str = r#"Scenario(
+        name: "t", horizon: "1s",
+        fleet: (workers: (slots: 2), pool: (max_connections: 2, acquire_timeout: "1s")),
+        classes: [(name: "a", arrivals: Poisson(rate_per_s: 10), deadline: "1s")],
+        dependency: (latency: Constant("1ms")),
+        policies: [(name: "p")],
+    )"#;
+
+    fn model() -> Model {
+        let s = crate::scenario::parse(Path::new("t.ron"), TEXT).unwrap();
+        Model::build(&s, 1, Path::new(".")).unwrap()
+    }
+
+    #[test]
+    fn a_fresh_world_keeps_them() {
+        World::new(&model(), 0, false).check_invariants();
+    }
+
+    #[test]
+    #[should_panic(expected = "busy workers")]
+    fn a_busy_worker_no_request_holds_is_caught() {
+        let m = model();
+        let mut w = World::new(&m, 0, false);
+        w.insts[0].workers = 1;
+        w.check_invariants();
+    }
+
+    #[test]
+    #[should_panic(expected = "calls in flight")]
+    fn a_call_in_flight_missing_from_the_slab_is_caught() {
+        let m = model();
+        let mut w = World::new(&m, 0, false);
+        w.dep_in_flight = 1;
+        w.check_invariants();
+    }
+
+    #[test]
+    #[should_panic(expected = "decremented below zero")]
+    fn a_count_going_below_zero_is_caught_where_it_happens() {
+        let m = model();
+        let mut w = World::new(&m, 0, false);
+        dec!(w.insts[0].worker_waiting);
+    }
+}

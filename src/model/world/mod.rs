@@ -107,6 +107,9 @@ enum Ev {
     Tick,
 }
 
+// Events are copied through the queue on every push and pop: keep them two words.
+const _: () = assert!(std::mem::size_of::<Ev>() == 16);
+
 impl Ev {
     fn code(&self) -> u64 {
         match self {
