@@ -89,7 +89,10 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, Refusal> {
 }
 
 /// Request rates a class reads from its data file: (class index, rows of `t_s`, `rate_per_s`).
-pub type DataRates = [(usize, Vec<(f64, f64)>)];
+pub type ClassRates = (usize, Vec<(f64, f64)>);
+
+/// The request rates of every class whose arrivals live in a data file.
+pub type DataRates = [ClassRates];
 
 /// [`estimate`], with the request rates of the classes whose arrivals live in data files.
 pub fn estimate_with(s: &Scenario, rates: &DataRates) -> Result<Estimate, Refusal> {

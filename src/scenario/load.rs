@@ -136,7 +136,7 @@ enum Holds {
 /// Read every data file the scenario names (each file and column once), exactly as the
 /// model will, and return the request rates of the classes whose arrivals they hold. The
 /// error is (path of the reference in the scenario, what is wrong).
-fn check_data_files(s: &Scenario, dir: &Path) -> Result<Vec<(usize, Vec<(f64, f64)>)>, DataFault> {
+fn check_data_files(s: &Scenario, dir: &Path) -> Result<Vec<budget::ClassRates>, DataFault> {
     let mut rates = Vec::new();
     let mut refs: Vec<(String, &str, Holds)> = Vec::new();
     for (i, c) in s.classes.iter().enumerate() {
