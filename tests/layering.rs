@@ -84,3 +84,66 @@ fn the_engine_check_catches_a_domain_import() {
     assert!(bad.iter().any(|b| b.contains("queue.rs:1")));
     assert!(bad.iter().any(|b| b.contains("queue.rs:2")));
 }
+
+/// Places in `src/` (outside the allowed folders) whose code contains one of `needles`.
+fn uses_outside(root: &Path, needles: &[&str], allowed: &[&str]) -> Vec<String> {
+    let src = root.join("src");
+    let mut bad = Vec::new();
+    for file in rust_files(&src) {
+        let rel = file.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        if allowed.iter().any(|a| rel.starts_with(a)) {
+            continue;
+        }
+        for (n, line) in code_lines(&file) {
+            if let Some(needle) = needles.iter().find(|k| line.contains(*k)) {
+                bad.push(format!("src/{rel}:{n}: `{needle}`"));
+            }
+        }
+    }
+    bad
+}
+
+/// ARCHITECTURE.md: only `output` (and the binary's `cli`) writes files; only `cli` prints,
+/// reads the environment or the wall clock; simulation code has no hash-ordered maps and no
+/// unnamed or global generators.
+const EDGES: &[(&[&str], &[&str])] = &[
+    (
+        &[
+            "fs::write",
+            "File::create",
+            "create_dir",
+            "OpenOptions",
+            "fs::rename",
+            "remove_file",
+            "remove_dir",
+            "persist(",
+        ],
+        &["output/", "cli/", "main.rs"],
+    ),
+    (&["println!", "eprintln!", "print!(", "eprint!(", "std::io::stdout", "std::io::stderr"], &["cli/", "main.rs"]),
+    (&["std::env", "Instant::now", "SystemTime"], &["cli/", "main.rs"]),
+    (&["HashMap", "HashSet", "thread_rng", "rand::rng()", "StdRng", "SmallRng", "from_entropy", "from_os_rng"], &[]),
+];
+
+#[test]
+fn only_the_edges_write_print_or_read_the_clock() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bad: Vec<String> = EDGES.iter().flat_map(|(needles, allowed)| uses_outside(root, needles, allowed)).collect();
+    assert!(bad.is_empty(), "edge work outside the edges:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn the_edge_check_catches_a_write_in_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("model")).unwrap();
+    std::fs::create_dir_all(src.join("output")).unwrap();
+    std::fs::write(src.join("output/mod.rs"), "fn w() { std::fs::write(\"a\", \"b\").unwrap(); }\n").unwrap();
+    std::fs::write(
+        src.join("model/mod.rs"),
+        "// std::fs::write in a comment\nfn w() { std::fs::write(\"a\", \"b\").unwrap(); }\n",
+    )
+    .unwrap();
+    let bad = uses_outside(dir.path(), EDGES[0].0, EDGES[0].1);
+    assert_eq!(bad, vec!["src/model/mod.rs:2: `fs::write`".to_string()]);
+}
