@@ -65,7 +65,7 @@ pub fn main() -> ExitCode {
             Ok(s) => {
                 let ok =
                     format!("{}: ok ({} classes, {} policies)", scenario.display(), s.classes.len(), s.policies.len());
-                println!("{}", brownout::output::escape::terminal(&ok));
+                println!("{}", brownout::report::escape::terminal(&ok));
                 Ok(())
             }
             Err(e) => Err(Failure::input(format!("error: {e}"))),
@@ -75,7 +75,7 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             // Messages quote names and paths: never let them send control sequences.
-            eprintln!("{}", brownout::output::escape::terminal(&f.message));
+            eprintln!("{}", brownout::report::escape::terminal(&f.message));
             ExitCode::from(f.code)
         }
     }

@@ -24,6 +24,6 @@ pub fn plot(args: PlotArgs) -> Result<(), Failure> {
     output::folder::clean_temporaries(&lock).map_err(bad)?;
     let paths = output::charts::plot_dir(&args.dir).map_err(bad)?;
     let done = format!("{} chart(s) and report.html written in {}", paths.len(), args.dir.display());
-    println!("{}", output::escape::terminal(&done));
+    println!("{}", brownout::report::escape::terminal(&done));
     Ok(())
 }

@@ -7,7 +7,8 @@ use clap::Args;
 
 use super::Failure;
 use brownout::model::{Model, RunOptions};
-use brownout::output::{escape, folder};
+use brownout::output::folder;
+use brownout::report::escape;
 use brownout::runner::ScenarioResult;
 use brownout::{output, report, runner, scenario};
 

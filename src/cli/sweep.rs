@@ -11,7 +11,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::Failure;
 use brownout::output::journal::{self, Journal};
-use brownout::output::{escape, folder, write_atomic};
+use brownout::output::{folder, write_atomic};
+use brownout::report::escape;
 use brownout::sweep::store::{self, Header, RunRecord};
 use brownout::sweep::{self, Shard, grid};
 
@@ -136,7 +137,7 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     let bar = progress(todo.len() as u64);
     let (events, requests) = (AtomicU64::new(0), AtomicU64::new(0));
     let started = Instant::now();
-    let result = sweep::execute(&plan, &todo, threads, &journal, &|r| {
+    let result = sweep::execute(&plan, &todo, threads, &|r| journal.append(r), &|r| {
         events.fetch_add(r.events, Ordering::Relaxed);
         requests.fetch_add(r.requests, Ordering::Relaxed);
         bar.inc(1);

@@ -18,7 +18,7 @@ code{background:#f4f4f4;padding:0 .2em}";
 /// in XML and invisible in HTML, are shown as `\u{..}`).
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in crate::output::escape::visible(s).chars() {
+    for c in crate::report::escape::visible(s).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
-use crate::output::escape::csv_cell;
+use crate::report::escape::csv_cell;
 use crate::sweep::grid::PlanInfo;
 use crate::sweep::stats::mean_ci95;
 use crate::sweep::store::{Header, JOURNAL, PLAN, RunRecord, check_record, checksum, frame, plan_bytes, unframe};

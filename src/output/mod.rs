@@ -1,10 +1,9 @@
 //! Writing results: JSON, CSV and Markdown. Every file is written to a temporary file
 //! (created exclusively, under an unpredictable name) and renamed into place, so a crash never
 //! leaves a half-written file that looks complete; [`folder`] locks output folders and makes a
-//! run's folder all-or-nothing; [`escape`] makes names safe for each format.
+//! run's folder all-or-nothing; [`crate::report::escape`] makes names safe for each format.
 
 pub mod charts;
-pub mod escape;
 pub mod folder;
 pub mod html;
 pub mod journal;
@@ -18,6 +17,7 @@ use crate::metrics::WindowRow;
 use crate::metrics::catalog;
 use crate::metrics::summary::ScenarioSummary;
 use crate::report;
+use crate::report::escape;
 use crate::report::expect::Checked;
 use crate::scenario::Scenario;
 

@@ -1,5 +1,7 @@
 //! What a person reads: expectations checked after a run, the terminal comparison table
-//! and the generated verdict. Pure functions from results to text; no I/O here.
+//! and the generated verdict, and names escaped for each format they reach. Pure functions
+//! from results to text; no I/O here.
 
+pub mod escape;
 pub mod expect;
 pub mod table;

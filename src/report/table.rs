@@ -1,8 +1,8 @@
 //! The comparison table (terminal and Markdown) and the generated per-class verdict.
 
+use super::escape::{md, md_code};
 use crate::metrics::catalog::{CATALOG, Column, Direction, Metric, Unit};
 use crate::metrics::summary::{ClassSummary, RunSummary, ScenarioSummary};
-use crate::output::escape::{md, md_code};
 
 fn f1(v: f64) -> String {
     format!("{v:.1}")

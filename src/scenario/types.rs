@@ -636,6 +636,10 @@ pub struct Limits {
     pub max_attempts: u64,
 }
 
+/// Most layers one policy stack may have: a request keeps its admission time per layer in a
+/// fixed array of this size.
+pub const MAX_LAYERS: usize = 8;
+
 const DEFAULT_MAX_MEMORY: bytesize::ByteSize = bytesize::ByteSize::gib(4);
 const DEFAULT_MAX_ATTEMPTS: u64 = 1000;
 

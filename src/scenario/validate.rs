@@ -421,14 +421,10 @@ fn validate_stack(
     class_names: &[&str],
 ) -> Result<(), Invalid> {
     let name = &p.name;
-    if p.stack.len() > crate::model::MAX_LAYERS {
+    if p.stack.len() > super::MAX_LAYERS {
         return Err(bad(
             format!("policies[{i}].stack"),
-            format!(
-                "policy \"{name}\" has {} layers; at most {} are supported",
-                p.stack.len(),
-                crate::model::MAX_LAYERS
-            ),
+            format!("policy \"{name}\" has {} layers; at most {} are supported", p.stack.len(), super::MAX_LAYERS),
         ));
     }
     for (j, layer) in p.stack.iter().enumerate() {

@@ -27,7 +27,6 @@ use rayon::prelude::*;
 
 use crate::metrics::catalog;
 use crate::model::{Model, RunOptions, run_policy};
-use crate::output::journal::Journal;
 use grid::Plan;
 use store::RunRecord;
 
@@ -89,20 +88,21 @@ pub fn run_one(plan: &Plan, run: u64) -> Result<RunRecord> {
     Ok(RunRecord { run, seed, events: result.summary.events, requests: result.requests, metrics })
 }
 
-/// Run `todo` on a local pool of `threads` threads, appending each record to the journal
-/// the moment it finishes and then telling `on_done`. Stops at the first failed run.
+/// Run `todo` on a local pool of `threads` threads, handing each record to `keep` (the
+/// caller's journal) the moment it finishes and then telling `on_done`. Stops at the first
+/// failed run. The journal is the caller's, so the sweep itself writes no file.
 pub fn execute(
     plan: &Plan,
     todo: &[u64],
     threads: usize,
-    journal: &Journal,
+    keep: &(dyn Fn(&RunRecord) -> Result<()> + Sync),
     on_done: &(dyn Fn(&RunRecord) + Sync),
 ) -> Result<()> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build()?;
     pool.install(|| {
         todo.par_iter().with_max_len(1).try_for_each(|&run| {
             let rec = run_one(plan, run)?;
-            journal.append(&rec)?;
+            keep(&rec)?;
             on_done(&rec);
             Ok(())
         })

@@ -32,8 +32,8 @@ use crate::policy::{
 };
 use crate::scenario::{Balancing, Fallback, PartitionMode, Scope};
 
-/// Most layers one policy stack may have.
-pub const MAX_LAYERS: usize = 8;
+/// Most layers one policy stack may have (a limit of the file format, checked there).
+pub use crate::scenario::MAX_LAYERS;
 
 const RETRY: u64 = label_hash("policy/retry-jitter");
 const ORDERS: u64 = label_hash("business/orders");

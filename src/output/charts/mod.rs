@@ -263,7 +263,7 @@ pub fn render(chart: &Chart) -> Result<Rendered> {
     img.write_to(&mut png, image::ImageFormat::Png).with_context(|| format!("encoding {}.png", chart.stem))?;
     // Control characters in a name are not allowed in XML: show them as `\u{..}` text.
     let svg = if svg.chars().any(|c| c.is_control() && !"\n\r\t".contains(c)) {
-        svg.lines().map(crate::output::escape::visible).collect::<Vec<_>>().join("\n")
+        svg.lines().map(crate::report::escape::visible).collect::<Vec<_>>().join("\n")
     } else {
         svg
     };

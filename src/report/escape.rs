@@ -1,6 +1,6 @@
 //! Escaping names (of scenarios, classes, policies, axes, metrics) for each output format, so
 //! a name is shown as written and never read as markup, a formula or a terminal command.
-//! HTML escaping is [`super::html::escape`].
+//! HTML escaping is `output::html::escape`.
 
 /// A name as Markdown text (also inside a table cell): backslash-escapes the characters that
 /// start markup (`|`, `*`, `` ` ``, `[`, `]`, `~`, `\`, `_` at a word's edge), and `<` or `&`
