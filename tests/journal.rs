@@ -100,6 +100,12 @@ impl Case<'_> {
     }
 }
 
+/// Replace `path` by a symbolic link to `/dev/zero`.
+fn zero(path: &Path) {
+    std::fs::remove_file(path).ok();
+    std::os::unix::fs::symlink("/dev/zero", path).unwrap();
+}
+
 #[derive(Clone, Copy)]
 enum Cmd {
     /// `sweep sweep.ron --out out --resume`
@@ -196,6 +202,12 @@ fn cases() -> Vec<(&'static str, Cmd, Mutate, Expect)> {
         ("NUL bytes in a middle line", Resume, |c| c.edit(2, |l| "\0".repeat(l.len())), Refuse("journal.jsonl:3", "")),
         ("one run twice with different results", Resume, |c| { let mut l = c.lines(); let r = c.record(2); l.push(frame("record", &set_metrics(&serde_json::to_string(&r).unwrap(), "[0.0, 0.0]"))); c.set_lines(&l); }, Refuse(J, "twice")),
         ("journal is a folder", Resume, |c| { std::fs::remove_file(c.journal()).unwrap(); std::fs::create_dir(c.journal()).unwrap(); }, Refuse(J, "")),
+        // A link to an endless device must be refused, not read until memory runs out.
+        ("journal is /dev/zero", Resume, |c| zero(&c.journal()), Refuse(J, "not a regular file")),
+        ("merge: journal is /dev/zero", Merge, |c| zero(&c.journal()), Refuse(J, "not a regular file")),
+        ("merge: plan.json is /dev/zero", Merge, |c| zero(&c.plan()), Refuse(P, "not a regular file")),
+        ("plot of summary.json at /dev/zero", Args(&["plot", "out"]), |c| zero(&c.out().join("summary.json")), Refuse("summary.json", "not a regular file")),
+        ("plot of sweep.json at /dev/zero", Args(&["plot", "out"]), |c| zero(&c.out().join("sweep.json")), Refuse("sweep.json", "not a regular file")),
         // The plan: rewritten from the spec by --resume, checked against the journal by merge.
         ("edited plan.json, resumed", Resume, |c| { let t = std::fs::read_to_string(c.plan()).unwrap(); std::fs::write(c.plan(), t.replace("api/requests", "api/ok")).unwrap(); }, Recover),
         ("edited plan.json, merged", Merge, |c| { let t = std::fs::read_to_string(c.plan()).unwrap(); std::fs::write(c.plan(), t.replace("api/requests", "api/ok")).unwrap(); }, Refuse(P, "checksum")),

@@ -185,12 +185,15 @@ fn a_hundred_thousand_classes_validate() {
     }
     s.policies.retain(|p| p.name != "tiered");
     // 100,000 busy classes are over the default memory and event budgets; validation itself
-    // is what is timed here.
+    // is what this test is about.
     s.limits.max_memory = bytesize::ByteSize::tib(1);
     s.limits.max_events = 1_000_000_000_000;
     let started = std::time::Instant::now();
     scenario::validate(&s).expect("valid");
-    eprintln!("validated 100,000 classes in {:.3} s", started.elapsed().as_secs_f64());
+    let took = started.elapsed().as_secs_f64();
+    // Printed, never asserted (no timed assertions in tests): linear validation takes well
+    // under a second here, the quadratic one took 61 s.
+    eprintln!("validated 100,000 classes in {took:.3} s");
     s.classes[99_999].name = "C5".into();
     let e = scenario::validate(&s).unwrap_err();
     assert_eq!(e.path, "classes[99999].name", "{e}");

@@ -89,7 +89,7 @@ pub struct Read {
 /// against `plan`.
 pub fn read_journal(dir: &Path, plan: &PlanInfo, check_header: impl Fn(&Header) -> Result<(), String>) -> Result<Read> {
     let path = dir.join(JOURNAL);
-    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = crate::output::read_regular(&path)?;
     let (mut header, mut records, mut valid_len) = (None, Vec::new(), 0usize);
     // Only lines ending in a newline are complete: a kill tears the last one at most.
     let complete = bytes.split_inclusive(|&b| b == b'\n').filter(|l| l.ends_with(b"\n"));
@@ -241,7 +241,7 @@ pub fn write_plan(dir: &Path, plan: &PlanInfo) -> Result<()> {
 /// Read `plan.json` and its checksum (to compare with the journal header's `plan`).
 pub fn read_plan(dir: &Path) -> Result<(PlanInfo, String)> {
     let path = dir.join(PLAN);
-    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = crate::output::read_regular(&path)?;
     let plan: PlanInfo = serde_json::from_slice(&bytes).with_context(|| format!("parsing {}", path.display()))?;
     let shape_ok = plan.replications > 0
         && !plan.policies.is_empty()

@@ -21,6 +21,20 @@ use crate::report::escape;
 use crate::report::expect::Checked;
 use crate::scenario::Scenario;
 
+/// Fail unless `path` is a regular file: a results file that links to a device such as
+/// `/dev/zero` would otherwise be read without end.
+pub fn regular_file(path: &Path) -> Result<()> {
+    let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+    anyhow::ensure!(meta.is_file(), "reading {}: not a regular file", path.display());
+    Ok(())
+}
+
+/// The bytes of the regular file `path` (see [`regular_file`]).
+pub fn read_regular(path: &Path) -> Result<Vec<u8>> {
+    regular_file(path)?;
+    std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+}
+
 /// Write `bytes` to `path` atomically: a temporary file in the same folder, created
 /// exclusively under a random name (so a planted file or link is never written through),
 /// then renamed over `path`. On failure the temporary file is removed.

@@ -127,11 +127,12 @@ fn err(at: impl Into<String>, msg: impl Into<String>) -> Located {
 
 /// Load a spec file and resolve it; every error names the spec file, line and column.
 pub fn load(spec_path: &Path) -> Result<Plan, SpecError> {
-    let text = std::fs::read_to_string(spec_path).map_err(|e| SpecError {
-        file: spec_path.to_path_buf(),
-        line: 0,
-        col: 0,
-        message: format!("cannot read the file: {e}"),
+    // Bounded like a scenario file: a spec at /dev/zero must not be read without end.
+    let text = scenario::data::bounded_text(spec_path, "sweep spec").map_err(|e| SpecError {
+        file: e.file,
+        line: e.line,
+        col: e.col,
+        message: e.message,
     })?;
     let spec = spec::parse(spec_path, &text)?;
     let dir = spec_path.parent().unwrap_or(Path::new("."));

@@ -131,7 +131,11 @@ pub struct SpecError {
 
 impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file.display(), self.line, self.col, self.message)
+        // Line 0: the error is about the whole file, which has no position to give.
+        match self.line {
+            0 => write!(f, "{}: {}", self.file.display(), self.message),
+            _ => write!(f, "{}:{}:{}: {}", self.file.display(), self.line, self.col, self.message),
+        }
     }
 }
 

@@ -173,6 +173,11 @@ pub fn commands() -> Vec<Case> {
         ("seed text", &["run", "{dir}/s.ron", "--seed", "abc", "--out", "{dir}/out"], "--seed"),
         ("run no file", &["run"], "Usage"),
         ("sweep missing spec", &["sweep", "{dir}/nothing.ron", "--out", "{dir}/out"], "nothing.ron"),
+        (
+            "sweep spec dev zero",
+            &["sweep", "/dev/zero", "--out", "{dir}/out"],
+            "/dev/zero: the sweep spec is not a regular file",
+        ),
         ("sweep jobs text", &["sweep", "{dir}/s.ron", "-j", "many", "--out", "{dir}/out"], "many"),
         ("sweep shard reversed", &["sweep", "{dir}/s.ron", "--shard", "3/2", "--out", "{dir}/out"], "3/2"),
         ("sweep shard text", &["sweep", "{dir}/s.ron", "--shard", "x", "--out", "{dir}/out"], "shard"),

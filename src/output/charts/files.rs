@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use super::{Rendered, render, run_charts, sweep};
 use crate::metrics::WindowRow;
 use crate::metrics::summary::ScenarioSummary;
-use crate::output::{html, report_md, write_atomic};
+use crate::output::{html, read_regular, regular_file, report_md, write_atomic};
 use crate::report;
 use crate::report::escape;
 
@@ -43,12 +43,13 @@ pub fn unique_stems(charts: &mut [Rendered]) {
 /// Read `DIR/summary.json` and `DIR/timeseries.csv` (no rows when the CSV is absent).
 pub fn load_run(dir: &Path) -> Result<(ScenarioSummary, Vec<WindowRow>)> {
     let path = dir.join("summary.json");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let text = read_regular(&path)?;
     let summary: ScenarioSummary =
-        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))?;
     let path = dir.join("timeseries.csv");
     let mut rows = Vec::new();
     if path.exists() {
+        regular_file(&path)?;
         let mut r = csv::Reader::from_path(&path).with_context(|| format!("reading {}", path.display()))?;
         for row in r.deserialize() {
             let row: WindowRow = row.with_context(|| format!("parsing {}", path.display()))?;
@@ -87,8 +88,9 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<String>> {
     if has_run {
         let (summary, rows) = load_run(dir)?;
         // The saved scenario gives the description and the expectations; it is optional.
-        let scenario = std::fs::read_to_string(dir.join("scenario.ron"))
+        let scenario = read_regular(&dir.join("scenario.ron"))
             .ok()
+            .and_then(|t| String::from_utf8(t).ok())
             .and_then(|t| crate::scenario::parse(&dir.join("scenario.ron"), &t).ok());
         let description = scenario.as_ref().map_or("", |s| s.description.as_str());
         sections.push(html::run_section(description, &summary));

@@ -70,8 +70,8 @@ pub struct Estimate {
 /// Read `DIR/sweep.json`.
 pub fn load(dir: &Path) -> Result<SweepResult> {
     let path = dir.join("sweep.json");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+    let text = crate::output::read_regular(&path)?;
+    serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))
 }
 
 /// Which way `metric` (a sweep's `class/metric` or run-level name) improves, as the
