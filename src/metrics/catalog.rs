@@ -294,19 +294,10 @@ mod tests {
     /// A run summary with a breaker, a limiter and one class, every number in it distinct.
     fn distinct_summary() -> (RunSummary, Value) {
         let mut r = Recorder::new(RecorderSetup {
-            policy: "p".into(),
-            classes: vec!["c".into()],
-            deadlines: vec![SECOND],
-            instances: 1,
-            slots: 1,
-            connections: 1,
-            warmup: 0,
-            horizon: SECOND,
-            window: SECOND,
             has_breaker: true,
             has_limit: true,
             costs: (1.0, 1.0, 1.0),
-            timeseries: false,
+            ..RecorderSetup::one_class(SECOND, SECOND)
         });
         let mut json = serde_json::to_value(r.summary(SECOND, 0, 0)).unwrap();
         let mut k = 0;

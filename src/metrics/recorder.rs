@@ -509,26 +509,35 @@ impl Tally {
 }
 
 #[cfg(test)]
+impl RecorderSetup {
+    /// One class "c" with a 1 s deadline, one instance, slot and connection, no warm-up, no
+    /// costs, no breaker or limiter: the setup unit tests start from.
+    pub(crate) fn one_class(horizon: Time, window: Time) -> Self {
+        RecorderSetup {
+            policy: "p".into(),
+            classes: vec!["c".into()],
+            deadlines: vec![crate::engine::SECOND],
+            instances: 1,
+            slots: 1,
+            connections: 1,
+            warmup: 0,
+            horizon,
+            window,
+            has_breaker: false,
+            has_limit: false,
+            costs: (0.0, 0.0, 0.0),
+            timeseries: false,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn dependency_occupancy_by_hand() {
-        let mut r = Recorder::new(RecorderSetup {
-            policy: "p".into(),
-            classes: vec!["c".into()],
-            deadlines: vec![SECOND],
-            instances: 1,
-            slots: 1,
-            connections: 1,
-            warmup: 0,
-            horizon: 40,
-            window: 40,
-            has_breaker: false,
-            has_limit: false,
-            costs: (0.0, 0.0, 0.0),
-            timeseries: true,
-        });
+        let mut r = Recorder::new(RecorderSetup { timeseries: true, ..RecorderSetup::one_class(40, 40) });
         // Calls start at 0 and 10 and end at 20 and 30: one call on [0,10), two on [10,20),
         // one on [20,30), none on [30,40): mean (10 + 20 + 10) / 40 = 1.
         r.dep_start(0, 1);
@@ -545,21 +554,7 @@ mod tests {
     /// One dependency call every 10 ms, each over at once, 10 s windows, no warm-up.
     fn cv_of_calls_every_10ms(horizon: Time) -> f64 {
         let window = 10 * SECOND;
-        let mut r = Recorder::new(RecorderSetup {
-            policy: "p".into(),
-            classes: vec!["c".into()],
-            deadlines: vec![SECOND],
-            instances: 1,
-            slots: 1,
-            connections: 1,
-            warmup: 0,
-            horizon,
-            window,
-            has_breaker: false,
-            has_limit: false,
-            costs: (0.0, 0.0, 0.0),
-            timeseries: false,
-        });
+        let mut r = Recorder::new(RecorderSetup::one_class(horizon, window));
         let step = 10 * MILLISECOND;
         for k in 1..=horizon / step {
             let t = k * step;
