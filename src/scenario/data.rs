@@ -3,9 +3,8 @@
 //! `scenario::load` reads them all before any run (so `check` refuses what `run` would), and
 //! the model reads them through the same functions.
 
-use std::fmt;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The largest data file read (256 MiB): larger files, or files that are not regular files
 /// (`/dev/zero`, a folder, a pipe), are refused before reading.
@@ -16,30 +15,8 @@ const MAX_T_S: f64 = 1.0e9;
 /// Latencies in data files are at most this many milliseconds (~31 years).
 const MAX_MS: f64 = 1.0e12;
 
-/// A data file that cannot be used, with where and why.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DataError {
-    /// The data file.
-    pub file: PathBuf,
-    /// 1-based line (0 when the error is about the whole file).
-    pub line: usize,
-    /// 1-based column, in characters (0 when the error is about the whole file).
-    pub col: usize,
-    /// What is wrong and what was expected.
-    pub message: String,
-}
-
-impl fmt::Display for DataError {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: {}", self.file.display(), self.message)
-        } else {
-            write!(f, "{}:{}:{}: {}", self.file.display(), self.line, self.col, self.message)
-        }
-    }
-}
-
-impl std::error::Error for DataError {}
+/// A data file's error at its line and column: the same located error as the scenario's.
+pub type DataError = super::ScenarioError;
 
 /// One column to read and what its values must satisfy.
 #[derive(Debug, Clone, Copy)]

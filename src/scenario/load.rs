@@ -41,7 +41,7 @@ impl std::error::Error for ScenarioError {}
 /// Read, parse and validate a scenario file and every data file it names. Plugin layers
 /// are not checked here (see [`load_with_plugins`]): a library user registers them later.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = data::bounded_text(path, "scenario file").map_err(from_data)?;
+    let text = data::bounded_text(path, "scenario file")?;
     let scenario = parse(path, &text)?;
     validate(&scenario).map_err(|e| located(path, &text, e))?;
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -49,7 +49,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let (line, col) = position(&text, &at);
         ScenarioError {
             message: format!("{} (the data file of {at}, {}:{line}:{col})", e.message, path.display()),
-            ..from_data(e)
+            ..e
         }
     })?;
     // Rates read from data files count towards the event budget only now.
@@ -76,7 +76,7 @@ pub fn load_with_plugins(path: &Path, plugins: &Plugins) -> Result<Scenario, Sce
             if let PolicySpec::Plugin(c) = &layer.policy
                 && let Err(m) = plugins.build(c, &ctx)
             {
-                let text = data::bounded_text(path, "scenario file").map_err(from_data)?;
+                let text = data::bounded_text(path, "scenario file")?;
                 let at = format!("policies[{i}].stack[{j}].policy.Plugin.name");
                 return Err(located(path, &text, Invalid { path: at, message: format!("policy \"{}\": {m}", p.name) }));
             }
@@ -104,10 +104,6 @@ fn explain(raw: &str) -> String {
     } else {
         raw.to_string()
     }
-}
-
-fn from_data(e: DataError) -> ScenarioError {
-    ScenarioError { file: e.file, line: e.line, col: e.col, message: e.message }
 }
 
 /// Line and column of the value at `path` in `text` (0, 0 when the text is not RON).
