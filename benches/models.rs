@@ -22,10 +22,10 @@ fn models(c: &mut Criterion) {
     g.sample_size(10);
     for file in ["mmc.ron", "timeout-race.ron", "timeout-race-bulkhead.ron", "grocery.ron"] {
         let m = model(file, 60);
-        let requests = run_policy(&m, 0, RunOptions::default()).requests;
+        let requests = run_policy(&m, 0, RunOptions::default()).expect("bench run").requests;
         g.throughput(Throughput::Elements(requests));
         g.bench_function(file.trim_end_matches(".ron"), |b| {
-            b.iter(|| run_policy(&m, 0, RunOptions::default()).summary.events)
+            b.iter(|| run_policy(&m, 0, RunOptions::default()).expect("bench run").summary.events)
         });
     }
     g.finish();

@@ -79,7 +79,7 @@ fn mmc_model() -> Model {
 
 /// The recorder calls of `N` M/M/c requests, one after another in simulated time.
 fn recorder(m: &Model) -> u64 {
-    let s = &m.scenario;
+    let s = m.scenario();
     let mut rec = Recorder::new(RecorderSetup {
         policy: "fifo".into(),
         classes: vec!["req".into()],
@@ -134,7 +134,7 @@ fn parts(c: &mut Criterion) {
         b.iter(|| {
             let mut sum = 0;
             for i in 0..N {
-                sum += m.dep.plan(i * MILLISECOND, 0, black_box(i), 1, 1.0).latency;
+                sum += m.dependency().plan(i * MILLISECOND, 0, black_box(i), 1, 1.0).latency;
             }
             sum
         })

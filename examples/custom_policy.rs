@@ -68,7 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let scenario = brownout::scenario::load(&path)?;
     let plugins = Plugins::new().register("ewma-shed", EwmaShed::factory);
     let model = Model::build_with_plugins(&scenario, scenario.seed, path.parent().unwrap(), plugins)?;
-    let result = run_all(&model, RunOptions::default(), true);
+    let result = run_all(&model, RunOptions::default(), true)?;
     print!("{}", table::terminal(&result.summary));
     Ok(())
 }

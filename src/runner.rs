@@ -1,12 +1,14 @@
 //! Runs every policy set of a scenario on the same traffic, in parallel across policy sets,
 //! and gathers the results in scenario order (so output never depends on thread count).
 
+use std::fmt;
+
 use rayon::prelude::*;
 
 use crate::engine::ms_f64;
 use crate::metrics::WindowRow;
 use crate::metrics::summary::{ClassInfo, ScenarioSummary, Setup};
-use crate::model::{Model, RunOptions, RunResult, run_policy};
+use crate::model::{Model, RunError, RunOptions, RunResult, run_policy};
 
 /// Everything one `brownout run` produces.
 #[derive(Debug, Clone)]
@@ -30,21 +32,42 @@ pub struct RunMeta {
     pub events: u64,
     /// Requests that arrived.
     pub requests: u64,
-    /// A guard stopped the run.
-    pub aborted: Option<String>,
     /// The first events, when traced.
     pub trace: Vec<(crate::engine::Time, u64)>,
 }
 
-/// Run all policy sets. `parallel` spreads them over rayon's pool.
-pub fn run_all(model: &Model, opts: RunOptions, parallel: bool) -> ScenarioResult {
-    let n = model.scenario.policies.len();
-    let results: Vec<RunResult> = if parallel {
+/// A policy run that a guard stopped: which policy set, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyRunError {
+    /// The policy set's name.
+    pub policy: String,
+    /// Why it stopped.
+    pub error: RunError,
+}
+
+impl fmt::Display for PolicyRunError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "policy \"{}\": {}", self.policy, self.error)
+    }
+}
+
+impl std::error::Error for PolicyRunError {}
+
+/// Run all policy sets. `parallel` spreads them over rayon's pool. Every run finishes;
+/// the error is that of the first stopped run in scenario order.
+pub fn run_all(model: &Model, opts: RunOptions, parallel: bool) -> Result<ScenarioResult, PolicyRunError> {
+    let s = model.scenario();
+    let n = s.policies.len();
+    let runs: Vec<Result<RunResult, RunError>> = if parallel {
         (0..n).into_par_iter().map(|p| run_policy(model, p, opts)).collect()
     } else {
         (0..n).map(|p| run_policy(model, p, opts)).collect()
     };
-    let s = &model.scenario;
+    let results = runs
+        .into_iter()
+        .enumerate()
+        .map(|(p, r)| r.map_err(|error| PolicyRunError { policy: s.policies[p].name.clone(), error }))
+        .collect::<Result<Vec<_>, _>>()?;
     let measured_s = (s.horizon.ns() - s.warmup.ns()) as f64 / 1e9;
     let mut rows = Vec::new();
     let mut runs = Vec::with_capacity(n);
@@ -55,16 +78,15 @@ pub fn run_all(model: &Model, opts: RunOptions, parallel: bool) -> ScenarioResul
             trace_hash: r.trace_hash,
             events: r.summary.events,
             requests: r.requests,
-            aborted: r.aborted,
             trace: r.trace,
         });
         rows.extend(r.rows);
         summaries.push(r.summary);
     }
-    ScenarioResult {
+    Ok(ScenarioResult {
         summary: ScenarioSummary {
             scenario: s.name.clone(),
-            seed: model.seed,
+            seed: model.seed(),
             measured_s,
             setup: Setup {
                 instances: s.fleet.instances,
@@ -87,5 +109,5 @@ pub fn run_all(model: &Model, opts: RunOptions, parallel: bool) -> ScenarioResul
         },
         rows,
         runs,
-    }
+    })
 }

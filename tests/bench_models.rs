@@ -13,7 +13,7 @@ fn run(file: &str, horizon_s: u64) -> RunSummary {
     let mut s = scenario::load(&path).expect("bench scenario loads");
     s.horizon = Dur::secs(horizon_s);
     let m = Model::build(&s, s.seed, path.parent().expect("has a folder")).expect("builds");
-    run_policy(&m, 0, RunOptions::default()).summary
+    run_policy(&m, 0, RunOptions::default()).expect("runs").summary
 }
 
 #[test]

@@ -13,7 +13,7 @@ fn records(text: &str) -> Vec<Records> {
     let s = parse(Path::new("crn.ron"), text).unwrap();
     validate(&s).unwrap();
     let m = Model::build(&s, 11, Path::new(".")).unwrap();
-    (0..s.policies.len()).map(|p| run_policy_recorded(&m, p, RunOptions::default()).1).collect()
+    (0..s.policies.len()).map(|p| run_policy_recorded(&m, p, RunOptions::default()).expect("runs").1).collect()
 }
 
 /// Open-loop traffic whose first two seconds meet a dependency 1000x slower. "timeout" makes

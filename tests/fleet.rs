@@ -18,7 +18,7 @@ fn scenario(text: &str) -> Scenario {
 fn run(text: &str) -> ScenarioSummary {
     let s = scenario(text);
     let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
-    run_all(&model, RunOptions::default(), false).summary
+    run_all(&model, RunOptions::default(), false).expect("runs").summary
 }
 
 fn policy<'a>(s: &'a ScenarioSummary, name: &str) -> &'a RunSummary {

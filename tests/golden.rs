@@ -16,7 +16,7 @@ fn golden(name: &str) {
     let path = root.join("scenarios").join(format!("{name}.ron"));
     let s = load(&path).unwrap();
     let model = Model::build(&s, s.seed, path.parent().unwrap()).unwrap();
-    let result = run_all(&model, RunOptions::default(), true);
+    let result = run_all(&model, RunOptions::default(), true).expect("runs");
     let checked = check(&result.summary, &s.expect);
     // The charts list as `brownout run` writes it, so the report matches byte for byte.
     let charts: Vec<String> = std::fs::read_to_string(root.join("docs/golden").join(name).join("report.md"))

@@ -17,7 +17,7 @@ fn scenario(text: &str) -> Scenario {
 
 fn run(s: &Scenario, seed: u64, parallel: bool) -> ScenarioResult {
     let model = Model::build(s, seed, Path::new(".")).unwrap();
-    run_all(&model, RunOptions::default(), parallel)
+    run_all(&model, RunOptions::default(), parallel).expect("runs")
 }
 
 /// A busy random scenario: Poisson traffic, log-normal drifting latency, errors, a pool
@@ -66,8 +66,8 @@ fn the_summary_does_not_depend_on_keeping_the_time_series() {
         scenario(&RANDOM.replace(r#"horizon: "60s", window: "5s""#, r#"horizon: "61s", warmup: "7s", window: "4s""#));
     assert_eq!(s.warmup.ns(), 7_000_000_000, "the replacement took");
     let model = Model::build(&s, 11, Path::new(".")).unwrap();
-    let with = run_all(&model, RunOptions { timeseries: true, trace_limit: 0 }, false);
-    let without = run_all(&model, RunOptions { timeseries: false, trace_limit: 0 }, false);
+    let with = run_all(&model, RunOptions { timeseries: true, trace_limit: 0 }, false).expect("runs");
+    let without = run_all(&model, RunOptions { timeseries: false, trace_limit: 0 }, false).expect("runs");
     // 16 windows (15 of 4 s and one of 1 s) x 3 classes x 4 policies.
     assert_eq!(with.rows.len(), 16 * 3 * 4);
     assert!(without.rows.is_empty());
@@ -225,7 +225,7 @@ fn scenario_in_tests(text: &str) -> ScenarioResult {
     let s = scenario(text);
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     let model = Model::build(&s, s.seed, &dir).unwrap();
-    run_all(&model, RunOptions::default(), false)
+    run_all(&model, RunOptions::default(), false).expect("runs")
 }
 
 #[test]

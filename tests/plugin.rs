@@ -35,7 +35,7 @@ fn a_registered_plugin_runs_beside_built_in_policies() {
     validate(&s).unwrap();
     let plugins = Plugins::new().register("every-other", |_, _| Ok(Box::new(EveryOther)));
     let model = Model::build_with_plugins(&s, 1, Path::new("."), plugins).unwrap();
-    let r = run_all(&model, RunOptions::default(), false).summary;
+    let r = run_all(&model, RunOptions::default(), false).expect("runs").summary;
     assert_eq!(r.runs[0].classes[0].outcomes.ok, 6);
     // Attempt ids 0..5 in arrival order: ids 1, 3, 5 are refused.
     assert_eq!(r.runs[1].classes[0].outcomes.ok, 3);

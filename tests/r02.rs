@@ -15,7 +15,7 @@ fn run(file: &str) -> ScenarioSummary {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(file);
     let s = load(&path).unwrap_or_else(|e| panic!("{e}"));
     let model = Model::build(&s, s.seed, path.parent().unwrap()).unwrap();
-    run_all(&model, RunOptions::default(), false).summary
+    run_all(&model, RunOptions::default(), false).expect("runs").summary
 }
 
 fn policy<'a>(s: &'a ScenarioSummary, name: &str) -> &'a RunSummary {

@@ -56,9 +56,15 @@ fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Run every policy set; a run a guard stopped is bad input (exit 2, nothing written).
+fn run_all(model: &Model, opts: RunOptions, parallel: bool) -> Result<ScenarioResult, Failure> {
+    runner::run_all(model, opts, parallel)
+        .map_err(|e| Failure::input(format!("error: {e} (seed {}; nothing written)", model.seed())))
+}
+
 fn check_determinism(model: &Model, first: &ScenarioResult) -> Result<(), Failure> {
     // The second run is serial while the first was parallel: thread count must not matter.
-    let second = runner::run_all(model, RunOptions { timeseries: false, trace_limit: 0 }, false);
+    let second = run_all(model, RunOptions { timeseries: false, trace_limit: 0 }, false)?;
     for (a, b) in first.runs.iter().zip(&second.runs) {
         if a.trace_hash == b.trace_hash && a.events == b.events {
             continue;
@@ -66,8 +72,8 @@ fn check_determinism(model: &Model, first: &ScenarioResult) -> Result<(), Failur
         // Re-run with traces kept to find the first differing event.
         let limit = a.events.max(b.events).min(50_000_000) as usize;
         let opts = RunOptions { timeseries: false, trace_limit: limit };
-        let ta = runner::run_all(model, opts, true);
-        let tb = runner::run_all(model, opts, false);
+        let ta = run_all(model, opts, true)?;
+        let tb = run_all(model, opts, false)?;
         let (ra, rb) = (
             ta.runs.iter().find(|r| r.policy == a.policy).map(|r| &r.trace),
             tb.runs.iter().find(|r| r.policy == a.policy).map(|r| &r.trace),
@@ -80,7 +86,10 @@ fn check_determinism(model: &Model, first: &ScenarioResult) -> Result<(), Failur
             code: 1,
             message: format!(
                 "non-determinism in policy \"{}\": trace hashes {:016x} vs {:016x}; first divergence at event #{at} (seed {})",
-                a.policy, a.trace_hash, b.trace_hash, model.seed
+                a.policy,
+                a.trace_hash,
+                b.trace_hash,
+                model.seed()
             ),
         });
     }
@@ -111,22 +120,14 @@ fn out_dir(args: &RunArgs, name: &str) -> Result<PathBuf, Failure> {
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
     let model = load_model(&args.scenario, args.seed)?;
-    let s = &model.scenario;
+    let s = model.scenario();
     let out = out_dir(&args, &s.name)?;
     let io = |e: anyhow::Error| Failure { code: 2, message: format!("error: writing results: {e:#}") };
     // Taken before running, so a second process on the folder is refused at once.
     let lock = folder::lock(&out).map_err(|e| Failure::input(format!("error: {e:#}")))?;
     let started = Instant::now();
-    let result = runner::run_all(&model, RunOptions { timeseries: true, trace_limit: 0 }, !args.serial);
+    let result = run_all(&model, RunOptions { timeseries: true, trace_limit: 0 }, !args.serial)?;
     let wall = started.elapsed().as_secs_f64();
-    for r in &result.runs {
-        if let Some(why) = &r.aborted {
-            return Err(Failure::input(format!(
-                "error: policy \"{}\": {why} (seed {}; nothing written)",
-                r.policy, model.seed
-            )));
-        }
-    }
     if args.check_determinism {
         check_determinism(&model, &result)?;
     }
@@ -152,7 +153,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                 "{} expectation(s) failed: {} (seed {})",
                 failed.len(),
                 failed.iter().map(|c| c.statement.as_str()).collect::<Vec<_>>().join("; "),
-                model.seed
+                model.seed()
             ),
         });
     }
@@ -168,8 +169,8 @@ fn write_files(
     result: &ScenarioResult,
     checked: &[report::expect::Checked],
 ) -> anyhow::Result<()> {
-    let s = &model.scenario;
-    let saved = scenario::Scenario { seed: model.seed, ..s.clone() };
+    let s = model.scenario();
+    let saved = scenario::Scenario { seed: model.seed(), ..s.clone() };
     let scenario_ron = ron::ser::to_string_pretty(&saved, ron::ser::PrettyConfig::default())?;
     output::write_atomic(&dir.join("scenario.ron"), scenario_ron.as_bytes())?;
     output::write_atomic(&dir.join("summary.json"), &output::summary_json(&result.summary)?)?;

@@ -11,7 +11,7 @@ use crate::scenario::Arrivals;
 
 /// A time-varying arrival rate (per second).
 #[derive(Debug, Clone)]
-pub enum Rate {
+pub(crate) enum Rate {
     /// Piecewise linear.
     Piecewise(Piecewise),
     /// `mean * (1 + amplitude * cos(2 pi (t - peak) / period))`.
@@ -29,7 +29,7 @@ pub enum Rate {
 
 impl Rate {
     /// The rate at `t`.
-    pub fn at(&self, t: Time) -> f64 {
+    pub(crate) fn at(&self, t: Time) -> f64 {
         match self {
             Rate::Piecewise(p) => p.at(t),
             Rate::Diurnal { mean, amplitude, period, peak } => {
@@ -42,7 +42,7 @@ impl Rate {
 
 /// A running arrival process.
 #[derive(Debug, Clone)]
-pub enum ArrivalGen {
+pub(crate) enum ArrivalGen {
     /// Homogeneous Poisson.
     Poisson {
         /// Inter-arrival distribution in nanoseconds.
@@ -77,7 +77,7 @@ fn exp_ns(rate_per_s: f64) -> Option<Exp<f64>> {
 
 impl ArrivalGen {
     /// Build from the scenario's description; `dir` resolves relative data files.
-    pub fn build(a: &Arrivals, dir: &Path) -> Result<Self, String> {
+    pub(crate) fn build(a: &Arrivals, dir: &Path) -> Result<Self, String> {
         let profile = |points: Vec<(Time, f64)>| {
             let max_rate = points.iter().map(|p| p.1).fold(0.0, f64::max);
             ArrivalGen::Profile { rate: Rate::Piecewise(Piecewise::new(points)), max_rate }
@@ -114,7 +114,7 @@ impl ArrivalGen {
 
     /// The next open-loop arrival strictly after (or, for scripts, at or after) `now`;
     /// None when there is none. Closed loops start their users through [`Self::initial_users`].
-    pub fn next(&mut self, now: Time, rng: &mut Stream) -> Option<Time> {
+    pub(crate) fn next(&mut self, now: Time, rng: &mut Stream) -> Option<Time> {
         match self {
             ArrivalGen::Poisson { gap } => gap.as_ref().map(|g| now.saturating_add(g.sample(rng).max(1.0) as Time)),
             ArrivalGen::Profile { rate, max_rate } => {
@@ -141,7 +141,7 @@ impl ArrivalGen {
     }
 
     /// For closed loops: how many users start at time zero.
-    pub fn initial_users(&self) -> u32 {
+    pub(crate) fn initial_users(&self) -> u32 {
         match self {
             ArrivalGen::Closed { users, .. } => *users,
             _ => 0,
@@ -149,7 +149,7 @@ impl ArrivalGen {
     }
 
     /// For closed loops: the think time before a user's next request.
-    pub fn think(&self, rng: &mut Stream) -> Time {
+    pub(crate) fn think(&self, rng: &mut Stream) -> Time {
         match self {
             ArrivalGen::Closed { think: Some(t), .. } => t.sample(rng) as Time,
             _ => 0,

@@ -14,18 +14,16 @@ const CHANGES: u64 = label_hash("catalogue/changes");
 
 /// Item popularity, shared by runs.
 #[derive(Debug, Clone)]
-pub struct Popularity {
-    /// Walker's alias table over the Zipf weights `k^-s` (rand_distr's `WeightedAliasIndex`):
-    /// two uniform draws and one table lookup per item, where the Zipf rejection sampler
-    /// spent a `powf`, a `ln`, an `exp` and a `floor` (a tenth of the grocery run). The table
-    /// is built once per scenario and shared by every run: 12 bytes per item.
+pub(crate) struct Popularity {
+    /// Walker's alias table over the Zipf weights `k^-s` (rand_distr's `WeightedAliasIndex`),
+    /// built once per scenario: a draw is two uniforms and a lookup (BENCHMARKS.md).
     alias: Option<WeightedAliasIndex<f64>>,
     items: u32,
 }
 
 impl Popularity {
     /// Build from the catalogue.
-    pub fn new(c: &Catalogue) -> Self {
+    pub(crate) fn new(c: &Catalogue) -> Self {
         let alias = (c.zipf > 0.0).then(|| {
             let weights = (1..=c.items).map(|k| (k as f64).powf(-c.zipf)).collect();
             WeightedAliasIndex::new(weights).expect("validated zipf: positive finite weights")
@@ -34,7 +32,7 @@ impl Popularity {
     }
 
     /// Draw an item index in `0..items`.
-    pub fn draw(&self, rng: &mut Stream) -> u32 {
+    pub(crate) fn draw(&self, rng: &mut Stream) -> u32 {
         match &self.alias {
             Some(a) => a.sample(rng) as u32,
             None => (rand::RngExt::random::<f64>(rng) * self.items as f64) as u32 % self.items,
@@ -50,11 +48,10 @@ const EMPTY: Time = Time::MAX;
 /// Times are compared as stamps, `time + 1`, with 0 for "before time began" (a prewarmed
 /// value): a cached value is wrong exactly when the item's last change has a later stamp
 /// than the value. That equals comparing version numbers (a value fetched at `t` includes
-/// the changes at or before `t`; a prewarmed one none), but a cache slot is then one 8-byte
-/// stamp instead of a 24-byte `Option<(time, version)>`: the per-instance caches of the
-/// grocery catalogue shrink from 4.8 MB to 1.6 MB, and the fallback's cache miss with them.
+/// the changes at or before `t`; a prewarmed one none), in a third of the memory per cache
+/// slot, which keeps the fallback's cache lookups in cache (BENCHMARKS.md).
 #[derive(Debug, Clone)]
-pub struct Stock {
+pub(crate) struct Stock {
     changes: Counter,
     mean_gap_ns: f64,
     items: Vec<Item>,
@@ -77,16 +74,16 @@ struct Item {
 
 /// The answer the cache gives a fallback.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Served {
+pub(crate) struct Served {
     /// Age of the value.
-    pub staleness: Time,
+    pub(crate) staleness: Time,
     /// The item changed since the value was cached.
-    pub wrong: bool,
+    pub(crate) wrong: bool,
 }
 
 impl Stock {
     /// One cache per instance, or a single shared one.
-    pub fn new(c: &Catalogue, instances: u32, seed: u64) -> Self {
+    pub(crate) fn new(c: &Catalogue, instances: u32, seed: u64) -> Self {
         let n = c.items as usize;
         let mean_gap_ns =
             if c.changes_per_hour > 0.0 { 3600.0 * SECOND as f64 / c.changes_per_hour } else { f64::INFINITY };
@@ -115,7 +112,7 @@ impl Stock {
     }
 
     /// The true stock version of `item` at `now` (`now` never decreases within a run).
-    pub fn version(&mut self, item: u32, now: Time) -> u32 {
+    pub(crate) fn version(&mut self, item: u32, now: Time) -> u32 {
         let mut it = self.items[item as usize];
         while it.next_change <= now {
             it.version += 1;
@@ -133,14 +130,14 @@ impl Stock {
     }
 
     /// A successful response refreshes the cache.
-    pub fn refresh(&mut self, instance: u32, item: u32, now: Time) {
+    pub(crate) fn refresh(&mut self, instance: u32, item: u32, now: Time) {
         self.version(item, now);
         let slot = self.slot(instance, item);
         self.caches[slot] = now + 1;
     }
 
     /// Serve a fallback from the cache, if it holds a value young enough.
-    pub fn serve(&mut self, instance: u32, item: u32, now: Time) -> Option<Served> {
+    pub(crate) fn serve(&mut self, instance: u32, item: u32, now: Time) -> Option<Served> {
         let stamp = self.caches[self.slot(instance, item)];
         if stamp == EMPTY {
             return None;
@@ -155,7 +152,7 @@ impl Stock {
     }
 
     /// Forget an instance's cache (a restart without persistence).
-    pub fn clear(&mut self, instance: u32) {
+    pub(crate) fn clear(&mut self, instance: u32) {
         let c = self.slot(instance, 0);
         self.caches.iter_mut().skip(c).step_by(self.ncaches).for_each(|e| *e = EMPTY);
     }

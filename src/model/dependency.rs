@@ -14,7 +14,7 @@ use crate::scenario::{Dependency, Drift, Latency, Mode, Profile, data};
 
 /// A latency distribution ready to sample.
 #[derive(Debug, Clone)]
-pub enum LatencyDist {
+pub(crate) enum LatencyDist {
     /// Fixed.
     Constant(Time),
     /// Exponential.
@@ -27,7 +27,7 @@ pub enum LatencyDist {
 
 impl LatencyDist {
     /// Build from the scenario's description; `dir` resolves relative file paths.
-    pub fn build(l: &Latency, dir: &Path) -> Result<Self, String> {
+    pub(crate) fn build(l: &Latency, dir: &Path) -> Result<Self, String> {
         Ok(match l {
             Latency::Constant(d) => LatencyDist::Constant(d.ns()),
             Latency::Exponential { mean } => {
@@ -46,7 +46,7 @@ impl LatencyDist {
     }
 
     /// Draw with a generator.
-    pub fn sample(&self, rng: &mut Stream) -> f64 {
+    pub(crate) fn sample(&self, rng: &mut Stream) -> f64 {
         match self {
             LatencyDist::Constant(t) => *t as f64,
             LatencyDist::Exponential(e) => e.sample(rng),
@@ -61,24 +61,24 @@ impl LatencyDist {
 
 /// A piecewise-linear function of time, constant outside its points.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Piecewise {
+pub(crate) struct Piecewise {
     points: Vec<(Time, f64)>,
 }
 
 impl Piecewise {
     /// A constant.
-    pub fn constant(v: f64) -> Self {
+    pub(crate) fn constant(v: f64) -> Self {
         Self { points: vec![(0, v)] }
     }
 
     /// Through the given (time, value) points (sorted by time, non-empty).
-    pub fn new(points: Vec<(Time, f64)>) -> Self {
+    pub(crate) fn new(points: Vec<(Time, f64)>) -> Self {
         assert!(!points.is_empty());
         Self { points }
     }
 
     /// The value at `t`.
-    pub fn at(&self, t: Time) -> f64 {
+    pub(crate) fn at(&self, t: Time) -> f64 {
         let p = &self.points;
         let i = p.partition_point(|&(pt, _)| pt <= t);
         if i == 0 {
@@ -109,9 +109,9 @@ pub struct DependencyModel {
     never_errors: bool,
     modes: Vec<(Time, Mode)>,
     /// (servers, queue) when capacity is finite.
-    pub capacity: Option<(u32, u32)>,
+    pub(crate) capacity: Option<(u32, u32)>,
     /// Network time added to each call.
-    pub hop: Time,
+    pub(crate) hop: Time,
     latency_draws: Counter,
     error_draws: Counter,
 }
@@ -132,7 +132,7 @@ impl DependencyModel {
     /// Build from the scenario.
     // `!(x > 0.0)` is deliberate: it also rejects NaN.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
-    pub fn build(d: &Dependency, seed: u64, dir: &Path) -> Result<Self, String> {
+    pub(crate) fn build(d: &Dependency, seed: u64, dir: &Path) -> Result<Self, String> {
         let base = LatencyDist::build(&d.latency, dir)?;
         let base_median = match &d.latency {
             Latency::Constant(t) => t.ns() as f64,
@@ -191,13 +191,13 @@ impl DependencyModel {
     }
 
     /// The mode at time `t`.
-    pub fn mode(&self, t: Time) -> Mode {
+    pub(crate) fn mode(&self, t: Time) -> Mode {
         let i = self.modes.partition_point(|&(at, _)| at <= t);
         if i == 0 { Mode::Healthy } else { self.modes[i - 1].1 }
     }
 
     /// The drift factor at time `t`.
-    pub fn drift(&self, t: Time) -> f64 {
+    pub(crate) fn drift(&self, t: Time) -> f64 {
         match self.periodic {
             Some((period, duration, factor)) if t % period < duration => factor,
             Some(_) => 1.0,

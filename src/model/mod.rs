@@ -6,15 +6,16 @@
 //! latencies from streams and counters derived from the same seed, so every policy set
 //! sees the same traffic (common random numbers).
 
-pub mod arrivals;
-pub mod catalogue;
+pub(crate) mod arrivals;
+pub(crate) mod catalogue;
 pub mod dependency;
 pub mod records;
 mod world;
 
+use std::fmt;
 use std::path::Path;
 
-use crate::engine::Time;
+use crate::engine::{Time, fmt_time};
 use crate::metrics::WindowRow;
 use crate::metrics::summary::RunSummary;
 use crate::policy::plugin::Plugins;
@@ -26,23 +27,23 @@ pub use world::MAX_LAYERS;
 use catalogue::Popularity;
 use dependency::{DependencyModel, LatencyDist};
 
-/// The immutable part of a scenario, ready to run.
+/// The immutable part of a scenario, ready to run. Built once, read by every run.
 #[derive(Debug, Clone)]
 pub struct Model {
     /// The validated scenario.
-    pub scenario: Scenario,
+    scenario: Scenario,
     /// Root seed.
-    pub seed: u64,
+    seed: u64,
     /// The dependency.
-    pub dep: DependencyModel,
+    dep: DependencyModel,
     /// Local work distribution per class.
-    pub work: Vec<Option<LatencyDist>>,
+    work: Vec<Option<LatencyDist>>,
     /// Item popularity, when there is a catalogue.
-    pub popularity: Option<Popularity>,
+    popularity: Option<Popularity>,
     /// Arrival processes per class, before any draw.
-    pub arrivals: Vec<arrivals::ArrivalGen>,
+    arrivals: Vec<arrivals::ArrivalGen>,
     /// Policy plugins registered by the program (none for the `brownout` binary).
-    pub plugins: Plugins,
+    plugins: Plugins,
 }
 
 impl Model {
@@ -107,8 +108,23 @@ impl Model {
 }
 
 impl Model {
+    /// The validated scenario the model was built from.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// The root seed every run's streams and counters derive from.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The dependency's behaviour (latency, errors, modes, capacity).
+    pub fn dependency(&self) -> &DependencyModel {
+        &self.dep
+    }
+
     /// How calls from `instance` fail at `now`, if it is cut off from the dependency.
-    pub fn partition(&self, instance: u32, now: Time) -> Option<PartitionMode> {
+    pub(crate) fn partition(&self, instance: u32, now: Time) -> Option<PartitionMode> {
         self.scenario
             .fleet
             .partitions
@@ -118,7 +134,7 @@ impl Model {
     }
 
     /// The latency multiplier of `replica` at `now`.
-    pub fn replica_factor(&self, replica: u32, now: Time) -> f64 {
+    pub(crate) fn replica_factor(&self, replica: u32, now: Time) -> f64 {
         self.scenario.dependency.replicas.as_ref().map_or(1.0, |r| {
             r.slow
                 .iter()
@@ -147,23 +163,122 @@ pub struct RunResult {
     pub rows: Vec<WindowRow>,
     /// Hash of the event trace (time and kind of every event), for determinism checks.
     pub trace_hash: u64,
-    /// Simulated time reached.
+    /// Simulated time reached (the horizon: a run that stops early is a [`RunError`]).
     pub end: Time,
     /// Requests that arrived.
     pub requests: u64,
-    /// Set when a guard stopped the run.
-    pub aborted: Option<String>,
     /// The first events (time, code), when asked for with `trace_limit`.
     pub trace: Vec<(Time, u64)>,
 }
 
-/// Run policy set `policy` of the model.
-pub fn run_policy(model: &Model, policy: usize, opts: RunOptions) -> RunResult {
-    world::run(model, policy, opts, false).0
+/// Why a run stopped before its horizon: one of the scenario's `limits` guards tripped
+/// (validation's budget estimate let the scenario through, but the run outgrew it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RunError {
+    /// More events than `limits.max_events`; `at` is the virtual time (ns) it happened.
+    TooManyEvents {
+        /// The limit.
+        limit: u64,
+        /// When (ns).
+        at: Time,
+    },
+    /// More pending events than four times `limits.max_in_flight` (plus 1,024).
+    TooManyPending {
+        /// Events pending at that moment.
+        pending: u64,
+        /// When (ns).
+        at: Time,
+    },
+    /// More requests in flight than `limits.max_in_flight`.
+    TooManyInFlight {
+        /// The limit.
+        limit: u64,
+        /// When (ns).
+        at: Time,
+    },
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match *self {
+            RunError::TooManyEvents { limit, at } => {
+                write!(f, "runaway scenario: more than {limit} events at t={} (limits.max_events)", fmt_time(at))
+            }
+            RunError::TooManyPending { pending, at } => write!(
+                f,
+                "runaway scenario: more than {pending} pending events at t={} (limits.max_in_flight x 4)",
+                fmt_time(at)
+            ),
+            RunError::TooManyInFlight { limit, at } => write!(
+                f,
+                "runaway scenario: more than {limit} requests in flight at t={} (limits.max_in_flight); \
+                 arrivals exceed what the fleet can finish. Reduce the arrival rate, bound the queues, or raise the limit",
+                fmt_time(at)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Run policy set `policy` of the model; an error when a guard stopped the run.
+pub fn run_policy(model: &Model, policy: usize, opts: RunOptions) -> Result<RunResult, RunError> {
+    world::run(model, policy, opts, false).map(|(r, _)| r)
 }
 
 /// Run policy set `policy` and also keep a record of every request, dependency call and
 /// attempt (see [`records`]): for tests and diagnostics, as its memory grows with the run.
-pub fn run_policy_recorded(model: &Model, policy: usize, opts: RunOptions) -> (RunResult, records::Records) {
+pub fn run_policy_recorded(
+    model: &Model,
+    policy: usize,
+    opts: RunOptions,
+) -> Result<(RunResult, records::Records), RunError> {
     world::run(model, policy, opts, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::SECOND;
+
+    const TEXT: &str = r#"Scenario(
+        name: "t", horizon: "10s",
+        fleet: (workers: (slots: 2), pool: (max_connections: 2, acquire_timeout: "1s")),
+        classes: [(name: "a", arrivals: Poisson(rate_per_s: 100), deadline: "1s")],
+        dependency: (latency: Constant("1ms")),
+        policies: [(name: "p")],
+    )"#;
+
+    /// A scenario whose limits the run outgrows (validation would refuse it; the model does
+    /// not validate, so the run's own guard must stop it).
+    fn outgrown(text: &str, change: impl Fn(&mut Scenario)) -> Result<RunResult, RunError> {
+        let mut s = crate::scenario::parse(Path::new("t.ron"), text).unwrap();
+        change(&mut s);
+        run_policy(&Model::build(&s, 1, Path::new(".")).unwrap(), 0, RunOptions::default())
+    }
+
+    #[test]
+    fn a_run_past_max_events_is_an_error_not_a_result() {
+        // 100 arrivals a second for 10 s are about 4,000 events: 50 cannot hold them.
+        let e = outgrown(TEXT, |s| s.limits.max_events = 50).expect_err("the guard stops it");
+        assert!(matches!(e, RunError::TooManyEvents { limit: 50, .. }), "{e:?}");
+        assert!(e.to_string().starts_with("runaway scenario: more than 50 events at t="), "{e}");
+    }
+
+    #[test]
+    fn a_run_past_max_in_flight_is_an_error() {
+        // One slot held for a second per request, the rest queue behind it: at 100 arrivals
+        // a second the fourth request in flight arrives within the first 100 ms or so.
+        let slow = TEXT.replace("slots: 2", "slots: 1, queue: 1000").replace(r#"Constant("1ms")"#, r#"Constant("1s")"#);
+        let e = outgrown(&slow, |s| s.limits.max_in_flight = 3).expect_err("the guard stops it");
+        assert!(matches!(e, RunError::TooManyInFlight { limit: 3, .. }), "{e:?}");
+        assert!(e.to_string().contains("(limits.max_in_flight); arrivals exceed"), "{e}");
+    }
+
+    #[test]
+    fn a_run_within_its_limits_reaches_the_horizon() {
+        let r = outgrown(TEXT, |_| {}).expect("within the limits");
+        assert_eq!(r.end, 10 * SECOND);
+    }
 }

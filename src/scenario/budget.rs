@@ -488,7 +488,7 @@ mod tests {
         for arrivals in ["Poisson(rate_per_s: 200)", "ClosedLoop(users: 7, think: \"20ms\")"] {
             let s = scenario(&format!(r#"(name: "a", arrivals: {arrivals}, deadline: "1s")"#), "");
             let model = Model::build(&s, 3, std::path::Path::new(".")).unwrap();
-            let run = run_policy(&model, 0, RunOptions::default());
+            let run = run_policy(&model, 0, RunOptions::default()).expect("within the limits");
             let e = estimate(&s).unwrap().events;
             let actual = run.summary.events as f64;
             assert!(e <= actual * 1.05 && e >= actual * 0.5, "{arrivals}: estimate {e}, run {actual}");

@@ -74,15 +74,14 @@ pub fn run_one(plan: &Plan, run: u64) -> Result<RunRecord> {
     let id = plan.info.run_id(run);
     let seed = plan.info.replication_seed(id.replication);
     let model = Model::build(&plan.scenarios[id.point], seed, &plan.dir).map_err(|e| anyhow!("run {run}: {e}"))?;
-    let result = run_policy(&model, plan.policy_index[id.policy], RunOptions::default());
-    if let Some(why) = result.aborted {
-        return Err(anyhow!(
+    let result = run_policy(&model, plan.policy_index[id.policy], RunOptions::default()).map_err(|why| {
+        anyhow!(
             "run {run} (point {}, policy \"{}\", replication {}, seed {seed}): {why}",
             id.point,
             plan.info.policies[id.policy],
             id.replication
-        ));
-    }
+        )
+    })?;
     let metrics =
         plan.info.metrics.iter().map(|m| catalog::value_of(&result.summary, m).filter(|x| !x.is_nan())).collect();
     Ok(RunRecord { run, seed, events: result.summary.events, requests: result.requests, metrics })

@@ -171,11 +171,9 @@ fn replicate(s: &Scenario, dir: &Path, seed: u64, n: usize) -> Result<Vec<RunSum
         .map(|r| {
             let rs = replication_seed(seed, r);
             let model = Model::build(s, rs, dir)?;
-            let out = run_policy(&model, 0, RunOptions::default());
-            match out.aborted {
-                Some(why) => Err(format!("replication {r} (seed {rs}): {why}")),
-                None => Ok(out.summary),
-            }
+            run_policy(&model, 0, RunOptions::default())
+                .map(|out| out.summary)
+                .map_err(|why| format!("replication {r} (seed {rs}): {why}"))
         })
         .collect()
 }

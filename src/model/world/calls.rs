@@ -8,10 +8,10 @@ impl World<'_> {
     pub(super) fn acquire_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let (class, inst) = {
             let r = self.reqs.get(tok).expect("live request");
-            (r.class as usize, r.instance)
+            (r.who.class as usize, r.who.instance)
         };
         let mut timeout: Option<(Time, Time)> = None;
-        for &l in &self.class_layers[class] {
+        for &l in &self.layout.class_layers[class] {
             if let Some(t) = self.layer(inst, l).policy.attempt_timeout(class as ClassId)
                 && timeout.is_none_or(|cur| t.0 < cur.0)
             {
@@ -19,18 +19,18 @@ impl World<'_> {
             }
         }
         let r = self.reqs.get_mut(tok).expect("live request");
-        r.attempt_deadline = timeout.map_or(Time::MAX, |t| now.saturating_add(t.0));
-        r.unwind = timeout.map_or(0, |t| t.1);
-        r.wait_since = now;
+        r.time.attempt_deadline = timeout.map_or(Time::MAX, |t| now.saturating_add(t.0));
+        r.time.unwind = timeout.map_or(0, |t| t.1);
+        r.time.attempt_start = now;
         let pool = &self.m.scenario.fleet.pool;
-        let i = &mut self.insts[inst as usize];
+        let i = &mut self.gateway.insts[inst as usize];
         if i.conns < pool.max_connections {
             self.take_connection(now, q, tok);
         } else {
             i.pool_waiting += 1;
             i.pool_q.push_back(tok);
             r.phase = Phase::PoolQueue;
-            let at = now.saturating_add(pool.acquire_timeout.ns()).min(r.attempt_deadline);
+            let at = now.saturating_add(pool.acquire_timeout.ns()).min(r.time.attempt_deadline);
             self.timer(q, tok, at, Timer::Attempt);
         }
     }
@@ -38,11 +38,12 @@ impl World<'_> {
     pub(super) fn take_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.phase = Phase::Calling;
-        let (class, arrived, waited, deadline) = (r.class, r.arrived, now - r.wait_since, r.attempt_deadline);
+        let (class, arrived, waited, deadline) =
+            (r.who.class, r.time.arrived, now - r.time.attempt_start, r.time.attempt_deadline);
         self.rec.conn_wait(arrived, class as usize, waited);
         let call = self.open_call(now, q, tok, false);
-        self.reqs.get_mut(tok).expect("live request").call = Some(call);
-        let done_at = self.calls.get(call).map_or(Time::MAX, |c| c.done_at);
+        self.reqs.get_mut(tok).expect("live request").attempt.call = Some(call);
+        let done_at = self.upstream.calls.get(call).map_or(Time::MAX, |c| c.done_at);
         let timed = deadline != Time::MAX && done_at > deadline;
         if timed {
             self.timer(q, tok, deadline, Timer::Attempt);
@@ -53,11 +54,11 @@ impl World<'_> {
             // hedge is still out (`dep_done` arms the timer then). Outcomes are the same.
             self.bump_generation(tok);
         }
-        self.reqs.get_mut(tok).expect("live request").timed = timed;
+        self.reqs.get_mut(tok).expect("live request").attempt.timed = timed;
         let r = self.reqs.get(tok).expect("live request");
-        let (inst, generation) = (r.instance, r.hedge_generation);
+        let (inst, generation) = (r.who.instance, r.hedge.generation);
         let mut hedge = None;
-        for &l in &self.class_layers[class as usize] {
+        for &l in &self.layout.class_layers[class as usize] {
             hedge = hedge.or(self.layer(inst, l).policy.hedge_delay(class));
         }
         if let Some(d) = hedge {
@@ -69,16 +70,16 @@ impl World<'_> {
     /// A hedged call draws its own latency (attempt key with the top bit set).
     fn open_call(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, hedged: bool) -> Token {
         let r = self.reqs.get_mut(tok).expect("live request");
-        r.conns += 1;
+        r.attempt.conns += 1;
         r.calls += 1;
-        let (inst, class, key) = (r.instance, r.class, r.key);
-        let attempt = if hedged { r.attempt | (1 << 31) } else { r.attempt };
-        let i = &mut self.insts[inst as usize];
+        let (inst, class, key) = (r.who.instance, r.who.class, r.who.key);
+        let attempt = if hedged { r.attempt.number | (1 << 31) } else { r.attempt.number };
+        let i = &mut self.gateway.insts[inst as usize];
         debug_assert!(i.conns < self.m.scenario.fleet.pool.max_connections, "a connection beyond the pool");
         i.conns += 1;
         let conns = i.conns;
         self.rec.pool(now, inst, conns);
-        let call = self.calls.insert(Call {
+        let call = self.upstream.calls.insert(Call {
             req: Some(tok),
             served_at: now,
             done_at: Time::MAX,
@@ -94,7 +95,7 @@ impl World<'_> {
         });
         if let Some(mode) = self.m.partition(inst, now) {
             // Cut off: the call never reaches the dependency.
-            let c = self.calls.get_mut(call).expect("live call");
+            let c = self.upstream.calls.get_mut(call).expect("live call");
             c.error = true;
             c.reached = false;
             let delay = match mode {
@@ -113,50 +114,54 @@ impl World<'_> {
     /// second call; the first answer wins.
     pub(super) fn hedge(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, generation: u32) {
         let Some(r) = self.reqs.get(tok) else { return };
-        if r.hedge_generation != generation || r.phase != Phase::Calling || r.call.is_none() || r.hedge.is_some() {
+        if r.hedge.generation != generation
+            || r.phase != Phase::Calling
+            || r.attempt.call.is_none()
+            || r.hedge.call.is_some()
+        {
             return;
         }
-        let inst = r.instance;
-        if self.insts[inst as usize].conns >= self.m.scenario.fleet.pool.max_connections {
+        let inst = r.who.instance;
+        if self.gateway.insts[inst as usize].conns >= self.m.scenario.fleet.pool.max_connections {
             return; // a hedge never waits for a connection
         }
         let call = self.open_call(now, q, tok, true);
-        self.reqs.get_mut(tok).expect("live request").hedge = Some(call);
+        self.reqs.get_mut(tok).expect("live request").hedge.call = Some(call);
     }
 
     /// The caller gives up on a call: the dependency keeps working on it.
     fn abandon(&mut self, call: Token) {
-        if let Some(c) = self.calls.get_mut(call) {
+        if let Some(c) = self.upstream.calls.get_mut(call) {
             c.req = None;
             if c.counted {
                 // The client stops counting it as outstanding.
                 c.counted = false;
-                dec!(self.insts[c.instance as usize].outstanding[c.replica as usize]);
+                dec!(self.gateway.insts[c.instance as usize].outstanding[c.replica as usize]);
             }
         }
     }
 
     /// Route a call to a replica and into service or its queue.
     fn send(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
-        let c = *self.calls.get(call).expect("live call");
+        let c = *self.upstream.calls.get(call).expect("live call");
         let replica = self.choose_replica(c.instance, c.class, c.key, c.attempt);
         let tracked = self.m.scenario.dependency.replicas.is_some();
         if tracked {
-            self.insts[c.instance as usize].outstanding[replica as usize] += 1;
+            self.gateway.insts[c.instance as usize].outstanding[replica as usize] += 1;
         }
-        let cm = self.calls.get_mut(call).expect("live call");
+        let cm = self.upstream.calls.get_mut(call).expect("live call");
         cm.replica = replica;
         cm.counted = tracked;
-        self.dep_in_flight += 1;
-        self.rec.dep_start(now, self.dep_in_flight);
+        self.upstream.in_flight += 1;
+        self.rec.dep_start(now, self.upstream.in_flight);
         let r = replica as usize;
         match self.m.dep.capacity {
-            Some((servers, queue)) if self.dep_busy[r] >= servers => {
-                if (self.dep_q[r].len() as u32) < queue {
-                    self.dep_q[r].push_back(call);
+            Some((servers, queue)) if self.upstream.busy[r] >= servers => {
+                if (self.upstream.queue[r].len() as u32) < queue {
+                    self.upstream.queue[r].push_back(call);
                 } else {
                     // Queue full: the dependency sheds the call with a fast 503.
-                    let c = self.calls.get_mut(call).expect("live call");
+                    let c = self.upstream.calls.get_mut(call).expect("live call");
                     c.error = true;
                     c.done_at = now.saturating_add(self.m.dep.hop);
                     q.schedule_at(c.done_at, Ev::DepDone { call });
@@ -164,8 +169,8 @@ impl World<'_> {
             }
             cap => {
                 if cap.is_some() {
-                    self.dep_busy[r] += 1;
-                    self.calls.get_mut(call).expect("live call").holds_server = true;
+                    self.upstream.busy[r] += 1;
+                    self.upstream.calls.get_mut(call).expect("live call").holds_server = true;
                 }
                 self.serve_call(now, q, call);
             }
@@ -179,10 +184,10 @@ impl World<'_> {
         let n = reps.count;
         let key = ((class as u64) << 48) ^ key;
         let draw = |k: u64| self.draws.balance.u64(key, ((attempt as u64) << 1) | k);
-        let out = &self.insts[inst as usize].outstanding;
+        let out = &self.gateway.insts[inst as usize].outstanding;
         match reps.balancing {
             Balancing::RoundRobin => {
-                let i = &mut self.insts[inst as usize];
+                let i = &mut self.gateway.insts[inst as usize];
                 let r = i.rr % n;
                 i.rr = i.rr.wrapping_add(1);
                 r
@@ -204,36 +209,36 @@ impl World<'_> {
     }
 
     pub(super) fn serve_call(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
-        let c = self.calls.get_mut(call).expect("live call");
+        let c = self.upstream.calls.get_mut(call).expect("live call");
         let factor = self.m.replica_factor(c.replica, now);
         let plan = self.m.dep.plan(now, c.class as u64, c.key, c.attempt as u64, factor);
         c.served_at = now;
         c.error = plan.error;
         c.done_at = now.saturating_add(plan.latency);
         q.schedule_at(c.done_at, Ev::DepDone { call });
-        if let Some(log) = &mut self.log {
+        if let Some(log) = &mut self.trace.records {
             let (class, key, attempt) = (c.class, c.key, c.attempt);
             log.calls.push(CallRecord { class, key, attempt, start: now, latency: plan.latency, error: plan.error });
         }
     }
 
     pub(super) fn dep_done(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
-        let c = self.calls.remove(call).expect("live call");
+        let c = self.upstream.calls.remove(call).expect("live call");
         if c.counted {
-            dec!(self.insts[c.instance as usize].outstanding[c.replica as usize]);
+            dec!(self.gateway.insts[c.instance as usize].outstanding[c.replica as usize]);
         }
         if c.reached {
-            dec!(self.dep_in_flight);
-            self.rec.dep_end(now, now - c.served_at, c.req.is_none(), self.dep_in_flight);
+            dec!(self.upstream.in_flight);
+            self.rec.dep_end(now, now - c.served_at, c.req.is_none(), self.upstream.in_flight);
         }
         if c.holds_server {
             // Finished service frees a server for the next queued call.
             let r = c.replica as usize;
-            dec!(self.dep_busy[r]);
-            while let Some(next) = self.dep_q[r].pop_front() {
-                if let Some(n) = self.calls.get_mut(next) {
+            dec!(self.upstream.busy[r]);
+            while let Some(next) = self.upstream.queue[r].pop_front() {
+                if let Some(n) = self.upstream.calls.get_mut(next) {
                     n.holds_server = true;
-                    self.dep_busy[r] += 1;
+                    self.upstream.busy[r] += 1;
                     self.serve_call(now, q, next);
                     break;
                 }
@@ -241,25 +246,25 @@ impl World<'_> {
         }
         let Some(tok) = c.req else { return };
         let r = self.reqs.get_mut(tok).expect("live request");
-        let other = if r.call == Some(call) {
-            r.call = None;
-            r.hedge.take()
+        let other = if r.attempt.call == Some(call) {
+            r.attempt.call = None;
+            r.hedge.call.take()
         } else {
-            r.hedge = None;
-            r.call.take()
+            r.hedge.call = None;
+            r.attempt.call.take()
         };
-        let inst = r.instance;
+        let inst = r.who.instance;
         self.release_connection(now, q, tok, inst);
         if c.error {
             if let Some(o) = other {
                 // The other call may still succeed: wait for it, but no longer than the
                 // attempt may last. The timer skipped for this answer is needed now.
                 let r = self.reqs.get_mut(tok).expect("live request");
-                r.call = Some(o);
-                let due = self.calls.get(o).map_or(Time::MAX, |c| c.done_at);
-                if !r.timed && r.attempt_deadline != Time::MAX && due > r.attempt_deadline {
-                    r.timed = true;
-                    let deadline = r.attempt_deadline.max(now);
+                r.attempt.call = Some(o);
+                let due = self.upstream.calls.get(o).map_or(Time::MAX, |c| c.done_at);
+                if !r.attempt.timed && r.time.attempt_deadline != Time::MAX && due > r.time.attempt_deadline {
+                    r.attempt.timed = true;
+                    let deadline = r.time.attempt_deadline.max(now);
                     self.timer(q, tok, deadline, Timer::Attempt);
                 }
                 return;
@@ -269,7 +274,7 @@ impl World<'_> {
             self.release_connection(now, q, tok, inst);
         }
         let r = self.reqs.get_mut(tok).expect("live request");
-        r.hedge_generation = r.hedge_generation.wrapping_add(1);
+        r.hedge.generation = r.hedge.generation.wrapping_add(1);
         let outcome = if c.error { CallOutcome::Error } else { CallOutcome::Success };
         self.attempt_end(now, q, tok, outcome);
     }
@@ -278,14 +283,14 @@ impl World<'_> {
     /// next waiter.
     pub(super) fn release_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, inst: u32) {
         let r = self.reqs.get_mut(tok).expect("live request");
-        dec!(r.conns);
-        let i = &mut self.insts[inst as usize];
+        dec!(r.attempt.conns);
+        let i = &mut self.gateway.insts[inst as usize];
         dec!(i.conns);
         let conns = i.conns;
         self.rec.pool(now, inst, conns);
-        while let Some(next) = self.insts[inst as usize].pool_q.pop_front() {
+        while let Some(next) = self.gateway.insts[inst as usize].pool_q.pop_front() {
             if self.reqs.get(next).is_some_and(|r| r.phase == Phase::PoolQueue) {
-                dec!(self.insts[inst as usize].pool_waiting);
+                dec!(self.gateway.insts[inst as usize].pool_waiting);
                 self.take_connection(now, q, next);
                 break;
             }
@@ -296,17 +301,18 @@ impl World<'_> {
         let r = self.reqs.get_mut(tok).expect("live request");
         match r.phase {
             Phase::PoolQueue => {
-                let (inst, class, arrived, waited) = (r.instance, r.class, r.arrived, now - r.wait_since);
-                let outcome = if now >= r.attempt_deadline { CallOutcome::Timeout } else { CallOutcome::Error };
-                r.phase = Phase::Backoff; // leaves the pool queue (lazily removed)
-                dec!(self.insts[inst as usize].pool_waiting);
+                let (inst, class, arrived, waited) =
+                    (r.who.instance, r.who.class, r.time.arrived, now - r.time.attempt_start);
+                let outcome = if now >= r.time.attempt_deadline { CallOutcome::Timeout } else { CallOutcome::Error };
+                r.phase = Phase::Dequeued; // its pool queue entry is now stale
+                dec!(self.gateway.insts[inst as usize].pool_waiting);
                 self.rec.conn_wait(arrived, class as usize, waited);
                 self.attempt_end(now, q, tok, outcome);
             }
             Phase::Calling => {
-                let calls = [r.call.take(), r.hedge.take()];
-                r.hedge_generation = r.hedge_generation.wrapping_add(1);
-                let inst = r.instance;
+                let calls = [r.attempt.call.take(), r.hedge.call.take()];
+                r.hedge.generation = r.hedge.generation.wrapping_add(1);
+                let inst = r.who.instance;
                 for call in calls.into_iter().flatten() {
                     self.abandon(call);
                     self.release_connection(now, q, tok, inst);

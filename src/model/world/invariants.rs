@@ -11,27 +11,29 @@ use super::*;
 impl World<'_> {
     /// Recount the state from the requests and calls alive and compare with the counters.
     pub(super) fn check_invariants(&self) {
-        let n = self.insts.len();
+        let n = self.gateway.insts.len();
         let (mut workers, mut conns) = (vec![0u32; n], vec![0u32; n]);
         let (mut slot_waiting, mut pool_waiting) = (vec![0u32; n], vec![0u32; n]);
         for tok in self.reqs.tokens() {
             let r = self.reqs.get(tok).expect("live request");
-            let i = r.instance as usize;
+            let i = r.who.instance as usize;
             workers[i] += r.worker as u32;
-            conns[i] += r.conns as u32;
-            slot_waiting[i] += (r.phase == Phase::SlotQueue && !r.worker) as u32;
+            conns[i] += r.attempt.conns as u32;
+            assert!(!(r.worker && r.phase == Phase::SlotQueue), "a request waiting for a slot holds one");
+            assert!(r.phase != Phase::Dequeued, "a request left dequeued at an event boundary");
+            slot_waiting[i] += (r.phase == Phase::SlotQueue) as u32;
             pool_waiting[i] += (r.phase == Phase::PoolQueue) as u32;
-            let held = [r.call, r.hedge].into_iter().flatten();
+            let held = [r.attempt.call, r.hedge.call].into_iter().flatten();
             let mut calls = 0;
             for call in held {
-                let c = self.calls.get(call).expect("a request's call is in the calls slab");
+                let c = self.upstream.calls.get(call).expect("a request's call is in the calls slab");
                 assert_eq!(c.req, Some(tok), "a call that does not name its request");
                 calls += 1;
             }
-            assert_eq!(r.conns as u32, calls, "a request holds one connection per call out");
+            assert_eq!(r.attempt.conns as u32, calls, "a request holds one connection per call out");
         }
         let fleet = &self.m.scenario.fleet;
-        for (i, inst) in self.insts.iter().enumerate() {
+        for (i, inst) in self.gateway.insts.iter().enumerate() {
             assert!(inst.workers <= fleet.workers.slots, "instance {i}: {} workers busy", inst.workers);
             assert!(inst.conns <= fleet.pool.max_connections, "instance {i}: {} connections", inst.conns);
             assert_eq!(inst.workers, workers[i], "instance {i}: busy workers = requests holding one");
@@ -50,31 +52,31 @@ impl World<'_> {
 
     /// Calls in flight, servers busy and outstanding counts against the calls slab.
     fn check_calls(&self) {
-        let replicas = self.dep_busy.len();
+        let replicas = self.upstream.busy.len();
         let mut busy = vec![0u32; replicas];
-        let mut outstanding = vec![vec![0u32; replicas]; self.insts.len()];
+        let mut outstanding = vec![vec![0u32; replicas]; self.gateway.insts.len()];
         let mut reached = 0u64;
-        for call in self.calls.tokens() {
-            let c = self.calls.get(call).expect("live call");
+        for call in self.upstream.calls.tokens() {
+            let c = self.upstream.calls.get(call).expect("live call");
             reached += c.reached as u64;
             busy[c.replica as usize] += c.holds_server as u32;
             if c.counted {
                 outstanding[c.instance as usize][c.replica as usize] += 1;
             }
         }
-        assert_eq!(self.dep_in_flight, reached, "calls in flight = calls in the slab that reached the dependency");
-        assert_eq!(self.dep_busy, busy, "busy servers = calls holding one");
+        assert_eq!(self.upstream.in_flight, reached, "calls in flight = calls in the slab that reached the dependency");
+        assert_eq!(self.upstream.busy, busy, "busy servers = calls holding one");
         if let Some((servers, _)) = self.m.dep.capacity {
             assert!(busy.iter().all(|&b| b <= servers), "more calls in service than servers");
         }
-        for (i, inst) in self.insts.iter().enumerate() {
+        for (i, inst) in self.gateway.insts.iter().enumerate() {
             assert_eq!(inst.outstanding, outstanding[i], "instance {i}: outstanding calls per replica");
         }
     }
 
     /// Requests in the slot queue that still wait there.
     fn live_slot_entries(&self, inst: &Inst) -> u32 {
-        let live = |t: &&Token| self.reqs.get(**t).is_some_and(|r| r.phase == Phase::SlotQueue && !r.worker);
+        let live = |t: &&Token| self.reqs.get(**t).is_some_and(|r| r.phase == Phase::SlotQueue);
         inst.worker_q.iter().filter(live).map(|t| t.index).collect::<BTreeSet<_>>().len() as u32
     }
 
@@ -115,7 +117,7 @@ mod tests {
     fn a_busy_worker_no_request_holds_is_caught() {
         let m = model();
         let mut w = World::new(&m, 0, false);
-        w.insts[0].workers = 1;
+        w.gateway.insts[0].workers = 1;
         w.check_invariants();
     }
 
@@ -124,7 +126,7 @@ mod tests {
     fn a_call_in_flight_missing_from_the_slab_is_caught() {
         let m = model();
         let mut w = World::new(&m, 0, false);
-        w.dep_in_flight = 1;
+        w.upstream.in_flight = 1;
         w.check_invariants();
     }
 
@@ -133,6 +135,6 @@ mod tests {
     fn a_count_going_below_zero_is_caught_where_it_happens() {
         let m = model();
         let mut w = World::new(&m, 0, false);
-        dec!(w.insts[0].worker_waiting);
+        dec!(w.gateway.insts[0].worker_waiting);
     }
 }

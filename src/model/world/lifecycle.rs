@@ -8,15 +8,11 @@ impl World<'_> {
     pub(super) fn arrive(&mut self, now: Time, q: &mut EventQueue<Ev>, class: ClassId, source: Source) {
         let c = class as usize;
         let (key, origin, item) = self.identify(class, source);
-        self.requests += 1;
+        self.traffic.arrived += 1;
         let instance = (key % self.m.scenario.fleet.instances as u64) as u32;
         if self.reqs.len() as u64 >= self.m.scenario.limits.max_in_flight {
-            self.abort = Some(format!(
-                "runaway scenario: more than {} requests in flight at t={} (limits.max_in_flight); \
-                 arrivals exceed what the fleet can finish. Reduce the arrival rate, bound the queues, or raise the limit",
-                self.m.scenario.limits.max_in_flight,
-                engine::fmt_time(now)
-            ));
+            let limit = self.m.scenario.limits.max_in_flight;
+            self.progress.abort = Some(RunError::TooManyInFlight { limit, at: now });
             return;
         }
         let (user, reloads) = match source {
@@ -25,39 +21,30 @@ impl World<'_> {
             Source::Arrival => (None, 0),
         };
         let tok = self.reqs.insert(Req {
-            class,
-            instance,
-            key,
-            origin,
-            arrived: now,
-            item,
-            generation: 0,
+            who: Identity { class, instance, key, origin, item, user, reloads },
+            time: Timing { arrived: now, attempt_start: now, attempt_deadline: Time::MAX, unwind: 0 },
             phase: Phase::SlotQueue,
-            attempt: 0,
-            attempt_id: 0,
-            pos: 0,
-            admitted_at: [0; MAX_LAYERS],
-            attempt_deadline: Time::MAX,
-            unwind: 0,
-            wait_since: now,
-            timed: false,
-            call: None,
-            hedge: None,
-            hedge_generation: 0,
-            conns: 0,
+            generation: 0,
             worker: false,
             calls: 0,
-            user,
-            outcome: Outcome::Ok,
-            staleness: None,
-            reloads,
+            attempt: AttemptState {
+                number: 0,
+                id: 0,
+                pos: 0,
+                admitted_at: [0; MAX_LAYERS],
+                timed: false,
+                call: None,
+                conns: 0,
+            },
+            hedge: HedgeState { call: None, generation: 0 },
+            answer: Answer { outcome: Outcome::Ok, staleness: None },
         });
         self.rec.arrival(now, c);
-        if self.log.is_some() {
+        if self.trace.records.is_some() {
             self.log_arrival(now, class, source, key, instance, item);
         }
-        for li in 0..self.class_layers[c].len() {
-            let l = self.class_layers[c][li];
+        for li in 0..self.layout.class_layers[c].len() {
+            let l = self.layout.class_layers[c][li];
             if self.layer_mut(instance, l).policy.on_request(now, class) {
                 self.note(now, q, instance, l);
             } else {
@@ -65,7 +52,7 @@ impl World<'_> {
                 debug_assert!(layer.policy.status() == layer.last, "on_request changed the status but said not");
             }
         }
-        let inst = &mut self.insts[instance as usize];
+        let inst = &mut self.gateway.insts[instance as usize];
         let w = &self.m.scenario.fleet.workers;
         if inst.workers < w.slots {
             self.take_worker(now, q, tok);
@@ -92,9 +79,9 @@ impl World<'_> {
             Source::Arrival => {
                 // Open-loop arrivals come in the same order under every policy set, so the
                 // class's item stream hands each the same item.
-                let key = self.next_index[c];
-                self.next_index[c] += 1;
-                let item = self.m.popularity.as_ref().map_or(0, |p| p.draw(&mut self.item_rng[c]));
+                let key = self.traffic.next_index[c];
+                self.traffic.next_index[c] += 1;
+                let item = self.m.popularity.as_ref().map_or(0, |p| p.draw(&mut self.traffic.item_rng[c]));
                 (key, key, item)
             }
             Source::User { user, k } => {
@@ -121,7 +108,7 @@ impl World<'_> {
     /// The think time before closed-loop user `user`'s `k`-th request of `class`.
     pub(super) fn think(&self, class: ClassId, user: u32, k: u32) -> Time {
         let mut rng = Stream::seed_from_u64(self.draws.think.u64(((class as u64) << 32) | user as u64, k as u64));
-        self.arrivals[class as usize].think(&mut rng)
+        self.traffic.arrivals[class as usize].think(&mut rng)
     }
 
     /// Record a request as it arrives (only when the run keeps records).
@@ -132,14 +119,15 @@ impl World<'_> {
             Source::Reload { origin, number, .. } => Origin::Reload { of: origin, number },
         };
         let rec = RequestRecord { class, origin, key, arrived: now, instance, item };
-        self.log.as_mut().expect("recording").requests.push(rec);
+        self.trace.records.as_mut().expect("recording").requests.push(rec);
     }
 
     pub(super) fn take_worker(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get_mut(tok).expect("live request");
-        let (inst, class, waited, arrived) = (r.instance, r.class, now - r.arrived, r.arrived);
+        let (inst, class, waited, arrived) = (r.who.instance, r.who.class, now - r.time.arrived, r.time.arrived);
         r.worker = true;
-        let i = &mut self.insts[inst as usize];
+        r.phase = Phase::Started;
+        let i = &mut self.gateway.insts[inst as usize];
         debug_assert!(i.workers < self.m.scenario.fleet.workers.slots, "a worker slot beyond the limit");
         i.workers += 1;
         let busy = i.workers;
@@ -148,7 +136,7 @@ impl World<'_> {
         match &self.m.work[class as usize] {
             Some(dist) => {
                 let r = self.reqs.get(tok).expect("live request");
-                let key = ((class as u64) << 48) ^ r.key;
+                let key = ((class as u64) << 48) ^ r.who.key;
                 let mut rng = Stream::seed_from_u64(self.draws.work.u64(key, 0));
                 let d = dist.sample(&mut rng).max(0.0) as Time;
                 self.reqs.get_mut(tok).expect("live request").phase = Phase::Local;
@@ -159,13 +147,13 @@ impl World<'_> {
     }
 
     pub(super) fn release_worker(&mut self, now: Time, q: &mut EventQueue<Ev>, instance: u32) {
-        let i = &mut self.insts[instance as usize];
+        let i = &mut self.gateway.insts[instance as usize];
         dec!(i.workers);
         let busy = i.workers;
         self.rec.workers(now, instance, busy);
-        while let Some(next) = self.insts[instance as usize].worker_q.pop_front() {
-            if self.reqs.get(next).is_some_and(|r| r.phase == Phase::SlotQueue && !r.worker) {
-                dec!(self.insts[instance as usize].worker_waiting);
+        while let Some(next) = self.gateway.insts[instance as usize].worker_q.pop_front() {
+            if self.reqs.get(next).is_some_and(|r| r.phase == Phase::SlotQueue) {
+                dec!(self.gateway.insts[instance as usize].worker_waiting);
                 self.bump_generation(next);
                 self.take_worker(now, q, next);
                 break;
@@ -174,7 +162,7 @@ impl World<'_> {
     }
 
     pub(super) fn after_local(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
-        let class = self.reqs.get(tok).expect("live request").class;
+        let class = self.reqs.get(tok).expect("live request").who.class;
         if self.m.scenario.classes[class as usize].calls_dependency {
             self.begin_attempt(now, q, tok);
         } else {
@@ -187,24 +175,24 @@ impl World<'_> {
     pub(super) fn restart(&mut self, now: Time, q: &mut EventQueue<Ev>, instance: u32, policies: bool, cache: bool) {
         for tok in self.reqs.tokens() {
             let r = self.reqs.get_mut(tok).expect("live request");
-            if r.instance != instance {
+            if r.who.instance != instance {
                 continue;
             }
             self.crash_layers(now, q, tok);
             let r = self.reqs.get_mut(tok).expect("live request");
             r.worker = false;
-            r.conns = 0;
-            for call in [r.call.take(), r.hedge.take()].into_iter().flatten() {
-                if let Some(c) = self.calls.get_mut(call) {
+            r.attempt.conns = 0;
+            for call in [r.attempt.call.take(), r.hedge.call.take()].into_iter().flatten() {
+                if let Some(c) = self.upstream.calls.get_mut(call) {
                     c.req = None;
                     c.counted = false;
                 }
             }
-            r.outcome = Outcome::Error;
-            r.staleness = None;
+            r.answer.outcome = Outcome::Error;
+            r.answer.staleness = None;
             self.finish(now, q, tok);
         }
-        let i = &mut self.insts[instance as usize];
+        let i = &mut self.gateway.insts[instance as usize];
         i.workers = 0;
         i.conns = 0;
         i.worker_q.clear();
@@ -228,30 +216,14 @@ impl World<'_> {
     fn rebuild_layers(&mut self, now: Time, q: &mut EventQueue<Ev>, instance: u32) {
         let set = &self.m.scenario.policies[self.policy];
         for (l, spec) in set.stack.iter().enumerate() {
-            if self.fleet[l].is_some() || spec.persistent {
+            if self.layout.fleet[l].is_some() || spec.persistent {
                 continue;
             }
-            let ctx = BuildCtx {
-                classes: self.m.scenario.classes.iter().map(|c| c.name.clone()).collect(),
-                instance,
-                instances: self.insts.len() as u32,
-                plugins: self.m.plugins.clone(),
-            };
-            let policy = spec.policy.build(&ctx);
-            let layer = &mut self.insts[instance as usize].layers[l];
-            // Keep the wake generation monotone so the old policy's timers stay tombstones.
-            let wake_generation = layer.wake_generation.wrapping_add(1);
-            let old = layer.last;
-            let watch = policy.reports_status();
-            *layer = LayerRt {
-                last: old,
-                policy,
-                queue: waitq::WaitQueue::default(),
-                waiting: 0,
-                wake: None,
-                wake_generation,
-                watch,
-            };
+            let fresh = build::build_layer(self.m, spec, instance);
+            let layer = &mut self.gateway.insts[instance as usize].layers[l];
+            // Keep the wake generation monotone so the old policy's timers stay tombstones,
+            // and the last status, so `note` reports what changed.
+            *layer = LayerRt { last: layer.last, wake_generation: layer.wake_generation.wrapping_add(1), ..fresh };
             self.note(now, q, instance, l as u8);
         }
     }
@@ -262,23 +234,29 @@ impl World<'_> {
     /// a limiter must get its permits back); the other layers are rebuilt anyway.
     fn crash_layers(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get(tok).expect("live request");
-        let (class, inst, attempt, pos, phase) = (r.class as usize, r.instance, r.attempt, r.pos as usize, r.phase);
-        let inner = self.inner_start[class] as usize;
+        let (class, inst, attempt, pos, phase) =
+            (r.who.class as usize, r.who.instance, r.attempt.number, r.attempt.pos as usize, r.phase);
+        let inner = self.layout.inner_start[class] as usize;
         match phase {
             Phase::Calling => {
                 for p in (inner..pos).rev() {
-                    let l = self.class_layers[class][p];
+                    let l = self.layout.class_layers[class][p];
                     let r = self.reqs.get(tok).expect("live request");
                     let outcome = CallOutcome::Error;
-                    let done =
-                        Completed { now, class: r.class, id: r.attempt_id, admitted_at: r.admitted_at[p], outcome };
+                    let done = Completed {
+                        now,
+                        class: r.who.class,
+                        id: r.attempt.id,
+                        admitted_at: r.attempt.admitted_at[p],
+                        outcome,
+                    };
                     self.deliver(now, q, inst, l, Notice::Complete(done));
                 }
             }
             Phase::LayerQueue | Phase::PoolQueue => {
                 if phase == Phase::LayerQueue {
                     // It leaves the queue it waits in (its entry becomes a tombstone).
-                    let l = self.class_layers[class][pos];
+                    let l = self.layout.class_layers[class][pos];
                     dec!(self.layer_mut(inst, l).waiting);
                 }
                 self.cancel_admitted(now, q, tok)

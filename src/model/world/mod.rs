@@ -10,12 +10,14 @@ macro_rules! dec {
     }};
 }
 
+mod build;
 mod calls;
 #[cfg(debug_assertions)]
 mod invariants;
 mod lifecycle;
 mod outcome;
 mod stack;
+mod state;
 mod waitq;
 
 use std::collections::VecDeque;
@@ -24,13 +26,17 @@ use rand::SeedableRng;
 
 use super::catalogue::Stock;
 use super::records::{AttemptRecord, CallRecord, Origin, Records, RequestRecord};
-use super::{Model, RunOptions, RunResult};
+use super::{Model, RunError, RunOptions, RunResult};
 use crate::engine::{self, Counter, EventQueue, Handler, Slab, Stream, Time, Token, label_hash, stream};
 use crate::metrics::{OrderEffect, Outcome, Recorder, RecorderSetup};
 use crate::policy::{
-    Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Policy, Refusal, RetryAsk, Status,
+    Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Refusal, RetryAsk, Status,
 };
 use crate::scenario::{Balancing, Fallback, PartitionMode, Scope};
+use state::{
+    Answer, AttemptState, Call, Gateway, HedgeState, Identity, Inst, LayerRt, Layout, Phase, Progress, Req, Timing,
+    Trace, Traffic, Upstream,
+};
 
 /// Most layers one policy stack may have (a limit of the file format, checked there).
 pub use crate::scenario::MAX_LAYERS;
@@ -127,18 +133,6 @@ impl Ev {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    SlotQueue,
-    Local,
-    LayerQueue,
-    PoolQueue,
-    Calling,
-    Backoff,
-    Unwinding,
-    Responding,
-}
-
 /// Why a request arrives; it decides the request's key, so that a request's draws never
 /// depend on what other requests did (common random numbers across policy sets).
 #[derive(Debug, Clone, Copy)]
@@ -159,40 +153,6 @@ struct PendingReload {
     item: u32,
 }
 
-#[derive(Debug, Clone)]
-struct Req {
-    class: ClassId,
-    instance: u32,
-    /// The key of every counter-based draw for this request (see [`Source`]).
-    key: u64,
-    /// The key of the request this one reloads (its own key if it is no reload).
-    origin: u64,
-    arrived: Time,
-    item: u32,
-    generation: u32,
-    phase: Phase,
-    attempt: u32,
-    attempt_id: u64,
-    pos: u8,
-    admitted_at: [Time; MAX_LAYERS],
-    attempt_deadline: Time,
-    unwind: Time,
-    wait_since: Time,
-    /// An attempt timer is pending for the current call (none when the answer was due first).
-    timed: bool,
-    call: Option<Token>,
-    hedge: Option<Token>,
-    hedge_generation: u32,
-    conns: u8,
-    worker: bool,
-    calls: u32,
-    /// Closed-loop (user, request number).
-    user: Option<(u32, u32)>,
-    outcome: Outcome,
-    staleness: Option<(Time, bool)>,
-    reloads: u32,
-}
-
 /// A cancellation or completion on its way to a layer.
 #[derive(Debug, Clone, Copy)]
 enum Notice {
@@ -200,277 +160,74 @@ enum Notice {
     Complete(Completed),
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Call {
-    req: Option<Token>,
-    served_at: Time,
-    /// When the answer reaches the caller, once service has started (MAX while queued).
-    done_at: Time,
-    error: bool,
-    holds_server: bool,
-    reached: bool,
-    counted: bool,
-    replica: u32,
-    instance: u32,
-    class: ClassId,
-    key: u64,
-    attempt: u32,
-}
-
-struct LayerRt {
-    policy: Box<dyn Policy>,
-    queue: waitq::WaitQueue,
-    waiting: u32,
-    wake: Option<Time>,
-    wake_generation: u32,
-    last: Status,
-    /// The policy reports status changes (`Policy::reports_status`); `note` skips it if not.
-    watch: bool,
-}
-
-struct Inst {
-    workers: u32,
-    worker_q: VecDeque<Token>,
-    worker_waiting: u32,
-    conns: u32,
-    pool_q: VecDeque<Token>,
-    pool_waiting: u32,
-    layers: Vec<LayerRt>,
-    degraded: u32,
-    outstanding: Vec<u32>,
-    rr: u32,
-}
-
+/// One run of one policy set: the state the event handler owns, grouped by what owns it
+/// (see `state.rs` for each field's unit, writers and readers).
 struct World<'m> {
+    /// The scenario's immutable part, shared by every run (read only).
     m: &'m Model,
-    reqs: Slab<Req>,
-    calls: Slab<Call>,
-    insts: Vec<Inst>,
-    class_layers: Vec<Vec<u8>>,
-    inner_start: Vec<u8>,
-    arrivals: Vec<super::arrivals::ArrivalGen>,
-    arrival_rng: Vec<Stream>,
-    item_rng: Vec<Stream>,
-    draws: Draws,
-    next_index: Vec<u64>,
-    next_attempt_id: u64,
-    dep_busy: Vec<u32>,
-    dep_q: Vec<VecDeque<Token>>,
-    dep_in_flight: u64,
-    stock: Option<Stock>,
-    rec: Recorder,
-    pump: Vec<(u32, u8)>,
-    fleet: Vec<Option<Time>>,
-    notices: Slab<(u32, u8, Notice)>,
-    pending_reloads: Slab<PendingReload>,
-    /// Per-request and per-attempt records, when asked for (`run_policy_recorded`).
-    log: Option<Box<Records>>,
-    breaker_layer: Option<u8>,
-    limit_layer: Option<u8>,
-    trace: u64,
-    trace_log: Vec<(Time, u64)>,
-    trace_limit: usize,
-    requests: u64,
-    horizon: Time,
-    abort: Option<String>,
+    /// The policy set this run simulates (index into `m.scenario.policies`).
     policy: usize,
-    handled: u64,
+    /// Requests in flight, by token: inserted by `lifecycle::arrive`, removed by
+    /// `outcome::finish`.
+    reqs: Slab<Req>,
+    /// Where requests come from: arrivals, closed-loop users, reloads.
+    traffic: Traffic,
+    /// The gateway instances: worker slots, pools, policy stacks.
+    gateway: Gateway,
+    /// The policy stack's shape, fixed for the run.
+    layout: Layout,
+    /// The dependency's side of the calls.
+    upstream: Upstream,
+    /// Counter-based draws, keyed once per run.
+    draws: Draws,
+    /// True stock and the fallback caches, when there is a catalogue.
+    stock: Option<Stock>,
+    /// The metrics. Every file reports what happens to it.
+    rec: Recorder,
+    /// Event hash, first events and opt-in records.
+    trace: Trace,
+    /// Horizon, event count and the guards' verdict.
+    progress: Progress,
 }
 
-pub(super) fn run(m: &Model, policy: usize, opts: RunOptions, record: bool) -> (RunResult, Records) {
-    let s = &m.scenario;
-    let set = &s.policies[policy];
+pub(super) fn run(m: &Model, policy: usize, opts: RunOptions, record: bool) -> Result<(RunResult, Records), RunError> {
     let mut q: EventQueue<Ev> = EventQueue::new();
     let mut w = World::new(m, policy, opts.timeseries);
-    w.trace_limit = opts.trace_limit;
-    w.log = record.then(Box::default);
-    for c in 0..w.arrivals.len() {
-        let class = c as ClassId;
-        for user in 0..w.arrivals[c].initial_users() {
-            let think = w.think(class, user, 0);
-            q.schedule_at(think, Ev::User { class, user, k: 0 });
-        }
-        if let Some(t) = w.arrivals[c].next(0, &mut w.arrival_rng[c]) {
-            // Scripted times may start at 0; Poisson starts after one gap.
-            q.schedule_at(t, Ev::Arrival { class: c as ClassId });
-        }
-    }
-    q.schedule_at(s.window.ns().min(w.horizon), Ev::Tick);
-    // Timers that policies ask for when they are built.
-    for (i, inst) in w.insts.iter_mut().enumerate() {
-        for (l, layer) in inst.layers.iter_mut().enumerate() {
-            if let Some(t) = layer.last.wake_at {
-                layer.wake = Some(t);
-                layer.wake_generation = layer.wake_generation.wrapping_add(1);
-                let generation = layer.wake_generation;
-                q.schedule_at(t, Ev::Wake { instance: i as u32, layer: l as u8, generation });
-            }
-        }
-    }
-    for r in &s.fleet.restarts {
-        for (k, &instance) in r.instances.iter().enumerate() {
-            let at = r.at.ns().saturating_add((k as Time).saturating_mul(r.interval.ns()));
-            q.schedule_at(at, Ev::Restart { instance, policies: r.persistent_policies, cache: r.persistent_cache });
-        }
-    }
-    let horizon = w.horizon;
+    w.trace.limit = opts.trace_limit;
+    w.trace.records = record.then(Box::default);
+    w.schedule_start(&mut q);
+    let horizon = w.progress.horizon;
     let stats = engine::run(&mut w, &mut q, horizon);
-    let end = if w.abort.is_some() { stats.end } else { w.horizon };
-    if w.abort.is_none() && stats.end < w.horizon {
+    let window = m.scenario.window.ns();
+    if w.progress.abort.is_none() && stats.end < horizon {
         // The queue ran dry before the horizon; close the remaining windows.
-        let mut t = (stats.end / s.window.ns() + 1).saturating_mul(s.window.ns());
-        while t < w.horizon {
+        let mut t = (stats.end / window + 1).saturating_mul(window);
+        while t < horizon {
             w.rec.tick(t);
-            t = t.saturating_add(s.window.ns());
+            t = t.saturating_add(window);
         }
-        w.rec.tick(w.horizon);
+        w.rec.tick(horizon);
     }
     #[cfg(debug_assertions)]
     w.check_invariants();
+    if let Some(e) = w.progress.abort {
+        return Err(e);
+    }
     let in_flight = w.reqs.len() as u64;
-    let mut summary = w.rec.summary(end, stats.events, in_flight);
-    summary.policy = set.name.clone();
+    let mut summary = w.rec.summary(horizon, stats.events, in_flight);
+    summary.policy = m.scenario.policies[policy].name.clone();
     let result = RunResult {
         summary,
         rows: if opts.timeseries { w.rec.take_rows() } else { Vec::new() },
-        trace_hash: w.trace,
-        end,
-        requests: w.requests,
-        aborted: w.abort,
-        trace: w.trace_log,
+        trace_hash: w.trace.hash,
+        end: horizon,
+        requests: w.traffic.arrived,
+        trace: w.trace.events,
     };
-    (result, w.log.map(|l| *l).unwrap_or_default())
+    Ok((result, w.trace.records.map(|l| *l).unwrap_or_default()))
 }
 
-impl<'m> World<'m> {
-    fn new(m: &'m Model, policy: usize, timeseries: bool) -> Self {
-        let s = &m.scenario;
-        let set = &s.policies[policy];
-        let n = s.fleet.instances;
-        let class_names: Vec<String> = s.classes.iter().map(|c| c.name.clone()).collect();
-        let replicas = s.dependency.replicas.as_ref().map_or(1, |r| r.count as usize);
-        let insts: Vec<Inst> = (0..n)
-            .map(|instance| Inst {
-                workers: 0,
-                worker_q: VecDeque::new(),
-                worker_waiting: 0,
-                conns: 0,
-                pool_q: VecDeque::new(),
-                pool_waiting: 0,
-                layers: set
-                    .stack
-                    .iter()
-                    .map(|l| {
-                        let ctx = BuildCtx {
-                            classes: class_names.clone(),
-                            instance,
-                            instances: n,
-                            plugins: m.plugins.clone(),
-                        };
-                        let policy = l.policy.build(&ctx);
-                        let last = policy.status();
-                        let watch = policy.reports_status();
-                        LayerRt {
-                            policy,
-                            queue: waitq::WaitQueue::default(),
-                            waiting: 0,
-                            wake: None,
-                            wake_generation: 0,
-                            last,
-                            watch,
-                        }
-                    })
-                    .collect(),
-                degraded: 0,
-                outstanding: vec![0; replicas],
-                rr: instance,
-            })
-            .collect();
-        let class_layers: Vec<Vec<u8>> = s
-            .classes
-            .iter()
-            .map(|c| {
-                set.stack
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, l)| l.classes.is_empty() || l.classes.contains(&c.name))
-                    .map(|(i, _)| i as u8)
-                    .collect()
-            })
-            .collect();
-        let inner_start = class_layers
-            .iter()
-            .map(|ls| ls.iter().position(|&l| insts[0].layers[l as usize].policy.is_retry()).unwrap_or(0) as u8)
-            .collect();
-        let first = |f: &dyn Fn(&Status) -> bool| insts[0].layers.iter().position(|l| f(&l.last)).map(|i| i as u8);
-        let breaker_layer = first(&|st| st.breaker.is_some());
-        let limit_layer = first(&|st| st.limit.is_some());
-        let b = s.business.as_ref();
-        let rec = Recorder::new(RecorderSetup {
-            policy: set.name.clone(),
-            classes: s.classes.iter().map(|c| c.name.clone()).collect(),
-            deadlines: s.classes.iter().map(|c| c.deadline.ns()).collect(),
-            instances: n,
-            slots: s.fleet.workers.slots,
-            connections: s.fleet.pool.max_connections,
-            warmup: s.warmup.ns(),
-            horizon: s.horizon.ns(),
-            window: s.window.ns(),
-            has_breaker: breaker_layer.is_some(),
-            has_limit: limit_layer.is_some(),
-            costs: b.map_or((0.0, 0.0, 0.0), |b| (b.substitution_cost, b.refund_cost, b.lost_order_cost)),
-            timeseries,
-        });
-        let mut w = Self {
-            m,
-            reqs: Slab::new(),
-            calls: Slab::new(),
-            insts,
-            class_layers,
-            inner_start,
-            arrivals: m.arrivals.clone(),
-            arrival_rng: s.classes.iter().map(|c| stream(m.seed, &format!("arrivals/{}", c.name))).collect(),
-            item_rng: s.classes.iter().map(|c| stream(m.seed, &format!("items/{}", c.name))).collect(),
-            draws: Draws::new(m.seed),
-            next_index: vec![0; s.classes.len()],
-            next_attempt_id: 0,
-            dep_busy: vec![0; replicas],
-            dep_q: vec![VecDeque::new(); replicas],
-            dep_in_flight: 0,
-            stock: s.catalogue.as_ref().map(|c| Stock::new(c, n, m.seed)),
-            rec,
-            pump: Vec::new(),
-            fleet: set
-                .stack
-                .iter()
-                .map(|l| match l.scope {
-                    Scope::Instance => None,
-                    Scope::Fleet { propagation } => Some(propagation.ns()),
-                })
-                .collect(),
-            notices: Slab::new(),
-            pending_reloads: Slab::new(),
-            log: None,
-            breaker_layer,
-            limit_layer,
-            trace: 0xcbf2_9ce4_8422_2325,
-            trace_log: Vec::new(),
-            trace_limit: 0,
-            requests: 0,
-            horizon: s.horizon.ns(),
-            abort: None,
-            policy,
-            handled: 0,
-        };
-        for i in 0..n {
-            if let Some(l) = w.limit_layer {
-                let v = w.insts[i as usize].layers[l as usize].last.limit.unwrap_or(0.0);
-                w.rec.limit(0, i, v);
-            }
-        }
-        w
-    }
-
+impl World<'_> {
     fn timer(&mut self, q: &mut EventQueue<Ev>, tok: Token, at: Time, timer: Timer) {
         let generation = self.bump_generation(tok);
         q.schedule_at(at, Ev::Timer { req: tok, generation, timer });
@@ -499,17 +256,17 @@ impl<'m> World<'m> {
             Timer::SlotWait => {
                 let r = self.reqs.get_mut(tok).expect("live request");
                 r.phase = Phase::Responding;
-                let (inst, class, arrived) = (r.instance, r.class, r.arrived);
-                dec!(self.insts[inst as usize].worker_waiting);
+                let (inst, class, arrived) = (r.who.instance, r.who.class, r.time.arrived);
+                dec!(self.gateway.insts[inst as usize].worker_waiting);
                 self.rec.slot_wait(arrived, class as usize, now - arrived);
                 self.respond(now, q, tok, Outcome::Rejected, None);
             }
             Timer::LocalWork => self.after_local(now, q, tok),
             Timer::LayerWait => {
                 let r = self.reqs.get_mut(tok).expect("live request");
-                let (class, inst, pos) = (r.class as usize, r.instance, r.pos as usize);
-                r.phase = Phase::Backoff; // out of the queue (lazily removed)
-                let l = self.class_layers[class][pos];
+                let (class, inst, pos) = (r.who.class as usize, r.who.instance, r.attempt.pos as usize);
+                r.phase = Phase::Dequeued; // its queue entry is now a tombstone
+                let l = self.layout.class_layers[class][pos];
                 dec!(self.layer_mut(inst, l).waiting);
                 self.refused(now, q, tok, Refusal::Rejected);
             }
@@ -523,25 +280,21 @@ impl<'m> World<'m> {
 
 impl Handler<Ev> for World<'_> {
     fn handle(&mut self, now: Time, ev: Ev, q: &mut EventQueue<Ev>) {
-        self.handled += 1;
-        if self.handled > self.m.scenario.limits.max_events {
-            self.abort = Some(format!(
-                "runaway scenario: more than {} events at t={} (limits.max_events)",
-                self.m.scenario.limits.max_events,
-                engine::fmt_time(now)
-            ));
+        self.progress.handled += 1;
+        if self.progress.handled > self.m.scenario.limits.max_events {
+            self.progress.abort = Some(RunError::TooManyEvents { limit: self.m.scenario.limits.max_events, at: now });
             return;
         }
         let code = ev.code();
-        self.trace = (self.trace ^ now ^ code.rotate_left(32)).wrapping_mul(0x0000_0100_0000_01b3);
-        if self.trace_log.len() < self.trace_limit {
-            self.trace_log.push((now, code));
+        self.trace.hash = (self.trace.hash ^ now ^ code.rotate_left(32)).wrapping_mul(0x0000_0100_0000_01b3);
+        if self.trace.events.len() < self.trace.limit {
+            self.trace.events.push((now, code));
         }
         match ev {
             Ev::Arrival { class } => {
                 let c = class as usize;
-                if let Some(t) = self.arrivals[c].next(now, &mut self.arrival_rng[c])
-                    && t <= self.horizon
+                if let Some(t) = self.traffic.arrivals[c].next(now, &mut self.traffic.arrival_rng[c])
+                    && t <= self.progress.horizon
                 {
                     q.schedule_at(t.max(now), Ev::Arrival { class });
                 }
@@ -549,11 +302,11 @@ impl Handler<Ev> for World<'_> {
             }
             Ev::User { class, user, k } => self.arrive(now, q, class, Source::User { user, k }),
             Ev::Reload { class, token } => {
-                let p = self.pending_reloads.remove(token).expect("live reload");
+                let p = self.traffic.pending_reloads.remove(token).expect("live reload");
                 self.arrive(now, q, class, Source::Reload { origin: p.origin, number: p.number, item: p.item });
             }
             Ev::Notice { token } => {
-                let (inst, l, notice) = self.notices.remove(token).expect("live notice");
+                let (inst, l, notice) = self.gateway.notices.remove(token).expect("live notice");
                 self.apply_notice(now, q, inst, l, notice);
             }
             Ev::Restart { instance, policies, cache } => self.restart(now, q, instance, policies, cache),
@@ -567,7 +320,7 @@ impl Handler<Ev> for World<'_> {
                     lr.last.wake_at = None;
                     lr.policy.on_wakeup(now);
                     self.note(now, q, instance, layer);
-                    self.pump.push((instance, layer));
+                    self.gateway.pump.push((instance, layer));
                 }
             }
             Ev::Tick => {
@@ -575,24 +328,20 @@ impl Handler<Ev> for World<'_> {
                 self.check_invariants();
                 self.rec.tick(now);
                 let next = now.saturating_add(self.m.scenario.window.ns());
-                if now < self.horizon {
-                    q.schedule_at(next.min(self.horizon), Ev::Tick);
+                if now < self.progress.horizon {
+                    q.schedule_at(next.min(self.progress.horizon), Ev::Tick);
                 }
             }
         }
-        if !self.pump.is_empty() {
+        if !self.gateway.pump.is_empty() {
             self.pump_layers(now, q);
         }
         if q.len() as u64 > self.m.scenario.limits.max_in_flight.saturating_mul(4).saturating_add(1024) {
-            self.abort = Some(format!(
-                "runaway scenario: more than {} pending events at t={} (limits.max_in_flight x 4)",
-                q.len(),
-                engine::fmt_time(now)
-            ));
+            self.progress.abort = Some(RunError::TooManyPending { pending: q.len() as u64, at: now });
         }
     }
 
     fn halted(&self) -> bool {
-        self.abort.is_some()
+        self.progress.abort.is_some()
     }
 }

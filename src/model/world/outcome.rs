@@ -5,18 +5,19 @@ use super::*;
 impl World<'_> {
     pub(super) fn attempt_end(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, outcome: CallOutcome) {
         let r = self.reqs.get(tok).expect("live request");
-        let (class, inst, attempt) = (r.class as usize, r.instance, r.attempt);
-        if let Some(log) = &mut self.log {
-            let (key, start) = (r.key, r.wait_since);
-            log.attempts.push(AttemptRecord { class: r.class, key, attempt, start, end: now, outcome });
+        let (class, inst, attempt) = (r.who.class as usize, r.who.instance, r.attempt.number);
+        if let Some(log) = &mut self.trace.records {
+            let (key, start) = (r.who.key, r.time.attempt_start);
+            log.attempts.push(AttemptRecord { class: r.who.class, key, attempt, start, end: now, outcome });
         }
         // Layers from the retry layer inward see each attempt; with no retry layer that is all.
-        let start = self.inner_start[class] as usize;
-        let layers = self.class_layers[class].len();
+        let start = self.layout.inner_start[class] as usize;
+        let layers = self.layout.class_layers[class].len();
         for p in (start..layers).rev() {
-            let l = self.class_layers[class][p];
+            let l = self.layout.class_layers[class][p];
             let r = self.reqs.get(tok).expect("live request");
-            let done = Completed { now, class: r.class, id: r.attempt_id, admitted_at: r.admitted_at[p], outcome };
+            let done =
+                Completed { now, class: r.who.class, id: r.attempt.id, admitted_at: r.attempt.admitted_at[p], outcome };
             self.deliver(now, q, inst, l, Notice::Complete(done));
         }
         if outcome.is_failure() {
@@ -26,11 +27,11 @@ impl World<'_> {
                 class: class as ClassId,
                 attempt,
                 outcome,
-                uniform: self.draws.retry.f64(((class as u64) << 48) ^ r.key, attempt as u64),
+                uniform: self.draws.retry.f64(((class as u64) << 48) ^ r.who.key, attempt as u64),
             };
             let mut delay = None;
-            for li in 0..self.class_layers[class].len() {
-                let l = self.class_layers[class][li];
+            for li in 0..self.layout.class_layers[class].len() {
+                let l = self.layout.class_layers[class][li];
                 delay = self.layer_mut(inst, l).policy.retry_delay(&ask);
                 if delay.is_some() {
                     break;
@@ -39,7 +40,7 @@ impl World<'_> {
             if let Some(d) = delay {
                 let mut allowed = true;
                 for li in 0..layers {
-                    let l = self.class_layers[class][li];
+                    let l = self.layout.class_layers[class][li];
                     allowed &= self.layer_mut(inst, l).policy.allow_retry(&ask);
                     self.note(now, q, inst, l);
                     if !allowed {
@@ -53,13 +54,13 @@ impl World<'_> {
                 }
             }
         }
-        if self.inner_start[class] > 0 {
+        if self.layout.inner_start[class] > 0 {
             self.complete_outer(now, q, tok, outcome);
         }
         match outcome {
             CallOutcome::Success => {
                 let r = self.reqs.get(tok).expect("live request");
-                let (inst, item) = (r.instance, r.item);
+                let (inst, item) = (r.who.instance, r.who.item);
                 if let Some(stock) = &mut self.stock {
                     stock.refresh(inst, item, now);
                 }
@@ -67,7 +68,7 @@ impl World<'_> {
             }
             CallOutcome::Error => self.conclude(now, q, tok, Outcome::Error, false),
             CallOutcome::Timeout => {
-                let unwind = self.reqs.get(tok).expect("live request").unwind;
+                let unwind = self.reqs.get(tok).expect("live request").time.unwind;
                 if unwind > 0 {
                     self.reqs.get_mut(tok).expect("live request").phase = Phase::Unwinding;
                     self.timer_fixed(q, tok, unwind, Timer::Unwind);
@@ -81,12 +82,12 @@ impl World<'_> {
     /// A refused or failed request: answer from the cache if the class allows it.
     pub(super) fn conclude(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, outcome: Outcome, refusal: bool) {
         let r = self.reqs.get(tok).expect("live request");
-        let allowed = match self.m.scenario.classes[r.class as usize].fallback {
+        let allowed = match self.m.scenario.classes[r.who.class as usize].fallback {
             Fallback::None => false,
             Fallback::OnRefusal => refusal,
             Fallback::OnRefusalOrFailure => true,
         };
-        let (inst, item) = (r.instance, r.item);
+        let (inst, item) = (r.who.instance, r.who.item);
         if allowed && let Some(served) = self.stock.as_mut().and_then(|s| s.serve(inst, item, now)) {
             self.respond(now, q, tok, Outcome::Fallback, Some((served.staleness, served.wrong)));
             return;
@@ -104,8 +105,8 @@ impl World<'_> {
     ) {
         let overhead = self.m.scenario.fleet.overhead.ns();
         let r = self.reqs.get_mut(tok).expect("live request");
-        r.outcome = outcome;
-        r.staleness = staleness;
+        r.answer.outcome = outcome;
+        r.answer.staleness = staleness;
         if overhead > 0 {
             r.phase = Phase::Responding;
             self.timer_fixed(q, tok, overhead, Timer::Respond);
@@ -117,37 +118,24 @@ impl World<'_> {
     pub(super) fn finish(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         // Copy out what is needed rather than move the whole request out of the slab.
         let r = self.reqs.get(tok).expect("live request");
-        let r = Done {
-            worker: r.worker,
-            instance: r.instance,
-            class: r.class,
-            key: r.key,
-            origin: r.origin,
-            item: r.item,
-            arrived: r.arrived,
-            outcome: r.outcome,
-            staleness: r.staleness,
-            calls: r.calls,
-            reloads: r.reloads,
-            user: r.user,
-        };
+        let r = Done { worker: r.worker, who: r.who, arrived: r.time.arrived, answer: r.answer, calls: r.calls };
         self.reqs.discard(tok);
         if r.worker {
-            self.release_worker(now, q, r.instance);
+            self.release_worker(now, q, r.who.instance);
         }
-        let class = &self.m.scenario.classes[r.class as usize];
-        let key = ((r.class as u64) << 48) ^ r.key;
+        let class = &self.m.scenario.classes[r.who.class as usize];
+        let key = ((r.who.class as u64) << 48) ^ r.who.key;
         let mut order = OrderEffect::default();
         if let Some(b) = &self.m.scenario.business
             && self.draws.orders.f64(key, 0) < class.order_fraction
         {
             order.order = true;
             let in_time = now - r.arrived <= class.deadline.ns();
-            match (r.outcome, r.staleness) {
+            match (r.answer.outcome, r.answer.staleness) {
                 (Outcome::Ok, _) if in_time => {}
                 (Outcome::Fallback, Some((_, wrong))) if in_time => {
                     if wrong {
-                        let allowance = if self.insts[r.instance as usize].degraded > 0 {
+                        let allowance = if self.gateway.insts[r.who.instance as usize].degraded > 0 {
                             b.degraded_substitution_allowance
                         } else {
                             b.substitution_allowance
@@ -162,21 +150,31 @@ impl World<'_> {
                 _ => order.lost = true,
             }
         }
-        self.rec.finish(now, r.instance, r.class as usize, r.arrived, r.outcome, r.staleness, order, r.calls);
+        self.rec.finish(
+            now,
+            r.who.instance,
+            r.who.class as usize,
+            r.arrived,
+            r.answer.outcome,
+            r.answer.staleness,
+            order,
+            r.calls,
+        );
         if let Some(reload) = &class.reload {
             // An impatient or failed user presses reload: more load exactly when it hurts.
-            let bad = !matches!(r.outcome, Outcome::Ok | Outcome::Fallback) || now - r.arrived > reload.patience.ns();
-            if bad && r.reloads < reload.max_reloads && self.draws.reload.f64(key, 0) < reload.probability {
+            let bad =
+                !matches!(r.answer.outcome, Outcome::Ok | Outcome::Fallback) || now - r.arrived > reload.patience.ns();
+            if bad && r.who.reloads < reload.max_reloads && self.draws.reload.f64(key, 0) < reload.probability {
                 // The user asks again for the item they were looking at.
-                let pending = PendingReload { origin: r.origin, number: r.reloads + 1, item: r.item };
-                let token = self.pending_reloads.insert(pending);
-                q.schedule_at(now.saturating_add(reload.delay.ns()), Ev::Reload { class: r.class, token });
+                let pending = PendingReload { origin: r.who.origin, number: r.who.reloads + 1, item: r.who.item };
+                let token = self.traffic.pending_reloads.insert(pending);
+                q.schedule_at(now.saturating_add(reload.delay.ns()), Ev::Reload { class: r.who.class, token });
             }
         }
-        if let Some((user, k)) = r.user {
+        if let Some((user, k)) = r.who.user {
             let k = k.wrapping_add(1);
-            let think = self.think(r.class, user, k);
-            q.schedule_at(now.saturating_add(think), Ev::User { class: r.class, user, k });
+            let think = self.think(r.who.class, user, k);
+            q.schedule_at(now.saturating_add(think), Ev::User { class: r.who.class, user, k });
         }
     }
 }
@@ -184,15 +182,8 @@ impl World<'_> {
 /// What `finish` needs of a request once it leaves the slab.
 struct Done {
     worker: bool,
-    instance: u32,
-    class: ClassId,
-    key: u64,
-    origin: u64,
-    item: u32,
+    who: Identity,
     arrived: Time,
-    outcome: Outcome,
-    staleness: Option<(Time, bool)>,
+    answer: Answer,
     calls: u32,
-    reloads: u32,
-    user: Option<(u32, u32)>,
 }

@@ -8,35 +8,35 @@ impl World<'_> {
 
     pub(super) fn attempt_of(&self, now: Time, tok: Token, layer: u8) -> Attempt {
         let r = self.reqs.get(tok).expect("live request");
-        let class = &self.m.scenario.classes[r.class as usize];
+        let class = &self.m.scenario.classes[r.who.class as usize];
         Attempt {
             now,
-            class: r.class,
-            number: r.attempt,
-            id: r.attempt_id,
+            class: r.who.class,
+            number: r.attempt.number,
+            id: r.attempt.id,
             priority: class.priority,
-            queued: self.layer(r.instance, layer).waiting,
+            queued: self.layer(r.who.instance, layer).waiting,
         }
     }
 
     pub(super) fn begin_attempt(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
-        let id = self.next_attempt_id;
-        self.next_attempt_id += 1;
+        let id = self.gateway.next_attempt_id;
+        self.gateway.next_attempt_id += 1;
         let r = self.reqs.get_mut(tok).expect("live request");
-        r.attempt += 1;
-        r.attempt_id = id;
-        r.pos = if r.attempt == 1 { 0 } else { self.inner_start[r.class as usize] };
+        r.attempt.number += 1;
+        r.attempt.id = id;
+        r.attempt.pos = if r.attempt.number == 1 { 0 } else { self.layout.inner_start[r.who.class as usize] };
         self.admit_from(now, q, tok);
     }
 
     pub(super) fn admit_from(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let (class, inst) = {
             let r = self.reqs.get(tok).expect("live request");
-            (r.class as usize, r.instance)
+            (r.who.class as usize, r.who.instance)
         };
         loop {
-            let pos = self.reqs.get(tok).expect("live request").pos as usize;
-            let Some(&l) = self.class_layers[class].get(pos) else {
+            let pos = self.reqs.get(tok).expect("live request").attempt.pos as usize;
+            let Some(&l) = self.layout.class_layers[class].get(pos) else {
                 break;
             };
             let att = self.attempt_of(now, tok, l);
@@ -45,8 +45,8 @@ impl World<'_> {
             match decision {
                 Admission::Admit => {
                     let r = self.reqs.get_mut(tok).expect("live request");
-                    r.admitted_at[pos] = now;
-                    r.pos += 1;
+                    r.attempt.admitted_at[pos] = now;
+                    r.attempt.pos += 1;
                 }
                 Admission::Wait { max_wait } => {
                     self.park(now, q, tok, inst, l, max_wait);
@@ -81,10 +81,10 @@ impl World<'_> {
     fn park(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, inst: u32, l: u8, max_wait: Time) {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.phase = Phase::LayerQueue;
-        r.wait_since = now;
+        r.time.attempt_start = now;
         self.timer_fixed(q, tok, max_wait, Timer::LayerWait);
         let r = self.reqs.get(tok).expect("live request");
-        let (generation, priority) = (r.generation, self.m.scenario.classes[r.class as usize].priority);
+        let (generation, priority) = (r.generation, self.m.scenario.classes[r.who.class as usize].priority);
         let layer = self.layer_mut(inst, l);
         layer.queue.push(tok, generation, priority);
         layer.waiting += 1;
@@ -92,7 +92,7 @@ impl World<'_> {
 
     fn deadline_at(&self, tok: Token) -> Time {
         let r = self.reqs.get(tok).expect("live request");
-        r.arrived + self.m.scenario.classes[r.class as usize].deadline.ns()
+        r.time.arrived + self.m.scenario.classes[r.who.class as usize].deadline.ns()
     }
 
     /// The waiting entry with the least deadline budget left (ties: the earliest queued).
@@ -112,7 +112,7 @@ impl World<'_> {
     /// The next waiting entry to serve, by the layer's queue order; prunes stale ends.
     fn next_waiting(&mut self, inst: u32, l: u8) -> Option<(Pos, Token)> {
         let owner = self.owner(inst, l);
-        let layer = &mut self.insts[owner as usize].layers[l as usize];
+        let layer = &mut self.gateway.insts[owner as usize].layers[l as usize];
         let order = layer.policy.queue_order();
         let reqs = &self.reqs;
         layer.queue.next(order, |w| waiting(reqs, w))
@@ -121,10 +121,10 @@ impl World<'_> {
     /// Tell the layers this attempt passed that it was not executed.
     pub(super) fn cancel_admitted(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get(tok).expect("live request");
-        let (class, inst, pos) = (r.class as usize, r.instance, r.pos as usize);
-        let start = if r.attempt == 1 { 0 } else { self.inner_start[class] as usize };
+        let (class, inst, pos) = (r.who.class as usize, r.who.instance, r.attempt.pos as usize);
+        let start = if r.attempt.number == 1 { 0 } else { self.layout.inner_start[class] as usize };
         for p in (start..pos).rev() {
-            let l = self.class_layers[class][p];
+            let l = self.layout.class_layers[class][p];
             let att = self.attempt_of(now, tok, l);
             self.deliver(now, q, inst, l, Notice::Cancel(att));
         }
@@ -132,7 +132,7 @@ impl World<'_> {
 
     pub(super) fn refused(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, why: Refusal) {
         self.cancel_admitted(now, q, tok);
-        let attempt = self.reqs.get(tok).expect("live request").attempt;
+        let attempt = self.reqs.get(tok).expect("live request").attempt.number;
         if attempt > 1 {
             self.complete_outer(now, q, tok, CallOutcome::Error);
         }
@@ -146,12 +146,13 @@ impl World<'_> {
     /// Complete layers outside the retry layer with the request's final outcome.
     pub(super) fn complete_outer(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, outcome: CallOutcome) {
         let r = self.reqs.get(tok).expect("live request");
-        let (class, inst) = (r.class as usize, r.instance);
-        let outer = self.inner_start[class] as usize;
+        let (class, inst) = (r.who.class as usize, r.who.instance);
+        let outer = self.layout.inner_start[class] as usize;
         for p in (0..outer).rev() {
-            let l = self.class_layers[class][p];
+            let l = self.layout.class_layers[class][p];
             let r = self.reqs.get(tok).expect("live request");
-            let done = Completed { now, class: r.class, id: r.attempt_id, admitted_at: r.admitted_at[p], outcome };
+            let done =
+                Completed { now, class: r.who.class, id: r.attempt.id, admitted_at: r.attempt.admitted_at[p], outcome };
             self.deliver(now, q, inst, l, Notice::Complete(done));
         }
     }
@@ -159,9 +160,9 @@ impl World<'_> {
     /// Hand a cancellation or completion to a layer: at once for per-instance state, after
     /// the propagation delay for fleet-wide state.
     pub(super) fn deliver(&mut self, now: Time, q: &mut EventQueue<Ev>, inst: u32, l: u8, notice: Notice) {
-        match self.fleet[l as usize] {
+        match self.layout.fleet[l as usize] {
             Some(delay) if delay > 0 => {
-                let token = self.notices.insert((inst, l, notice));
+                let token = self.gateway.notices.insert((inst, l, notice));
                 q.schedule_at(now.saturating_add(delay), Ev::Notice { token });
             }
             _ => self.apply_notice(now, q, inst, l, notice),
@@ -185,11 +186,11 @@ impl World<'_> {
             }
         }
         self.note(now, q, inst, l);
-        self.pump.push((inst, l));
+        self.gateway.pump.push((inst, l));
     }
 
     pub(super) fn pump_layers(&mut self, now: Time, q: &mut EventQueue<Ev>) {
-        while let Some((inst, l)) = self.pump.pop() {
+        while let Some((inst, l)) = self.gateway.pump.pop() {
             while let Some((pos, head)) = self.next_waiting(inst, l) {
                 let mut att = self.attempt_of(now, head, l);
                 att.queued = att.queued.saturating_sub(1);
@@ -202,11 +203,12 @@ impl World<'_> {
                 layer.queue.remove(pos);
                 dec!(layer.waiting);
                 self.bump_generation(head);
+                self.reqs.get_mut(head).expect("live request").phase = Phase::Dequeued;
                 match decision {
                     Admission::Admit => {
                         let r = self.reqs.get_mut(head).expect("live request");
-                        r.admitted_at[r.pos as usize] = now;
-                        r.pos += 1;
+                        r.attempt.admitted_at[r.attempt.pos as usize] = now;
+                        r.attempt.pos += 1;
                         self.admit_from(now, q, head);
                     }
                     Admission::Refuse(why) => self.refused(now, q, head, why),
@@ -218,18 +220,18 @@ impl World<'_> {
 
     /// The instance that holds layer `l`'s state for instance `inst`.
     pub(super) fn owner(&self, inst: u32, l: u8) -> u32 {
-        if self.fleet[l as usize].is_some() { 0 } else { inst }
+        if self.layout.fleet[l as usize].is_some() { 0 } else { inst }
     }
 
     /// Layer `l` as seen from instance `inst`.
     pub(super) fn layer(&self, inst: u32, l: u8) -> &LayerRt {
-        &self.insts[self.owner(inst, l) as usize].layers[l as usize]
+        &self.gateway.insts[self.owner(inst, l) as usize].layers[l as usize]
     }
 
     /// Layer `l` as seen from instance `inst`, mutably.
     pub(super) fn layer_mut(&mut self, inst: u32, l: u8) -> &mut LayerRt {
         let owner = self.owner(inst, l);
-        &mut self.insts[owner as usize].layers[l as usize]
+        &mut self.gateway.insts[owner as usize].layers[l as usize]
     }
 
     /// Look at a layer's status after an interaction: breaker transitions, limits, degraded
@@ -254,16 +256,17 @@ impl World<'_> {
                 q.schedule_at(t.max(now), Ev::Wake { instance: owner, layer: l, generation: layer.wake_generation });
             }
         }
-        let affected = if self.fleet[l as usize].is_some() { 0..self.insts.len() as u32 } else { inst..inst + 1 };
+        let affected =
+            if self.layout.fleet[l as usize].is_some() { 0..self.gateway.insts.len() as u32 } else { inst..inst + 1 };
         for i in affected {
             if st.degraded != last.degraded {
-                let d = &mut self.insts[i as usize].degraded;
+                let d = &mut self.gateway.insts[i as usize].degraded;
                 if st.degraded { *d += 1 } else { dec!(*d) }
             }
-            if Some(l) == self.breaker_layer && st.breaker != last.breaker {
+            if Some(l) == self.layout.breaker_layer && st.breaker != last.breaker {
                 self.rec.breaker(now, i, st.breaker.unwrap_or(BreakerState::Closed));
             }
-            if Some(l) == self.limit_layer && st.limit != last.limit {
+            if Some(l) == self.layout.limit_layer && st.limit != last.limit {
                 self.rec.limit(now, i, st.limit.unwrap_or(0.0));
             }
         }

@@ -1,0 +1,174 @@
+//! Building a world for one run, in named steps, and the events that start it.
+
+use super::*;
+
+impl<'m> World<'m> {
+    pub(super) fn new(m: &'m Model, policy: usize, timeseries: bool) -> Self {
+        let s = &m.scenario;
+        let n = s.fleet.instances;
+        let insts: Vec<Inst> = (0..n).map(|instance| build_instance(m, policy, instance)).collect();
+        let layout = build_layout(m, policy, &insts[0]);
+        let rec = build_recorder(m, policy, &layout, timeseries);
+        let replicas = s.dependency.replicas.as_ref().map_or(1, |r| r.count as usize);
+        let mut w = Self {
+            m,
+            policy,
+            reqs: Slab::new(),
+            traffic: Traffic {
+                arrivals: m.arrivals.clone(),
+                arrival_rng: s.classes.iter().map(|c| stream(m.seed, &format!("arrivals/{}", c.name))).collect(),
+                item_rng: s.classes.iter().map(|c| stream(m.seed, &format!("items/{}", c.name))).collect(),
+                next_index: vec![0; s.classes.len()],
+                pending_reloads: Slab::new(),
+                arrived: 0,
+            },
+            gateway: Gateway { insts, pump: Vec::new(), notices: Slab::new(), next_attempt_id: 0 },
+            layout,
+            upstream: Upstream {
+                calls: Slab::new(),
+                busy: vec![0; replicas],
+                queue: vec![VecDeque::new(); replicas],
+                in_flight: 0,
+            },
+            draws: Draws::new(m.seed),
+            stock: s.catalogue.as_ref().map(|c| Stock::new(c, n, m.seed)),
+            rec,
+            trace: Trace { hash: 0xcbf2_9ce4_8422_2325, events: Vec::new(), limit: 0, records: None },
+            progress: Progress { horizon: s.horizon.ns(), handled: 0, abort: None },
+        };
+        if let Some(l) = w.layout.limit_layer {
+            for i in 0..n {
+                let v = w.gateway.insts[i as usize].layers[l as usize].last.limit.unwrap_or(0.0);
+                w.rec.limit(0, i, v);
+            }
+        }
+        w
+    }
+
+    /// The first events: each class's first arrival and closed-loop users, the first window
+    /// tick, the timers policies ask for when built, and the scripted restarts.
+    pub(super) fn schedule_start(&mut self, q: &mut EventQueue<Ev>) {
+        let s = &self.m.scenario;
+        for c in 0..self.traffic.arrivals.len() {
+            let class = c as ClassId;
+            for user in 0..self.traffic.arrivals[c].initial_users() {
+                let think = self.think(class, user, 0);
+                q.schedule_at(think, Ev::User { class, user, k: 0 });
+            }
+            if let Some(t) = self.traffic.arrivals[c].next(0, &mut self.traffic.arrival_rng[c]) {
+                // Scripted times may start at 0; Poisson starts after one gap.
+                q.schedule_at(t, Ev::Arrival { class: c as ClassId });
+            }
+        }
+        q.schedule_at(s.window.ns().min(self.progress.horizon), Ev::Tick);
+        for (i, inst) in self.gateway.insts.iter_mut().enumerate() {
+            for (l, layer) in inst.layers.iter_mut().enumerate() {
+                if let Some(t) = layer.last.wake_at {
+                    layer.wake = Some(t);
+                    layer.wake_generation = layer.wake_generation.wrapping_add(1);
+                    let generation = layer.wake_generation;
+                    q.schedule_at(t, Ev::Wake { instance: i as u32, layer: l as u8, generation });
+                }
+            }
+        }
+        for r in &s.fleet.restarts {
+            for (k, &instance) in r.instances.iter().enumerate() {
+                let at = r.at.ns().saturating_add((k as Time).saturating_mul(r.interval.ns()));
+                q.schedule_at(at, Ev::Restart { instance, policies: r.persistent_policies, cache: r.persistent_cache });
+            }
+        }
+    }
+}
+
+/// Policy layer `spec` of the run's policy set, freshly built for `instance`.
+pub(super) fn build_layer(m: &Model, spec: &crate::scenario::Layer, instance: u32) -> LayerRt {
+    let s = &m.scenario;
+    let ctx = BuildCtx {
+        classes: s.classes.iter().map(|c| c.name.clone()).collect(),
+        instance,
+        instances: s.fleet.instances,
+        plugins: m.plugins.clone(),
+    };
+    let policy = spec.policy.build(&ctx);
+    let last = policy.status();
+    let watch = policy.reports_status();
+    LayerRt { policy, queue: waitq::WaitQueue::default(), waiting: 0, wake: None, wake_generation: 0, last, watch }
+}
+
+/// Gateway instance `instance` with idle slots and pool and its own policy stack.
+fn build_instance(m: &Model, policy: usize, instance: u32) -> Inst {
+    let s = &m.scenario;
+    let replicas = s.dependency.replicas.as_ref().map_or(1, |r| r.count as usize);
+    Inst {
+        workers: 0,
+        worker_q: VecDeque::new(),
+        worker_waiting: 0,
+        conns: 0,
+        pool_q: VecDeque::new(),
+        pool_waiting: 0,
+        layers: s.policies[policy].stack.iter().map(|l| build_layer(m, l, instance)).collect(),
+        degraded: 0,
+        outstanding: vec![0; replicas],
+        rr: instance,
+    }
+}
+
+/// Which layers each class passes, where its retry layer starts, which layers are
+/// fleet-wide, and which layers report a breaker state and a limit (read off `first`, a
+/// freshly built instance).
+fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
+    let s = &m.scenario;
+    let set = &s.policies[policy];
+    let class_layers: Vec<Vec<u8>> = s
+        .classes
+        .iter()
+        .map(|c| {
+            set.stack
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.classes.is_empty() || l.classes.contains(&c.name))
+                .map(|(i, _)| i as u8)
+                .collect()
+        })
+        .collect();
+    let inner_start = class_layers
+        .iter()
+        .map(|ls| ls.iter().position(|&l| first.layers[l as usize].policy.is_retry()).unwrap_or(0) as u8)
+        .collect();
+    let find = |f: &dyn Fn(&Status) -> bool| first.layers.iter().position(|l| f(&l.last)).map(|i| i as u8);
+    Layout {
+        class_layers,
+        inner_start,
+        fleet: set
+            .stack
+            .iter()
+            .map(|l| match l.scope {
+                Scope::Instance => None,
+                Scope::Fleet { propagation } => Some(propagation.ns()),
+            })
+            .collect(),
+        breaker_layer: find(&|st| st.breaker.is_some()),
+        limit_layer: find(&|st| st.limit.is_some()),
+    }
+}
+
+/// The run's metrics recorder.
+fn build_recorder(m: &Model, policy: usize, layout: &Layout, timeseries: bool) -> Recorder {
+    let s = &m.scenario;
+    let b = s.business.as_ref();
+    Recorder::new(RecorderSetup {
+        policy: s.policies[policy].name.clone(),
+        classes: s.classes.iter().map(|c| c.name.clone()).collect(),
+        deadlines: s.classes.iter().map(|c| c.deadline.ns()).collect(),
+        instances: s.fleet.instances,
+        slots: s.fleet.workers.slots,
+        connections: s.fleet.pool.max_connections,
+        warmup: s.warmup.ns(),
+        horizon: s.horizon.ns(),
+        window: s.window.ns(),
+        has_breaker: layout.breaker_layer.is_some(),
+        has_limit: layout.limit_layer.is_some(),
+        costs: b.map_or((0.0, 0.0, 0.0), |b| (b.substitution_cost, b.refund_cost, b.lost_order_cost)),
+        timeseries,
+    })
+}

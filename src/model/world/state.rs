@@ -1,0 +1,305 @@
+//! The world's state, grouped by what owns it. Times are virtual nanoseconds (`Time`);
+//! counts are plain integers. "Written by" and "read by" name the files of `world/`.
+
+use std::collections::VecDeque;
+
+use super::waitq::WaitQueue;
+use super::{MAX_LAYERS, Notice, PendingReload};
+use crate::engine::{Slab, Stream, Time, Token};
+use crate::metrics::Outcome;
+use crate::model::arrivals::ArrivalGen;
+use crate::model::records::Records;
+use crate::policy::{ClassId, Policy, Status};
+
+// ---- one request ---------------------------------------------------------------------
+
+/// Where a request is. Each value has one meaning; the events that may still concern the
+/// request (its timers, its queue entries) check it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// Waiting in its instance's worker-slot queue (holds no slot).
+    SlotQueue,
+    /// Holds a worker slot, before its local work or first attempt starts.
+    Started,
+    /// Doing local work on its worker slot (a `LocalWork` timer is pending).
+    Local,
+    /// Parked in a layer's wait queue (its entry is live while the generations match).
+    LayerQueue,
+    /// Out of a wait queue (wait limit reached, or taken out to be admitted) while the
+    /// world decides what comes next; never seen at an event boundary.
+    Dequeued,
+    /// Waiting for a pool connection (an `Attempt` timer is pending).
+    PoolQueue,
+    /// A call (and maybe a hedge) is out to the dependency.
+    Calling,
+    /// Between attempts: waiting out a retry backoff.
+    Backoff,
+    /// The attempt timed out; the request waits for the caller's unwind time.
+    Unwinding,
+    /// The answer is decided; the response overhead is being paid.
+    Responding,
+}
+
+/// Who a request is; fixed at arrival. Written by `lifecycle::arrive`; read everywhere.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Identity {
+    /// Its class.
+    pub class: ClassId,
+    /// The gateway instance that serves it (`key % instances`).
+    pub instance: u32,
+    /// The key of every counter-based draw for this request (see [`super::Source`]).
+    pub key: u64,
+    /// The key of the request this one reloads (its own key if it is no reload).
+    pub origin: u64,
+    /// The catalogue item it asks for (0 without a catalogue).
+    pub item: u32,
+    /// Closed-loop (user, request number), for the user's next request.
+    pub user: Option<(u32, u32)>,
+    /// Its reload number: 0 for a first request, n for the n-th reload of `origin`.
+    pub reloads: u32,
+}
+
+/// The request's clock (ns, virtual time).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Timing {
+    /// When it arrived. Written at arrival; read for waits, latency and the deadline.
+    pub arrived: Time,
+    /// When the current attempt asked for a connection, once the layers admitted it: the
+    /// start of its connection wait and of its attempt record. Written by
+    /// `calls::acquire_connection`; read by `calls` and `outcome::attempt_end`.
+    pub attempt_start: Time,
+    /// When the current attempt times out (`Time::MAX`: no attempt timeout). Written by
+    /// `calls::acquire_connection`; read by `calls`.
+    pub attempt_deadline: Time,
+    /// How long (ns) the caller takes to unwind after an attempt timeout (0: at once).
+    /// Written with `attempt_deadline`; read by `outcome::attempt_end`.
+    pub unwind: Time,
+}
+
+/// The current attempt. Written by `stack` (admission) and `calls` (the call).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct AttemptState {
+    /// Attempt number, 1 for the first (0 before the first starts).
+    pub number: u32,
+    /// Run-wide attempt id, the identity the layers see (`policy::Attempt::id`).
+    pub id: u64,
+    /// How many of the class's layers admitted this attempt (index into `class_layers`).
+    pub pos: u8,
+    /// When each layer position admitted it (ns), for the layers' completions.
+    pub admitted_at: [Time; MAX_LAYERS],
+    /// An `Attempt` timer is pending for the current call (none when the answer was due first).
+    pub timed: bool,
+    /// The first call of the attempt, while it is out.
+    pub call: Option<Token>,
+    /// Pool connections held (the call and the hedge: 0 to 2).
+    pub conns: u8,
+}
+
+/// The attempt's hedge. Written and read by `calls`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct HedgeState {
+    /// The hedged second call, while it is out.
+    pub call: Option<Token>,
+    /// Generation of the pending `Hedge` event; bumped when the attempt ends, so a hedge
+    /// timer of an earlier attempt is ignored.
+    pub generation: u32,
+}
+
+/// The request's answer, once decided. Written by `outcome::respond` (and `lifecycle::restart`);
+/// read by `outcome::finish`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Answer {
+    /// How the request ended.
+    pub outcome: Outcome,
+    /// For a fallback answer: (age of the cached value in ns, the value is wrong).
+    pub staleness: Option<(Time, bool)>,
+}
+
+/// A request in flight, from arrival to `outcome::finish`.
+#[derive(Debug, Clone)]
+pub(super) struct Req {
+    /// Who it is.
+    pub who: Identity,
+    /// Its clock.
+    pub time: Timing,
+    /// Where it is.
+    pub phase: Phase,
+    /// Timer generation: a `Timer` event whose generation differs is a tombstone. Bumped by
+    /// `World::bump_generation` whenever the pending timer is superseded.
+    pub generation: u32,
+    /// It holds a worker slot. Written by `lifecycle`; read by `finish` and the invariants.
+    pub worker: bool,
+    /// Dependency calls made so far (count, hedges included), reported at finish.
+    pub calls: u32,
+    /// The current attempt.
+    pub attempt: AttemptState,
+    /// The current attempt's hedge.
+    pub hedge: HedgeState,
+    /// Its answer.
+    pub answer: Answer,
+}
+
+// ---- one dependency call ---------------------------------------------------------------
+
+/// A call to the dependency. Written and read by `calls`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Call {
+    /// The request waiting for it (None once abandoned: the dependency keeps working).
+    pub req: Option<Token>,
+    /// When service started (ns).
+    pub served_at: Time,
+    /// When the answer reaches the caller, once service has started (MAX while queued).
+    pub done_at: Time,
+    /// The answer is an error.
+    pub error: bool,
+    /// It holds one of its replica's servers (finite capacity only).
+    pub holds_server: bool,
+    /// It reached the dependency (false when a partition cut it off).
+    pub reached: bool,
+    /// Its instance counts it as outstanding on `replica`.
+    pub counted: bool,
+    /// The replica it went to.
+    pub replica: u32,
+    /// The instance that made it.
+    pub instance: u32,
+    /// The class of its request.
+    pub class: ClassId,
+    /// Its request's key (for the latency draw).
+    pub key: u64,
+    /// Attempt number (top bit set for a hedge, which draws its own latency).
+    pub attempt: u32,
+}
+
+// ---- gateway instances -----------------------------------------------------------------
+
+/// One policy layer of one instance at run time. Written by `stack`; rebuilt by `lifecycle`.
+pub(super) struct LayerRt {
+    /// The policy's state machine.
+    pub policy: Box<dyn Policy>,
+    /// Attempts the policy told to wait.
+    pub queue: WaitQueue,
+    /// Live entries in `queue` (count; tombstones excluded).
+    pub waiting: u32,
+    /// The wake-up time scheduled for the policy, if any.
+    pub wake: Option<Time>,
+    /// Generation of the pending `Wake` event; bumped when it is superseded.
+    pub wake_generation: u32,
+    /// The status last seen (`note` compares against it).
+    pub last: Status,
+    /// The policy reports status changes (`Policy::reports_status`); `note` skips it if not.
+    pub watch: bool,
+}
+
+/// One gateway instance. Written by `lifecycle` (slots, restarts), `calls` (pool, replicas)
+/// and `stack` (layers, degraded).
+pub(super) struct Inst {
+    /// Worker slots busy (count).
+    pub workers: u32,
+    /// Requests waiting for a slot, FIFO (stale entries are skipped when popped).
+    pub worker_q: VecDeque<Token>,
+    /// Live entries in `worker_q` (count).
+    pub worker_waiting: u32,
+    /// Pool connections in use (count).
+    pub conns: u32,
+    /// Requests waiting for a connection, FIFO (stale entries are skipped when popped).
+    pub pool_q: VecDeque<Token>,
+    /// Live entries in `pool_q` (count).
+    pub pool_waiting: u32,
+    /// The policy stack, outermost first (a fleet-wide layer's state lives on instance 0).
+    pub layers: Vec<LayerRt>,
+    /// Layers whose status says degraded (count).
+    pub degraded: u32,
+    /// Calls outstanding per replica, as this instance's client balancer counts them.
+    pub outstanding: Vec<u32>,
+    /// Round-robin cursor over the replicas.
+    pub rr: u32,
+}
+
+/// The gateway fleet. Written by `lifecycle`, `stack` and `calls`.
+pub(super) struct Gateway {
+    /// The instances, by number.
+    pub insts: Vec<Inst>,
+    /// Layers to serve from their wait queues before the event ends, as (instance, layer).
+    /// Pushed by `stack` after a completion or wake-up; drained by `stack::pump_layers`.
+    pub pump: Vec<(u32, u8)>,
+    /// Cancellations and completions on their way to a fleet-wide layer (instance, layer,
+    /// notice), until their `Notice` event.
+    pub notices: Slab<(u32, u8, Notice)>,
+    /// The next attempt id (count of attempts begun). Written by `stack::begin_attempt`.
+    pub next_attempt_id: u64,
+}
+
+/// The policy stack's shape, fixed for the run (built by `build`; read by `stack`,
+/// `outcome`, `calls`).
+pub(super) struct Layout {
+    /// Per class, the stack positions of the layers that see it, outermost first.
+    pub class_layers: Vec<Vec<u8>>,
+    /// Per class, the index in `class_layers` of its first retry layer (0: none); layers from
+    /// there inward see every attempt, those outside one call per request.
+    pub inner_start: Vec<u8>,
+    /// Per layer, the propagation delay (ns) of a fleet-wide layer; None per instance.
+    pub fleet: Vec<Option<Time>>,
+    /// The first layer reporting a breaker state (recorded per instance).
+    pub breaker_layer: Option<u8>,
+    /// The first layer reporting a concurrency limit (recorded per instance).
+    pub limit_layer: Option<u8>,
+}
+
+// ---- traffic ---------------------------------------------------------------------------
+
+/// Where requests come from. Written by the event dispatch and `lifecycle::arrive`;
+/// reloads are queued by `outcome::finish`.
+pub(super) struct Traffic {
+    /// Each class's arrival process (its own state per run).
+    pub arrivals: Vec<ArrivalGen>,
+    /// Each class's arrival-time stream, which nothing else reads.
+    pub arrival_rng: Vec<Stream>,
+    /// Each class's item stream for open-loop arrivals, which nothing else reads.
+    pub item_rng: Vec<Stream>,
+    /// Each class's next open-loop arrival number (its key).
+    pub next_index: Vec<u64>,
+    /// Reloads on their way, until their `Reload` event.
+    pub pending_reloads: Slab<PendingReload>,
+    /// Requests that arrived (count), reported in `RunResult::requests`.
+    pub arrived: u64,
+}
+
+// ---- upstream --------------------------------------------------------------------------
+
+/// The dependency's side of the calls. Written and read by `calls`.
+pub(super) struct Upstream {
+    /// Calls in flight (waiting for service, served, or answered and in transit).
+    pub calls: Slab<Call>,
+    /// Per replica, servers busy (count; finite capacity only).
+    pub busy: Vec<u32>,
+    /// Per replica, calls waiting for a server, FIFO (stale entries skipped).
+    pub queue: Vec<VecDeque<Token>>,
+    /// Calls that reached the dependency and have not been answered (count).
+    pub in_flight: u64,
+}
+
+// ---- trace, records and the guards -----------------------------------------------------
+
+/// What the run keeps about itself beside the metrics. Written by the event dispatch
+/// (hash, events) and where requests, calls and attempts happen (records).
+pub(super) struct Trace {
+    /// FNV-style hash of every event's (time, code), for determinism checks.
+    pub hash: u64,
+    /// The first `limit` events as (time, code).
+    pub events: Vec<(Time, u64)>,
+    /// How many events to keep in `events` (`RunOptions::trace_limit`).
+    pub limit: usize,
+    /// Per-request, per-call and per-attempt records, when asked for (`run_policy_recorded`).
+    pub records: Option<Box<Records>>,
+}
+
+/// How far the run got, and whether a guard stopped it. Written by the event dispatch and
+/// `lifecycle::arrive`.
+pub(super) struct Progress {
+    /// When the run ends (ns).
+    pub horizon: Time,
+    /// Events handled (count), against `limits.max_events`.
+    pub handled: u64,
+    /// Set when a guard stops the run; the engine halts at once.
+    pub abort: Option<crate::model::RunError>,
+}
