@@ -1,4 +1,5 @@
-//! Charts and the HTML report, end to end.
+//! Charts and the HTML report, end to end (unit tests: they read the chart descriptions,
+//! which are not part of the public API).
 //!
 //! Index:
 //! - `run_*`: charts of a small inline run (every run chart type, determinism, PNG pixels,
@@ -9,11 +10,11 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use brownout::metrics::WindowRow;
-use brownout::metrics::summary::ScenarioSummary;
-use brownout::model::{Model, RunOptions};
-use brownout::output::charts::{self, Chart, Kind, Rendered, sweep};
-use brownout::{output, runner, scenario};
+use crate::metrics::WindowRow;
+use crate::metrics::summary::ScenarioSummary;
+use crate::model::{Model, RunOptions};
+use crate::output::charts::{self, Chart, Kind, Rendered, sweep};
+use crate::{output, runner, scenario};
 
 /// One minute of traffic; the dependency turns slow at 20 s. Three policies: no protection,
 /// a breaker (with a timeout feeding it failures) and a fixed limit. The class falls back to
