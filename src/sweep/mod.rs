@@ -14,13 +14,15 @@
 //! sharding therefore cannot change a byte of them.
 
 pub mod grid;
-pub mod path;
-pub mod spec;
+pub(crate) mod path;
+pub(crate) mod spec;
 pub mod stats;
 pub mod store;
 
 use std::fmt;
 use std::str::FromStr;
+
+pub use spec::SpecError;
 
 use anyhow::{Result, anyhow};
 use rayon::prelude::*;
