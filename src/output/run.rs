@@ -105,3 +105,68 @@ fn stats_json(result: &ScenarioResult, stats: &RunStats) -> Result<Vec<u8>> {
     bytes.push(b'\n');
     Ok(bytes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Model, RunOptions};
+
+    /// Two scripted requests to a healthy dependency, one policy set.
+    const SCENARIO: &str = r#"Scenario(
+        name: "folder",
+        seed: 5,
+        horizon: "3s",
+        fleet: (instances: 1, workers: (slots: 2), pool: (max_connections: 2, acquire_timeout: "1s")),
+        classes: [(name: "api", arrivals: Scripted(times: ["1s", "2s"]), deadline: "1s")],
+        dependency: (latency: Constant("10ms")),
+        policies: [(name: "direct", stack: [])],
+    )"#;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_run_folder_holds_the_run_files_and_the_scenario_as_run() {
+        let s = crate::scenario::load_text(Path::new("folder.ron"), SCENARIO).unwrap();
+        let model = Model::build(&s, 9, Path::new(".")).unwrap();
+        let result = crate::runner::run_all(&model, RunOptions { timeseries: true, trace_limit: 0 }, false);
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("run");
+        let lock = folder::lock(&out).unwrap();
+        let stats = RunStats { wall_s: 2.0, parallel: false, threads: 1, peak_rss_kib: None };
+        write_run(&lock, &s, 9, &result, &[], &RunFolder { charts: false, stats: Some(stats) }).unwrap();
+        let want = ["report.md", "scenario.ron", "stats.json", "summary.csv", "summary.json", "timeseries.csv"];
+        assert_eq!(names(&out), want);
+        assert!(want.iter().all(|f| RUN_FILES.contains(f)));
+        // The saved scenario is the one given, with the seed that was used instead of its own.
+        let saved = std::fs::read_to_string(out.join("scenario.ron")).unwrap();
+        let back = crate::scenario::parse(Path::new("scenario.ron"), &saved).unwrap();
+        assert_eq!(back, Scenario { seed: 9, ..s });
+        // Rates are the run's own counts over the wall time given.
+        let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("stats.json")).unwrap()).unwrap();
+        let events = result.runs[0].events;
+        assert_eq!(json["events"], events);
+        assert_eq!(json["events_per_s"], events as f64 / 2.0);
+        assert_eq!(json["simulated_requests"], result.runs[0].requests);
+        assert_eq!((json["threads"].as_u64(), json["peak_rss_kib"].is_null()), (Some(1), true));
+    }
+
+    #[test]
+    fn a_folder_holding_a_file_brownout_did_not_write_is_not_replaced() {
+        let s = crate::scenario::load_text(Path::new("folder.ron"), SCENARIO).unwrap();
+        let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
+        let result = crate::runner::run_all(&model, RunOptions { timeseries: true, trace_limit: 0 }, false);
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("run");
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("notes.txt"), "mine").unwrap();
+        let lock = folder::lock(&out).unwrap();
+        let e = write_run(&lock, &s, s.seed, &result, &[], &RunFolder { charts: false, stats: None }).unwrap_err();
+        assert!(format!("{e:#}").contains("holds notes.txt"), "{e:#}");
+        assert_eq!(names(&out), ["notes.txt"]);
+    }
+}
