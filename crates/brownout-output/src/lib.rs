@@ -3,6 +3,13 @@
 //! leaves a half-written file that looks complete; [`folder`] locks output folders and makes a
 //! run's folder all-or-nothing; [`crate::report::escape`] makes names safe for each format.
 
+#![warn(missing_docs)]
+
+// The core's modules under their old paths, so `crate::metrics::...` reads as before.
+#[cfg(test)]
+pub(crate) use brownout_core::model;
+pub(crate) use brownout_core::{metrics, report, runner, scenario, sweep};
+
 pub mod charts;
 pub mod folder;
 pub(crate) mod html;
@@ -17,7 +24,6 @@ use anyhow::{Context, Result};
 use crate::metrics::WindowRow;
 use crate::metrics::catalog;
 use crate::metrics::summary::ScenarioSummary;
-use crate::report;
 use crate::report::escape;
 use crate::report::expect::Checked;
 use crate::scenario::Scenario;

@@ -406,7 +406,7 @@ mod tests {
     fn decoyed_grocery() -> String {
         let decoy = "// drifts: peak: 1, deadline: \"1s\", rate_per_s: 5, permits: 3, sigma, slots: none,\n\
                      // instances: none, order_fraction, timeout: \"never\", name: \"checkout\", value: NaN\n";
-        format!("{decoy}{}", include_str!("../../scenarios/grocery.ron"))
+        format!("{decoy}{}", include_str!("../../../../scenarios/grocery.ron"))
     }
 
     /// Line and column (1-based, in characters) of the only occurrence of `needle` in `text`.
@@ -431,7 +431,7 @@ mod tests {
     fn the_locator_finds_every_class_and_policy_name_in_the_shipped_scenarios() {
         // Independent of validation: each name's position is found by searching the text for
         // `name: "<name>"` after the previous one (names appear in file order).
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
         let mut checked = 0;
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
