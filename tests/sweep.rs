@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use brownout::sweep::grid::{self, Plan};
-use brownout::sweep::stats::{mean_ci95, t_quantile};
+use brownout::sweep::stats::mean_ci95;
 use brownout::sweep::{Shard, run_one};
+use brownout::verify::theory::t_quantile;
 use rayon::prelude::*;
 
 const BIN: &str = env!("CARGO_BIN_EXE_brownout");

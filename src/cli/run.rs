@@ -97,24 +97,13 @@ fn check_determinism(model: &Model, first: &ScenarioResult) -> Result<(), Failur
     Ok(())
 }
 
-/// What a run writes in its folder; a folder holding anything else is not replaced.
-const RUN_FILES: &[&str] = &[
-    "scenario.ron",
-    "summary.json",
-    "summary.csv",
-    "timeseries.csv",
-    "report.md",
-    "report.html",
-    "stats.json",
-    "charts",
-];
-
 /// Where a run writes: `--out`, or `output/<scenario name>/`.
 fn out_dir(args: &RunArgs, name: &str) -> Result<PathBuf, Failure> {
     match &args.out {
         Some(out) => Ok(out.clone()),
-        None => folder::child(Path::new("output"), name)
-            .map_err(|e| Failure::input(format!("error: {}: {e:#}", args.scenario.display()))),
+        None => {
+            folder::default_dir(name).map_err(|e| Failure::input(format!("error: {}: {e:#}", args.scenario.display())))
+        }
     }
 }
 
@@ -122,7 +111,6 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let model = load_model(&args.scenario, args.seed)?;
     let s = model.scenario();
     let out = out_dir(&args, &s.name)?;
-    let io = |e: anyhow::Error| Failure { code: 2, message: format!("error: writing results: {e:#}") };
     // Taken before running, so a second process on the folder is refused at once.
     let lock = folder::lock(&out).map_err(|e| Failure::input(format!("error: {e:#}")))?;
     let started = Instant::now();
@@ -132,13 +120,16 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         check_determinism(&model, &result)?;
     }
     let checked = report::expect::check(&result.summary, &s.expect);
-    // Everything goes to a staging folder that replaces the old folder whole, or not at all.
-    let staged = folder::stage(&lock, RUN_FILES).map_err(|e| Failure::input(format!("error: {e:#}")))?;
-    write_files(staged.path(), &args, &model, &result, &checked).map_err(io)?;
-    if args.stats {
-        write_stats(staged.path(), &args, &result, wall).map_err(io)?;
+    let stats = args.stats.then(|| {
+        let threads = if args.serial { 1 } else { rayon::current_num_threads() };
+        output::run::RunStats { wall_s: wall, parallel: !args.serial, threads, peak_rss_kib: peak_rss_kib() }
+    });
+    if let Some(stats) = &stats {
+        print_stats(&result, stats);
     }
-    staged.commit().map_err(io)?;
+    let opts = output::run::RunFolder { charts: !args.no_charts, stats };
+    output::run::write_run(&lock, s, model.seed(), &result, &checked, &opts)
+        .map_err(|e| Failure::input(format!("error: {e:#}")))?;
     print!("{}", escape::terminal(&report::table::terminal(&result.summary)));
     println!("{}", escape::terminal(&format!("results in {}", out.display())));
     let failed: Vec<_> = checked.iter().filter(|c| !c.passed).collect();
@@ -160,53 +151,15 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The result files of a run, into `dir`. The saved scenario carries the seed used, so
-/// running it again reproduces the results.
-fn write_files(
-    dir: &Path,
-    args: &RunArgs,
-    model: &Model,
-    result: &ScenarioResult,
-    checked: &[report::expect::Checked],
-) -> anyhow::Result<()> {
-    let s = model.scenario();
-    let saved = scenario::Scenario { seed: model.seed(), ..s.clone() };
-    let scenario_ron = ron::ser::to_string_pretty(&saved, ron::ser::PrettyConfig::default())?;
-    output::write_atomic(&dir.join("scenario.ron"), scenario_ron.as_bytes())?;
-    output::write_atomic(&dir.join("summary.json"), &output::summary_json(&result.summary)?)?;
-    output::write_atomic(&dir.join("summary.csv"), &output::summary_csv(&result.summary)?)?;
-    output::write_atomic(&dir.join("timeseries.csv"), &output::timeseries_csv(&result.rows)?)?;
-    let charts = if args.no_charts {
-        Vec::new()
-    } else {
-        output::charts::write_run(dir, &s.description, &result.summary, &result.rows)?
-    };
-    let md = output::report_md(s, &result.summary, checked, &charts);
-    output::write_atomic(&dir.join("report.md"), md.as_bytes())
-}
-
-/// `stats.json`, and the same figures on stderr.
-fn write_stats(dir: &Path, args: &RunArgs, result: &ScenarioResult, wall: f64) -> anyhow::Result<()> {
+/// The figures of `stats.json`, on stderr.
+fn print_stats(result: &ScenarioResult, stats: &output::run::RunStats) {
+    let wall = stats.wall_s;
     let events: u64 = result.runs.iter().map(|r| r.events).sum();
     let requests: u64 = result.runs.iter().map(|r| r.requests).sum();
-    let stats = serde_json::json!({
-        "wall_s": wall,
-        "events": events,
-        "events_per_s": events as f64 / wall,
-        "simulated_requests": requests,
-        "simulated_requests_per_s": requests as f64 / wall,
-        "policies": result.runs.len(),
-        "parallel": !args.serial,
-        "threads": if args.serial { 1 } else { rayon::current_num_threads() },
-        "peak_rss_kib": peak_rss_kib(),
-    });
     eprintln!(
         "stats: {events} events, {requests} requests in {wall:.3} s wall: {:.2} M events/s, {:.2} M requests/s, peak RSS {} KiB",
         events as f64 / wall / 1e6,
         requests as f64 / wall / 1e6,
-        peak_rss_kib().map_or("?".into(), |k| k.to_string())
+        stats.peak_rss_kib.map_or("?".into(), |k| k.to_string())
     );
-    let mut bytes = serde_json::to_vec_pretty(&stats)?;
-    bytes.push(b'\n');
-    output::write_atomic(&dir.join("stats.json"), &bytes)
 }

@@ -10,8 +10,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::Failure;
-use brownout::output::journal::{self, Journal};
-use brownout::output::{folder, write_atomic};
+use brownout::output::folder;
+use brownout::output::journal;
 use brownout::report::escape;
 use brownout::sweep::store::{self, Header, RunRecord};
 use brownout::sweep::{self, Shard, grid};
@@ -69,41 +69,6 @@ fn threads(jobs: Option<usize>) -> Result<usize, Failure> {
     }
 }
 
-/// Open the journal: new, or resumed after checking it belongs to this plan and shard.
-/// Returns it with the runs it already holds.
-fn open_journal(
-    out: &Path,
-    plan: &grid::PlanInfo,
-    header: &Header,
-    resume: bool,
-) -> Result<(Journal, Vec<RunRecord>), Failure> {
-    let path = out.join(store::JOURNAL);
-    if std::fs::symlink_metadata(&path).is_err() {
-        return Ok((Journal::create(out, header).map_err(io)?, Vec::new()));
-    }
-    if !resume {
-        return Err(Failure::input(format!(
-            "error: {} already holds a sweep journal: add --resume to continue it, or choose another --out",
-            out.display()
-        )));
-    }
-    let same = |h: &Header| {
-        if h == header {
-            return Ok(());
-        }
-        Err(format!(
-            "cannot resume: this journal is for plan {} shard {} (plan.json checksum {}), this is plan {} shard {} (checksum {}): the spec or scenario changed",
-            h.hash, h.shard, h.plan, header.hash, header.shard, header.plan
-        ))
-    };
-    let read = journal::read_journal(out, plan, same).map_err(io)?;
-    if read.header.is_none() {
-        eprintln!("note: {} has no complete header (torn when it was created); starting it afresh", path.display());
-        return Ok((Journal::recreate(out, header).map_err(io)?, Vec::new()));
-    }
-    Ok((Journal::reopen(out, read.valid_len).map_err(io)?, read.records))
-}
-
 fn progress(total: u64) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
@@ -122,7 +87,7 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     let threads = threads(args.jobs)?;
     let out = match args.out.clone() {
         Some(out) => out,
-        None => folder::child(Path::new("output"), &plan.info.sweep)
+        None => folder::default_dir(&plan.info.sweep)
             .map_err(|e| Failure::input(format!("error: {}: {e:#}", args.spec.display())))?,
     };
     let lock = folder::lock(&out).map_err(io)?;
@@ -130,9 +95,14 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     let shard = args.shard.unwrap_or(Shard::ALL);
     let plan_bytes = store::plan_bytes(&plan.info).map_err(|e| io(e.into()))?;
     let header = Header { hash: plan.info.hash.clone(), shard: shard.to_string(), plan: store::checksum(&plan_bytes) };
-    let (journal, done) = open_journal(&out, &plan.info, &header, args.resume)?;
+    let journal::Opened { journal, done, restarted } =
+        journal::open(&out, &plan.info, &header, args.resume).map_err(io)?;
+    if restarted {
+        let path = out.join(store::JOURNAL);
+        eprintln!("note: {} has no complete header (torn when it was created); starting it afresh", path.display());
+    }
     // Rewritten on every start, so an edited plan.json is replaced by the spec's.
-    write_atomic(&out.join(store::PLAN), &plan_bytes).map_err(io)?;
+    journal::write_plan(&out, &plan.info).map_err(io)?;
     let todo = sweep::pending(&plan, shard, &done);
     let bar = progress(todo.len() as u64);
     let (events, requests) = (AtomicU64::new(0), AtomicU64::new(0));
@@ -178,17 +148,13 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
 /// Render the result files of `records` (read from `journals`, for messages) into `out`.
 fn finish(out: &Path, plan: &grid::PlanInfo, records: Vec<RunRecord>, journals: &str) -> Result<(), Failure> {
     let records = store::complete(plan, records).map_err(|e| Failure::input(format!("error: {journals}: {e}")))?;
-    let files = journal::render(plan, &records).map_err(io)?;
-    journal::write_plan(out, plan).map_err(io)?;
-    let paths = journal::write_results(out, &files).map_err(io)?;
-    for p in paths {
+    let written = journal::write_sweep(out, plan, &records).map_err(io)?;
+    for p in written.files {
         println!("{}", escape::terminal(&format!("wrote {}", p.display())));
     }
-    // Sweep curves, heatmaps and the best setting per policy, from the files just written.
-    let charts = brownout::output::charts::plot_dir(out).map_err(io)?;
     println!(
         "{}",
-        escape::terminal(&format!("wrote {} chart files and report.html in {}", charts.len(), out.display()))
+        escape::terminal(&format!("wrote {} chart files and report.html in {}", written.charts, out.display()))
     );
     Ok(())
 }

@@ -14,6 +14,8 @@
 //! - [`sweep`]: parameter sweeps with replications, intervals, resume and shards.
 //! - [`verify`]: closed forms of queueing theory and the suite that checks the model by them.
 
+#![warn(missing_docs)]
+
 pub use brownout_engine as engine;
 pub mod metrics;
 pub mod model;

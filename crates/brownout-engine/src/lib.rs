@@ -4,6 +4,8 @@
 //! Architecture invariant: nothing in this module knows about requests, policies,
 //! scenarios or output. It is generic over the event type.
 
+#![warn(missing_docs)]
+
 mod queue;
 mod radix;
 mod rng;

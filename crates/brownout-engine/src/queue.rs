@@ -81,12 +81,8 @@ struct Fifo<E> {
 const FIFOS: usize = 8;
 
 /// The next event due, located but not yet taken: what [`EventQueue::next_until`] answers and
-/// [`EventQueue::take`] consumes. Popping in two steps hands the event over as a plain value
-/// rather than inside an `Option`, whose niche in the event's own tag made the compiler move
-/// the payload as two overlapping 8-byte pieces through the stack and read it straight back:
-/// a failed store-to-load forwarding on every event, the hottest instruction of the M/M/c
-/// model under `perf` (5 % of samples). Out-of-order execution hid most of it; removing it
-/// measured 1-1.6 % on the three reference models (BENCHMARKS.md).
+/// [`EventQueue::take`] consumes. Two steps hand the event over as a plain value: inside an
+/// `Option` it cost a store-to-load stall per event (BENCHMARKS.md).
 #[derive(Debug)]
 pub(super) struct Due {
     /// When it fires.

@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 
 /// `root/name`, refusing a name that is not one plain path component (`.`, `..`, `a/b`, empty):
 /// such a name would put results outside `root`.
-pub fn child(root: &Path, name: &str) -> Result<PathBuf> {
+pub(crate) fn child(root: &Path, name: &str) -> Result<PathBuf> {
     let mut parts = Path::new(name).components();
     match (parts.next(), parts.next()) {
         (Some(Component::Normal(n)), None) if n == name => Ok(root.join(name)),
@@ -21,6 +21,11 @@ pub fn child(root: &Path, name: &str) -> Result<PathBuf> {
             "the name \"{name}\" cannot be a folder name (it must be one plain path component, not `.`, `..` or a path); rename it or pass --out"
         ),
     }
+}
+
+/// Where a run or a sweep named `name` writes when no folder is given: `output/<name>/`.
+pub fn default_dir(name: &str) -> Result<PathBuf> {
+    child(Path::new("output"), name)
 }
 
 /// The parent and the final (plain) component of an output folder path.
@@ -95,14 +100,14 @@ pub fn clean_temporaries(lock: &Lock) -> Result<()> {
 
 /// A folder being written, to be swapped in for the target by [`Staged::commit`].
 #[derive(Debug)]
-pub struct Staged {
+pub(crate) struct Staged {
     dir: tempfile::TempDir,
     target: PathBuf,
 }
 
 /// Start replacing the locked folder: refuse a target that holds anything but `owned` entries
 /// (the files a run writes), clear litter of killed processes, create the staging folder.
-pub fn stage(lock: &Lock, owned: &[&str]) -> Result<Staged> {
+pub(crate) fn stage(lock: &Lock, owned: &[&str]) -> Result<Staged> {
     let target = lock.dir.clone();
     let (parent, name) = split(&target)?;
     clean_staging(&parent, &name, &target)?;

@@ -112,9 +112,45 @@ pub fn read_journal(dir: &Path, plan: &PlanInfo, check_header: impl Fn(&Header) 
     Ok(Read { header, records, valid_len: valid_len as u64 })
 }
 
+/// A sweep folder's journal opened for appending, with the runs it already holds.
+pub struct Opened {
+    /// The journal, positioned after its last complete line.
+    pub journal: Journal,
+    /// The runs it already holds, in file order.
+    pub done: Vec<RunRecord>,
+    /// Its header had been torn when it was created, so it was started afresh.
+    pub restarted: bool,
+}
+
+/// Open `dir`'s journal for the sweep `plan`: a new one, or with `resume` the one there,
+/// after checking that its header is `header` (this plan and shard).
+pub fn open(dir: &Path, plan: &PlanInfo, header: &Header, resume: bool) -> Result<Opened> {
+    let fresh = |journal| Opened { journal, done: Vec::new(), restarted: false };
+    if std::fs::symlink_metadata(dir.join(JOURNAL)).is_err() {
+        return Ok(fresh(Journal::create(dir, header)?));
+    }
+    if !resume {
+        bail!("{} already holds a sweep journal: add --resume to continue it, or choose another --out", dir.display());
+    }
+    let same = |h: &Header| {
+        if h == header {
+            return Ok(());
+        }
+        Err(format!(
+            "cannot resume: this journal is for plan {} shard {} (plan.json checksum {}), this is plan {} shard {} (checksum {}): the spec or scenario changed",
+            h.hash, h.shard, h.plan, header.hash, header.shard, header.plan
+        ))
+    };
+    let read = read_journal(dir, plan, same)?;
+    if read.header.is_none() {
+        return Ok(Opened { restarted: true, ..fresh(Journal::recreate(dir, header)?) });
+    }
+    Ok(Opened { journal: Journal::reopen(dir, read.valid_len)?, done: read.records, restarted: false })
+}
+
 /// The three result files.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rendered {
+pub(crate) struct Rendered {
     /// `sweep.json`.
     pub json: Vec<u8>,
     /// `sweep.csv`.
@@ -180,7 +216,7 @@ fn aggregate<'a>(plan: &'a PlanInfo, group: usize, recs: &[RunRecord]) -> (Vec<S
 }
 
 /// Render the result files from a complete, run-ordered record list.
-pub fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered> {
+pub(crate) fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered> {
     let mut csv = csv::Writer::from_writer(Vec::new());
     let mut head: Vec<String> = vec!["point".into()];
     head.extend(plan.axes.iter().map(|a| csv_cell(&a.name)));
@@ -254,7 +290,7 @@ pub fn read_plan(dir: &Path) -> Result<(PlanInfo, String)> {
 }
 
 /// Write the result files into `dir`; returns their paths.
-pub fn write_results(dir: &Path, files: &Rendered) -> Result<Vec<PathBuf>> {
+pub(crate) fn write_results(dir: &Path, files: &Rendered) -> Result<Vec<PathBuf>> {
     let out = [
         (dir.join("sweep.json"), &files.json),
         (dir.join("sweep.csv"), &files.csv),
@@ -264,6 +300,26 @@ pub fn write_results(dir: &Path, files: &Rendered) -> Result<Vec<PathBuf>> {
         crate::write_atomic(path, bytes)?;
     }
     Ok(out.into_iter().map(|(p, _)| p).collect())
+}
+
+/// What [`write_sweep`] wrote.
+#[derive(Debug)]
+pub struct SweepWritten {
+    /// The result files, in the order written.
+    pub files: Vec<PathBuf>,
+    /// How many chart files (and `report.html`) were drawn.
+    pub charts: usize,
+}
+
+/// Write a finished sweep's results into `dir`: `plan.json`, the result files rendered from
+/// `records` (complete and in run order), then the sweep curves, heatmaps and the best setting
+/// per policy, drawn from the files just written.
+pub fn write_sweep(dir: &Path, plan: &PlanInfo, records: &[RunRecord]) -> Result<SweepWritten> {
+    let files = render(plan, records)?;
+    write_plan(dir, plan)?;
+    let files = write_results(dir, &files)?;
+    let charts = crate::charts::plot_dir(dir)?.len();
+    Ok(SweepWritten { files, charts })
 }
 
 #[cfg(test)]

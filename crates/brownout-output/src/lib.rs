@@ -3,13 +3,18 @@
 //! leaves a half-written file that looks complete; [`folder`] locks output folders and makes a
 //! run's folder all-or-nothing; [`crate::report::escape`] makes names safe for each format.
 
+#![warn(missing_docs)]
+
 // The core's modules under their old paths, so `crate::metrics::...` reads as before.
-pub(crate) use brownout_core::{metrics, report, scenario, sweep};
+#[cfg(test)]
+pub(crate) use brownout_core::model;
+pub(crate) use brownout_core::{metrics, report, runner, scenario, sweep};
 
 pub mod charts;
 pub mod folder;
-pub mod html;
+pub(crate) mod html;
 pub mod journal;
+pub mod run;
 
 use std::io::Write;
 use std::path::Path;
@@ -25,14 +30,14 @@ use crate::scenario::Scenario;
 
 /// Fail unless `path` is a regular file: a results file that links to a device such as
 /// `/dev/zero` would otherwise be read without end.
-pub fn regular_file(path: &Path) -> Result<()> {
+pub(crate) fn regular_file(path: &Path) -> Result<()> {
     let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
     anyhow::ensure!(meta.is_file(), "reading {}: not a regular file", path.display());
     Ok(())
 }
 
 /// The bytes of the regular file `path` (see [`regular_file`]).
-pub fn read_regular(path: &Path) -> Result<Vec<u8>> {
+pub(crate) fn read_regular(path: &Path) -> Result<Vec<u8>> {
     regular_file(path)?;
     std::fs::read(path).with_context(|| format!("reading {}", path.display()))
 }

@@ -242,7 +242,8 @@ pub static CATALOG: &[Metric] = &[
 ];
 
 /// Summary fields that are not metrics, with the reason: no row reads them.
-pub const NOT_METRICS: &[(&str, &str)] = &[
+#[cfg(test)]
+const NOT_METRICS: &[(&str, &str)] = &[
     ("resources.workers.capacity", "the scenario's setting, echoed"),
     ("resources.pool.capacity", "the scenario's setting, echoed"),
     ("dependency.found_in_flight", "a distribution (calls by the number they found in flight)"),

@@ -12,8 +12,7 @@ mod recorder;
 pub mod summary;
 mod window;
 
-pub use gauge::Gauge;
-pub use hist::{Lat, UsHist};
+pub(crate) use hist::UsHist;
 pub use recorder::{OrderEffect, Outcome, Recorder, RecorderSetup};
 pub use window::WindowRow;
 

@@ -34,7 +34,7 @@ pub fn md(name: &str) -> String {
 
 /// A name as a Markdown code span: `` `name` ``, with a fence longer than any run of backticks
 /// in the name, and `|` escaped so the span cannot split a table cell.
-pub fn md_code(name: &str) -> String {
+pub(crate) fn md_code(name: &str) -> String {
     let clean = visible(name);
     let longest = clean.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);

@@ -5,22 +5,8 @@ use crate::metrics::catalog::{self, Scope};
 use crate::metrics::summary::ScenarioSummary;
 use crate::scenario::{Cmp, Expectation};
 
-fn scope(per_class: bool) -> Scope {
-    if per_class { Scope::Class } else { Scope::Run }
-}
-
-/// Is `name` a metric an expectation may name (per class or per run)?
-pub fn known_metric(name: &str, per_class: bool) -> bool {
-    catalog::find(scope(per_class), name).is_some()
-}
-
-/// The metric names, for error messages.
-pub fn metric_names(per_class: bool) -> String {
-    catalog::names(scope(per_class))
-}
-
 /// The value of `metric` (of `class`, if given) under `policy`.
-pub fn metric(s: &ScenarioSummary, policy: &str, class: Option<&str>, metric: &str) -> Option<f64> {
+pub(crate) fn metric(s: &ScenarioSummary, policy: &str, class: Option<&str>, metric: &str) -> Option<f64> {
     let run = s.runs.iter().find(|r| r.policy == policy)?;
     match class {
         Some(c) => catalog::find(Scope::Class, metric)?.value(run, Some(run.classes.iter().find(|k| k.class == c)?)),
@@ -29,12 +15,12 @@ pub fn metric(s: &ScenarioSummary, policy: &str, class: Option<&str>, metric: &s
 }
 
 /// Look up the value an expectation is about.
-pub fn value_of(s: &ScenarioSummary, e: &Expectation) -> Option<f64> {
+pub(crate) fn value_of(s: &ScenarioSummary, e: &Expectation) -> Option<f64> {
     metric(s, &e.policy, e.class.as_deref(), &e.metric)
 }
 
 /// The right-hand side of an expectation: its value, or the other policy's value x factor.
-pub fn target_of(s: &ScenarioSummary, e: &Expectation) -> Option<f64> {
+pub(crate) fn target_of(s: &ScenarioSummary, e: &Expectation) -> Option<f64> {
     match (&e.value, &e.than) {
         (Some(v), _) => Some(*v),
         (None, Some(other)) => metric(s, other, e.class.as_deref(), &e.metric).map(|v| v * e.factor),
@@ -43,7 +29,7 @@ pub fn target_of(s: &ScenarioSummary, e: &Expectation) -> Option<f64> {
 }
 
 /// Does `actual op value` hold?
-pub fn holds(actual: f64, op: Cmp, value: f64) -> bool {
+pub(crate) fn holds(actual: f64, op: Cmp, value: f64) -> bool {
     match op {
         Cmp::Lt => actual < value,
         Cmp::Le => actual <= value,

@@ -42,11 +42,17 @@ impl std::error::Error for ScenarioError {}
 /// are not checked here (see [`load_with_plugins`]): a library user registers them later.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     let text = data::bounded_text(path, "scenario file")?;
-    let scenario = parse(path, &text)?;
-    validate(&scenario).map_err(|e| located(path, &text, e))?;
+    load_text(path, &text)
+}
+
+/// [`load`] for scenario text already in memory: `path` names it in messages, and the data
+/// files it names are read relative to `path`'s folder.
+pub fn load_text(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+    let scenario = parse(path, text)?;
+    validate(&scenario).map_err(|e| located(path, text, e))?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let rates = check_data_files(&scenario, dir).map_err(|(at, e)| {
-        let (line, col) = position(&text, &at);
+        let (line, col) = position(text, &at);
         ScenarioError {
             message: format!("{} (the data file of {at}, {}:{line}:{col})", e.message, path.display()),
             ..e
@@ -55,7 +61,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     // Rates read from data files count towards the event budget only now.
     if !rates.is_empty() {
         budget::check_with(&scenario, &rates)
-            .map_err(|r| located(path, &text, Invalid { path: r.path, message: r.message }))?;
+            .map_err(|r| located(path, text, Invalid { path: r.path, message: r.message }))?;
     }
     Ok(scenario)
 }

@@ -400,4 +400,63 @@ mod tests {
             }
         }
     }
+
+    /// The shipped grocery scenario under comments that name its fields, so a search for a
+    /// field name finds them first.
+    fn decoyed_grocery() -> String {
+        let decoy = "// drifts: peak: 1, deadline: \"1s\", rate_per_s: 5, permits: 3, sigma, slots: none,\n\
+                     // instances: none, order_fraction, timeout: \"never\", name: \"checkout\", value: NaN\n";
+        format!("{decoy}{}", include_str!("../../../../scenarios/grocery.ron"))
+    }
+
+    /// Line and column (1-based, in characters) of the only occurrence of `needle` in `text`.
+    fn position(text: &str, needle: &str) -> (usize, usize) {
+        assert_eq!(text.matches(needle).count(), 1, "{needle:?} must occur once in the fixture");
+        let at = text.find(needle).unwrap();
+        let line = text[..at].matches('\n').count() + 1;
+        let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        (line, text[start..at].chars().count() + 1)
+    }
+
+    #[test]
+    fn a_path_that_is_not_written_falls_back_to_its_enclosing_value() {
+        // Grocery's Limiter gives no `queue`; an error on it points at the Limiter itself.
+        let text = decoyed_grocery();
+        let doc = document(&text).unwrap();
+        let steps = steps("policies[4].stack[0].policy.Limiter.queue").unwrap();
+        assert_eq!(doc.resolve(&steps), (position(&text, "(permits: 12"), false));
+    }
+
+    #[test]
+    fn the_locator_finds_every_class_and_policy_name_in_the_shipped_scenarios() {
+        // Independent of validation: each name's position is found by searching the text for
+        // `name: "<name>"` after the previous one (names appear in file order).
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "ron") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let s = crate::scenario::parse(&path, &text).unwrap();
+            let doc = document(&text).expect("the locator reads every shipped scenario");
+            let mut from = 0;
+            let lists = [("classes", s.classes.iter().map(|c| c.name.clone()).collect::<Vec<_>>())];
+            let policies = ("policies", s.policies.iter().map(|p| p.name.clone()).collect::<Vec<_>>());
+            for (list, names) in lists.into_iter().chain([policies]) {
+                for (i, name) in names.iter().enumerate() {
+                    let needle = format!("name: \"{name}\"");
+                    let at = from + text[from..].find(&needle).expect("written") + "name: ".len();
+                    from = at;
+                    let line = text[..at].matches('\n').count() + 1;
+                    let col = at - text[..at].rfind('\n').map_or(0, |k| k + 1) + 1;
+                    let steps = steps(&format!("{list}[{i}].name")).unwrap();
+                    assert_eq!(doc.resolve(&steps), ((line, col), true), "{}: {list}[{i}]", path.display());
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 50, "{checked}");
+    }
 }

@@ -1,17 +1,18 @@
 //! Scenario files: RON types, loading with located errors, semantic validation, data files
 //! and the names that become file names.
 
-pub mod budget;
-pub mod data;
+pub(crate) mod budget;
+pub(crate) mod data;
 mod duration;
 mod load;
-pub mod locate;
+pub(crate) mod locate;
 mod names;
 mod types;
 mod validate;
 
-pub use duration::{Dur, parse_duration};
-pub use load::{ScenarioError, load, load_with_plugins, located, parse};
-pub use names::{check_file_name, file_stem};
+pub use duration::Dur;
+pub(crate) use duration::parse_duration;
+pub use load::{ScenarioError, load, load_text, load_with_plugins, parse};
+pub(crate) use names::check_file_name;
 pub use types::*;
 pub use validate::{Invalid, validate};

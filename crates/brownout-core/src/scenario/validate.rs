@@ -8,6 +8,7 @@ use std::fmt;
 
 use super::names::{check_file_name, file_stem};
 use super::{Arrivals, Business, Class, Drift, Expectation, Latency, PolicySet, Profile, Scenario};
+use crate::metrics::catalog;
 
 /// A semantic error: where (a path into the scenario) and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -467,14 +468,11 @@ fn validate_expectation(
     if let Some(c) = e.class.as_deref().filter(|c| !classes.contains_key(c)) {
         return Err(sub(".class", format!("expectation names unknown class \"{c}\"")));
     }
-    if !crate::report::expect::known_metric(&e.metric, e.class.is_some()) {
+    let scope = if e.class.is_some() { catalog::Scope::Class } else { catalog::Scope::Run };
+    if catalog::find(scope, &e.metric).is_none() {
         return Err(sub(
             ".metric",
-            format!(
-                "expectation: unknown metric \"{}\" (expected one of: {})",
-                e.metric,
-                crate::report::expect::metric_names(e.class.is_some())
-            ),
+            format!("expectation: unknown metric \"{}\" (expected one of: {})", e.metric, catalog::names(scope)),
         ));
     }
     Ok(())

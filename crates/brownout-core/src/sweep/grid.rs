@@ -141,7 +141,7 @@ pub fn load(spec_path: &Path) -> Result<Plan, SpecError> {
 
 /// Resolve a parsed spec whose relative paths start at `dir`. An error is (text of the spec
 /// to point at, message).
-pub fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
+pub(crate) fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
     let base_path = dir.join(&spec.base);
     let base = scenario::load(&base_path).map_err(|e| err("base", format!("base scenario: {e}")))?;
     check_header(spec, &base)?;

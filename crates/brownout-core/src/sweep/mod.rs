@@ -2,11 +2,11 @@
 //! every policy at every point, R replications each, and aggregate metrics into means with
 //! 95 % Student t confidence intervals.
 //!
-//! - [`spec`]: the sweep file (RON).
-//! - [`path`]: `policies[tiered].stack[0].policy.Limiter.permits` on a JSON scenario.
+//! - `spec`: the sweep file (RON).
+//! - `path`: `policies[tiered].stack[0].policy.Limiter.permits` on a JSON scenario.
 //! - [`grid`]: spec to [`grid::Plan`]: axis values, points, validated scenarios, run numbering,
 //!   common-random-number seeds. All errors surface here, before any run.
-//! - [`stats`]: t quantiles and intervals.
+//! - [`stats`]: means and their Student-t intervals.
 //! - [`store`]: the journal's records and checksummed lines (`output::journal` writes them).
 //!
 //! Architecture invariant: result files are a pure function of the plan and the set of
@@ -14,13 +14,15 @@
 //! sharding therefore cannot change a byte of them.
 
 pub mod grid;
-pub mod path;
-pub mod spec;
+pub(crate) mod path;
+pub(crate) mod spec;
 pub mod stats;
 pub mod store;
 
 use std::fmt;
 use std::str::FromStr;
+
+pub use spec::SpecError;
 
 use anyhow::{Result, anyhow};
 use rayon::prelude::*;

@@ -1,10 +1,6 @@
 //! Means and 95 % Student-t confidence intervals across replications. The t quantile
-//! comes from `statrs` through [`crate::verify::theory`], the one place brownout computes it.
-
-/// The `p` quantile of Student's t with `df` degrees of freedom.
-pub fn t_quantile(p: f64, df: u32) -> f64 {
-    crate::verify::theory::t_quantile(df as usize, p)
-}
+//! comes from `statrs` through [`crate::verify::theory::t_quantile`], the one place brownout
+//! computes it.
 
 /// A mean with its two-sided 95 % confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,6 +33,7 @@ pub fn mean_ci95(values: &[f64]) -> MeanCi {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verify::theory::t_quantile;
     use std::f64::consts::PI;
 
     #[test]

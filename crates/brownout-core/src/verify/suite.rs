@@ -18,10 +18,10 @@ use crate::policy::PolicySpec;
 use crate::scenario::{self, Arrivals, Latency, Scenario};
 
 /// Confidence level of each printed interval.
-pub const LEVEL: f64 = 0.95;
+pub(crate) const LEVEL: f64 = 0.95;
 
 /// In `--quick` mode the measured span (horizon minus warm-up) is divided by this.
-pub const QUICK_FACTOR: u64 = 4;
+pub(crate) const QUICK_FACTOR: u64 = 4;
 
 const REPLICATION: u64 = label_hash("verify/replication");
 
@@ -155,12 +155,12 @@ pub fn run(opts: &Options) -> Result<Report, String> {
 
 /// Pass when the closed form lies in the interval, or the estimate is within the relative
 /// tolerance of it (for estimators with a known small bias).
-pub fn judge(interval: &Interval, expected: f64, tolerance: f64) -> bool {
+pub(crate) fn judge(interval: &Interval, expected: f64, tolerance: f64) -> bool {
     interval.contains(expected) || (interval.mean - expected).abs() <= tolerance * expected.abs()
 }
 
 /// The seed of replication `r`: distinct, and a pure function of (root seed, r).
-pub fn replication_seed(seed: u64, r: usize) -> u64 {
+pub(crate) fn replication_seed(seed: u64, r: usize) -> u64 {
     counter_u64(seed, REPLICATION, r as u64, 0)
 }
 

@@ -8,13 +8,13 @@ use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 /// distribution beyond its mean.
 ///
 /// Uses the stable recursion B(0) = 1, B(k) = a B(k-1) / (k + a B(k-1)).
-pub fn erlang_b(servers: u32, erlangs: f64) -> f64 {
+pub(crate) fn erlang_b(servers: u32, erlangs: f64) -> f64 {
     (1..=servers).fold(1.0, |b, k| erlangs * b / (k as f64 + erlangs * b))
 }
 
 /// Erlang C: the probability that an arrival must wait in an M/M/c queue with unlimited
 /// waiting room. Requires `erlangs < servers` (a stable queue); returns 1 otherwise.
-pub fn erlang_c(servers: u32, erlangs: f64) -> f64 {
+pub(crate) fn erlang_c(servers: u32, erlangs: f64) -> f64 {
     let c = servers as f64;
     if erlangs >= c {
         return 1.0;
@@ -25,19 +25,19 @@ pub fn erlang_c(servers: u32, erlangs: f64) -> f64 {
 
 /// Mean waiting time in queue of an M/M/c queue, in the unit of `mean_service`:
 /// Wq = C(c, a) x mean_service / (c - a), with a = arrival rate x mean service.
-pub fn mmc_mean_wait(servers: u32, arrival_rate: f64, mean_service: f64) -> f64 {
+pub(crate) fn mmc_mean_wait(servers: u32, arrival_rate: f64, mean_service: f64) -> f64 {
     let a = arrival_rate * mean_service;
     erlang_c(servers, a) * mean_service / (servers as f64 - a)
 }
 
 /// P(X > t) for an exponential X with the given mean.
-pub fn exponential_tail(t: f64, mean: f64) -> f64 {
+pub(crate) fn exponential_tail(t: f64, mean: f64) -> f64 {
     (-t / mean).exp()
 }
 
 /// P(X > t) for a log-normal X with median `median` (= e^mu) and log-scale sigma:
 /// 1 - Phi((ln t - mu) / sigma).
-pub fn lognormal_tail(t: f64, median: f64, sigma: f64) -> f64 {
+pub(crate) fn lognormal_tail(t: f64, median: f64, sigma: f64) -> f64 {
     if sigma == 0.0 {
         return if t < median { 1.0 } else { 0.0 };
     }
@@ -46,7 +46,7 @@ pub fn lognormal_tail(t: f64, median: f64, sigma: f64) -> f64 {
 }
 
 /// Mean of a log-normal with median `median` and log-scale sigma: median x e^(sigma^2 / 2).
-pub fn lognormal_mean(median: f64, sigma: f64) -> f64 {
+pub(crate) fn lognormal_mean(median: f64, sigma: f64) -> f64 {
     median * (sigma * sigma / 2.0).exp()
 }
 
@@ -71,19 +71,20 @@ impl Interval {
 /// The Student-t confidence interval at `level` (e.g. 0.95) for the mean of independent
 /// replications. With fewer than two values the interval is the single point (no spread
 /// can be estimated), so it contains only that value.
-pub fn t_interval(values: &[f64], level: f64) -> Interval {
+pub(crate) fn t_interval(values: &[f64], level: f64) -> Interval {
     let n = values.len();
     let mean = values.iter().sum::<f64>() / n.max(1) as f64;
     if n < 2 {
         return Interval { mean, lo: mean, hi: mean };
     }
     let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    let half = t_quantile(n - 1, 0.5 + level / 2.0) * (var / n as f64).sqrt();
+    let half = t_quantile(0.5 + level / 2.0, n - 1) * (var / n as f64).sqrt();
     Interval { mean, lo: mean - half, hi: mean + half }
 }
 
-/// The `p` quantile of Student's t with `df` degrees of freedom.
-pub fn t_quantile(df: usize, p: f64) -> f64 {
+/// The `p` quantile of Student's t with `df` degrees of freedom (argument order as R's
+/// `qt(p, df)`); the one place brownout computes it.
+pub fn t_quantile(p: f64, df: usize) -> f64 {
     StudentsT::new(0.0, 1.0, df as f64).expect("df >= 1 gives a valid Student-t").inverse_cdf(p)
 }
 
@@ -136,10 +137,10 @@ mod tests {
     #[test]
     fn t_quantiles_match_the_tables() {
         // Two-sided 95 % critical values from standard t tables.
-        assert!(close(t_quantile(1, 0.975), 12.706, 1e-3));
-        assert!(close(t_quantile(4, 0.975), 2.776, 1e-3));
-        assert!(close(t_quantile(9, 0.975), 2.262, 1e-3));
-        assert!(close(t_quantile(30, 0.975), 2.042, 1e-3));
+        assert!(close(t_quantile(0.975, 1), 12.706, 1e-3));
+        assert!(close(t_quantile(0.975, 4), 2.776, 1e-3));
+        assert!(close(t_quantile(0.975, 9), 2.262, 1e-3));
+        assert!(close(t_quantile(0.975, 30), 2.042, 1e-3));
     }
 
     #[test]

@@ -70,7 +70,6 @@ fn header<DB: DrawingBackend>(root: &Area<DB>, c: &Chart) -> Res<DB, u32> {
 
 fn swatch<DB: DrawingBackend>(root: &Area<DB>, e: &LegendEntry, x: i32, y: i32) -> Res<DB> {
     match e.mark {
-        Mark::Line => root.draw(&PathElement::new(vec![(x, y), (x + 22, y)], e.color.stroke_width(3))),
         Mark::Dashed => root.draw(&DashedPathElement::new(vec![(x, y), (x + 22, y)], 5, 3, e.color.stroke_width(2))),
         Mark::Box => root.draw(&Rectangle::new([(x, y - 6), (x + 22, y + 6)], e.color.filled())),
     }

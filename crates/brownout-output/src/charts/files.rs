@@ -13,7 +13,7 @@ use crate::{html, read_regular, regular_file, report_md, write_atomic};
 
 /// Write each chart as `charts/<stem>.png` and `.svg` under `dir`; returns the PNG paths
 /// relative to `dir`, in order, for `report.md`.
-pub fn write(dir: &Path, charts: &[Rendered]) -> Result<Vec<String>> {
+pub(crate) fn write(dir: &Path, charts: &[Rendered]) -> Result<Vec<String>> {
     let mut paths = Vec::with_capacity(charts.len());
     for c in charts {
         let png = format!("charts/{}.png", c.stem);
@@ -26,7 +26,7 @@ pub fn write(dir: &Path, charts: &[Rendered]) -> Result<Vec<String>> {
 
 /// Give charts whose stems coincide (classes `a b` and `A_B` both slug to `a_b`) distinct
 /// stems `<stem>-2`, `-3`, ..., skipping any stem already taken, so no chart overwrites another.
-pub fn unique_stems(charts: &mut [Rendered]) {
+pub(crate) fn unique_stems(charts: &mut [Rendered]) {
     let mut taken: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let all: std::collections::BTreeSet<String> = charts.iter().map(|c| c.stem.clone()).collect();
     for c in charts.iter_mut() {

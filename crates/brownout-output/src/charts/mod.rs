@@ -6,14 +6,17 @@
 //! Rendering is deterministic: no clock, no system fonts (DejaVu Sans is compiled in), and
 //! every iteration is over ordered vectors.
 
-pub mod compare;
+pub(crate) mod compare;
 mod draw;
 mod files;
-pub mod style;
-pub mod sweep;
-pub mod timeseries;
+pub(crate) mod style;
+pub(crate) mod sweep;
+pub(crate) mod timeseries;
 
-pub use files::{load_run, plot_dir, write, write_run};
+#[cfg(test)]
+mod end_to_end;
+
+pub use files::{load_run, plot_dir, write_run};
 
 use std::io::Cursor;
 
@@ -27,7 +30,7 @@ use style::Unit;
 
 /// One chart, described but not yet drawn.
 #[derive(Debug, Clone)]
-pub struct Chart {
+pub(crate) struct Chart {
     /// File stem inside `charts/` (`latency` gives `latency.png` and `latency.svg`).
     pub stem: String,
     /// Title drawn at the top.
@@ -46,7 +49,7 @@ pub struct Chart {
 
 /// One legend entry.
 #[derive(Debug, Clone)]
-pub struct LegendEntry {
+pub(crate) struct LegendEntry {
     /// Text.
     pub label: String,
     /// Colour.
@@ -57,9 +60,7 @@ pub struct LegendEntry {
 
 /// A legend swatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mark {
-    /// A solid line.
-    Line,
+pub(crate) enum Mark {
     /// A dashed line.
     Dashed,
     /// A filled box.
@@ -68,7 +69,7 @@ pub enum Mark {
 
 /// The chart families.
 #[derive(Debug, Clone)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// Stacked panels of lines sharing an x axis.
     Lines(LinePanels),
     /// One stacked-fraction band per row (breaker state).
@@ -81,7 +82,7 @@ pub enum Kind {
 
 /// Line panels sharing an x axis.
 #[derive(Debug, Clone)]
-pub struct LinePanels {
+pub(crate) struct LinePanels {
     /// X axis title with unit.
     pub x_label: String,
     /// X tick format.
@@ -96,7 +97,7 @@ pub struct LinePanels {
 
 /// One panel of lines.
 #[derive(Debug, Clone)]
-pub struct LinePanel {
+pub(crate) struct LinePanel {
     /// Panel caption.
     pub title: String,
     /// Y axis title.
@@ -111,7 +112,7 @@ pub struct LinePanel {
 
 /// One line, possibly broken into segments where data is missing.
 #[derive(Debug, Clone)]
-pub struct Series {
+pub(crate) struct Series {
     /// Colour (the policy's).
     pub color: RGBColor,
     /// Dashed instead of solid.
@@ -128,7 +129,7 @@ pub struct Series {
 
 /// A horizontal reference line.
 #[derive(Debug, Clone)]
-pub struct HLine {
+pub(crate) struct HLine {
     /// Height.
     pub y: f64,
     /// Label drawn at its right end.
@@ -139,7 +140,7 @@ pub struct HLine {
 
 /// Rows of stacked fraction bands over time.
 #[derive(Debug, Clone)]
-pub struct BandRows {
+pub(crate) struct BandRows {
     /// X axis title with unit.
     pub x_label: String,
     /// X range.
@@ -150,7 +151,7 @@ pub struct BandRows {
 
 /// One band row: per window, the fraction of instance-time open and half-open.
 #[derive(Debug, Clone)]
-pub struct BandRow {
+pub(crate) struct BandRow {
     /// Row caption (policy label).
     pub label: String,
     /// Caption colour (the policy's).
@@ -161,7 +162,7 @@ pub struct BandRow {
 
 /// Panels of horizontal bars.
 #[derive(Debug, Clone)]
-pub struct BarPanels {
+pub(crate) struct BarPanels {
     /// Panels per row of the grid.
     pub columns: usize,
     /// The panels.
@@ -170,7 +171,7 @@ pub struct BarPanels {
 
 /// One bar panel.
 #[derive(Debug, Clone)]
-pub struct BarPanel {
+pub(crate) struct BarPanel {
     /// Caption.
     pub title: String,
     /// Value format.
@@ -181,7 +182,7 @@ pub struct BarPanel {
 
 /// One bar.
 #[derive(Debug, Clone)]
-pub struct Bar {
+pub(crate) struct Bar {
     /// Category label (policy).
     pub label: String,
     /// Colour.
@@ -196,7 +197,7 @@ pub struct Bar {
 
 /// Heatmap panels over two axes.
 #[derive(Debug, Clone)]
-pub struct HeatPanels {
+pub(crate) struct HeatPanels {
     /// X axis title.
     pub x_label: String,
     /// Y axis title.
@@ -217,7 +218,7 @@ pub struct HeatPanels {
 
 /// One heatmap.
 #[derive(Debug, Clone)]
-pub struct HeatPanel {
+pub(crate) struct HeatPanel {
     /// Caption (policy label).
     pub title: String,
     /// Caption colour.
@@ -230,7 +231,7 @@ pub struct HeatPanel {
 
 /// A chart drawn to both formats.
 #[derive(Debug, Clone)]
-pub struct Rendered {
+pub(crate) struct Rendered {
     /// File stem.
     pub stem: String,
     /// Title (alt text in reports).
@@ -242,7 +243,7 @@ pub struct Rendered {
 }
 
 /// Draw a chart to SVG and PNG, in memory.
-pub fn render(chart: &Chart) -> Result<Rendered> {
+pub(crate) fn render(chart: &Chart) -> Result<Rendered> {
     style::init_font();
     let size = (chart.width, chart.height);
     let mut svg = String::new();
@@ -271,7 +272,7 @@ pub fn render(chart: &Chart) -> Result<Rendered> {
 }
 
 /// Render every chart of a run (time series, then per-class comparisons).
-pub fn run_charts(summary: &ScenarioSummary, rows: &[WindowRow]) -> Result<Vec<Rendered>> {
+pub(crate) fn run_charts(summary: &ScenarioSummary, rows: &[WindowRow]) -> Result<Vec<Rendered>> {
     let mut charts = timeseries::charts(summary, rows);
     charts.extend(compare::charts(summary));
     charts.iter().map(render).collect()
@@ -282,7 +283,7 @@ const SLUG_MAX: usize = 64;
 
 /// A file-name-safe version of a label (letters, digits, `-`; everything else `_`). A long
 /// label is cut and given the CRC-32 of the whole label, so two long labels stay apart.
-pub fn slug(s: &str) -> String {
+pub(crate) fn slug(s: &str) -> String {
     let slug: String =
         s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c.to_ascii_lowercase() } else { '_' }).collect();
     if slug.len() <= SLUG_MAX {
@@ -292,7 +293,7 @@ pub fn slug(s: &str) -> String {
 }
 
 /// Legend entries for policies, coloured by their index.
-pub fn policy_legend(policies: &[String]) -> Vec<LegendEntry> {
+pub(crate) fn policy_legend(policies: &[String]) -> Vec<LegendEntry> {
     policies
         .iter()
         .enumerate()

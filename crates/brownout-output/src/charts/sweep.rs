@@ -354,8 +354,8 @@ mod tests {
 
     #[test]
     fn an_even_load_on_the_dependency_ranks_best() {
-        // Issue 15 defect 4: the name contains "throughput", which the old guess read as
-        // "higher is better"; the catalogue declares lower (even load) better.
+        // The name contains "throughput", yet lower (an even load) is better: the direction
+        // comes from the catalogue, never from the name (issue 15 defect 4).
         let s = sweep("dependency_throughput_cv", &[0.3, 0.1, 0.2]);
         assert_eq!(setting(&s, best(&s, "p", "dependency_throughput_cv").unwrap()), "x=1");
     }

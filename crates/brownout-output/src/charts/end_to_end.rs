@@ -1,4 +1,5 @@
-//! Charts and the HTML report, end to end.
+//! Charts and the HTML report, end to end (unit tests: they read the chart descriptions,
+//! which are not part of the public API).
 //!
 //! Index:
 //! - `run_*`: charts of a small inline run (every run chart type, determinism, PNG pixels,
@@ -9,11 +10,11 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use brownout::metrics::WindowRow;
-use brownout::metrics::summary::ScenarioSummary;
-use brownout::model::{Model, RunOptions};
-use brownout::output::charts::{self, Chart, Kind, Rendered, sweep};
-use brownout::{output, runner, scenario};
+use crate::charts::{self, Chart, Kind, Rendered, sweep};
+use crate::metrics::WindowRow;
+use crate::metrics::summary::ScenarioSummary;
+use crate::model::{Model, RunOptions};
+use crate::{runner, scenario};
 
 /// One minute of traffic; the dependency turns slow at 20 s. Three policies: no protection,
 /// a breaker (with a timeout feeding it failures) and a fixed limit. The class falls back to
@@ -171,8 +172,8 @@ fn run_plot_rerenders_the_same_files_from_saved_results() {
     let (s, rows) = small_run();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    output::write_atomic(&d.join("summary.json"), &output::summary_json(&s).unwrap()).unwrap();
-    output::write_atomic(&d.join("timeseries.csv"), &output::timeseries_csv(&rows).unwrap()).unwrap();
+    crate::write_atomic(&d.join("summary.json"), &crate::summary_json(&s).unwrap()).unwrap();
+    crate::write_atomic(&d.join("timeseries.csv"), &crate::timeseries_csv(&rows).unwrap()).unwrap();
     let paths = charts::write_run(d, "described", &s, &rows).unwrap();
     assert_eq!(paths.len(), 9);
     assert!(paths.iter().all(|p| d.join(p).exists()));

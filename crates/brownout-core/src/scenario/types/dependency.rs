@@ -1,0 +1,211 @@
+//! The dependency: latency, drift, modes, capacity and replicas.
+
+use serde::{Deserialize, Serialize};
+
+use super::*;
+
+/// A latency distribution.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub enum Latency {
+    /// Always the same.
+    Constant(Dur),
+    /// Exponential with the given mean.
+    Exponential {
+        /// Mean.
+        mean: Dur,
+    },
+    /// Log-normal given its median and the sigma of the underlying normal.
+    LogNormal {
+        /// Median (= exp(mu)).
+        median: Dur,
+        /// Sigma of ln(latency).
+        sigma: f64,
+    },
+    /// Resampled from observed latencies in a CSV file (one column, milliseconds).
+    Empirical {
+        /// Path relative to the scenario file.
+        file: String,
+        /// Column name holding milliseconds.
+        #[serde(default = "latency_col")]
+        column: String,
+    },
+}
+
+fn latency_col() -> String {
+    "latency_ms".into()
+}
+
+/// The dependency.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Dependency {
+    /// Name for reports.
+    #[serde(default = "dep_name")]
+    pub name: String,
+    /// Base latency of one call (service time).
+    pub latency: Latency,
+    /// Multiplier on the base latency over time.
+    #[serde(default)]
+    pub drift: Drift,
+    /// Probability that a call fails with an error, over time.
+    #[serde(default)]
+    pub error_rate: Profile,
+    /// Mode timeline (healthy / slow / unavailable).
+    #[serde(default)]
+    pub modes: Vec<ModeChange>,
+    /// Finite capacity: servers and a queue (load raises latency). None = infinite.
+    #[serde(default)]
+    pub capacity: Option<Capacity>,
+    /// Network time added to every call (request and response hop).
+    #[serde(default)]
+    pub hop: Dur,
+    /// Several replicas behind client-side load balancing (None = one replica).
+    #[serde(default)]
+    pub replicas: Option<Replicas>,
+}
+
+/// Dependency replicas and how callers pick one.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Replicas {
+    /// Number of replicas; `capacity`, if set, applies to each.
+    pub count: u32,
+    /// Client-side load balancing.
+    pub balancing: Balancing,
+    /// Replicas slowed down during a window (latency multiplied by `factor`).
+    #[serde(default)]
+    pub slow: Vec<ReplicaSlowdown>,
+}
+
+/// Client-side load-balancing rules.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub enum Balancing {
+    /// Each instance cycles through the replicas.
+    RoundRobin,
+    /// The replica with the fewest of this instance's calls outstanding (ties: lowest index).
+    LeastOutstanding,
+    /// Two random replicas, the one with fewer outstanding calls.
+    PowerOfTwo,
+    /// A uniformly random replica.
+    Random,
+}
+
+/// One replica slowed during a window.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicaSlowdown {
+    /// Replica index.
+    pub replica: u32,
+    /// Start.
+    pub start: Dur,
+    /// End.
+    pub end: Dur,
+    /// Latency multiplier.
+    pub factor: f64,
+}
+
+fn dep_name() -> String {
+    "dependency".into()
+}
+
+/// A drift profile: a multiplier on the base latency at each time.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub enum Drift {
+    /// No drift (factor 1).
+    #[default]
+    None,
+    /// Factor `factor` from `at` on.
+    Step {
+        /// When.
+        at: Dur,
+        /// Multiplier after the step.
+        factor: f64,
+    },
+    /// Linear from `from` at `start` to `to` at `end`, held after.
+    Ramp {
+        /// Ramp start.
+        start: Dur,
+        /// Ramp end.
+        end: Dur,
+        /// Factor at start.
+        from: f64,
+        /// Factor at end.
+        to: f64,
+    },
+    /// Piecewise linear through (time, factor) points; constant before the first and after the last.
+    Points(Vec<(Dur, f64)>),
+    /// A brownout episode: factor 1 until `start`, linear up to `peak` over `ramp`, held for
+    /// `hold`, linear back to 1 over `ramp`. One number to sweep: `peak`.
+    Brownout {
+        /// When the ramp up starts.
+        start: Dur,
+        /// Length of each ramp.
+        ramp: Dur,
+        /// Time at the peak.
+        hold: Dur,
+        /// Peak factor (30 = 200 ms -> 6 s).
+        peak: f64,
+    },
+    /// Factor `factor` during the first `duration` of every `period` (from time 0), 1 otherwise:
+    /// a recurring brownout such as "50 ms instead of 10 ms for 2 s of every 10 s".
+    Periodic {
+        /// Length of one cycle.
+        period: Dur,
+        /// How long the factor applies at the start of each cycle.
+        duration: Dur,
+        /// Multiplier while it applies.
+        factor: f64,
+    },
+    /// Observed latency over time from a CSV file (columns `t_s` and `latency_ms`); the factor
+    /// is the observed latency divided by the base latency's median.
+    Csv {
+        /// Path relative to the scenario file.
+        file: String,
+    },
+}
+
+/// A number over time: constant or piecewise linear.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub enum Profile {
+    /// The same value throughout.
+    Constant(f64),
+    /// Piecewise linear through (time, value) points.
+    Points(Vec<(Dur, f64)>),
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        Profile::Constant(0.0)
+    }
+}
+
+/// A change of the dependency's mode at a time.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModeChange {
+    /// When the mode starts.
+    pub at: Dur,
+    /// The mode.
+    pub mode: Mode,
+}
+
+/// The dependency's mode (R02's switch).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub enum Mode {
+    /// Normal latency.
+    Healthy,
+    /// Normal latency plus a fixed extra delay.
+    Slow(Dur),
+    /// Every call fails at once with 503.
+    Unavailable,
+}
+
+/// Finite dependency capacity.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Capacity {
+    /// Calls served at once.
+    pub servers: u32,
+    /// Calls that may wait; beyond it a call fails at once with 503.
+    pub queue: u32,
+}

@@ -1,0 +1,101 @@
+//! The calling service's fleet: instances, worker slots, the connection pool, partitions and restarts.
+
+use serde::{Deserialize, Serialize};
+
+use super::*;
+
+/// The calling service's fleet.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Fleet {
+    /// Number of gateway instances. Arrivals are spread round robin.
+    #[serde(default = "one")]
+    pub instances: u32,
+    /// Worker slots per instance.
+    pub workers: Workers,
+    /// Connection pool to the dependency, per instance.
+    pub pool: Pool,
+    /// Gateway processing time added to every response (R02 measured ~5 ms per hop).
+    #[serde(default)]
+    pub overhead: Dur,
+    /// Network partitions cutting instances off from the dependency.
+    #[serde(default)]
+    pub partitions: Vec<Partition>,
+    /// Instance restarts (crashes or a rolling deploy).
+    #[serde(default)]
+    pub restarts: Vec<Restart>,
+}
+
+/// A window during which some gateway instances cannot reach the dependency.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Partition {
+    /// Start.
+    pub start: Dur,
+    /// End.
+    pub end: Dur,
+    /// Instance indices cut off.
+    pub instances: Vec<u32>,
+    /// What a call from a cut-off instance does.
+    pub mode: PartitionMode,
+}
+
+/// How calls across a partition fail.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub enum PartitionMode {
+    /// The call hangs until the connect timeout, then fails.
+    Hang {
+        /// Connect timeout.
+        connect_timeout: Dur,
+    },
+    /// The call fails at once (connection refused).
+    FailFast,
+}
+
+/// A restart of some instances at a time: in-flight requests on them fail, and state that
+/// is not persistent is lost.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Restart {
+    /// When the first instance restarts.
+    pub at: Dur,
+    /// Instances restarted (in this order).
+    pub instances: Vec<u32>,
+    /// Gap between consecutive instances (0 = all at once; > 0 = a rolling deploy).
+    #[serde(default)]
+    pub interval: Dur,
+    /// Policy state (breaker, limits) survives the restart.
+    #[serde(default)]
+    pub persistent_policies: bool,
+    /// Cache contents survive the restart.
+    #[serde(default)]
+    pub persistent_cache: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Worker slots: at most `slots` requests handled at once per instance.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Workers {
+    /// Concurrent requests per instance.
+    pub slots: u32,
+    /// Requests that may wait for a slot (0 = reject at once).
+    #[serde(default)]
+    pub queue: u32,
+    /// Longest wait for a slot before rejection.
+    #[serde(default)]
+    pub max_wait: Option<Dur>,
+}
+
+/// A connection pool to the dependency.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Pool {
+    /// Connections per instance.
+    pub max_connections: u32,
+    /// Longest wait to acquire a connection; after it the attempt fails as an error.
+    pub acquire_timeout: Dur,
+}

@@ -1,0 +1,45 @@
+//! Guards against runaway scenarios.
+
+use serde::{Deserialize, Serialize};
+
+/// Guards against runaway scenarios. `scenario::validate` compares estimates with them before
+/// any run (`scenario::budget`); the run itself stops at `max_in_flight` and `max_events`.
+/// Every field may be left out.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Requests alive at once (in service or waiting) per run.
+    pub max_in_flight: u64,
+    /// Events per run (estimated before the run, counted during it).
+    pub max_events: u64,
+    /// Memory a run of every policy set, or a sweep on this scenario, is estimated to need,
+    /// e.g. `"4GiB"` (the default) or `"512MiB"`.
+    #[serde(skip_serializing_if = "is_default_memory")]
+    pub max_memory: bytesize::ByteSize,
+    /// Attempts one request may make: the product of its retry layers' `max_attempts`.
+    #[serde(skip_serializing_if = "is_default_attempts")]
+    pub max_attempts: u64,
+}
+
+const DEFAULT_MAX_MEMORY: bytesize::ByteSize = bytesize::ByteSize::gib(4);
+const DEFAULT_MAX_ATTEMPTS: u64 = 1000;
+
+// Left out of the saved scenario when default, so files and sweep plans from before the
+// field existed keep their bytes.
+fn is_default_memory(m: &bytesize::ByteSize) -> bool {
+    *m == DEFAULT_MAX_MEMORY
+}
+fn is_default_attempts(n: &u64) -> bool {
+    *n == DEFAULT_MAX_ATTEMPTS
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_in_flight: 2_000_000,
+            max_events: 20_000_000_000,
+            max_memory: DEFAULT_MAX_MEMORY,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+        }
+    }
+}

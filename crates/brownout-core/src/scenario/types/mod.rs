@@ -1,0 +1,73 @@
+//! The scenario file's serializable types (RON, `deny_unknown_fields`), one file per part of
+//! the file: the fleet, the traffic (classes, arrivals, catalogue, business costs), the
+//! dependency, the policy sets, expectations and limits.
+//!
+//! These are the boundary: they say what the user wrote. `model::build` turns them into
+//! runtime state after `validate` has checked them.
+
+mod dependency;
+mod expect;
+mod fleet;
+mod limits;
+mod policies;
+mod traffic;
+
+use serde::{Deserialize, Serialize};
+
+use super::Dur;
+use crate::policy::PolicySpec;
+pub use dependency::*;
+pub use expect::*;
+pub use fleet::*;
+pub use limits::*;
+pub use policies::*;
+pub use traffic::*;
+
+/// A whole scenario file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Name; also the default output folder `output/<name>/`.
+    pub name: String,
+    /// One-paragraph description, shown in reports.
+    #[serde(default)]
+    pub description: String,
+    /// Root seed (overridden by `--seed`).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Simulated time to run.
+    pub horizon: Dur,
+    /// Leading time excluded from summary metrics.
+    #[serde(default)]
+    pub warmup: Dur,
+    /// Width of a time-series window.
+    #[serde(default = "default_window")]
+    pub window: Dur,
+    /// The caller fleet: gateway instances with worker slots and a connection pool.
+    pub fleet: Fleet,
+    /// Request classes.
+    pub classes: Vec<Class>,
+    /// The dependency the classes call.
+    pub dependency: Dependency,
+    /// Items, their stock changes and the last-known-value cache.
+    #[serde(default)]
+    pub catalogue: Option<Catalogue>,
+    /// What a wrong value or a failed order costs.
+    #[serde(default)]
+    pub business: Option<Business>,
+    /// The policies to compare; each runs on the same traffic.
+    pub policies: Vec<PolicySet>,
+    /// Assertions checked after the run (`brownout run` exits 1 if one fails).
+    #[serde(default)]
+    pub expect: Vec<Expectation>,
+    /// Guards against runaway scenarios.
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_window() -> Dur {
+    Dur::secs(1)
+}

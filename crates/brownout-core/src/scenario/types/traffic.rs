@@ -1,0 +1,176 @@
+//! The traffic: request classes and their arrivals, the catalogue of items, business costs.
+
+use serde::{Deserialize, Serialize};
+
+use super::*;
+
+/// A request class.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Class {
+    /// Name, unique.
+    pub name: String,
+    /// How requests arrive (across the whole fleet).
+    pub arrivals: Arrivals,
+    /// The caller's budget: a response after it is worthless.
+    pub deadline: Dur,
+    /// Whether requests of this class call the dependency.
+    #[serde(default = "yes")]
+    pub calls_dependency: bool,
+    /// Local work per request (for classes that do not call the dependency, or before calling).
+    #[serde(default)]
+    pub work: Option<Latency>,
+    /// Whether a refused or failed call may be answered from the last-known-value cache.
+    #[serde(default)]
+    pub fallback: Fallback,
+    /// Fraction of this class's answers that turn into an order (business model).
+    #[serde(default)]
+    pub order_fraction: f64,
+    /// Priority for priority-ordered queues (higher first).
+    #[serde(default)]
+    pub priority: u32,
+    /// Users reloading slow or failed pages (feedback from latency to offered load).
+    #[serde(default)]
+    pub reload: Option<Reload>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// When the cache may answer instead of the dependency.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub enum Fallback {
+    /// Never: refusals and failures reach the user.
+    #[default]
+    None,
+    /// When a policy refuses the call (limiter full, breaker open, degraded).
+    OnRefusal,
+    /// On refusal and on a failed call (error or timeout).
+    OnRefusalOrFailure,
+}
+
+/// Arrival processes.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub enum Arrivals {
+    /// Poisson arrivals at a constant rate.
+    Poisson {
+        /// Requests per second.
+        rate_per_s: f64,
+    },
+    /// Poisson arrivals with a piecewise-linear rate profile (held constant after the last point).
+    PoissonProfile {
+        /// (time, rate per second) points, times increasing.
+        points: Vec<(Dur, f64)>,
+    },
+    /// Closed loop: `users` users, each sending one request and thinking after its response.
+    ClosedLoop {
+        /// Number of users.
+        users: u32,
+        /// Mean think time (exponential).
+        think: Dur,
+    },
+    /// Requests at scripted times (R02 sends single requests and bursts).
+    Scripted {
+        /// Request times; several equal times make a burst.
+        times: Vec<Dur>,
+    },
+    /// Poisson arrivals with a daily cycle:
+    /// `rate(t) = mean * (1 + amplitude * cos(2 pi (t - peak_at) / period))`.
+    Diurnal {
+        /// Mean rate per second.
+        mean_rate_per_s: f64,
+        /// Relative swing in [0, 1].
+        amplitude: f64,
+        /// Cycle length (a day by default).
+        #[serde(default = "day")]
+        period: Dur,
+        /// Time of the peak within the cycle.
+        #[serde(default)]
+        peak_at: Dur,
+    },
+    /// Poisson arrivals with a flash-sale burst: `base` outside, `base * multiplier` inside.
+    Burst {
+        /// Rate outside the burst.
+        base_rate_per_s: f64,
+        /// Burst start.
+        at: Dur,
+        /// Burst length.
+        duration: Dur,
+        /// Rate multiplier during the burst.
+        multiplier: f64,
+    },
+    /// Replay a request-rate time series from a CSV file (columns `t_s`, `rate_per_s`),
+    /// piecewise linear, as Poisson arrivals.
+    Csv {
+        /// Path relative to the scenario file.
+        file: String,
+    },
+}
+
+fn day() -> Dur {
+    Dur::secs(86_400)
+}
+
+/// Users who retry on their own: a user whose answer failed or took longer than `patience`
+/// sends the same request again after `delay`, with probability `probability`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Reload {
+    /// Answers slower than this make users reload.
+    pub patience: Dur,
+    /// Probability that an impatient or failed user reloads.
+    pub probability: f64,
+    /// Time before the reload.
+    #[serde(default)]
+    pub delay: Dur,
+    /// Most reloads of one original request.
+    #[serde(default = "three")]
+    pub max_reloads: u32,
+}
+
+fn three() -> u32 {
+    3
+}
+
+/// Items, their popularity and stock changes, and the last-known-value cache.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Catalogue {
+    /// Number of items.
+    pub items: u32,
+    /// Zipf exponent of item popularity (0 = uniform).
+    #[serde(default = "zipf_default")]
+    pub zipf: f64,
+    /// Each item's stock changes as a Poisson process at this rate per hour.
+    pub changes_per_hour: f64,
+    /// Cache entries older than this are not served (None = no TTL).
+    #[serde(default)]
+    pub ttl: Option<Dur>,
+    /// Cache scope: per gateway instance (default) or shared by the fleet.
+    #[serde(default)]
+    pub shared_cache: bool,
+    /// Cache filled before the run (as of time zero) so fallbacks work from the start.
+    #[serde(default = "yes")]
+    pub prewarm: bool,
+}
+
+fn zipf_default() -> f64 {
+    1.0
+}
+
+/// Costs of the business consequences.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Business {
+    /// Probability that an order built on a wrong stock value is substituted (else refunded).
+    pub substitution_allowance: f64,
+    /// The same while degraded (a policy reports degraded): the seed's point 4.
+    pub degraded_substitution_allowance: f64,
+    /// Cost of one substitution.
+    pub substitution_cost: f64,
+    /// Cost of one refund.
+    pub refund_cost: f64,
+    /// Cost of an order lost because its request failed or missed its deadline.
+    pub lost_order_cost: f64,
+}
