@@ -14,7 +14,7 @@ mod window;
 
 pub use gauge::Gauge;
 pub use hist::{Lat, UsHist};
-pub use recorder::{OrderEffect, Outcome, Recorder, RecorderSetup};
+pub use recorder::{FallbackUse, OrderEffect, Outcome, Recorder, RecorderSetup};
 pub use window::WindowRow;
 
 use crate::engine::Time;

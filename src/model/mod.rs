@@ -9,6 +9,7 @@
 pub mod arrivals;
 pub mod catalogue;
 pub mod dependency;
+pub mod fallback;
 pub mod records;
 mod world;
 

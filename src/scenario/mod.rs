@@ -4,6 +4,7 @@
 pub mod budget;
 pub mod data;
 mod duration;
+mod fallback;
 mod load;
 pub mod locate;
 mod names;
@@ -11,6 +12,7 @@ mod types;
 mod validate;
 
 pub use duration::{Dur, parse_duration};
+pub use fallback::FallbackAnswer;
 pub use load::{ScenarioError, load, load_with_plugins, located, parse};
 pub use names::{check_file_name, file_stem};
 pub use types::*;

@@ -23,6 +23,7 @@ use std::collections::VecDeque;
 use rand::SeedableRng;
 
 use super::catalogue::Stock;
+use super::fallback::LastAnswers;
 use super::records::{AttemptRecord, CallRecord, Origin, Records, RequestRecord};
 use super::{Model, RunOptions, RunResult};
 use crate::engine::{self, Counter, EventQueue, Handler, Slab, Stream, Time, Token, label_hash, stream};
@@ -258,6 +259,8 @@ struct World<'m> {
     dep_q: Vec<VecDeque<Token>>,
     dep_in_flight: u64,
     stock: Option<Stock>,
+    /// Each class's last answer, for `LastAnswer` fallbacks.
+    last_answers: Option<LastAnswers>,
     rec: Recorder,
     pump: Vec<(u32, u8)>,
     fleet: Vec<Option<Time>>,
@@ -419,6 +422,7 @@ impl<'m> World<'m> {
             has_breaker: breaker_layer.is_some(),
             has_limit: limit_layer.is_some(),
             costs: b.map_or((0.0, 0.0, 0.0), |b| (b.substitution_cost, b.refund_cost, b.lost_order_cost)),
+            fallbacks: s.classes.iter().map(|c| super::fallback::recorded_as(c.fallback_answer)).collect(),
             timeseries,
         });
         let mut w = Self {
@@ -438,6 +442,7 @@ impl<'m> World<'m> {
             dep_q: vec![VecDeque::new(); replicas],
             dep_in_flight: 0,
             stock: s.catalogue.as_ref().map(|c| Stock::new(c, n, m.seed)),
+            last_answers: LastAnswers::new(s, n),
             rec,
             pump: Vec::new(),
             fleet: set
