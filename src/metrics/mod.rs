@@ -6,15 +6,17 @@
 //! mergeable HDR histograms (microseconds, `hist.rs`); `window.rs` keeps the time series.
 
 pub mod catalog;
+mod fallback;
 mod gauge;
 mod hist;
 mod recorder;
 pub mod summary;
 mod window;
 
+pub use fallback::FallbackUse;
 pub use gauge::Gauge;
 pub use hist::{Lat, UsHist};
-pub use recorder::{FallbackUse, OrderEffect, Outcome, Recorder, RecorderSetup};
+pub use recorder::{OrderEffect, Outcome, Recorder, RecorderSetup};
 pub use window::WindowRow;
 
 use crate::engine::Time;

@@ -1,5 +1,6 @@
 //! The recorder: what the world reports at each happening, accumulated into a run's summary.
 
+use super::fallback::FallbackUse;
 use super::gauge::Gauge;
 use super::hist::Lat;
 use super::summary::*;
@@ -23,29 +24,6 @@ pub enum Outcome {
     ShortCircuited,
     /// Served from the cache.
     Fallback,
-}
-
-/// What a class's fallback answers are to its caller, and what each use costs.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub enum FallbackUse {
-    /// The catalogue's last-known value (or no fallback): costs come from substitutions and refunds.
-    #[default]
-    Catalogue,
-    /// A default success (fail open): an answer, in goodput.
-    Open(f64),
-    /// A definite refusal (fail closed): an answer, but not in goodput.
-    Closed(f64),
-    /// The class's last answer: an answer, in goodput, with its age as staleness.
-    Cached(f64),
-}
-
-impl FallbackUse {
-    fn cost(self) -> f64 {
-        match self {
-            FallbackUse::Catalogue => 0.0,
-            FallbackUse::Open(c) | FallbackUse::Closed(c) | FallbackUse::Cached(c) => c,
-        }
-    }
 }
 
 /// What the business model concluded about one finished request.
@@ -497,15 +475,7 @@ impl ClassAcc {
         let n = outcomes.total();
         let ratio = |x: u64| if n == 0 { 0.0 } else { x as f64 / n as f64 };
         let mean_ms = |ns: f64, k: u64| if k == 0 { 0.0 } else { ns / k as f64 / MILLISECOND as f64 };
-        let answers = (fallback != FallbackUse::Catalogue).then(|| {
-            let n = |kind: bool| if kind { c.answers } else { 0 };
-            FallbackAnswers {
-                open: n(matches!(fallback, FallbackUse::Open(_))),
-                closed: n(matches!(fallback, FallbackUse::Closed(_))),
-                cached: n(matches!(fallback, FallbackUse::Cached(_))),
-                cost: c.answers as f64 * fallback.cost(),
-            }
-        });
+        let answers = fallback.answers(c.answers);
         let order_cost = c.substitutions as f64 * cs + c.refunds as f64 * cr + c.lost as f64 * cl;
         ClassSummary {
             class: name.to_string(),
