@@ -93,6 +93,7 @@ fn recorder(m: &Model) -> u64 {
         has_breaker: false,
         has_limit: false,
         costs: (0.0, 0.0, 0.0),
+        fallbacks: vec![brownout::metrics::FallbackUse::Catalogue],
         timeseries: true,
     });
     let mut rng = stream(7, "bench/parts/recorder");

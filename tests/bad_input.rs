@@ -190,6 +190,7 @@ fn corpus() -> Vec<Case> {
     let mut all = scenarios::fields();
     all.extend(scenarios::variants());
     all.extend(scenarios::policies());
+    all.extend(scenarios::fallbacks());
     all.extend(files::csvs());
     all.extend(files::sweeps());
     all.extend(files::commands());
@@ -236,6 +237,17 @@ fn no_bad_input_panics_aborts_hangs_or_goes_unlocated() {
     )
     .ok();
     assert!(failures.is_empty(), "{} cases failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Issue 20: a fallback that cannot take effect is refused (by `check` and `run` alike, with
+/// its location), where it used to be ignored without a word.
+#[test]
+fn fallbacks_that_cannot_take_effect_are_refused() {
+    for case in scenarios::fallbacks() {
+        let (problems, accepted) = judge(&case);
+        assert!(problems.is_empty(), "{}: {}", case.name, problems.join("; "));
+        assert!(!accepted, "{}: accepted", case.name);
+    }
 }
 
 /// The issue's reproductions, each refused up front by `check` with the limit it is over.

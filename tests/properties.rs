@@ -88,8 +88,9 @@ fn class(i: usize) -> impl Strategy<Value = Class> {
         prop::option::weighted(0.2, latency()),
         prop::sample::select(fallbacks.to_vec()),
         prop::option::weighted(0.3, reload()),
+        fallback_answer(),
     )
-        .prop_map(move |(arrivals, deadline, calls_dependency, work, fallback, reload)| {
+        .prop_map(move |(arrivals, deadline, calls_dependency, work, fallback, reload, answer)| {
             let mut c: Class = ron(r#"(name: "x", arrivals: Poisson(rate_per_s: 1), deadline: "1s")"#);
             c.name = format!("c{i}");
             c.arrivals = arrivals;
@@ -97,11 +98,39 @@ fn class(i: usize) -> impl Strategy<Value = Class> {
             c.calls_dependency = calls_dependency;
             c.work = work;
             c.fallback = fallback;
+            c.fallback_answer = answer;
             c.order_fraction = 0.5;
             c.priority = i as u32;
             c.reload = reload;
             c
         })
+}
+
+fn fallback_answer() -> impl Strategy<Value = FallbackAnswer> {
+    prop_oneof![
+        Just(FallbackAnswer::Catalogue),
+        (0.0..10.0f64).prop_map(|cost_per_use| FallbackAnswer::FailOpen { cost_per_use }),
+        (0.0..10.0f64).prop_map(|cost_per_use| FallbackAnswer::FailClosed { cost_per_use }),
+        (0.0..10.0f64, prop::option::of(ms(1, 3_000)))
+            .prop_map(|(cost_per_use, max_age)| FallbackAnswer::LastAnswer { cost_per_use, max_age }),
+    ]
+}
+
+/// Keep only fallbacks that can take effect (validation refuses the others, issue 20).
+fn effective_fallbacks(s: &mut Scenario) {
+    for c in &mut s.classes {
+        if !c.calls_dependency || c.fallback == Fallback::None {
+            c.fallback = Fallback::None;
+            c.fallback_answer = FallbackAnswer::Catalogue;
+        } else if s.catalogue.is_none() && c.fallback_answer == FallbackAnswer::Catalogue {
+            c.fallback_answer = FallbackAnswer::FailOpen { cost_per_use: 1.0 };
+        }
+    }
+    // OnRefusal where no layer can refuse: fall back on failures too.
+    while let Err(e) = validate(s) {
+        let Some(i) = e.path.strip_prefix("classes[").and_then(|p| p.strip_suffix("].fallback")) else { break };
+        s.classes[i.parse::<usize>().unwrap()].fallback = Fallback::OnRefusalOrFailure;
+    }
 }
 
 fn reload() -> impl Strategy<Value = Reload> {
@@ -260,6 +289,7 @@ fn scenario(first_stack: BoxedStrategy<Vec<Layer>>) -> impl Strategy<Value = Sce
             if !cat {
                 s.catalogue = None;
             }
+            effective_fallbacks(&mut s);
             s
         })
 }

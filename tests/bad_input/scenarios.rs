@@ -318,6 +318,63 @@ pub fn variants() -> Vec<Case> {
     out
 }
 
+/// Fallbacks that cannot take effect or have bad parameters (issue 20): (name, text in BASE,
+/// replacement). Each must be refused.
+const FALLBACKS: &[(&str, &str, &str)] = &[
+    ("fallback without catalogue", "catalogue: (items: 100, zipf: 1.0, changes_per_hour: 60, ttl: \"10s\"),", ""),
+    (
+        "fallback answer without fallback",
+        "fallback: OnRefusalOrFailure,",
+        "fallback_answer: FailOpen(cost_per_use: 1),",
+    ),
+    (
+        "fallback on a class that never calls",
+        "fallback: OnRefusalOrFailure,",
+        "fallback: OnRefusalOrFailure, calls_dependency: false,",
+    ),
+    (
+        "last answer on a class that never calls",
+        "fallback: OnRefusalOrFailure,",
+        "fallback: OnRefusalOrFailure, calls_dependency: false, fallback_answer: LastAnswer(),",
+    ),
+    (
+        "fallback cost negative",
+        "fallback: OnRefusalOrFailure,",
+        "fallback: OnRefusalOrFailure, fallback_answer: FailOpen(cost_per_use: -1),",
+    ),
+    (
+        "fallback cost NaN",
+        "fallback: OnRefusalOrFailure,",
+        "fallback: OnRefusalOrFailure, fallback_answer: FailClosed(cost_per_use: NaN),",
+    ),
+    (
+        "fallback cost inf",
+        "fallback: OnRefusalOrFailure,",
+        "fallback: OnRefusalOrFailure, fallback_answer: LastAnswer(cost_per_use: inf),",
+    ),
+    (
+        "fallback max age 0",
+        "fallback: OnRefusalOrFailure,",
+        "fallback: OnRefusalOrFailure, fallback_answer: LastAnswer(max_age: \"0ms\"),",
+    ),
+    (
+        "fallback answer unknown",
+        "fallback: OnRefusalOrFailure,",
+        "fallback: OnRefusalOrFailure, fallback_answer: Guess(),",
+    ),
+];
+
+/// The fallback cases; each must be refused.
+pub fn fallbacks() -> Vec<Case> {
+    let mut out: Vec<Case> =
+        FALLBACKS.iter().map(|(n, from, to)| case(format!("fallback {n}"), edit(from, to))).collect();
+    // Without the limiter no layer can refuse, so an OnRefusal fallback never applies.
+    let nothing_refuses = edit("fallback: OnRefusalOrFailure,", "fallback: OnRefusal, fallback_answer: FailClosed(),")
+        .replace("(policy: Limiter((permits: 8))),", "");
+    out.push(case("fallback on refusal that nothing refuses".into(), nothing_refuses));
+    out
+}
+
 /// Policy layers with extreme parameters, each as the only layer of a second policy set.
 const POLICIES: &[&str] = &[
     "Timeout((timeout: \"0ms\"))",

@@ -189,6 +189,17 @@ pub static CATALOG: &[Metric] = &[
     class("business_cost", "business_cost", Cost, Lower, |c| c.business_cost)
         .csv("business_cost")
         .column(5, "cost", 1.0),
+    // Fallbacks without a catalogue (0 for a class whose fallback is the catalogue's).
+    class("fallback_open", "fallback_answers.open", Count, Lower, |c| {
+        c.fallback_answers.map_or(0.0, |f| f.open as f64)
+    }),
+    class("fallback_closed", "fallback_answers.closed", Count, Lower, |c| {
+        c.fallback_answers.map_or(0.0, |f| f.closed as f64)
+    }),
+    class("fallback_cached", "fallback_answers.cached", Count, Lower, |c| {
+        c.fallback_answers.map_or(0.0, |f| f.cached as f64)
+    }),
+    class("fallback_cost", "fallback_answers.cost", Cost, Lower, |c| c.fallback_answers.map_or(0.0, |f| f.cost)),
     class("slot_wait_ms_mean", "slot_wait_ms_mean", Ms, Lower, |c| c.slot_wait_ms_mean),
     class("conn_wait_ms_mean", "conn_wait_ms_mean", Ms, Lower, |c| c.conn_wait_ms_mean),
     run("transitions", "breaker.transitions", Count, Lower, |r| r.breaker.as_ref().map(|b| b.transitions as f64))
@@ -298,6 +309,8 @@ mod tests {
             has_breaker: true,
             has_limit: true,
             costs: (1.0, 1.0, 1.0),
+            // A non-catalogue fallback, so the class summary has its fallback answers.
+            fallbacks: vec![crate::metrics::FallbackUse::Open(1.0)],
             ..RecorderSetup::one_class(SECOND, SECOND)
         });
         let mut json = serde_json::to_value(r.summary(SECOND, 0, 0)).unwrap();

@@ -6,12 +6,14 @@
 //! mergeable HDR histograms (microseconds, `hist.rs`); `window.rs` keeps the time series.
 
 pub mod catalog;
+mod fallback;
 mod gauge;
 mod hist;
 mod recorder;
 pub mod summary;
 mod window;
 
+pub use fallback::FallbackUse;
 pub(crate) use hist::UsHist;
 pub use recorder::{OrderEffect, Outcome, Recorder, RecorderSetup};
 pub use window::WindowRow;

@@ -1,5 +1,6 @@
 //! The recorder: what the world reports at each happening, accumulated into a run's summary.
 
+use super::fallback::FallbackUse;
 use super::gauge::Gauge;
 use super::hist::Lat;
 use super::summary::*;
@@ -52,6 +53,8 @@ struct ClassAcc {
     substitutions: u64,
     refunds: u64,
     lost: u64,
+    /// Fallback answers of a class whose fallback is not the catalogue's.
+    answers: u64,
     slot_wait_ns: f64,
     slot_waits: u64,
     conn_wait_ns: f64,
@@ -72,6 +75,7 @@ impl ClassAcc {
             substitutions: 0,
             refunds: 0,
             lost: 0,
+            answers: 0,
             slot_wait_ns: 0.0,
             slot_waits: 0,
             conn_wait_ns: 0.0,
@@ -107,6 +111,8 @@ pub struct RecorderSetup {
     pub has_limit: bool,
     /// Business costs (substitution, refund, lost order).
     pub costs: (f64, f64, f64),
+    /// Per class: what its fallback answers are and cost.
+    pub fallbacks: Vec<FallbackUse>,
     /// Keep per-window figures for the time series. Without them the recorder still counts
     /// dependency calls per window (the summary's throughput CV needs them) but skips the
     /// window latency and outcome records and builds no rows; the summary is the same.
@@ -211,7 +217,18 @@ impl Recorder {
         dependency_calls: u32,
     ) {
         let latency = now - arrived;
-        let answered = matches!(outcome, Outcome::Ok | Outcome::Fallback);
+        let fallback = self.s.fallbacks[class];
+        let answered = match outcome {
+            Outcome::Ok => true,
+            Outcome::Fallback => !matches!(fallback, FallbackUse::Closed(_)),
+            _ => false,
+        };
+        // A catalogue fallback costs nothing per use; its costs come with the order.
+        let use_cost = if outcome == Outcome::Fallback && fallback != FallbackUse::Catalogue {
+            Some(fallback.cost())
+        } else {
+            None
+        };
         let in_time = latency <= self.s.deadlines[class];
         if self.s.timeseries {
             let w = &mut self.win.classes[class];
@@ -229,6 +246,9 @@ impl Recorder {
                 w.cost += cr;
             } else if order.lost {
                 w.cost += cl;
+            }
+            if let Some(c) = use_cost {
+                w.cost += c;
             }
             if let Some((age, wrong)) = staleness {
                 w.staleness.record(age);
@@ -263,6 +283,7 @@ impl Recorder {
         c.substitutions += order.substitution as u64;
         c.refunds += order.refund as u64;
         c.lost += order.lost as u64;
+        c.answers += use_cost.is_some() as u64;
     }
 
     /// A dependency call started; `in_flight` is the fleet-wide count after it.
@@ -378,8 +399,13 @@ impl Recorder {
         let span = (now.max(self.s.warmup + 1) - self.s.warmup) as f64;
         let secs = span / SECOND as f64;
         let costs = self.s.costs;
-        let classes: Vec<ClassSummary> =
-            self.classes.iter_mut().zip(&self.s.classes).map(|(c, name)| c.summary(name, secs, costs)).collect();
+        let classes: Vec<ClassSummary> = self
+            .classes
+            .iter_mut()
+            .zip(&self.s.classes)
+            .zip(&self.s.fallbacks)
+            .map(|((c, name), &f)| c.summary(name, secs, costs, f))
+            .collect();
         let n = self.s.instances as f64;
         let inst_span = span * n;
         let resources = ResourceSummary {
@@ -442,13 +468,15 @@ fn occupancy(gs: &mut [Gauge], cap: u32, now: Time, inst_span: f64) -> Occupancy
 
 impl ClassAcc {
     /// This class's summary over `secs` measured seconds; `costs` are (substitution, refund,
-    /// lost order).
-    fn summary(&mut self, name: &str, secs: f64, (cs, cr, cl): (f64, f64, f64)) -> ClassSummary {
+    /// lost order); `fallback` says what its fallback answers are.
+    fn summary(&mut self, name: &str, secs: f64, (cs, cr, cl): (f64, f64, f64), fallback: FallbackUse) -> ClassSummary {
         let c = self;
         let outcomes = c.outcomes.outcomes();
         let n = outcomes.total();
         let ratio = |x: u64| if n == 0 { 0.0 } else { x as f64 / n as f64 };
         let mean_ms = |ns: f64, k: u64| if k == 0 { 0.0 } else { ns / k as f64 / MILLISECOND as f64 };
+        let answers = fallback.answers(c.answers);
+        let order_cost = c.substitutions as f64 * cs + c.refunds as f64 * cr + c.lost as f64 * cl;
         ClassSummary {
             class: name.to_string(),
             requests: n,
@@ -476,7 +504,8 @@ impl ClassAcc {
             substitutions: c.substitutions,
             refunds: c.refunds,
             lost_orders: c.lost,
-            business_cost: c.substitutions as f64 * cs + c.refunds as f64 * cr + c.lost as f64 * cl,
+            business_cost: answers.map_or(order_cost, |a| order_cost + a.cost),
+            fallback_answers: answers,
             slot_wait_ms_mean: mean_ms(c.slot_wait_ns, c.slot_waits),
             conn_wait_ms_mean: mean_ms(c.conn_wait_ns, c.conn_waits),
         }
@@ -526,6 +555,7 @@ impl RecorderSetup {
             has_breaker: false,
             has_limit: false,
             costs: (0.0, 0.0, 0.0),
+            fallbacks: vec![FallbackUse::Catalogue],
             timeseries: false,
         }
     }

@@ -163,12 +163,30 @@ pub struct ClassSummary {
     pub refunds: u64,
     /// Orders lost to a failed or late answer.
     pub lost_orders: u64,
-    /// This class's business cost.
+    /// This class's business cost (with its fallback answers' cost per use).
     pub business_cost: f64,
+    /// Answers of a default-answer or last-answer fallback; absent for a catalogue fallback
+    /// (and a class without a fallback), so older summaries keep their bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_answers: Option<FallbackAnswers>,
     /// Mean wait for a worker slot.
     pub slot_wait_ms_mean: f64,
     /// Mean wait for a pool connection (per attempt that needed one).
     pub conn_wait_ms_mean: f64,
+}
+
+/// A class's fallback answers without a catalogue (all are also counted in `outcomes.fallback`).
+/// A class has one kind of fallback answer, so at most one count is non-zero.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+pub struct FallbackAnswers {
+    /// Default successes (fail open).
+    pub open: u64,
+    /// Definite refusals (fail closed).
+    pub closed: u64,
+    /// The class's last answer served again (its age is in `staleness_ms`).
+    pub cached: u64,
+    /// Their cost: uses times the fallback's `cost_per_use` (part of `business_cost`).
+    pub cost: f64,
 }
 
 /// The dependency's view of a run.

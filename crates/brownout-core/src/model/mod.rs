@@ -9,6 +9,7 @@
 pub(crate) mod arrivals;
 pub(crate) mod catalogue;
 pub mod dependency;
+pub mod fallback;
 pub mod records;
 mod world;
 

@@ -4,6 +4,7 @@
 pub(crate) mod budget;
 pub(crate) mod data;
 mod duration;
+mod fallback;
 mod load;
 pub(crate) mod locate;
 mod names;
@@ -12,6 +13,7 @@ mod validate;
 
 pub use duration::Dur;
 pub(crate) use duration::parse_duration;
+pub use fallback::FallbackAnswer;
 pub use load::{ScenarioError, load, load_text, load_with_plugins, parse};
 pub(crate) use names::check_file_name;
 pub use types::*;

@@ -67,6 +67,7 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
     let classes = validate_classes(&s.classes)?;
     validate_dependency(s)?;
     validate_catalogue_and_business(s)?;
+    super::fallback::validate_fallbacks(s)?;
     let policies = validate_policies(s, &classes)?;
     for (k, e) in s.expect.iter().enumerate() {
         validate_expectation(e, &classes, &policies).map_err(|(p, m)| bad(format!("expect[{k}]{p}"), m))?;

@@ -32,6 +32,7 @@ impl<'m> World<'m> {
             },
             draws: Draws::new(m.seed),
             stock: s.catalogue.as_ref().map(|c| Stock::new(c, n, m.seed)),
+            last_answers: LastAnswers::new(s, n),
             rec,
             trace: Trace { hash: 0xcbf2_9ce4_8422_2325, events: Vec::new(), limit: 0, records: None },
             progress: Progress { horizon: s.horizon.ns(), handled: 0, abort: None },
@@ -169,6 +170,7 @@ fn build_recorder(m: &Model, policy: usize, layout: &Layout, timeseries: bool) -
         has_breaker: layout.breaker_layer.is_some(),
         has_limit: layout.limit_layer.is_some(),
         costs: b.map_or((0.0, 0.0, 0.0), |b| (b.substitution_cost, b.refund_cost, b.lost_order_cost)),
+        fallbacks: s.classes.iter().map(|c| crate::model::fallback::recorded_as(c.fallback_answer)).collect(),
         timeseries,
     })
 }

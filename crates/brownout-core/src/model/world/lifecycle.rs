@@ -210,6 +210,9 @@ impl World<'_> {
         if !cache && let Some(stock) = &mut self.stock {
             stock.clear(instance);
         }
+        if !cache && let Some(last) = &mut self.last_answers {
+            last.clear(instance);
+        }
     }
 
     /// Fresh policy state for an instance (fleet-wide layers live in the store and survive).

@@ -25,6 +25,7 @@ use std::collections::VecDeque;
 use rand::SeedableRng;
 
 use super::catalogue::Stock;
+use super::fallback::LastAnswers;
 use super::records::{AttemptRecord, CallRecord, Origin, Records, RequestRecord};
 use super::{Model, RunError, RunOptions, RunResult};
 use crate::engine::{self, Counter, EventQueue, Handler, Slab, Stream, Time, Token, label_hash, stream};
@@ -182,6 +183,9 @@ struct World<'m> {
     draws: Draws,
     /// True stock and the fallback caches, when there is a catalogue.
     stock: Option<Stock>,
+    /// Each class's last answer, for `LastAnswer` fallbacks (written on a success, read by
+    /// `outcome::conclude`, cleared with an instance's caches on restart).
+    last_answers: Option<LastAnswers>,
     /// The metrics. Every file reports what happens to it.
     rec: Recorder,
     /// Event hash, first events and opt-in records.

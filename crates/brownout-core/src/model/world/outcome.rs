@@ -1,6 +1,8 @@
 //! The end of an attempt: completions, retries, fallbacks and the final outcome.
 
 use super::*;
+use crate::model::fallback::{Given, give};
+use crate::scenario::FallbackAnswer;
 
 impl World<'_> {
     pub(super) fn attempt_end(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, outcome: CallOutcome) {
@@ -64,6 +66,9 @@ impl World<'_> {
                 if let Some(stock) = &mut self.stock {
                     stock.refresh(inst, item, now);
                 }
+                if let Some(last) = &mut self.last_answers {
+                    last.refresh(class, inst, now);
+                }
                 self.respond(now, q, tok, Outcome::Ok, None);
             }
             CallOutcome::Error => self.conclude(now, q, tok, Outcome::Error, false),
@@ -82,14 +87,32 @@ impl World<'_> {
     /// A refused or failed request: answer from the cache if the class allows it.
     pub(super) fn conclude(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, outcome: Outcome, refusal: bool) {
         let r = self.reqs.get(tok).expect("live request");
-        let allowed = match self.m.scenario.classes[r.who.class as usize].fallback {
+        let class = &self.m.scenario.classes[r.who.class as usize];
+        let allowed = match class.fallback {
             Fallback::None => false,
             Fallback::OnRefusal => refusal,
             Fallback::OnRefusalOrFailure => true,
         };
         let (inst, item) = (r.who.instance, r.who.item);
-        if allowed && let Some(served) = self.stock.as_mut().and_then(|s| s.serve(inst, item, now)) {
-            self.respond(now, q, tok, Outcome::Fallback, Some((served.staleness, served.wrong)));
+        if !allowed {
+            self.respond(now, q, tok, outcome, None);
+            return;
+        }
+        if class.fallback_answer.is_catalogue() {
+            if let Some(served) = self.stock.as_mut().and_then(|s| s.serve(inst, item, now)) {
+                self.respond(now, q, tok, Outcome::Fallback, Some((served.staleness, served.wrong)));
+                return;
+            }
+        } else if let Some(given) =
+            give(class.fallback_answer, self.last_answers.as_ref(), r.who.class as usize, inst, now)
+        {
+            // A cached answer reports its age; a default answer has none. Neither can be wrong:
+            // without a catalogue there is no true value to compare with.
+            let staleness = match given {
+                Given::Cached(age) => Some((age, false)),
+                Given::Open | Given::Closed => None,
+            };
+            self.respond(now, q, tok, Outcome::Fallback, staleness);
             return;
         }
         self.respond(now, q, tok, outcome, None);
@@ -131,8 +154,11 @@ impl World<'_> {
         {
             order.order = true;
             let in_time = now - r.arrived <= class.deadline.ns();
+            // A fail-closed answer refused the order; every other in-time fallback carried it.
+            let closed = matches!(class.fallback_answer, FallbackAnswer::FailClosed { .. });
             match (r.answer.outcome, r.answer.staleness) {
                 (Outcome::Ok, _) if in_time => {}
+                (Outcome::Fallback, None) if in_time && !closed => {}
                 (Outcome::Fallback, Some((_, wrong))) if in_time => {
                     if wrong {
                         let allowance = if self.gateway.insts[r.who.instance as usize].degraded > 0 {

@@ -20,9 +20,12 @@ pub struct Class {
     /// Local work per request (for classes that do not call the dependency, or before calling).
     #[serde(default)]
     pub work: Option<Latency>,
-    /// Whether a refused or failed call may be answered from the last-known-value cache.
+    /// When a refused or failed call may be answered by the fallback instead.
     #[serde(default)]
     pub fallback: Fallback,
+    /// What the fallback answers with (default: the catalogue's last-known value).
+    #[serde(default, skip_serializing_if = "crate::scenario::FallbackAnswer::is_catalogue")]
+    pub fallback_answer: crate::scenario::FallbackAnswer,
     /// Fraction of this class's answers that turn into an order (business model).
     #[serde(default)]
     pub order_fraction: f64,
