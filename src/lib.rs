@@ -12,8 +12,10 @@
 //! - [`report`]: expectations, the comparison table and the verdict text.
 //! - [`output`]: files (JSON, CSV, Markdown, charts); the only module that writes.
 //! - [`sweep`]: parameter sweeps with replications, intervals, resume and shards.
+//! - [`diff`]: comparing two result folders, change by change, beyond noise.
 //! - [`verify`]: closed forms of queueing theory and the suite that checks the model by them.
 
+pub mod diff;
 pub mod engine;
 pub mod metrics;
 pub mod model;

@@ -3,10 +3,10 @@
 
 use rayon::prelude::*;
 
-use crate::engine::ms_f64;
+use crate::engine::{Time, ms_f64};
 use crate::metrics::WindowRow;
 use crate::metrics::summary::{ClassInfo, ScenarioSummary, Setup};
-use crate::model::{Model, RunOptions, RunResult, run_policy};
+use crate::model::{Model, RunOptions, RunResult, run_policy, run_policy_observed};
 
 /// Everything one `brownout run` produces.
 #[derive(Debug, Clone)]
@@ -44,6 +44,27 @@ pub fn run_all(model: &Model, opts: RunOptions, parallel: bool) -> ScenarioResul
     } else {
         (0..n).map(|p| run_policy(model, p, opts)).collect()
     };
+    assemble(model, results)
+}
+
+/// As [`run_all`], telling `observer` (policy set index, simulated time) at every window tick
+/// of every run, from the thread running it: for a progress display.
+pub fn run_all_observed(
+    model: &Model,
+    opts: RunOptions,
+    parallel: bool,
+    observer: &(dyn Fn(usize, Time) + Sync),
+) -> ScenarioResult {
+    let n = model.scenario.policies.len();
+    let one = |p: usize| run_policy_observed(model, p, opts, &|t| observer(p, t));
+    let results: Vec<RunResult> =
+        if parallel { (0..n).into_par_iter().map(one).collect() } else { (0..n).map(one).collect() };
+    assemble(model, results)
+}
+
+/// Gather the runs' results in scenario order.
+fn assemble(model: &Model, results: Vec<RunResult>) -> ScenarioResult {
+    let n = results.len();
     let s = &model.scenario;
     let measured_s = (s.horizon.ns() - s.warmup.ns()) as f64 / 1e9;
     let mut rows = Vec::new();

@@ -159,11 +159,22 @@ pub struct RunResult {
 
 /// Run policy set `policy` of the model.
 pub fn run_policy(model: &Model, policy: usize, opts: RunOptions) -> RunResult {
-    world::run(model, policy, opts, false).0
+    world::run(model, policy, opts, false, None).0
+}
+
+/// As [`run_policy`], telling `observer` the simulated time at every window tick (for a
+/// progress display; what it does cannot change the run).
+pub fn run_policy_observed(
+    model: &Model,
+    policy: usize,
+    opts: RunOptions,
+    observer: &(dyn Fn(Time) + Sync),
+) -> RunResult {
+    world::run(model, policy, opts, false, Some(observer)).0
 }
 
 /// Run policy set `policy` and also keep a record of every request, dependency call and
 /// attempt (see [`records`]): for tests and diagnostics, as its memory grows with the run.
 pub fn run_policy_recorded(model: &Model, policy: usize, opts: RunOptions) -> (RunResult, records::Records) {
-    world::run(model, policy, opts, true)
+    world::run(model, policy, opts, true, None)
 }

@@ -7,6 +7,7 @@ pub mod charts;
 pub mod folder;
 pub mod html;
 pub mod journal;
+pub mod junit;
 
 use std::io::Write;
 use std::path::Path;

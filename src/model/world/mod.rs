@@ -275,13 +275,22 @@ struct World<'m> {
     abort: Option<String>,
     policy: usize,
     handled: u64,
+    /// Told the simulated time at every window tick (progress display; never read back).
+    observer: Option<&'m (dyn Fn(Time) + Sync)>,
 }
 
-pub(super) fn run(m: &Model, policy: usize, opts: RunOptions, record: bool) -> (RunResult, Records) {
+pub(super) fn run<'m>(
+    m: &'m Model,
+    policy: usize,
+    opts: RunOptions,
+    record: bool,
+    observer: Option<&'m (dyn Fn(Time) + Sync)>,
+) -> (RunResult, Records) {
     let s = &m.scenario;
     let set = &s.policies[policy];
     let mut q: EventQueue<Ev> = EventQueue::new();
     let mut w = World::new(m, policy, opts.timeseries);
+    w.observer = observer;
     w.trace_limit = opts.trace_limit;
     w.log = record.then(Box::default);
     for c in 0..w.arrivals.len() {
@@ -461,6 +470,7 @@ impl<'m> World<'m> {
             abort: None,
             policy,
             handled: 0,
+            observer: None,
         };
         for i in 0..n {
             if let Some(l) = w.limit_layer {
@@ -574,6 +584,9 @@ impl Handler<Ev> for World<'_> {
                 #[cfg(debug_assertions)]
                 self.check_invariants();
                 self.rec.tick(now);
+                if let Some(observe) = self.observer {
+                    observe(now);
+                }
                 let next = now.saturating_add(self.m.scenario.window.ns());
                 if now < self.horizon {
                     q.schedule_at(next.min(self.horizon), Ev::Tick);
