@@ -31,6 +31,8 @@ pub struct Progress {
     what: String,
     /// Renders an amount of work for people (simulated time, runs).
     unit: fn(u64) -> String,
+    /// Amounts are shown divided by this (parallel runs: the mean per run).
+    per: u64,
 }
 
 impl Progress {
@@ -50,13 +52,18 @@ impl Progress {
         } else {
             Display::Plain { last: Mutex::new(started) }
         };
-        Some(Self { display, total, done: AtomicU64::new(0), started, what: what.to_string(), unit })
+        Some(Self { display, total, done: AtomicU64::new(0), started, what: what.to_string(), unit, per: 1 })
+    }
+
+    /// Show amounts divided by `per` (at least 1).
+    pub fn per(self, per: u64) -> Self {
+        Self { per: per.max(1), ..self }
     }
 
     /// Add `amount` units of finished work.
     pub fn add(&self, amount: u64) {
         let done = self.done.fetch_add(amount, Ordering::Relaxed).saturating_add(amount).min(self.total);
-        let shown = format!("{} {} of {}", self.what, (self.unit)(done), (self.unit)(self.total));
+        let shown = format!("{} {} of {}", self.what, (self.unit)(done / self.per), (self.unit)(self.total / self.per));
         match &self.display {
             Display::Bar(bar) => {
                 bar.set_position(done);
@@ -105,9 +112,11 @@ pub fn sim_time(ns: u64) -> String {
 pub fn run_all(model: &Model, opts: RunOptions, parallel: bool, quiet: bool) -> ScenarioResult {
     let n = model.scenario.policies.len();
     let horizon = model.scenario.horizon.ns();
-    let Some(progress) = Progress::new(quiet, horizon.saturating_mul(n as u64), "simulated", sim_time) else {
+    let what = format!("{n} policy set(s), simulated (mean)");
+    let Some(progress) = Progress::new(quiet, horizon.saturating_mul(n as u64), &what, sim_time) else {
         return runner::run_all(model, opts, parallel);
     };
+    let progress = progress.per(n as u64);
     // Each policy set's last reported time, so ticks add only the time since.
     let reached: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
     let observer = |p: usize, now: Time| {
