@@ -1,7 +1,11 @@
 //! Argument parsing and the subcommands. Exit codes: 0 success, 1 a failed expectation or
 //! verification, 2 bad input (nothing written).
 
+mod check;
+mod diff;
+mod json;
 mod plot;
+mod progress;
 mod run;
 mod sweep;
 mod verify;
@@ -35,7 +39,12 @@ enum Command {
     Check {
         /// The scenario file (RON).
         scenario: PathBuf,
+        /// Print one JSON document on stdout (docs/json.md).
+        #[arg(long)]
+        json: bool,
     },
+    /// Compare two result folders of `run`: the figures that changed beyond noise.
+    Diff(diff::DiffArgs),
 }
 
 /// A failure with its exit code.
@@ -61,15 +70,8 @@ pub fn main() -> ExitCode {
         Command::Plot(args) => plot::plot(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Merge(args) => sweep::merge(args),
-        Command::Check { scenario } => match run::load_scenario(&scenario) {
-            Ok(s) => {
-                let ok =
-                    format!("{}: ok ({} classes, {} policies)", scenario.display(), s.classes.len(), s.policies.len());
-                println!("{}", brownout::report::escape::terminal(&ok));
-                Ok(())
-            }
-            Err(e) => Err(Failure::input(format!("error: {e}"))),
-        },
+        Command::Check { scenario, json } => check::check(&scenario, json),
+        Command::Diff(args) => diff::diff(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

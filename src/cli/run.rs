@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::Failure;
+use super::{Failure, json, progress};
 use brownout::model::{Model, RunOptions};
 use brownout::output::folder;
 use brownout::report::escape;
@@ -34,6 +34,15 @@ pub struct RunArgs {
     /// Skip charts and report.html (faster; `brownout plot DIR` can draw them later).
     #[arg(long)]
     no_charts: bool,
+    /// Print one JSON document on stdout (docs/json.md) instead of the tables.
+    #[arg(long)]
+    json: bool,
+    /// Also write the expectations as a JUnit XML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// No progress display.
+    #[arg(long, short = 'q')]
+    quiet: bool,
 }
 
 /// Load and validate a scenario, its data files and plugin layers (the binary registers no
@@ -42,12 +51,17 @@ pub fn load_scenario(path: &Path) -> Result<scenario::Scenario, scenario::Scenar
     scenario::load_with_plugins(path, &brownout::policy::plugin::Plugins::new())
 }
 
-/// Load, validate and build a scenario; errors are bad input (exit 2).
-pub fn load_model(path: &Path, seed: Option<u64>) -> Result<Model, Failure> {
-    let s = load_scenario(path).map_err(|e| Failure::input(format!("error: {e}")))?;
+/// Load, validate and build a scenario; errors are bad input (exit 2), with the scenario error
+/// (file, line, column) where loading failed.
+fn load_model(path: &Path, seed: Option<u64>) -> Result<Model, (Failure, Option<scenario::ScenarioError>)> {
+    let s = load_scenario(path).map_err(|e| (Failure::input(format!("error: {e}")), Some(e)))?;
+    build_model(path, &s, seed).map_err(|f| (f, None))
+}
+
+fn build_model(path: &Path, s: &scenario::Scenario, seed: Option<u64>) -> Result<Model, Failure> {
     let seed = seed.unwrap_or(s.seed);
     let dir = path.parent().unwrap_or(Path::new("."));
-    Model::build(&s, seed, dir).map_err(|e| Failure::input(format!("error: {}: {e}", path.display())))
+    Model::build(s, seed, dir).map_err(|e| Failure::input(format!("error: {}: {e}", path.display())))
 }
 
 fn peak_rss_kib() -> Option<u64> {
@@ -62,7 +76,7 @@ fn run_all(model: &Model, opts: RunOptions, parallel: bool) -> Result<ScenarioRe
         .map_err(|e| Failure::input(format!("error: {e} (seed {}; nothing written)", model.seed())))
 }
 
-fn check_determinism(model: &Model, first: &ScenarioResult) -> Result<(), Failure> {
+fn check_determinism(model: &Model, first: &ScenarioResult, json: bool) -> Result<(), Failure> {
     // The second run is serial while the first was parallel: thread count must not matter.
     let second = run_all(model, RunOptions { timeseries: false, trace_limit: 0 }, false)?;
     for (a, b) in first.runs.iter().zip(&second.runs) {
@@ -93,7 +107,13 @@ fn check_determinism(model: &Model, first: &ScenarioResult) -> Result<(), Failur
             ),
         });
     }
-    println!("determinism: {} policy run(s) reproduced event for event", first.runs.len());
+    let note = format!("determinism: {} policy run(s) reproduced event for event", first.runs.len());
+    // Under --json, stdout holds the document alone.
+    if json {
+        eprintln!("{note}")
+    } else {
+        println!("{note}")
+    }
     Ok(())
 }
 
@@ -107,35 +127,33 @@ fn out_dir(args: &RunArgs, name: &str) -> Result<PathBuf, Failure> {
     }
 }
 
+/// What a finished run hands to its printer.
+struct Finished {
+    result: ScenarioResult,
+    out: PathBuf,
+    checked: Vec<report::expect::Checked>,
+}
+
 pub fn run(args: RunArgs) -> Result<(), Failure> {
-    let model = load_model(&args.scenario, args.seed)?;
-    let s = model.scenario();
-    let out = out_dir(&args, &s.name)?;
-    // Taken before running, so a second process on the folder is refused at once.
-    let lock = folder::lock(&out).map_err(|e| Failure::input(format!("error: {e:#}")))?;
-    let started = Instant::now();
-    let result = run_all(&model, RunOptions { timeseries: true, trace_limit: 0 }, !args.serial)?;
-    let wall = started.elapsed().as_secs_f64();
-    if args.check_determinism {
-        check_determinism(&model, &result)?;
-    }
-    let checked = report::expect::check(&result.summary, &s.expect);
-    let stats = args.stats.then(|| {
-        let threads = if args.serial { 1 } else { rayon::current_num_threads() };
-        output::run::RunStats { wall_s: wall, parallel: !args.serial, threads, peak_rss_kib: peak_rss_kib() }
-    });
-    if let Some(stats) = &stats {
-        print_stats(&result, stats);
-    }
-    let opts = output::run::RunFolder { charts: !args.no_charts, stats };
-    output::run::write_run(&lock, s, model.seed(), &result, &checked, &opts)
-        .map_err(|e| Failure::input(format!("error: {e:#}")))?;
-    print!("{}", escape::terminal(&report::table::terminal(&result.summary)));
-    println!("{}", escape::terminal(&format!("results in {}", out.display())));
-    let failed: Vec<_> = checked.iter().filter(|c| !c.passed).collect();
-    for c in &checked {
-        let line = format!("{} {} (measured {:.4})", if c.passed { "PASS" } else { "FAIL" }, c.statement, c.actual);
-        println!("{}", escape::terminal(&line));
+    let model = match load_model(&args.scenario, args.seed) {
+        Ok(m) => m,
+        Err((f, at)) => return Err(if args.json { json::fail("run", f, at.as_ref()) } else { f }),
+    };
+    let done = match execute(&args, &model) {
+        Ok(done) => done,
+        Err(f) => return Err(if args.json { json::fail("run", f, None) } else { f }),
+    };
+    let failed: Vec<_> = done.checked.iter().filter(|c| !c.passed).collect();
+    if args.json {
+        let code = if failed.is_empty() { 0 } else { 1 };
+        json::print(&json::run_doc(&done.result.summary, &done.out, &done.checked, code));
+    } else {
+        print!("{}", escape::terminal(&report::table::terminal(&done.result.summary)));
+        println!("{}", escape::terminal(&format!("results in {}", done.out.display())));
+        for c in &done.checked {
+            let line = format!("{} {} (measured {:.4})", if c.passed { "PASS" } else { "FAIL" }, c.statement, c.actual);
+            println!("{}", escape::terminal(&line));
+        }
     }
     if !failed.is_empty() {
         return Err(Failure {
@@ -149,6 +167,39 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         });
     }
     Ok(())
+}
+
+/// Run every policy set, check the expectations and write the folder (and `--junit`).
+fn execute(args: &RunArgs, model: &Model) -> Result<Finished, Failure> {
+    let s = model.scenario();
+    let out = out_dir(args, &s.name)?;
+    let io = |e: anyhow::Error| Failure { code: 2, message: format!("error: writing results: {e:#}") };
+    // Taken before running, so a second process on the folder is refused at once.
+    let lock = folder::lock(&out).map_err(|e| Failure::input(format!("error: {e:#}")))?;
+    let started = Instant::now();
+    let opts = RunOptions { timeseries: true, trace_limit: 0 };
+    let result = progress::run_all(model, opts, !args.serial, args.quiet)
+        .map_err(|e| Failure::input(format!("error: {e} (seed {}; nothing written)", model.seed())))?;
+    let wall = started.elapsed().as_secs_f64();
+    if args.check_determinism {
+        check_determinism(model, &result, args.json)?;
+    }
+    let checked = report::expect::check(&result.summary, &s.expect);
+    let stats = args.stats.then(|| {
+        let threads = if args.serial { 1 } else { rayon::current_num_threads() };
+        output::run::RunStats { wall_s: wall, parallel: !args.serial, threads, peak_rss_kib: peak_rss_kib() }
+    });
+    if let Some(stats) = &stats {
+        print_stats(&result, stats);
+    }
+    let folder_opts = output::run::RunFolder { charts: !args.no_charts, stats };
+    output::run::write_run(&lock, s, model.seed(), &result, &checked, &folder_opts)
+        .map_err(|e| Failure::input(format!("error: {e:#}")))?;
+    if let Some(path) = &args.junit {
+        let xml = output::junit::expectations(&s.name, &s.expect, &checked).map_err(io)?;
+        output::write_atomic(path, &xml).map_err(io)?;
+    }
+    Ok(Finished { result, out, checked })
 }
 
 /// The figures of `stats.json`, on stderr.

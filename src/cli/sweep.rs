@@ -1,15 +1,15 @@
 //! `brownout sweep` and `brownout merge`: resolve the spec, open or resume the journal, run
 //! the pending runs with a progress bar, render the result files.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{Value, json};
 
-use super::Failure;
+use super::progress::Progress;
+use super::{Failure, json};
 use brownout::output::folder;
 use brownout::output::journal;
 use brownout::report::escape;
@@ -34,6 +34,12 @@ pub struct SweepArgs {
     /// Run only shard K of N (K from 0): runs whose number is K modulo N.
     #[arg(long)]
     shard: Option<Shard>,
+    /// Print one JSON document on stdout (docs/json.md) instead of the file list.
+    #[arg(long)]
+    json: bool,
+    /// No progress display.
+    #[arg(long, short = 'q')]
+    quiet: bool,
 }
 
 /// Arguments of `brownout merge`.
@@ -69,20 +75,26 @@ fn threads(jobs: Option<usize>) -> Result<usize, Failure> {
     }
 }
 
-fn progress(total: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {per_sec}  ETA {eta}  {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar
+/// Runs as `12 runs`, for the progress display.
+fn runs(n: u64) -> String {
+    format!("{n} runs")
 }
 
 /// Run (or resume, or run one shard of) a sweep and write its result files.
 pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
+    let as_json = args.json;
+    match run_sweep(args) {
+        Ok(doc) => {
+            if as_json {
+                json::print(&doc);
+            }
+            Ok(())
+        }
+        Err(f) => Err(if as_json { json::fail("sweep", f, None) } else { f }),
+    }
+}
+
+fn run_sweep(args: SweepArgs) -> Result<Value, Failure> {
     let plan = grid::load(&args.spec).map_err(|e| Failure::input(format!("error: {e}")))?;
     let threads = threads(args.jobs)?;
     let out = match args.out.clone() {
@@ -104,15 +116,19 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     // Rewritten on every start, so an edited plan.json is replaced by the spec's.
     journal::write_plan(&out, &plan.info).map_err(io)?;
     let todo = sweep::pending(&plan, shard, &done);
-    let bar = progress(todo.len() as u64);
+    let bar = Progress::new(args.quiet, todo.len() as u64, "finished", runs);
     let (events, requests) = (AtomicU64::new(0), AtomicU64::new(0));
     let started = Instant::now();
     let result = sweep::execute(&plan, &todo, threads, &|r| journal.append(r), &|r| {
         events.fetch_add(r.events, Ordering::Relaxed);
         requests.fetch_add(r.requests, Ordering::Relaxed);
-        bar.inc(1);
+        if let Some(bar) = &bar {
+            bar.add(1);
+        }
     });
-    bar.finish_and_clear();
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
     result.map_err(|e| Failure::input(format!("error: {e:#} (finished runs are kept; fix and --resume)")))?;
     let wall = started.elapsed().as_secs_f64();
     let (events, requests) = (events.into_inner(), requests.into_inner());
@@ -130,33 +146,58 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
             events as f64 / wall.max(1e-9) / 1e6
         ))
     );
+    let mut doc = json!({
+        "schema_version": json::SCHEMA_VERSION,
+        "command": "sweep",
+        "ok": true,
+        "exit_code": 0,
+        "sweep": plan.info.sweep,
+        "out": out.display().to_string(),
+        "shard": shard.to_string(),
+        "runs": { "planned": plan.info.runs(), "run_now": todo.len(), "resumed": done.len() },
+        "simulated_requests": requests,
+        "files": [],
+        "charts": 0,
+    });
     if shard != Shard::ALL {
-        println!(
-            "{}",
-            escape::terminal(&format!(
-                "shard {shard} done in {}; combine the shards with `brownout merge DIR... --out OUT`",
-                out.display()
-            ))
+        let note = format!(
+            "shard {shard} done in {}; combine the shards with `brownout merge DIR... --out OUT`",
+            out.display()
         );
-        return Ok(());
+        if !args.json {
+            println!("{}", escape::terminal(&note));
+        }
+        return Ok(doc);
     }
     let records = journal::read_journal(&out, &plan.info, |_| Ok(())).map_err(io)?.records;
     let journal_path = out.join(store::JOURNAL).display().to_string();
-    finish(&out, &plan.info, records, &journal_path)
+    let (files, charts) = finish(&out, &plan.info, records, &journal_path, !args.json)?;
+    doc["files"] = json!(files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>());
+    doc["charts"] = json!(charts);
+    Ok(doc)
 }
 
-/// Render the result files of `records` (read from `journals`, for messages) into `out`.
-fn finish(out: &Path, plan: &grid::PlanInfo, records: Vec<RunRecord>, journals: &str) -> Result<(), Failure> {
+/// Render the result files of `records` (read from `journals`, for messages) into `out`,
+/// listing them on stdout if `list`. Returns the files and the number of chart files.
+fn finish(
+    out: &Path,
+    plan: &grid::PlanInfo,
+    records: Vec<RunRecord>,
+    journals: &str,
+    list: bool,
+) -> Result<(Vec<PathBuf>, usize), Failure> {
     let records = store::complete(plan, records).map_err(|e| Failure::input(format!("error: {journals}: {e}")))?;
     let written = journal::write_sweep(out, plan, &records).map_err(io)?;
-    for p in written.files {
-        println!("{}", escape::terminal(&format!("wrote {}", p.display())));
+    if list {
+        for p in &written.files {
+            println!("{}", escape::terminal(&format!("wrote {}", p.display())));
+        }
+        println!(
+            "{}",
+            escape::terminal(&format!("wrote {} chart files and report.html in {}", written.charts, out.display()))
+        );
     }
-    println!(
-        "{}",
-        escape::terminal(&format!("wrote {} chart files and report.html in {}", written.charts, out.display()))
-    );
-    Ok(())
+    Ok((written.files, written.charts))
 }
 
 /// Merge shard folders into the result files of an unsharded run. Each shard's `plan.json`
@@ -201,5 +242,5 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
         records.extend(read.records);
     }
     let journals: Vec<String> = args.dirs.iter().map(|d| d.join(store::JOURNAL).display().to_string()).collect();
-    finish(&args.out, &plan, records, &journals.join(", "))
+    finish(&args.out, &plan, records, &journals.join(", "), true).map(|_| ())
 }

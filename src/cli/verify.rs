@@ -4,8 +4,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::Failure;
+use serde_json::{Value, json};
+
+use super::{Failure, json};
 use brownout::verify::suite;
+use brownout::verify::theory::Interval;
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
@@ -21,6 +24,9 @@ pub struct VerifyArgs {
     /// Folder of the model files (default: scenarios/verify, else the one in the source tree).
     #[arg(long)]
     models: Option<PathBuf>,
+    /// Print one JSON document on stdout (docs/json.md) instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 fn models_dir(given: Option<PathBuf>) -> PathBuf {
@@ -42,7 +48,52 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
         seed: args.seed,
         dir: models_dir(args.models),
     };
-    let report = suite::run(&opts).map_err(|e| Failure::input(format!("error: {e}")))?;
-    print!("{}", suite::render(&report));
+    let report = match suite::run(&opts) {
+        Ok(r) => r,
+        Err(e) => {
+            let f = Failure::input(format!("error: {e}"));
+            return Err(if args.json { json::fail("verify", f, None) } else { f });
+        }
+    };
+    if args.json {
+        json::print(&document(&report));
+    } else {
+        print!("{}", suite::render(&report));
+    }
     if report.passed() { Ok(()) } else { Err(Failure { code: 1, message: "verification failed".into() }) }
+}
+
+fn interval(i: &Interval) -> Value {
+    json!({ "mean": json::number(Some(i.mean)), "lo": json::number(Some(i.lo)), "hi": json::number(Some(i.hi)) })
+}
+
+/// The suite's verdicts as the `verify --json` document.
+fn document(report: &suite::Report) -> Value {
+    let checks: Vec<Value> = report
+        .checks
+        .iter()
+        .map(|c| {
+            json!({
+                "model": c.model,
+                "quantity": c.quantity,
+                "expected": json::number(Some(c.expected)),
+                "ci95": interval(&c.ci),
+                "family": interval(&c.family),
+                "tolerance": c.tolerance,
+                "why": c.why,
+                "passed": c.passed,
+            })
+        })
+        .collect();
+    let code = if report.passed() { 0 } else { 1 };
+    json!({
+        "schema_version": json::SCHEMA_VERSION,
+        "command": "verify",
+        "ok": report.passed(),
+        "exit_code": code,
+        "seed": report.seed,
+        "replications": report.replications,
+        "quick": report.quick,
+        "checks": checks,
+    })
 }

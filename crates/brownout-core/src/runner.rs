@@ -5,10 +5,11 @@ use std::fmt;
 
 use rayon::prelude::*;
 
+use crate::engine::Time;
 use crate::engine::ms_f64;
 use crate::metrics::WindowRow;
 use crate::metrics::summary::{ClassInfo, ScenarioSummary, Setup};
-use crate::model::{Model, RunError, RunOptions, RunResult, run_policy};
+use crate::model::{Model, RunError, RunOptions, RunResult, run_policy, run_policy_observed};
 
 /// Everything one `brownout run` produces.
 #[derive(Debug, Clone)]
@@ -63,6 +64,28 @@ pub fn run_all(model: &Model, opts: RunOptions, parallel: bool) -> Result<Scenar
     } else {
         (0..n).map(|p| run_policy(model, p, opts)).collect()
     };
+    assemble(model, runs)
+}
+
+/// As [`run_all`], telling `observer` (policy set index, simulated time) at every window tick
+/// of every run, from the thread running it: for a progress display.
+pub fn run_all_observed(
+    model: &Model,
+    opts: RunOptions,
+    parallel: bool,
+    observer: &(dyn Fn(usize, Time) + Sync),
+) -> Result<ScenarioResult, PolicyRunError> {
+    let n = model.scenario().policies.len();
+    let one = |p: usize| run_policy_observed(model, p, opts, &|t| observer(p, t));
+    let runs: Vec<Result<RunResult, RunError>> =
+        if parallel { (0..n).into_par_iter().map(one).collect() } else { (0..n).map(one).collect() };
+    assemble(model, runs)
+}
+
+/// Gather the runs' results in scenario order; the error is that of the first stopped run.
+fn assemble(model: &Model, runs: Vec<Result<RunResult, RunError>>) -> Result<ScenarioResult, PolicyRunError> {
+    let s = model.scenario();
+    let n = runs.len();
     let results = runs
         .into_iter()
         .enumerate()

@@ -14,6 +14,7 @@ pub mod charts;
 pub mod folder;
 pub(crate) mod html;
 pub mod journal;
+pub mod junit;
 pub mod run;
 
 use std::io::Write;
@@ -37,7 +38,7 @@ pub(crate) fn regular_file(path: &Path) -> Result<()> {
 }
 
 /// The bytes of the regular file `path` (see [`regular_file`]).
-pub(crate) fn read_regular(path: &Path) -> Result<Vec<u8>> {
+pub fn read_regular(path: &Path) -> Result<Vec<u8>> {
     regular_file(path)?;
     std::fs::read(path).with_context(|| format!("reading {}", path.display()))
 }

@@ -46,6 +46,9 @@ impl WindowClass {
 }
 
 /// One row of `timeseries.csv`: a (window, class) pair, with fleet-wide columns repeated.
+/// Every column's name ends in its unit (`_count` in the window, `_per_s`, `_ms`, `_fraction`,
+/// `_units` of business cost, `_mean_count` a time-weighted mean level); the old names are
+/// read as aliases, so files from older versions still load.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct WindowRow {
     /// Policy label.
@@ -55,18 +58,25 @@ pub struct WindowRow {
     /// Class.
     pub class: String,
     /// Arrivals.
+    #[serde(rename = "offered_count", alias = "offered")]
     pub offered: u64,
     /// Outcome counts of requests that finished in the window.
+    #[serde(rename = "ok_count", alias = "ok")]
     pub ok: u64,
     /// Errors.
+    #[serde(rename = "error_count", alias = "error")]
     pub error: u64,
     /// Timeouts.
+    #[serde(rename = "timeout_count", alias = "timeout")]
     pub timeout: u64,
     /// Rejections.
+    #[serde(rename = "rejected_count", alias = "rejected")]
     pub rejected: u64,
     /// Short circuits.
+    #[serde(rename = "short_circuited_count", alias = "short_circuited")]
     pub short_circuited: u64,
     /// Fallbacks.
+    #[serde(rename = "fallback_count", alias = "fallback")]
     pub fallback: u64,
     /// Answered within the deadline, per second.
     pub goodput_per_s: f64,
@@ -74,9 +84,11 @@ pub struct WindowRow {
     pub fallback_per_s: f64,
     /// Responses after the deadline (absent in files from older versions: 0).
     #[serde(default)]
+    #[serde(rename = "deadline_missed_count", alias = "deadline_missed")]
     pub deadline_missed: u64,
     /// Business cost of the requests that finished in the window.
     #[serde(default)]
+    #[serde(rename = "business_cost_units", alias = "business_cost")]
     pub business_cost: f64,
     /// Gateway latency median, ms.
     pub latency_p50_ms: f64,
@@ -85,24 +97,31 @@ pub struct WindowRow {
     /// Staleness p95 of fallbacks, ms.
     pub staleness_p95_ms: f64,
     /// Wrong fallbacks.
+    #[serde(rename = "stale_wrong_count", alias = "stale_wrong")]
     pub stale_wrong: u64,
     /// Dependency calls started, per second.
     pub dep_calls_per_s: f64,
     /// Dependency calls in flight (time-weighted mean, fleet-wide).
+    #[serde(rename = "dep_in_flight_mean_count", alias = "dep_in_flight")]
     pub dep_in_flight: f64,
     /// Dependency-produced latency median, ms.
     pub dep_latency_p50_ms: f64,
     /// Dependency-produced latency p95, ms.
     pub dep_latency_p95_ms: f64,
     /// Worker slots in use per instance (time-weighted mean).
+    #[serde(rename = "workers_busy_mean_count", alias = "workers_busy")]
     pub workers_busy: f64,
     /// Pool connections in use per instance (time-weighted mean).
+    #[serde(rename = "pool_busy_mean_count", alias = "pool_busy")]
     pub pool_busy: f64,
     /// Fraction of instance-time the breaker was open.
+    #[serde(rename = "breaker_open_fraction", alias = "breaker_open")]
     pub breaker_open: f64,
     /// Fraction of instance-time the breaker was half-open.
+    #[serde(rename = "breaker_half_open_fraction", alias = "breaker_half_open")]
     pub breaker_half_open: f64,
     /// Mean limit across instances at the window's end (0 = no limiter).
+    #[serde(rename = "limit_mean_count", alias = "limit")]
     pub limit: f64,
 }
 

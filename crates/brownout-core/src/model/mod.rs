@@ -225,7 +225,18 @@ impl std::error::Error for RunError {}
 
 /// Run policy set `policy` of the model; an error when a guard stopped the run.
 pub fn run_policy(model: &Model, policy: usize, opts: RunOptions) -> Result<RunResult, RunError> {
-    world::run(model, policy, opts, false).map(|(r, _)| r)
+    world::run(model, policy, opts, false, None).map(|(r, _)| r)
+}
+
+/// As [`run_policy`], telling `observer` the simulated time at every window tick (for a
+/// progress display; what it does cannot change the run).
+pub fn run_policy_observed(
+    model: &Model,
+    policy: usize,
+    opts: RunOptions,
+    observer: &(dyn Fn(Time) + Sync),
+) -> Result<RunResult, RunError> {
+    world::run(model, policy, opts, false, Some(observer)).map(|(r, _)| r)
 }
 
 /// Run policy set `policy` and also keep a record of every request, dependency call and
@@ -235,7 +246,7 @@ pub fn run_policy_recorded(
     policy: usize,
     opts: RunOptions,
 ) -> Result<(RunResult, records::Records), RunError> {
-    world::run(model, policy, opts, true)
+    world::run(model, policy, opts, true, None)
 }
 
 #[cfg(test)]

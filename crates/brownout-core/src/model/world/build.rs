@@ -36,6 +36,7 @@ impl<'m> World<'m> {
             rec,
             trace: Trace { hash: 0xcbf2_9ce4_8422_2325, events: Vec::new(), limit: 0, records: None },
             progress: Progress { horizon: s.horizon.ns(), handled: 0, abort: None },
+            observer: None,
         };
         if let Some(l) = w.layout.limit_layer {
             for i in 0..n {

@@ -192,11 +192,20 @@ struct World<'m> {
     trace: Trace,
     /// Horizon, event count and the guards' verdict.
     progress: Progress,
+    /// Told the simulated time at every window tick (progress display; never read back).
+    observer: Option<&'m (dyn Fn(Time) + Sync)>,
 }
 
-pub(super) fn run(m: &Model, policy: usize, opts: RunOptions, record: bool) -> Result<(RunResult, Records), RunError> {
+pub(super) fn run<'m>(
+    m: &'m Model,
+    policy: usize,
+    opts: RunOptions,
+    record: bool,
+    observer: Option<&'m (dyn Fn(Time) + Sync)>,
+) -> Result<(RunResult, Records), RunError> {
     let mut q: EventQueue<Ev> = EventQueue::new();
     let mut w = World::new(m, policy, opts.timeseries);
+    w.observer = observer;
     w.trace.limit = opts.trace_limit;
     w.trace.records = record.then(Box::default);
     w.schedule_start(&mut q);
@@ -331,6 +340,9 @@ impl Handler<Ev> for World<'_> {
                 #[cfg(debug_assertions)]
                 self.check_invariants();
                 self.rec.tick(now);
+                if let Some(observe) = self.observer {
+                    observe(now);
+                }
                 let next = now.saturating_add(self.m.scenario.window.ns());
                 if now < self.progress.horizon {
                     q.schedule_at(next.min(self.progress.horizon), Ev::Tick);

@@ -1,0 +1,103 @@
+//! `--json`: the machine-readable documents of `run`, `check`, `sweep`, `verify` and `diff`
+//! (schema in docs/json.md). Each command prints exactly one document on stdout.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::Failure;
+use brownout::metrics::catalog::{self, Scope};
+use brownout::metrics::summary::ScenarioSummary;
+use brownout::report::expect::Checked;
+use brownout::scenario::ScenarioError;
+
+/// Version of the documents' layout; raised when a field changes meaning or goes away.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Print `doc` on stdout as one pretty-printed JSON document.
+pub fn print(doc: &Value) {
+    // Serializing a `Value` cannot fail.
+    println!("{}", serde_json::to_string_pretty(doc).unwrap_or_default());
+}
+
+/// The error document of a failure, with the location of a scenario error where there is one.
+pub fn error(kind: &str, failure: &Failure, at: Option<&ScenarioError>) -> Value {
+    let (file, line, column, message) = match at {
+        Some(e) => (
+            Some(e.file.display().to_string()),
+            (e.line > 0).then_some(e.line),
+            (e.col > 0).then_some(e.col),
+            e.message.clone(),
+        ),
+        None => (None, None, None, failure.message.trim_start_matches("error: ").to_string()),
+    };
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "command": kind,
+        "ok": false,
+        "exit_code": failure.code,
+        "error": { "message": message, "file": file, "line": line, "column": column },
+    })
+}
+
+/// Print the error document of `failure` and hand the failure back (its message still goes
+/// to stderr).
+pub fn fail(kind: &str, failure: Failure, at: Option<&ScenarioError>) -> Failure {
+    print(&error(kind, &failure, at));
+    failure
+}
+
+/// The figures of every policy set and class, keyed by catalogue name (null where the run
+/// has no such part, e.g. no breaker).
+pub fn figures(s: &ScenarioSummary) -> Value {
+    let policies: Vec<Value> = s
+        .runs
+        .iter()
+        .map(|r| {
+            let run: serde_json::Map<String, Value> =
+                catalog::of(Scope::Run).map(|m| (m.name.to_string(), number(m.read(r, None)))).collect();
+            let classes: Vec<Value> = r
+                .classes
+                .iter()
+                .map(|c| {
+                    let figures: serde_json::Map<String, Value> =
+                        catalog::of(Scope::Class).map(|m| (m.name.to_string(), number(m.read(r, Some(c))))).collect();
+                    json!({ "class": c.class, "figures": figures })
+                })
+                .collect();
+            json!({ "policy": r.policy, "figures": run, "classes": classes })
+        })
+        .collect();
+    Value::Array(policies)
+}
+
+/// A figure as a JSON number; null for none or a non-finite value (JSON has no NaN).
+pub fn number(v: Option<f64>) -> Value {
+    v.filter(|x| x.is_finite()).map_or(Value::Null, Value::from)
+}
+
+/// The expectations with their verdicts.
+pub fn expectations(checked: &[Checked]) -> Value {
+    Value::Array(
+        checked
+            .iter()
+            .map(|c| json!({ "statement": c.statement, "measured": number(Some(c.actual)), "passed": c.passed }))
+            .collect(),
+    )
+}
+
+/// The document of a finished `run`.
+pub fn run_doc(s: &ScenarioSummary, out: &Path, checked: &[Checked], exit_code: u8) -> Value {
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "command": "run",
+        "ok": exit_code == 0,
+        "exit_code": exit_code,
+        "scenario": s.scenario,
+        "seed": s.seed,
+        "out": out.display().to_string(),
+        "measured_s": s.measured_s,
+        "policies": figures(s),
+        "expectations": expectations(checked),
+    })
+}
