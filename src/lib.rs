@@ -14,6 +14,7 @@
 //! - [`sweep`]: parameter sweeps with replications, intervals, resume and shards.
 //! - [`verify`]: closed forms of queueing theory and the suite that checks the model by them.
 
+pub mod breaker_state;
 pub mod engine;
 pub mod metrics;
 pub mod model;
@@ -23,4 +24,5 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod sweep;
+pub mod units;
 pub mod verify;

@@ -191,7 +191,7 @@ fn module_cycles(root: &Path) -> Vec<(String, String)> {
 }
 
 /// The cycles issue 16 is to cut; no new one may appear meanwhile.
-const KNOWN_CYCLES: &[(&str, &str)] = &[("metrics", "policy"), ("policy", "scenario"), ("report", "scenario")];
+const KNOWN_CYCLES: &[(&str, &str)] = &[("report", "scenario")];
 
 #[test]
 fn no_new_module_cycles() {

@@ -3,14 +3,13 @@
 
 pub mod budget;
 pub mod data;
-mod duration;
 mod load;
 pub mod locate;
 mod names;
 mod types;
 mod validate;
 
-pub use duration::{Dur, parse_duration};
+pub use crate::units::{Dur, parse_duration};
 pub use load::{ScenarioError, load, load_with_plugins, located, parse};
 pub use names::{check_file_name, file_stem};
 pub use types::*;

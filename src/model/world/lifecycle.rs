@@ -231,12 +231,9 @@ impl World<'_> {
             if self.fleet[l].is_some() || spec.persistent {
                 continue;
             }
-            let ctx = BuildCtx {
-                classes: self.m.scenario.classes.iter().map(|c| c.name.clone()).collect(),
-                instance,
-                instances: self.insts.len() as u32,
-                plugins: self.m.plugins.clone(),
-            };
+            let ctx = BuildCtx::new(self.m.scenario.classes.iter().map(|c| c.name.clone()).collect())
+                .on_instance(instance, self.insts.len() as u32)
+                .with_plugins(self.m.plugins.clone());
             let policy = spec.policy.build(&ctx);
             let layer = &mut self.insts[instance as usize].layers[l];
             // Keep the wake generation monotone so the old policy's timers stay tombstones.
@@ -270,8 +267,7 @@ impl World<'_> {
                     let l = self.class_layers[class][p];
                     let r = self.reqs.get(tok).expect("live request");
                     let outcome = CallOutcome::Error;
-                    let done =
-                        Completed { now, class: r.class, id: r.attempt_id, admitted_at: r.admitted_at[p], outcome };
+                    let done = Completed::new(now, r.class, r.attempt_id, r.admitted_at[p], outcome);
                     self.deliver(now, q, inst, l, Notice::Complete(done));
                 }
             }
@@ -280,6 +276,9 @@ impl World<'_> {
                     // It leaves the queue it waits in (its entry becomes a tombstone).
                     let l = self.class_layers[class][pos];
                     dec!(self.layer_mut(inst, l).waiting);
+                    let att = self.attempt_of(now, tok, l);
+                    self.layer_mut(inst, l).policy.left_queue(&att);
+                    self.note(now, q, inst, l);
                 }
                 self.cancel_admitted(now, q, tok)
             }

@@ -361,12 +361,8 @@ impl<'m> World<'m> {
                     .stack
                     .iter()
                     .map(|l| {
-                        let ctx = BuildCtx {
-                            classes: class_names.clone(),
-                            instance,
-                            instances: n,
-                            plugins: m.plugins.clone(),
-                        };
+                        let ctx =
+                            BuildCtx::new(class_names.clone()).on_instance(instance, n).with_plugins(m.plugins.clone());
                         let policy = l.policy.build(&ctx);
                         let last = policy.status();
                         let watch = policy.reports_status();
@@ -511,6 +507,9 @@ impl<'m> World<'m> {
                 r.phase = Phase::Backoff; // out of the queue (lazily removed)
                 let l = self.class_layers[class][pos];
                 dec!(self.layer_mut(inst, l).waiting);
+                let att = self.attempt_of(now, tok, l);
+                self.layer_mut(inst, l).policy.left_queue(&att);
+                self.note(now, q, inst, l);
                 self.refused(now, q, tok, Refusal::Rejected);
             }
             Timer::Attempt => self.attempt_timer(now, q, tok),
