@@ -28,6 +28,7 @@ pub(crate) mod percentile;
 pub mod plugin;
 pub mod registry;
 pub mod retry;
+pub mod shed;
 pub mod timeout;
 
 pub use crate::breaker_state::BreakerState;

@@ -123,4 +123,5 @@ policies! {
     Polly(super::breaker::polly::PollyConfig),
     Hystrix(super::breaker::hystrix::HystrixConfig),
     Sentinel(super::breaker::sentinel::SentinelConfig),
+    ShedByDeadline(super::shed::ShedByDeadlineConfig),
 }
