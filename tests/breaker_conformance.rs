@@ -43,7 +43,7 @@ fn build(ron_spec: &str) -> Box<dyn Policy> {
 }
 
 fn att(now: Time, id: u64) -> Attempt {
-    Attempt { now, class: 0, number: 1, id, priority: 0, queued: 0 }
+    Attempt::new(now, 0, id)
 }
 
 /// Run the steps, failing at the first mismatch with its index.
@@ -52,7 +52,7 @@ fn script(ron_spec: &str, steps: &[Step]) {
     for (i, s) in steps.iter().enumerate() {
         match *s {
             Admit(t, id, want) => assert_eq!(p.admit(&att(t, id)), want, "step {i}: admit {id}"),
-            Done(t, id, start, outcome) => p.complete(&Completed { now: t, class: 0, id, admitted_at: start, outcome }),
+            Done(t, id, start, outcome) => p.complete(&Completed::new(t, 0, id, start, outcome)),
             Cancel(t, id) => p.cancel(&att(t, id)),
             Wake(t) => p.on_wakeup(t),
             Is(st) => assert_eq!(p.status().breaker, Some(st), "step {i}: state"),
@@ -404,7 +404,7 @@ mod props {
                 _ if !inflight.is_empty() => {
                     let (id, start) = inflight.swap_remove(o.pick % inflight.len());
                     let outcome = if o.fail { Error } else { Success };
-                    p.complete(&Completed { now, class: 0, id, admitted_at: start, outcome });
+                    p.complete(&Completed::new(now, 0, id, start, outcome));
                 }
                 _ => {}
             }

@@ -224,7 +224,7 @@ fn module_cycles(src: &Path) -> Vec<(String, String)> {
 }
 
 /// The cycles issue 16 is to cut; no new one may appear meanwhile.
-const KNOWN_CYCLES: &[(&str, &str)] = &[("metrics", "policy"), ("policy", "scenario")];
+const KNOWN_CYCLES: &[(&str, &str)] = &[];
 
 #[test]
 fn no_new_module_cycles() {

@@ -20,11 +20,11 @@ use brownout::scenario::Dur;
 use proptest::prelude::*;
 
 fn att(now: Time, id: u64, class: ClassId) -> Attempt {
-    Attempt { now, class, number: 1, id, priority: 0, queued: 0 }
+    Attempt::new(now, class, id)
 }
 
 fn done(now: Time, id: u64, class: ClassId, admitted_at: Time, outcome: CallOutcome) -> Completed {
-    Completed { now, class, id, admitted_at, outcome }
+    Completed::new(now, class, id, admitted_at, outcome)
 }
 
 fn sample(rtt_ms: u64, inflight: u32, did_drop: bool) -> Sample {
@@ -32,7 +32,7 @@ fn sample(rtt_ms: u64, inflight: u32, did_drop: bool) -> Sample {
 }
 
 fn ask(now: Time) -> RetryAsk {
-    RetryAsk { now, class: 0, attempt: 1, outcome: CallOutcome::Error, uniform: 0.5 }
+    RetryAsk::new(now, 0, 1, CallOutcome::Error, 0.5)
 }
 
 fn ron<T: serde::de::DeserializeOwned>(s: &str) -> T {
@@ -174,7 +174,7 @@ fn envoy_min_rtt_window_then_gradient_updates() {
     envoy_call(&mut e, 5, MILLISECOND, 1000);
     envoy_call(&mut e, 6, MILLISECOND, 1000); // 5th sample ends the window at 2 ms
     assert!(!e.in_min_rtt_window());
-    assert_eq!(e.min_rtt_us(), 1000);
+    assert_eq!(e.min_rtt(), brownout::units::Micros(1000));
     assert_eq!(e.limit(), 3);
     assert_eq!(e.status().wake_at, Some(102 * MILLISECOND));
     // Sample 1000 us: gradient = 1250/1000 = 1.25; 3*1.25 = 3.75; + sqrt(3.75) = 5.69 -> 5.
@@ -219,7 +219,7 @@ fn envoy_remeasures_min_rtt_after_five_updates_at_the_minimum() {
 // ---- Tiered bulkhead --------------------------------------------------------------
 
 fn ctx() -> BuildCtx {
-    BuildCtx { classes: vec!["checkout".into(), "browse".into()], instance: 0, instances: 1, ..Default::default() }
+    BuildCtx::new(vec!["checkout".into(), "browse".into()])
 }
 const CHECKOUT: ClassId = 0;
 const BROWSE: ClassId = 1;

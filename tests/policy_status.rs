@@ -16,12 +16,7 @@ fn layers_that_report_no_status_keep_the_default() {
             continue;
         }
         let s = brownout::scenario::load(Path::new(&path)).expect("shipped scenario loads");
-        let ctx = BuildCtx {
-            classes: s.classes.iter().map(|c| c.name.clone()).collect(),
-            instance: 0,
-            instances: s.fleet.instances,
-            plugins: Default::default(),
-        };
+        let ctx = BuildCtx::new(s.classes.iter().map(|c| c.name.clone()).collect()).on_instance(0, s.fleet.instances);
         for set in &s.policies {
             for layer in &set.stack {
                 let p = layer.policy.build(&ctx);

@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub use brownout_engine as engine;
+pub mod breaker_state;
 pub mod metrics;
 pub mod model;
 pub mod policy;
@@ -24,4 +25,5 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod sweep;
+pub mod units;
 pub mod verify;

@@ -6,8 +6,8 @@ use super::hist::Lat;
 use super::summary::*;
 use super::to_f64;
 use super::window::{Readings, WindowRow, Windows};
+use crate::breaker_state::BreakerState;
 use crate::engine::{MILLISECOND, SECOND, Time};
-use crate::policy::BreakerState;
 
 /// How a user request ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

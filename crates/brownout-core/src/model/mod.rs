@@ -57,12 +57,9 @@ impl Model {
     /// built here for every instance it will run on, so an unknown name or a bad parameter
     /// is an error before any run, not a panic inside one.
     pub fn build_with_plugins(scenario: &Scenario, seed: u64, dir: &Path, plugins: Plugins) -> Result<Self, String> {
-        let mut ctx = BuildCtx {
-            classes: scenario.classes.iter().map(|c| c.name.clone()).collect(),
-            instance: 0,
-            instances: scenario.fleet.instances,
-            plugins: plugins.clone(),
-        };
+        let mut ctx = BuildCtx::new(scenario.classes.iter().map(|c| c.name.clone()).collect())
+            .on_instance(0, scenario.fleet.instances)
+            .with_plugins(plugins.clone());
         for p in &scenario.policies {
             for layer in &p.stack {
                 if let PolicySpec::Plugin(c) = &layer.policy {

@@ -20,14 +20,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::Status;
+use super::percentile::DurationHist;
 use super::{Admission, Attempt, BuildCtx, CallOutcome, ClassId, Completed, Policy, Refusal};
-use crate::engine::{MICROSECOND, Time};
-use crate::metrics::UsHist;
-use crate::scenario::Dur;
-
-/// Longest duration the window's percentile tells apart (one hour, in microseconds); longer
-/// ones count as this.
-const HIST_MAX_US: u64 = 3_600_000_000;
+use crate::engine::Time;
+use crate::policy::PolicyConfig;
+use crate::units::Dur;
 
 /// Tiered bulkhead configuration.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -124,7 +121,7 @@ pub struct TieredBulkhead {
 struct Trip {
     cfg: DegradeConfig,
     /// Durations completed in the current window (microseconds).
-    hist: UsHist,
+    hist: DurationHist,
     streak: u32,
     window_end: Option<Time>,
     degraded: bool,
@@ -153,7 +150,7 @@ impl TieredBulkhead {
         }
         let trip = cfg.degrade.as_ref().map(|d| Trip {
             cfg: d.clone(),
-            hist: UsHist::new(),
+            hist: DurationHist::default(),
             streak: 0,
             window_end: None,
             degraded: false,
@@ -216,8 +213,7 @@ impl Trip {
 
     fn close_window(&mut self, now: Time) {
         if self.hist.len() >= self.cfg.min_samples as u64 {
-            let p95_us = self.hist.value_at_quantile(0.95);
-            if p95_us * MICROSECOND > self.cfg.p95_over.ns() {
+            if self.hist.quantile(0.95).to_time() > self.cfg.p95_over.ns() {
                 self.streak += 1;
             } else {
                 self.streak = 0;
@@ -235,7 +231,7 @@ impl Trip {
 
     fn on_complete(&mut self, d: &Completed) {
         if !self.degraded {
-            self.hist.record((d.duration() / MICROSECOND).min(HIST_MAX_US));
+            self.hist.record(d.duration());
         } else if self.probe == Some(d.id) {
             self.probe = None;
             let fast = d.outcome == CallOutcome::Success && d.duration() <= self.cfg.p95_over.ns();
@@ -310,7 +306,7 @@ impl Policy for TieredBulkhead {
 }
 
 /// Validation messages for [`TieredBulkheadConfig`], naming the field.
-pub fn validate(c: &TieredBulkheadConfig, classes: &[&str]) -> Result<(), String> {
+fn check(c: &TieredBulkheadConfig, classes: &[&str]) -> Result<(), String> {
     if c.permits == 0 {
         return Err("TieredBulkhead.permits must be >= 1".into());
     }
@@ -340,4 +336,16 @@ pub fn validate(c: &TieredBulkheadConfig, classes: &[&str]) -> Result<(), String
         }
     }
     Ok(())
+}
+
+impl PolicyConfig for TieredBulkheadConfig {
+    const KIND: &'static str = "tiered-bulkhead";
+
+    fn validate(&self, classes: &[&str]) -> Result<(), String> {
+        check(self, classes)
+    }
+
+    fn build(&self, ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(TieredBulkhead::new(self, ctx))
+    }
 }

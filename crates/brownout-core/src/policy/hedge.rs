@@ -9,9 +9,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::percentile::nearest_rank;
 use super::{Admission, Attempt, ClassId, Completed, Policy};
 use crate::engine::Time;
-use crate::scenario::Dur;
+use crate::policy::{BuildCtx, PolicyConfig};
+use crate::units::Dur;
 
 /// Hedging configuration.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -39,6 +41,26 @@ fn twenty() -> u32 {
 }
 fn ten_s() -> Dur {
     Dur::secs(10)
+}
+
+// `!(x > 0.0 && ..)` is deliberate: it also rejects NaN.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
+impl PolicyConfig for HedgeConfig {
+    const KIND: &'static str = "hedge";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        if !(self.latency_percentile > 0.0 && self.latency_percentile < 1.0) {
+            return Err("Hedge.latency_percentile must lie in (0, 1)".into());
+        }
+        if self.period.ns() == 0 {
+            return Err("Hedge.period must be > 0".into());
+        }
+        Ok(())
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(Hedge::new(self))
+    }
 }
 
 /// See the module docs.
@@ -74,9 +96,7 @@ impl Hedge {
         // The last full period's samples set the threshold; an idle gap leaves none.
         let fresh = now < self.period_start.saturating_add(self.period.saturating_mul(2));
         self.threshold = if fresh && self.current.len() >= self.min_points && !self.current.is_empty() {
-            self.current.sort_unstable();
-            let rank = ((self.percentile * self.current.len() as f64).ceil() as usize).clamp(1, self.current.len());
-            Some(self.current[rank - 1])
+            nearest_rank(&mut self.current, self.percentile)
         } else {
             None
         };
@@ -124,19 +144,19 @@ mod tests {
         // Durations 1..=10 ms completing at 0.9, 1.8, ..., 9 s (all inside the first period):
         // the 90th percentile is the order statistic of rank ceil(0.9 * 10) = 9, i.e. 9 ms.
         for k in 1..=10u64 {
-            h.complete(&Completed {
-                now: k * 900 * MILLISECOND,
-                class: 0,
-                id: k,
-                admitted_at: k * 900 * MILLISECOND - k * MILLISECOND,
-                outcome: CallOutcome::Success,
-            });
+            h.complete(&Completed::new(
+                k * 900 * MILLISECOND,
+                0,
+                k,
+                k * 900 * MILLISECOND - k * MILLISECOND,
+                CallOutcome::Success,
+            ));
         }
         assert_eq!(h.hedge_delay(0), None, "not rotated yet");
-        h.admit(&Attempt { now: 10 * SECOND, class: 0, number: 1, id: 99, priority: 0, queued: 0 });
+        h.admit(&Attempt::new(10 * SECOND, 0, 99));
         assert_eq!(h.hedge_delay(0), Some(9 * MILLISECOND));
         // A whole idle period later the record is stale: no hedging.
-        h.admit(&Attempt { now: 35 * SECOND, class: 0, number: 1, id: 100, priority: 0, queued: 0 });
+        h.admit(&Attempt::new(35 * SECOND, 0, 100));
         assert_eq!(h.hedge_delay(0), None);
     }
 

@@ -13,8 +13,9 @@
 //! that already admitted it are told [`Policy::cancel`] (resilience4j's `releasePermission`).
 //!
 //! ## Adding a policy
-//! One file with the config struct (serde, `deny_unknown_fields`) and the state machine, and
-//! one line in [`registry`]'s `PolicySpec` enum and its `build` match.
+//! One file with the config struct (serde, `deny_unknown_fields`), its [`PolicyConfig`] impl
+//! (kind, validate, build) and the state machine, and one line in [`registry`]'s
+//! `policies!` list. ARCHITECTURE.md walks through it with `ShedByDeadline`.
 
 use crate::engine::Time;
 
@@ -23,18 +24,25 @@ pub mod budget;
 pub mod bulkhead;
 pub mod hedge;
 pub mod limiter;
+pub(crate) mod percentile;
 pub mod plugin;
 pub mod registry;
 pub mod retry;
+pub mod shed;
 pub mod timeout;
 
-pub use registry::{BuildCtx, PolicySpec};
+pub use crate::breaker_state::BreakerState;
+pub use registry::{BuildCtx, PolicyConfig, PolicySpec};
 
 /// Index of a request class in the scenario.
 pub type ClassId = u16;
 
-/// An attempt asking a layer for admission.
+/// An attempt asking a layer for admission: what a policy may decide on.
+///
+/// `#[non_exhaustive]`: build it with [`Attempt::new`] and the setters, so that context added
+/// later breaks no plugin and no test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Attempt {
     /// Current virtual time.
     pub now: Time,
@@ -48,6 +56,44 @@ pub struct Attempt {
     pub priority: u32,
     /// Attempts already parked in this layer's wait queue, not counting this one.
     pub queued: u32,
+    /// When the request arrived at the gateway.
+    pub arrived: Time,
+    /// The request's absolute deadline: arrival plus its class's deadline (`Time::MAX` when
+    /// none is known).
+    pub deadline: Time,
+}
+
+impl Attempt {
+    /// The first attempt `id` of a request of `class` that arrives at `now`, with priority 0,
+    /// an empty queue and no deadline; the setters fill in the rest.
+    pub fn new(now: Time, class: ClassId, id: u64) -> Self {
+        Self { now, class, number: 1, id, priority: 0, queued: 0, arrived: now, deadline: Time::MAX }
+    }
+    /// With attempt number `number` (1 = first).
+    pub fn number(mut self, number: u32) -> Self {
+        self.number = number;
+        self
+    }
+    /// With class priority `priority`.
+    pub fn priority(mut self, priority: u32) -> Self {
+        self.priority = priority;
+        self
+    }
+    /// With `queued` attempts already waiting in the layer.
+    pub fn queued(mut self, queued: u32) -> Self {
+        self.queued = queued;
+        self
+    }
+    /// With the request's arrival time and absolute deadline.
+    pub fn request(mut self, arrived: Time, deadline: Time) -> Self {
+        self.arrived = arrived;
+        self.deadline = deadline;
+        self
+    }
+    /// Deadline budget left at `now` (0 once the deadline has passed).
+    pub fn remaining(&self) -> Time {
+        self.deadline.saturating_sub(self.now)
+    }
 }
 
 /// A layer's answer to [`Policy::admit`].
@@ -63,12 +109,14 @@ pub enum Admission {
     },
     /// Refuse the attempt now.
     Refuse(Refusal),
-    /// The wait queue is full: the world sheds whichever of the waiting attempts and this one
-    /// has the least deadline budget left (it is refused as `Rejected`) and parks the other
-    /// for at most `max_wait`.
-    Shed {
-        /// Longest wait for the attempt that stays.
+    /// Evict the waiting attempt `evict` (it is refused as `Rejected`) and park this one in
+    /// its place for at most `max_wait`: load shedding that keeps the queue's length. `evict`
+    /// must be an attempt this layer parked that has not left the queue.
+    WaitEvicting {
+        /// Longest wait for this attempt.
         max_wait: Time,
+        /// Id of the waiting attempt to refuse.
+        evict: u64,
     },
 }
 
@@ -116,7 +164,10 @@ impl CallOutcome {
 }
 
 /// A finished call (an attempt, or a whole request for layers outside a retry).
+///
+/// `#[non_exhaustive]`: build it with [`Completed::new`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Completed {
     /// Current virtual time.
     pub now: Time,
@@ -131,6 +182,11 @@ pub struct Completed {
 }
 
 impl Completed {
+    /// Call `id` of `class`, admitted at `admitted_at`, ended at `now` with `outcome`.
+    pub fn new(now: Time, class: ClassId, id: u64, admitted_at: Time, outcome: CallOutcome) -> Self {
+        Self { now, class, id, admitted_at, outcome }
+    }
+
     /// Measured duration of the call as this layer saw it.
     pub fn duration(&self) -> Time {
         self.now - self.admitted_at
@@ -138,7 +194,10 @@ impl Completed {
 }
 
 /// A failed attempt asking whether to retry.
+///
+/// `#[non_exhaustive]`: build it with [`RetryAsk::new`].
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct RetryAsk {
     /// Current virtual time.
     pub now: Time,
@@ -152,25 +211,11 @@ pub struct RetryAsk {
     pub uniform: f64,
 }
 
-/// Circuit-breaker state, for metrics and charts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum BreakerState {
-    /// Calls flow.
-    Closed,
-    /// Calls are short-circuited.
-    Open,
-    /// Trial calls decide.
-    HalfOpen,
-}
-
-impl BreakerState {
-    /// Lower-case name for files.
-    pub fn name(self) -> &'static str {
-        match self {
-            BreakerState::Closed => "closed",
-            BreakerState::Open => "open",
-            BreakerState::HalfOpen => "half_open",
-        }
+impl RetryAsk {
+    /// Attempt number `attempt` of `class` failed at `now` with `outcome`; `uniform` is the
+    /// jitter draw.
+    pub fn new(now: Time, class: ClassId, attempt: u32, outcome: CallOutcome, uniform: f64) -> Self {
+        Self { now, class, attempt, outcome, uniform }
     }
 }
 
@@ -195,6 +240,11 @@ pub trait Policy {
     /// An attempt this layer admitted was not executed (an inner layer refused it, or it
     /// gave up waiting elsewhere). Return permits; record nothing.
     fn cancel(&mut self, _attempt: &Attempt) {}
+
+    /// An attempt this layer parked ([`Admission::Wait`]) left its wait queue without being
+    /// asked again: its wait expired or its request ended. Not called for an attempt the
+    /// layer evicted itself ([`Admission::WaitEvicting`]).
+    fn left_queue(&mut self, _attempt: &Attempt) {}
 
     /// An attempt this layer admitted has finished.
     fn complete(&mut self, _done: &Completed) {}

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{BuildCtx, Policy};
+use super::{BuildCtx, Policy, PolicyConfig};
 
 /// A plugin policy as written in a scenario file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -25,6 +25,22 @@ impl PluginConfig {
     /// A parameter, or `default` when the scenario leaves it out.
     pub fn param(&self, key: &str, default: f64) -> f64 {
         self.params.get(key).copied().unwrap_or(default)
+    }
+}
+
+impl PolicyConfig for PluginConfig {
+    const KIND: &'static str = "plugin";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        if self.name.trim().is_empty() {
+            return Err("Plugin.name must not be empty".into());
+        }
+        Ok(())
+    }
+
+    fn build(&self, ctx: &BuildCtx) -> Box<dyn Policy> {
+        // Checked by `Model::build`, which builds every plugin once before any run.
+        ctx.plugins.build(self, ctx).expect("plugin checked by Model::build")
     }
 }
 

@@ -1,31 +1,31 @@
-//! The registry: one enum variant per policy, as written in scenario files, and the one
-//! place that builds a runtime policy from its config. Adding a policy is one line in each.
+//! The registry: one line per policy, as written in scenario files. Each line names a config
+//! type that implements [`PolicyConfig`] (kind, validation, build) beside its policy, so the
+//! compiler refuses a policy whose validation or build is missing.
 
 use serde::{Deserialize, Serialize};
 
-use super::breaker::consecutive::{Consecutive, ConsecutiveConfig};
-use super::breaker::error_rate::{ErrorRate, ErrorRateConfig};
-use super::breaker::hystrix::{Hystrix, HystrixConfig};
-use super::breaker::latency::{Latency, LatencyConfig};
-use super::breaker::polly::{Polly, PollyConfig};
-use super::breaker::resilience4j::{Resilience4j, Resilience4jConfig};
-use super::breaker::sentinel::{Sentinel, SentinelConfig};
-use super::budget::adaptive::{AdaptiveRetry, AdaptiveRetryConfig};
-use super::budget::grpc::{GrpcThrottle, GrpcThrottleConfig};
-use super::budget::tps::{TpsBudget, TpsBudgetConfig};
-use super::bulkhead::{TieredBulkhead, TieredBulkheadConfig};
-use super::hedge::{Hedge, HedgeConfig};
-use super::limiter::aimd::{Aimd, AimdConfig};
-use super::limiter::envoy_gradient::{EnvoyGradient, EnvoyGradientConfig};
-use super::limiter::fixed::{Fixed, FixedConfig};
-use super::limiter::gradient2::{Gradient2, Gradient2Config};
-use super::limiter::vegas::{Vegas, VegasConfig};
-use super::retry::{Retry, RetryConfig};
-use super::timeout::{Timeout, TimeoutConfig};
+use super::plugin::Plugins;
 use super::{ClassId, Policy};
 
+/// A policy's config as a scenario file holds it: everything the registry needs of it.
+pub trait PolicyConfig {
+    /// Short kind name for reports, e.g. `"limiter"`.
+    const KIND: &'static str;
+
+    /// Check values that serde cannot: returns what is wrong, naming the field. `classes`
+    /// are the scenario's class names (for per-class settings).
+    fn validate(&self, classes: &[&str]) -> Result<(), String>;
+
+    /// Build a fresh runtime policy (one per gateway instance). Called only on a config that
+    /// passed [`PolicyConfig::validate`].
+    fn build(&self, ctx: &BuildCtx) -> Box<dyn Policy>;
+}
+
 /// What a policy may need to know about the scenario when it is built.
+///
+/// `#[non_exhaustive]`: build it with [`BuildCtx::new`] and the setters.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct BuildCtx {
     /// Class names; a class's [`ClassId`] is its index here.
     pub classes: Vec<String>,
@@ -34,160 +34,94 @@ pub struct BuildCtx {
     /// Number of gateway instances.
     pub instances: u32,
     /// Plugin factories registered by the program running the scenario.
-    pub plugins: super::plugin::Plugins,
+    pub plugins: Plugins,
 }
 
 impl BuildCtx {
+    /// For a scenario with these class names, on instance 0 of 1, with no plugins.
+    pub fn new(classes: Vec<String>) -> Self {
+        Self { classes, instance: 0, instances: 1, plugins: Plugins::new() }
+    }
+
+    /// On gateway instance `instance` of `instances`.
+    pub fn on_instance(mut self, instance: u32, instances: u32) -> Self {
+        self.instance = instance;
+        self.instances = instances;
+        self
+    }
+
+    /// With these plugin factories.
+    pub fn with_plugins(mut self, plugins: Plugins) -> Self {
+        self.plugins = plugins;
+        self
+    }
+
     /// The id of class `name`, if it exists.
     pub fn class_id(&self, name: &str) -> Option<ClassId> {
         self.classes.iter().position(|c| c == name).map(|i| i as ClassId)
     }
 }
 
-/// A policy as written in a scenario file, e.g. `Timeout((timeout: "250ms"))`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub enum PolicySpec {
-    /// Per-attempt timeout.
-    Timeout(TimeoutConfig),
-    /// Bounded retry with backoff and jitter.
-    Retry(RetryConfig),
-    /// Breaker opening after N consecutive failures, single probe (R02).
-    ConsecutiveBreaker(ConsecutiveConfig),
-    /// Fixed concurrency limit, no queue or a bounded queue.
-    Limiter(FixedConfig),
-    /// Hedged requests after a fixed delay or a latency percentile.
-    Hedge(HedgeConfig),
-    /// A policy registered from outside brownout (see `policy::plugin`).
-    Plugin(super::plugin::PluginConfig),
-    /// Netflix AIMD adaptive limit.
-    Aimd(AimdConfig),
-    /// Netflix Vegas adaptive limit.
-    Vegas(VegasConfig),
-    /// Netflix Gradient2 adaptive limit.
-    Gradient2(Gradient2Config),
-    /// Envoy adaptive-concurrency gradient controller.
-    EnvoyGradient(EnvoyGradientConfig),
-    /// Tiered bulkhead by request class with a latency trip.
-    TieredBulkhead(TieredBulkheadConfig),
-    /// tower TpsBudget retry budget.
-    RetryBudget(TpsBudgetConfig),
-    /// gRPC retry throttling.
-    GrpcThrottle(GrpcThrottleConfig),
-    /// Marc Brooker's adaptive retry token bucket.
-    AdaptiveRetry(AdaptiveRetryConfig),
-    /// Error-rate / slow-call-rate breaker with COUNT or TIME window, ageing, stragglers.
-    ErrorRateBreaker(ErrorRateConfig),
-    /// Windowed latency-percentile breaker.
-    LatencyBreaker(LatencyConfig),
-    /// resilience4j CircuitBreaker, its parameter names and defaults.
-    Resilience4j(Resilience4jConfig),
-    /// Polly v8 circuit breaker, its parameter names and defaults.
-    Polly(PollyConfig),
-    /// Hystrix circuit breaker (health snapshots), its parameter names and defaults.
-    Hystrix(HystrixConfig),
-    /// Sentinel DegradeRule breaker, its parameter names and defaults.
-    Sentinel(SentinelConfig),
+/// Declares [`PolicySpec`] from one `Variant(ConfigType)` line per policy and dispatches
+/// `kind`, `validate` and `build` to the config's [`PolicyConfig`] impl.
+macro_rules! policies {
+    ($($variant:ident($cfg:ty),)+) => {
+        /// A policy as written in a scenario file, e.g. `Timeout((timeout: "250ms"))`.
+        #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+        pub enum PolicySpec {
+            $(
+                #[doc = concat!("See [`", stringify!($cfg), "`].")]
+                $variant($cfg),
+            )+
+        }
+
+        impl PolicySpec {
+            /// Build a fresh runtime policy (one per gateway instance).
+            pub fn build(&self, ctx: &BuildCtx) -> Box<dyn Policy> {
+                match self {
+                    $(PolicySpec::$variant(c) => c.build(ctx),)+
+                }
+            }
+
+            /// Check values that serde cannot: returns what is wrong, naming the field.
+            /// `classes` are the scenario's class names (for per-class settings).
+            pub fn validate(&self, classes: &[&str]) -> Result<(), String> {
+                match self {
+                    $(PolicySpec::$variant(c) => c.validate(classes),)+
+                }
+            }
+
+            /// Short kind name for reports.
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $(PolicySpec::$variant(_) => <$cfg as PolicyConfig>::KIND,)+
+                }
+            }
+        }
+    };
 }
 
-impl PolicySpec {
-    /// Build a fresh runtime policy (one per gateway instance).
-    pub fn build(&self, ctx: &BuildCtx) -> Box<dyn Policy> {
-        match self {
-            PolicySpec::Timeout(c) => Box::new(Timeout::new(c)),
-            PolicySpec::Retry(c) => Box::new(Retry::new(c)),
-            PolicySpec::ConsecutiveBreaker(c) => Box::new(Consecutive::new(c)),
-            PolicySpec::Limiter(c) => Box::new(Fixed::new(c, ctx)),
-            PolicySpec::Hedge(c) => Box::new(Hedge::new(c)),
-            // Checked by `Model::build`, which builds every plugin once before any run.
-            PolicySpec::Plugin(c) => ctx.plugins.build(c, ctx).expect("plugin checked by Model::build"),
-            PolicySpec::Aimd(c) => Box::new(Aimd::limiter(c)),
-            PolicySpec::Vegas(c) => Box::new(Vegas::limiter(c, ctx)),
-            PolicySpec::Gradient2(c) => Box::new(Gradient2::limiter(c)),
-            PolicySpec::EnvoyGradient(c) => Box::new(EnvoyGradient::new(c, ctx)),
-            PolicySpec::TieredBulkhead(c) => Box::new(TieredBulkhead::new(c, ctx)),
-            PolicySpec::RetryBudget(c) => Box::new(TpsBudget::new(c)),
-            PolicySpec::GrpcThrottle(c) => Box::new(GrpcThrottle::new(c)),
-            PolicySpec::AdaptiveRetry(c) => Box::new(AdaptiveRetry::new(c)),
-            PolicySpec::ErrorRateBreaker(c) => Box::new(ErrorRate::new(c)),
-            PolicySpec::LatencyBreaker(c) => Box::new(Latency::new(c)),
-            PolicySpec::Resilience4j(c) => Box::new(Resilience4j::new(c)),
-            PolicySpec::Polly(c) => Box::new(Polly::new(c)),
-            PolicySpec::Hystrix(c) => Box::new(Hystrix::new(c)),
-            PolicySpec::Sentinel(c) => Box::new(Sentinel::new(c)),
-        }
-    }
-
-    /// Check values that serde cannot: returns what is wrong, naming the field.
-    /// `classes` are the scenario's class names (for per-class settings).
-    // `!(x >= 1.0)` is deliberate: it also rejects NaN.
-    #[allow(clippy::neg_cmp_op_on_partial_ord)]
-    pub fn validate(&self, classes: &[&str]) -> Result<(), String> {
-        match self {
-            PolicySpec::Timeout(c) if c.timeout.ns() == 0 => Err("Timeout.timeout must be > 0".into()),
-            PolicySpec::Retry(c) if c.max_attempts == 0 => {
-                Err("Retry.max_attempts must be >= 1 (it counts the first call)".into())
-            }
-            PolicySpec::Retry(c) if !(0.0..=1.0).contains(&c.jitter) => Err("Retry.jitter must lie in [0, 1]".into()),
-            PolicySpec::Retry(c) if c.multiplier.is_nan() || c.multiplier < 1.0 => {
-                Err("Retry.multiplier must be >= 1".into())
-            }
-            PolicySpec::ConsecutiveBreaker(c) if c.failures == 0 => {
-                Err("ConsecutiveBreaker.failures must be >= 1".into())
-            }
-            PolicySpec::ConsecutiveBreaker(c) if c.probes == 0 => Err("ConsecutiveBreaker.probes must be >= 1".into()),
-            PolicySpec::Limiter(c) if c.permits == 0 => Err("Limiter.permits must be >= 1".into()),
-            PolicySpec::Limiter(c) if c.queue > 0 && c.max_wait.ns() == 0 => {
-                Err("Limiter.queue > 0 needs a max_wait > 0 (with max_wait 0 nothing ever waits)".into())
-            }
-            PolicySpec::Limiter(c) if c.class_max_wait.iter().any(|(n, _)| !classes.contains(&n.as_str())) => {
-                Err("Limiter.class_max_wait names an unknown class".into())
-            }
-            PolicySpec::Hedge(c) if !(c.latency_percentile > 0.0 && c.latency_percentile < 1.0) => {
-                Err("Hedge.latency_percentile must lie in (0, 1)".into())
-            }
-            PolicySpec::Hedge(c) if c.period.ns() == 0 => Err("Hedge.period must be > 0".into()),
-            PolicySpec::Plugin(c) if c.name.trim().is_empty() => Err("Plugin.name must not be empty".into()),
-            PolicySpec::Aimd(c) => super::limiter::aimd::validate(c),
-            PolicySpec::Vegas(c) => super::limiter::vegas::validate(c),
-            PolicySpec::Gradient2(c) => super::limiter::gradient2::validate(c),
-            PolicySpec::EnvoyGradient(c) => super::limiter::envoy_gradient::validate(c),
-            PolicySpec::TieredBulkhead(c) => super::bulkhead::validate(c, classes),
-            PolicySpec::RetryBudget(c) => super::budget::tps::validate(c),
-            PolicySpec::GrpcThrottle(c) => super::budget::grpc::validate(c),
-            PolicySpec::AdaptiveRetry(c) => super::budget::adaptive::validate(c),
-            PolicySpec::ErrorRateBreaker(c) => c.validate(),
-            PolicySpec::LatencyBreaker(c) => c.validate(),
-            PolicySpec::Resilience4j(c) => c.validate(),
-            PolicySpec::Polly(c) => c.validate(),
-            PolicySpec::Hystrix(c) => c.validate(),
-            PolicySpec::Sentinel(c) => c.validate(),
-            _ => Ok(()),
-        }
-    }
-
-    /// Short kind name for reports.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            PolicySpec::Timeout(_) => "timeout",
-            PolicySpec::Retry(_) => "retry",
-            PolicySpec::ConsecutiveBreaker(_) => "consecutive-breaker",
-            PolicySpec::Limiter(_) => "limiter",
-            PolicySpec::Hedge(_) => "hedge",
-            PolicySpec::Plugin(_) => "plugin",
-            PolicySpec::Aimd(_) => "aimd",
-            PolicySpec::Vegas(_) => "vegas",
-            PolicySpec::Gradient2(_) => "gradient2",
-            PolicySpec::EnvoyGradient(_) => "envoy-gradient",
-            PolicySpec::TieredBulkhead(_) => "tiered-bulkhead",
-            PolicySpec::RetryBudget(_) => "retry-budget",
-            PolicySpec::GrpcThrottle(_) => "grpc-throttle",
-            PolicySpec::AdaptiveRetry(_) => "adaptive-retry",
-            PolicySpec::ErrorRateBreaker(_) => "error-rate-breaker",
-            PolicySpec::LatencyBreaker(_) => "latency-breaker",
-            PolicySpec::Resilience4j(_) => "resilience4j-breaker",
-            PolicySpec::Polly(_) => "polly-breaker",
-            PolicySpec::Hystrix(_) => "hystrix-breaker",
-            PolicySpec::Sentinel(_) => "sentinel-breaker",
-        }
-    }
+// One line per policy: the name scenario files use, and its config type.
+policies! {
+    Timeout(super::timeout::TimeoutConfig),
+    Retry(super::retry::RetryConfig),
+    ConsecutiveBreaker(super::breaker::consecutive::ConsecutiveConfig),
+    Limiter(super::limiter::fixed::FixedConfig),
+    Hedge(super::hedge::HedgeConfig),
+    Plugin(super::plugin::PluginConfig),
+    Aimd(super::limiter::aimd::AimdConfig),
+    Vegas(super::limiter::vegas::VegasConfig),
+    Gradient2(super::limiter::gradient2::Gradient2Config),
+    EnvoyGradient(super::limiter::envoy_gradient::EnvoyGradientConfig),
+    TieredBulkhead(super::bulkhead::TieredBulkheadConfig),
+    RetryBudget(super::budget::tps::TpsBudgetConfig),
+    GrpcThrottle(super::budget::grpc::GrpcThrottleConfig),
+    AdaptiveRetry(super::budget::adaptive::AdaptiveRetryConfig),
+    ErrorRateBreaker(super::breaker::error_rate::ErrorRateConfig),
+    LatencyBreaker(super::breaker::latency::LatencyConfig),
+    Resilience4j(super::breaker::resilience4j::Resilience4jConfig),
+    Polly(super::breaker::polly::PollyConfig),
+    Hystrix(super::breaker::hystrix::HystrixConfig),
+    Sentinel(super::breaker::sentinel::SentinelConfig),
+    ShedByDeadline(super::shed::ShedByDeadlineConfig),
 }

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Admission, Attempt, CallOutcome, Policy, RetryAsk};
 use crate::engine::Time;
-use crate::scenario::Dur;
+use crate::policy::{BuildCtx, PolicyConfig};
+use crate::units::Dur;
 
 /// Retry configuration.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -38,6 +39,27 @@ fn one() -> f64 {
 }
 fn yes() -> bool {
     true
+}
+
+impl PolicyConfig for RetryConfig {
+    const KIND: &'static str = "retry";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        if self.max_attempts == 0 {
+            return Err("Retry.max_attempts must be >= 1 (it counts the first call)".into());
+        }
+        if !(0.0..=1.0).contains(&self.jitter) {
+            return Err("Retry.jitter must lie in [0, 1]".into());
+        }
+        if self.multiplier.is_nan() || self.multiplier < 1.0 {
+            return Err("Retry.multiplier must be >= 1".into());
+        }
+        Ok(())
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(Retry::new(self))
+    }
 }
 
 /// See the module docs.
@@ -99,7 +121,7 @@ mod tests {
     use crate::engine::MILLISECOND;
 
     fn ask(attempt: u32) -> RetryAsk {
-        RetryAsk { now: 0, class: 0, attempt, outcome: CallOutcome::Error, uniform: 0.5 }
+        RetryAsk::new(0, 0, attempt, CallOutcome::Error, 0.5)
     }
 
     #[test]

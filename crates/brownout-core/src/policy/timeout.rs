@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Admission, Attempt, ClassId, Policy};
 use crate::engine::Time;
-use crate::scenario::Dur;
+use crate::policy::{BuildCtx, PolicyConfig};
+use crate::units::Dur;
 
 /// Timeout configuration.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -18,6 +19,21 @@ pub struct TimeoutConfig {
     /// Time from the timeout firing until the gateway answers 504 (R02: 269 ms - 250 ms).
     #[serde(default)]
     pub unwind: Dur,
+}
+
+impl PolicyConfig for TimeoutConfig {
+    const KIND: &'static str = "timeout";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        if self.timeout.ns() == 0 {
+            return Err("Timeout.timeout must be > 0".into());
+        }
+        Ok(())
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(Timeout::new(self))
+    }
 }
 
 /// See the module docs.

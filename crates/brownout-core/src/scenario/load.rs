@@ -71,12 +71,9 @@ pub fn load_text(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
 /// and `run` pass the binary's plugins (none), so both refuse every plugin layer alike.
 pub fn load_with_plugins(path: &Path, plugins: &Plugins) -> Result<Scenario, ScenarioError> {
     let scenario = load(path)?;
-    let ctx = BuildCtx {
-        classes: scenario.classes.iter().map(|c| c.name.clone()).collect(),
-        instance: 0,
-        instances: scenario.fleet.instances,
-        plugins: plugins.clone(),
-    };
+    let ctx = BuildCtx::new(scenario.classes.iter().map(|c| c.name.clone()).collect())
+        .on_instance(0, scenario.fleet.instances)
+        .with_plugins(plugins.clone());
     for (i, p) in scenario.policies.iter().enumerate() {
         for (j, layer) in p.stack.iter().enumerate() {
             if let PolicySpec::Plugin(c) = &layer.policy

@@ -3,7 +3,6 @@
 
 pub(crate) mod budget;
 pub(crate) mod data;
-mod duration;
 mod fallback;
 mod load;
 pub(crate) mod locate;
@@ -11,8 +10,8 @@ mod names;
 mod types;
 mod validate;
 
-pub use duration::Dur;
-pub(crate) use duration::parse_duration;
+pub use crate::units::Dur;
+pub(crate) use crate::units::parse_duration;
 pub use fallback::FallbackAnswer;
 pub use load::{ScenarioError, load, load_text, load_with_plugins, parse};
 pub(crate) use names::check_file_name;

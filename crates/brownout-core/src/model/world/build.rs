@@ -85,12 +85,9 @@ impl<'m> World<'m> {
 /// Policy layer `spec` of the run's policy set, freshly built for `instance`.
 pub(super) fn build_layer(m: &Model, spec: &crate::scenario::Layer, instance: u32) -> LayerRt {
     let s = &m.scenario;
-    let ctx = BuildCtx {
-        classes: s.classes.iter().map(|c| c.name.clone()).collect(),
-        instance,
-        instances: s.fleet.instances,
-        plugins: m.plugins.clone(),
-    };
+    let ctx = BuildCtx::new(s.classes.iter().map(|c| c.name.clone()).collect())
+        .on_instance(instance, s.fleet.instances)
+        .with_plugins(m.plugins.clone());
     let policy = spec.policy.build(&ctx);
     let last = policy.status();
     let watch = policy.reports_status();

@@ -246,13 +246,7 @@ impl World<'_> {
                     let l = self.layout.class_layers[class][p];
                     let r = self.reqs.get(tok).expect("live request");
                     let outcome = CallOutcome::Error;
-                    let done = Completed {
-                        now,
-                        class: r.who.class,
-                        id: r.attempt.id,
-                        admitted_at: r.attempt.admitted_at[p],
-                        outcome,
-                    };
+                    let done = Completed::new(now, r.who.class, r.attempt.id, r.attempt.admitted_at[p], outcome);
                     self.deliver(now, q, inst, l, Notice::Complete(done));
                 }
             }
@@ -261,6 +255,9 @@ impl World<'_> {
                     // It leaves the queue it waits in (its entry becomes a tombstone).
                     let l = self.layout.class_layers[class][pos];
                     dec!(self.layer_mut(inst, l).waiting);
+                    let att = self.attempt_of(now, tok, l);
+                    self.layer_mut(inst, l).policy.left_queue(&att);
+                    self.note(now, q, inst, l);
                 }
                 self.cancel_admitted(now, q, tok)
             }

@@ -281,6 +281,9 @@ impl World<'_> {
                 r.phase = Phase::Dequeued; // its queue entry is now a tombstone
                 let l = self.layout.class_layers[class][pos];
                 dec!(self.layer_mut(inst, l).waiting);
+                let att = self.attempt_of(now, tok, l);
+                self.layer_mut(inst, l).policy.left_queue(&att);
+                self.note(now, q, inst, l);
                 self.refused(now, q, tok, Refusal::Rejected);
             }
             Timer::Attempt => self.attempt_timer(now, q, tok),

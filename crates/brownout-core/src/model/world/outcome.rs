@@ -18,19 +18,13 @@ impl World<'_> {
         for p in (start..layers).rev() {
             let l = self.layout.class_layers[class][p];
             let r = self.reqs.get(tok).expect("live request");
-            let done =
-                Completed { now, class: r.who.class, id: r.attempt.id, admitted_at: r.attempt.admitted_at[p], outcome };
+            let done = Completed::new(now, r.who.class, r.attempt.id, r.attempt.admitted_at[p], outcome);
             self.deliver(now, q, inst, l, Notice::Complete(done));
         }
         if outcome.is_failure() {
             let r = self.reqs.get(tok).expect("live request");
-            let ask = RetryAsk {
-                now,
-                class: class as ClassId,
-                attempt,
-                outcome,
-                uniform: self.draws.retry.f64(((class as u64) << 48) ^ r.who.key, attempt as u64),
-            };
+            let uniform = self.draws.retry.f64(((class as u64) << 48) ^ r.who.key, attempt as u64);
+            let ask = RetryAsk::new(now, class as ClassId, attempt, outcome, uniform);
             let mut delay = None;
             for li in 0..self.layout.class_layers[class].len() {
                 let l = self.layout.class_layers[class][li];

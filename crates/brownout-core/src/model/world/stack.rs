@@ -9,14 +9,11 @@ impl World<'_> {
     pub(super) fn attempt_of(&self, now: Time, tok: Token, layer: u8) -> Attempt {
         let r = self.reqs.get(tok).expect("live request");
         let class = &self.m.scenario.classes[r.who.class as usize];
-        Attempt {
-            now,
-            class: r.who.class,
-            number: r.attempt.number,
-            id: r.attempt.id,
-            priority: class.priority,
-            queued: self.layer(r.who.instance, layer).waiting,
-        }
+        Attempt::new(now, r.who.class, r.attempt.id)
+            .number(r.attempt.number)
+            .priority(class.priority)
+            .queued(self.layer(r.who.instance, layer).waiting)
+            .request(r.time.arrived, r.time.arrived + class.deadline.ns())
     }
 
     pub(super) fn begin_attempt(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
@@ -52,20 +49,14 @@ impl World<'_> {
                     self.park(now, q, tok, inst, l, max_wait);
                     return;
                 }
-                Admission::Shed { max_wait } => {
-                    // The queue is full: whoever has the least deadline budget left goes.
-                    let mine = self.deadline_at(tok);
-                    match self.most_doomed(inst, l) {
-                        Some((pos, victim)) if self.deadline_at(victim) < mine => {
-                            let layer = self.layer_mut(inst, l);
-                            layer.queue.remove(pos);
-                            dec!(layer.waiting);
-                            self.bump_generation(victim);
-                            self.refused(now, q, victim, Refusal::Rejected);
-                            self.park(now, q, tok, inst, l, max_wait);
-                        }
-                        _ => self.refused(now, q, tok, Refusal::Rejected),
-                    }
+                Admission::WaitEvicting { max_wait, evict } => {
+                    let (pos, victim) = self.waiter_with_id(inst, l, evict).expect("a layer evicts its own waiter");
+                    let layer = self.layer_mut(inst, l);
+                    layer.queue.remove(pos);
+                    dec!(layer.waiting);
+                    self.bump_generation(victim);
+                    self.refused(now, q, victim, Refusal::Rejected);
+                    self.park(now, q, tok, inst, l, max_wait);
                     return;
                 }
                 Admission::Refuse(why) => {
@@ -90,23 +81,11 @@ impl World<'_> {
         layer.waiting += 1;
     }
 
-    fn deadline_at(&self, tok: Token) -> Time {
-        let r = self.reqs.get(tok).expect("live request");
-        r.time.arrived + self.m.scenario.classes[r.who.class as usize].deadline.ns()
-    }
-
-    /// The waiting entry with the least deadline budget left (ties: the earliest queued).
-    fn most_doomed(&self, inst: u32, l: u8) -> Option<(Pos, Token)> {
-        let mut best: Option<(Pos, Token, (Time, u64))> = None;
-        for (pos, w) in self.layer(inst, l).queue.iter() {
-            if waiting(&self.reqs, w) {
-                let key = (self.deadline_at(w.tok), w.seq());
-                if best.is_none_or(|b| key < b.2) {
-                    best = Some((pos, w.tok, key));
-                }
-            }
-        }
-        best.map(|(pos, t, _)| (pos, t))
+    /// The waiting entry of layer `l` whose attempt has id `id`.
+    fn waiter_with_id(&self, inst: u32, l: u8, id: u64) -> Option<(Pos, Token)> {
+        let reqs = &self.reqs;
+        let mut live = self.layer(inst, l).queue.iter().filter(|(_, w)| waiting(reqs, w));
+        live.find(|(_, w)| reqs.get(w.tok).is_some_and(|r| r.attempt.id == id)).map(|(pos, w)| (pos, w.tok))
     }
 
     /// The next waiting entry to serve, by the layer's queue order; prunes stale ends.
@@ -151,8 +130,7 @@ impl World<'_> {
         for p in (0..outer).rev() {
             let l = self.layout.class_layers[class][p];
             let r = self.reqs.get(tok).expect("live request");
-            let done =
-                Completed { now, class: r.who.class, id: r.attempt.id, admitted_at: r.attempt.admitted_at[p], outcome };
+            let done = Completed::new(now, r.who.class, r.attempt.id, r.attempt.admitted_at[p], outcome);
             self.deliver(now, q, inst, l, Notice::Complete(done));
         }
     }
@@ -196,7 +174,7 @@ impl World<'_> {
                 att.queued = att.queued.saturating_sub(1);
                 let decision = self.layer_mut(inst, l).policy.admit(&att);
                 self.note(now, q, inst, l);
-                if let Admission::Wait { .. } | Admission::Shed { .. } = decision {
+                if let Admission::Wait { .. } | Admission::WaitEvicting { .. } = decision {
                     break;
                 }
                 let layer = self.layer_mut(inst, l);
@@ -212,7 +190,7 @@ impl World<'_> {
                         self.admit_from(now, q, head);
                     }
                     Admission::Refuse(why) => self.refused(now, q, head, why),
-                    Admission::Wait { .. } | Admission::Shed { .. } => unreachable!("handled above"),
+                    Admission::Wait { .. } | Admission::WaitEvicting { .. } => unreachable!("handled above"),
                 }
             }
         }

@@ -26,6 +26,7 @@ pub(super) struct Waiter {
 
 impl Waiter {
     /// Arrival number: smaller is earlier.
+    #[cfg(test)]
     pub fn seq(&self) -> u64 {
         self.seq
     }

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal, Status};
 use crate::engine::Time;
-use crate::scenario::Dur;
+use crate::policy::{BuildCtx, PolicyConfig};
+use crate::units::Dur;
 
 /// Consecutive-failure breaker configuration.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -24,6 +25,24 @@ pub struct ConsecutiveConfig {
 
 fn one() -> u32 {
     1
+}
+
+impl PolicyConfig for ConsecutiveConfig {
+    const KIND: &'static str = "consecutive-breaker";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        if self.failures == 0 {
+            return Err("ConsecutiveBreaker.failures must be >= 1".into());
+        }
+        if self.probes == 0 {
+            return Err("ConsecutiveBreaker.probes must be >= 1".into());
+        }
+        Ok(())
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(Consecutive::new(self))
+    }
 }
 
 /// See the module docs.
@@ -120,10 +139,10 @@ mod tests {
     use crate::policy::CallOutcome;
 
     fn att(now: Time, id: u64) -> Attempt {
-        Attempt { now, class: 0, number: 1, id, priority: 0, queued: 0 }
+        Attempt::new(now, 0, id)
     }
     fn done(now: Time, id: u64, outcome: CallOutcome) -> Completed {
-        Completed { now, class: 0, id, admitted_at: now, outcome }
+        Completed::new(now, 0, id, now, outcome)
     }
 
     #[test]

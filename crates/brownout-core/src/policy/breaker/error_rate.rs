@@ -20,7 +20,8 @@ use super::inflight::InFlight;
 use super::trials::Trials;
 use super::window::{Counts, Sample, Window};
 use crate::engine::Time;
-use crate::scenario::Dur;
+use crate::policy::{BuildCtx, PolicyConfig};
+use crate::units::Dur;
 
 /// Which window the closed state measures.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
@@ -104,7 +105,7 @@ fn hundred() -> f64 {
 
 impl ErrorRateConfig {
     /// Check values serde cannot, naming the field.
-    pub fn validate(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), String> {
         let p = "ErrorRateBreaker";
         match self.window {
             WindowSpec::Count(0) => return Err(format!("{p}.window: Count size must be >= 1")),
@@ -343,6 +344,18 @@ impl Policy for ErrorRate {
     }
 }
 
+impl PolicyConfig for ErrorRateConfig {
+    const KIND: &'static str = "error-rate-breaker";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        self.check()
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(ErrorRate::new(self))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,12 +383,12 @@ mod tests {
         }
     }
     fn att(now: Time, id: u64) -> Attempt {
-        Attempt { now, class: 0, number: 1, id, priority: 0, queued: 0 }
+        Attempt::new(now, 0, id)
     }
     fn call(b: &mut ErrorRate, at: Time, id: u64, dur: Time, o: CallOutcome) -> Admission {
         let adm = b.admit(&att(at, id));
         if adm == Admission::Admit {
-            b.complete(&Completed { now: at + dur, class: 0, id, admitted_at: at, outcome: o });
+            b.complete(&Completed::new(at + dur, 0, id, at, o));
         }
         adm
     }
@@ -425,7 +438,7 @@ mod tests {
         assert_eq!(b.admit(&att(1_001 * MS, 11)), Admission::Admit);
         assert_eq!(b.admit(&att(1_001 * MS, 12)), Admission::Admit);
         assert_eq!(b.admit(&att(1_001 * MS, 13)), Admission::Refuse(Refusal::ShortCircuited));
-        let done = |id, o| Completed { now: 1_002 * MS, class: 0, id, admitted_at: 1_001 * MS, outcome: o };
+        let done = |id, o| Completed::new(1_002 * MS, 0, id, 1_001 * MS, o);
         b.complete(&done(11, Error));
         assert_eq!(state(&b), BreakerState::HalfOpen, "one of two outcomes in");
         assert_eq!(
@@ -444,7 +457,7 @@ mod tests {
         assert_eq!(b.admit(&att(t + 3 * SECOND, 23)), Admission::Admit);
         let u = t + 3 * SECOND;
         for id in [22, 23] {
-            b.complete(&Completed { now: u + MS, class: 0, id, admitted_at: u, outcome: Error });
+            b.complete(&Completed::new(u + MS, 0, id, u, Error));
         }
         // Attempt 3: 9 s capped to 5 s.
         assert_eq!(b.admit(&att(u + MS + 5 * SECOND - 1, 30)), Admission::Refuse(Refusal::ShortCircuited));
@@ -467,7 +480,7 @@ mod tests {
         b.on_wakeup(110 * MS + 1);
         assert_eq!(state(&b), BreakerState::Open, "2 of 2 slow while still in flight");
         // Their completions are not counted again (nothing changes while open anyway).
-        b.complete(&Completed { now: 6 * SECOND, class: 0, id: 1, admitted_at: 0, outcome: Success });
+        b.complete(&Completed::new(6 * SECOND, 0, 1, 0, Success));
         assert_eq!(state(&b), BreakerState::Open);
     }
 
@@ -483,7 +496,7 @@ mod tests {
         let aged = Counts { total: 1, failed: 0, slow: 1 };
         assert_eq!(b.window.counts(100 * MS + 1), aged);
         // It finishes later with an error: neither a second sample nor the error is added.
-        b.complete(&Completed { now: 200 * MS, class: 0, id: 1, admitted_at: 0, outcome: Error });
+        b.complete(&Completed::new(200 * MS, 0, 1, 0, Error));
         assert_eq!(b.window.counts(200 * MS), aged);
         assert_eq!(b.status().wake_at, None, "nothing left in flight");
     }
@@ -499,7 +512,7 @@ mod tests {
             call(&mut b, MS, i, MS, Error);
         }
         assert_eq!(b.admit(&att(2 * SECOND, 5)), Admission::Admit);
-        b.complete(&Completed { now: 2 * SECOND + 1, class: 0, id: 99, admitted_at: 0, outcome: Success });
+        b.complete(&Completed::new(2 * SECOND + 1, 0, 99, 0, Success));
         assert_eq!(state(&b), BreakerState::HalfOpen, "the straggler's success is discarded");
         // Without a slow criterion (the straggler took 2 s, which would count as slow).
         let mut credit = ErrorRate::new(&ErrorRateConfig { slow_call_duration_threshold: None, ..cfg_one_trial() });
@@ -508,7 +521,7 @@ mod tests {
             call(&mut credit, MS, i, MS, Error);
         }
         credit.admit(&att(2 * SECOND, 5));
-        credit.complete(&Completed { now: 2 * SECOND + 1, class: 0, id: 99, admitted_at: 0, outcome: Success });
+        credit.complete(&Completed::new(2 * SECOND + 1, 0, 99, 0, Success));
         assert_eq!(state(&credit), BreakerState::Closed, "credited: the straggler closes it");
     }
 
@@ -552,11 +565,11 @@ mod tests {
     fn validate_names_fields() {
         let mut c = cfg();
         c.failure_rate_threshold = 0.0;
-        assert!(c.validate().unwrap_err().contains("failure_rate_threshold"));
+        assert!(c.check().unwrap_err().contains("failure_rate_threshold"));
         let mut c = cfg();
         c.slow_call_duration_threshold = None;
         c.inflight_ageing = true;
-        assert!(c.validate().unwrap_err().contains("inflight_ageing"));
-        assert!(cfg().validate().is_ok());
+        assert!(c.check().unwrap_err().contains("inflight_ageing"));
+        assert!(cfg().check().is_ok());
     }
 }

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use super::super::{Admission, Attempt, BreakerState, ClassId, Completed, Policy, Refusal, Status};
 use super::window::{Sample, Window};
 use crate::engine::{MILLISECOND, Time};
+use crate::policy::{BuildCtx, PolicyConfig};
 
 /// Hystrix command properties (the circuit-breaker and timeout ones).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -90,7 +91,7 @@ impl Default for HystrixConfig {
 
 impl HystrixConfig {
     /// Check values serde cannot, naming the field.
-    pub fn validate(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), String> {
         let p = "Hystrix";
         let window = self.metrics_rolling_statistical_window_in_milliseconds;
         let buckets = u64::from(self.metrics_rolling_statistical_window_buckets);
@@ -236,6 +237,18 @@ impl Policy for Hystrix {
     }
 }
 
+impl PolicyConfig for HystrixConfig {
+    const KIND: &'static str = "hystrix-breaker";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        self.check()
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(Hystrix::new(self))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,10 +258,10 @@ mod tests {
     const MS: Time = MILLISECOND;
 
     fn att(now: Time, id: u64) -> Attempt {
-        Attempt { now, class: 0, number: 1, id, priority: 0, queued: 0 }
+        Attempt::new(now, 0, id)
     }
     fn done(b: &mut Hystrix, now: Time, id: u64, o: CallOutcome) {
-        b.complete(&Completed { now, class: 0, id, admitted_at: 0, outcome: o });
+        b.complete(&Completed::new(now, 0, id, 0, o));
     }
     fn state(b: &Hystrix) -> BreakerState {
         b.status().breaker.unwrap()

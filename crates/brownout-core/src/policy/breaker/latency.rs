@@ -20,7 +20,9 @@ use super::error_rate::{check_break, grown_break};
 use super::inflight::InFlight;
 use super::trials::Trials;
 use crate::engine::Time;
-use crate::scenario::Dur;
+use crate::policy::percentile::nearest_rank;
+use crate::policy::{BuildCtx, PolicyConfig};
+use crate::units::Dur;
 
 /// Latency breaker configuration.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -67,7 +69,7 @@ fn one_f() -> f64 {
 
 impl LatencyConfig {
     /// Check values serde cannot, naming the field.
-    pub fn validate(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), String> {
         let p = "LatencyBreaker";
         if self.window.ns() == 0 {
             return Err(format!("{p}.window must be > 0"));
@@ -83,16 +85,6 @@ impl LatencyConfig {
         }
         check_break(p, self.break_duration, self.break_multiplier)
     }
-}
-
-/// Nearest-rank percentile of `v` (reordered in place by a selection); None when empty.
-pub fn nearest_rank(v: &mut [Time], p: f64) -> Option<Time> {
-    if v.is_empty() {
-        return None;
-    }
-    let rank = (p * v.len() as f64).ceil() as usize;
-    let (_, &mut x, _) = v.select_nth_unstable(rank.clamp(1, v.len()) - 1);
-    Some(x)
 }
 
 /// See the module docs.
@@ -257,6 +249,18 @@ impl Policy for Latency {
     }
 }
 
+impl PolicyConfig for LatencyConfig {
+    const KIND: &'static str = "latency-breaker";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        self.check()
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(Latency::new(self))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,26 +284,17 @@ mod tests {
         }
     }
     fn att(now: Time, id: u64) -> Attempt {
-        Attempt { now, class: 0, number: 1, id, priority: 0, queued: 0 }
+        Attempt::new(now, 0, id)
     }
     fn call(b: &mut Latency, at: Time, id: u64, dur: Time) -> Admission {
         let adm = b.admit(&att(at, id));
         if adm == Admission::Admit {
-            b.complete(&Completed { now: at + dur, class: 0, id, admitted_at: at, outcome: Success });
+            b.complete(&Completed::new(at + dur, 0, id, at, Success));
         }
         adm
     }
     fn state(b: &Latency) -> BreakerState {
         b.status().breaker.unwrap()
-    }
-
-    #[test]
-    fn nearest_rank_percentile() {
-        let mut v = vec![5, 1, 4, 2, 3];
-        assert_eq!(nearest_rank(&mut v, 0.5), Some(3)); // ceil(2.5) = 3rd
-        assert_eq!(nearest_rank(&mut v, 0.95), Some(5)); // ceil(4.75) = 5th
-        assert_eq!(nearest_rank(&mut v, 0.2), Some(1)); // ceil(1.0) = 1st
-        assert_eq!(nearest_rank(&mut [], 0.5), None);
     }
 
     #[test]
@@ -341,13 +336,7 @@ mod tests {
         assert_eq!(call(&mut b, 10 * SECOND - 1, 1, 0), Admission::Refuse(Refusal::ShortCircuited));
         assert_eq!(b.admit(&att(10 * SECOND, 2)), Admission::Admit);
         assert_eq!(b.admit(&att(10 * SECOND, 3)), Admission::Refuse(Refusal::ShortCircuited));
-        b.complete(&Completed {
-            now: 10 * SECOND + 501 * MS,
-            class: 0,
-            id: 2,
-            admitted_at: 10 * SECOND,
-            outcome: Success,
-        });
+        b.complete(&Completed::new(10 * SECOND + 501 * MS, 0, 2, 10 * SECOND, Success));
         // Re-opened at 10.501 s for min(20 s, 15 s) = 15 s.
         let t = 10 * SECOND + 501 * MS;
         assert_eq!(state(&b), BreakerState::Open);
@@ -382,7 +371,7 @@ mod tests {
     fn validate_names_fields() {
         let mut c = cfg();
         c.percentile = 1.5;
-        assert!(c.validate().unwrap_err().contains("percentile"));
-        assert!(cfg().validate().is_ok());
+        assert!(c.check().unwrap_err().contains("percentile"));
+        assert!(cfg().check().is_ok());
     }
 }

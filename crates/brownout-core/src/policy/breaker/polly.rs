@@ -26,7 +26,8 @@ use serde::{Deserialize, Serialize};
 
 use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal, Status};
 use crate::engine::{MILLISECOND, Time};
-use crate::scenario::Dur;
+use crate::policy::{BuildCtx, PolicyConfig};
+use crate::units::Dur;
 
 /// Polly `CircuitBreakerStrategyOptions` (the fields brownout models).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -67,7 +68,7 @@ impl Default for PollyConfig {
 
 impl PollyConfig {
     /// Check values serde cannot, naming the field.
-    pub fn validate(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), String> {
         if !(0.0..=1.0).contains(&self.failure_ratio) {
             return Err("Polly.FailureRatio must lie in [0, 1]".into());
         }
@@ -233,6 +234,18 @@ impl Policy for Polly {
     }
 }
 
+impl PolicyConfig for PollyConfig {
+    const KIND: &'static str = "polly-breaker";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        self.check()
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(Polly::new(self))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,10 +255,10 @@ mod tests {
     const MS: Time = MILLISECOND;
 
     fn att(now: Time, id: u64) -> Attempt {
-        Attempt { now, class: 0, number: 1, id, priority: 0, queued: 0 }
+        Attempt::new(now, 0, id)
     }
     fn done(b: &mut Polly, now: Time, id: u64, o: CallOutcome) {
-        b.complete(&Completed { now, class: 0, id, admitted_at: 0, outcome: o });
+        b.complete(&Completed::new(now, 0, id, 0, o));
     }
     fn state(b: &Polly) -> BreakerState {
         b.status().breaker.unwrap()

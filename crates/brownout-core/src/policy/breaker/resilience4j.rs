@@ -27,7 +27,8 @@ use serde::{Deserialize, Serialize};
 use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal, Status};
 use super::window::{Counts, Sample, Window};
 use crate::engine::{SECOND, Time};
-use crate::scenario::Dur;
+use crate::policy::{BuildCtx, PolicyConfig};
+use crate::units::Dur;
 
 /// `slidingWindowType`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -137,7 +138,7 @@ impl Default for Resilience4jConfig {
 
 impl Resilience4jConfig {
     /// Check values serde cannot, naming the field (as r4j's builder does).
-    pub fn validate(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), String> {
         let p = "Resilience4j";
         for (name, v) in [
             ("failureRateThreshold", self.failure_rate_threshold),
@@ -331,6 +332,18 @@ impl Policy for Resilience4j {
     }
 }
 
+impl PolicyConfig for Resilience4jConfig {
+    const KIND: &'static str = "resilience4j-breaker";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        self.check()
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(Resilience4j::new(self))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,10 +353,10 @@ mod tests {
     const MS: Time = MILLISECOND;
 
     fn att(now: Time, id: u64) -> Attempt {
-        Attempt { now, class: 0, number: 1, id, priority: 0, queued: 0 }
+        Attempt::new(now, 0, id)
     }
     fn done(b: &mut Resilience4j, start: Time, now: Time, id: u64, o: CallOutcome) {
-        b.complete(&Completed { now, class: 0, id, admitted_at: start, outcome: o });
+        b.complete(&Completed::new(now, 0, id, start, o));
     }
     fn state(b: &Resilience4j) -> BreakerState {
         b.status().breaker.unwrap()

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal, Status};
 use super::window::{Sample, Window};
 use crate::engine::{MILLISECOND, SECOND, Time};
+use crate::policy::{BuildCtx, PolicyConfig};
 
 /// Sentinel `DegradeRule`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -56,7 +57,7 @@ fn thousand() -> u64 {
 
 impl SentinelConfig {
     /// Check values serde cannot, naming the field (DegradeRuleManager.isValidRule).
-    pub fn validate(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), String> {
         let p = "Sentinel";
         if self.grade > 2 {
             return Err(format!("{p}.grade must be 0, 1 or 2"));
@@ -179,6 +180,18 @@ impl Policy for Sentinel {
     }
 }
 
+impl PolicyConfig for SentinelConfig {
+    const KIND: &'static str = "sentinel-breaker";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        self.check()
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(Sentinel::new(self))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,10 +210,10 @@ mod tests {
         }
     }
     fn att(now: Time, id: u64) -> Attempt {
-        Attempt { now, class: 0, number: 1, id, priority: 0, queued: 0 }
+        Attempt::new(now, 0, id)
     }
     fn done(b: &mut Sentinel, start: Time, end: Time, id: u64, o: CallOutcome) {
-        b.complete(&Completed { now: end, class: 0, id, admitted_at: start, outcome: o });
+        b.complete(&Completed::new(end, 0, id, start, o));
     }
     fn state(b: &Sentinel) -> BreakerState {
         b.status().breaker.unwrap()

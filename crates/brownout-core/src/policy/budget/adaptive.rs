@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
 use crate::policy::{Admission, Attempt, ClassId, Policy, RetryAsk};
+use crate::policy::{BuildCtx, PolicyConfig};
 
 /// Adaptive retry bucket configuration (defaults from Brooker's simulation: 5, 0.1, 1).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -84,7 +85,7 @@ impl Policy for AdaptiveRetry {
 }
 
 /// Validation messages for [`AdaptiveRetryConfig`].
-pub fn validate(c: &AdaptiveRetryConfig) -> Result<(), String> {
+fn check(c: &AdaptiveRetryConfig) -> Result<(), String> {
     // Finite too: the bucket is kept in whole thousandths of a token (an i64).
     if !(c.bucket_size > 0.0 && c.bucket_size <= 1e12) {
         return Err("AdaptiveRetry.bucket_size must lie in (0, 1e12]".into());
@@ -96,4 +97,16 @@ pub fn validate(c: &AdaptiveRetryConfig) -> Result<(), String> {
         return Err("AdaptiveRetry.retry_cost must lie in (0, 1e12]".into());
     }
     Ok(())
+}
+
+impl PolicyConfig for AdaptiveRetryConfig {
+    const KIND: &'static str = "adaptive-retry";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        check(self)
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(AdaptiveRetry::new(self))
+    }
 }

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::policy::{Admission, Attempt, Completed, Policy, RetryAsk};
+use crate::policy::{BuildCtx, PolicyConfig};
 
 /// gRPC retry throttling configuration.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -60,7 +61,7 @@ impl Policy for GrpcThrottle {
 }
 
 /// Validation messages for [`GrpcThrottleConfig`].
-pub fn validate(c: &GrpcThrottleConfig) -> Result<(), String> {
+fn check(c: &GrpcThrottleConfig) -> Result<(), String> {
     if c.max_tokens == 0 || c.max_tokens > 1000 {
         return Err("GrpcThrottle.max_tokens must lie in [1, 1000]".into());
     }
@@ -68,4 +69,16 @@ pub fn validate(c: &GrpcThrottleConfig) -> Result<(), String> {
         return Err("GrpcThrottle.token_ratio must be > 0".into());
     }
     Ok(())
+}
+
+impl PolicyConfig for GrpcThrottleConfig {
+    const KIND: &'static str = "grpc-throttle";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        check(self)
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(GrpcThrottle::new(self))
+    }
 }

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
 use crate::policy::{Admission, Attempt, ClassId, Policy, RetryAsk};
-use crate::scenario::Dur;
+use crate::policy::{BuildCtx, PolicyConfig};
+use crate::units::Dur;
 
 /// tower TpsBudget configuration (tower's defaults: 10 s, 10, 0.2).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -123,7 +124,7 @@ impl Policy for TpsBudget {
 }
 
 /// Validation messages for [`TpsBudgetConfig`].
-pub fn validate(c: &TpsBudgetConfig) -> Result<(), String> {
+fn check(c: &TpsBudgetConfig) -> Result<(), String> {
     let s = crate::engine::SECOND;
     if c.ttl.ns() < s || c.ttl.ns() > 60 * s {
         return Err("RetryBudget.ttl must lie in [1s, 60s]".into());
@@ -132,4 +133,16 @@ pub fn validate(c: &TpsBudgetConfig) -> Result<(), String> {
         return Err("RetryBudget.retry_percent must lie in [0, 1000]".into());
     }
     Ok(())
+}
+
+impl PolicyConfig for TpsBudgetConfig {
+    const KIND: &'static str = "retry-budget";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        check(self)
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(TpsBudget::new(self))
+    }
 }

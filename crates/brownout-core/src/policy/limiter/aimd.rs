@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::fixed::RefuseAs;
 use super::gate::{Adaptive, GateConfig, LimitAlgorithm, Sample, rejected};
 use crate::engine::Time;
-use crate::scenario::Dur;
+use crate::policy::{BuildCtx, Policy, PolicyConfig};
+use crate::units::Dur;
 
 /// AIMD limiter configuration (Netflix names and defaults).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -96,7 +97,7 @@ impl LimitAlgorithm for Aimd {
 }
 
 /// Validation messages for [`AimdConfig`].
-pub fn validate(c: &AimdConfig) -> Result<(), String> {
+fn check(c: &AimdConfig) -> Result<(), String> {
     if !(0.5..1.0).contains(&c.backoff_ratio) {
         return Err("Aimd.backoff_ratio must lie in [0.5, 1)".into());
     }
@@ -107,6 +108,18 @@ pub fn validate(c: &AimdConfig) -> Result<(), String> {
         return Err("Aimd.timeout must be > 0".into());
     }
     Ok(())
+}
+
+impl PolicyConfig for AimdConfig {
+    const KIND: &'static str = "aimd";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        check(self)
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(Aimd::limiter(self))
+    }
 }
 
 #[cfg(test)]

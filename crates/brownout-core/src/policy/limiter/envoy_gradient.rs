@@ -19,14 +19,11 @@ use serde::{Deserialize, Serialize};
 
 use super::fixed::RefuseAs;
 use super::gate::rejected;
-use crate::engine::{MICROSECOND, MILLISECOND, Time, counter_f64, label_hash};
-use crate::metrics::UsHist;
+use crate::engine::{MILLISECOND, Time, counter_f64, label_hash};
+use crate::policy::PolicyConfig;
+use crate::policy::percentile::DurationHist;
 use crate::policy::{Admission, Attempt, BuildCtx, Completed, Policy, Status};
-use crate::scenario::Dur;
-
-/// Longest duration the latency histogram tells apart (one hour, in microseconds); longer
-/// ones count as this.
-const HIST_MAX_US: u64 = 3_600_000_000;
+use crate::units::{Dur, Micros};
 
 /// Envoy gradient controller configuration (proto field names; percents as 0..100).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -96,7 +93,7 @@ pub struct EnvoyGradient {
     started: bool,
     limit: u32,
     in_flight: u32,
-    min_rtt_us: u64,
+    min_rtt: Micros,
     /// Limit to restore after the min_rtt window; 0 = no window open.
     deferred: u32,
     epoch: Time,
@@ -105,7 +102,7 @@ pub struct EnvoyGradient {
     sample_timer: Option<Time>,
     min_rtt_timer: Option<Time>,
     /// Round-trip times of the current sample or min_rtt window (microseconds).
-    hist: UsHist,
+    hist: DurationHist,
 }
 
 impl EnvoyGradient {
@@ -117,14 +114,14 @@ impl EnvoyGradient {
             started: false,
             limit: cfg.min_concurrency,
             in_flight: 0,
-            min_rtt_us: cfg.fixed_value.map_or(0, |d| d.ns() / MICROSECOND),
+            min_rtt: cfg.fixed_value.map_or(Micros(0), |d| Micros::from_time(d.ns())),
             deferred: 0,
             epoch: 0,
             windows: 0,
             at_min_streak: 0,
             sample_timer: None,
             min_rtt_timer: None,
-            hist: UsHist::new(),
+            hist: DurationHist::default(),
         }
     }
 
@@ -134,8 +131,8 @@ impl EnvoyGradient {
     }
 
     /// The measured (or fixed) min RTT in microseconds (0 = not yet measured).
-    pub fn min_rtt_us(&self) -> u64 {
-        self.min_rtt_us
+    pub fn min_rtt(&self) -> Micros {
+        self.min_rtt
     }
 
     /// True while a min_rtt window pins the limit.
@@ -171,7 +168,7 @@ impl EnvoyGradient {
     }
 
     fn end_min_rtt_window(&mut self, now: Time) {
-        self.min_rtt_us = self.aggregate_and_clear();
+        self.min_rtt = self.aggregate_and_clear();
         let restore = self.deferred;
         self.set_limit(restore, now);
         self.deferred = 0;
@@ -179,8 +176,8 @@ impl EnvoyGradient {
         self.sample_timer = Some(now.saturating_add(self.cfg.concurrency_update_interval.ns()));
     }
 
-    fn aggregate_and_clear(&mut self) -> u64 {
-        let v = self.hist.value_at_quantile(self.cfg.sample_aggregate_percentile / 100.0);
+    fn aggregate_and_clear(&mut self) -> Micros {
+        let v = self.hist.quantile(self.cfg.sample_aggregate_percentile / 100.0);
         self.hist.reset();
         v
     }
@@ -189,10 +186,10 @@ impl EnvoyGradient {
         if self.hist.is_empty() {
             return;
         }
-        let sample_us = self.aggregate_and_clear().max(1);
-        let min = self.min_rtt_us as f64;
+        let sample = self.aggregate_and_clear().max(Micros(1));
+        let min = self.min_rtt.0 as f64;
         let buffered = min + min * self.cfg.buffer / 100.0;
-        let gradient = (buffered / sample_us as f64).clamp(0.5, 2.0);
+        let gradient = (buffered / sample.0 as f64).clamp(0.5, 2.0);
         let scaled = self.limit as f64 * gradient;
         let next = (scaled + scaled.sqrt()) as u32;
         let bounded = next.min(self.cfg.max_concurrency_limit).max(self.cfg.min_concurrency);
@@ -238,7 +235,7 @@ impl Policy for EnvoyGradient {
             return; // sent before the current min_rtt window
         }
         // Envoy records whole microseconds.
-        self.hist.record((d.duration() / MICROSECOND).min(HIST_MAX_US));
+        self.hist.record(d.duration());
         if self.in_min_rtt_window() && self.hist.len() >= self.cfg.request_count as u64 {
             self.end_min_rtt_window(d.now);
         }
@@ -270,7 +267,7 @@ impl Policy for EnvoyGradient {
 }
 
 /// Validation messages for [`EnvoyGradientConfig`].
-pub fn validate(c: &EnvoyGradientConfig) -> Result<(), String> {
+fn check(c: &EnvoyGradientConfig) -> Result<(), String> {
     if c.concurrency_update_interval.ns() < MILLISECOND {
         return Err("EnvoyGradient.concurrency_update_interval must be >= 1ms".into());
     }
@@ -293,4 +290,16 @@ pub fn validate(c: &EnvoyGradientConfig) -> Result<(), String> {
         return Err("EnvoyGradient.request_count must be >= 1".into());
     }
     Ok(())
+}
+
+impl PolicyConfig for EnvoyGradientConfig {
+    const KIND: &'static str = "envoy-gradient";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        check(self)
+    }
+
+    fn build(&self, ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(EnvoyGradient::new(self, ctx))
+    }
 }

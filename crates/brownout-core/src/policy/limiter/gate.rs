@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::fixed::RefuseAs;
 use crate::engine::Time;
 use crate::policy::{Admission, Attempt, CallOutcome, Completed, Policy, Status};
-use crate::scenario::Dur;
+use crate::units::Dur;
 
 /// One finished attempt as a limit algorithm sees it (Netflix `Limit.onSample`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,7 +134,7 @@ mod tests {
     }
 
     fn att(now: Time, id: u64) -> Attempt {
-        Attempt { now, class: 0, number: 1, id, priority: 0, queued: 0 }
+        Attempt::new(now, 0, id)
     }
 
     #[test]
@@ -146,7 +146,7 @@ mod tests {
         // floor(2.9) = 2 permits.
         assert_eq!(g.admit(&att(6, 3)), Admission::Refuse(crate::policy::Refusal::Fallback));
         g.cancel(&att(7, 2));
-        g.complete(&Completed { now: 10, class: 0, id: 1, admitted_at: 0, outcome: CallOutcome::Timeout });
+        g.complete(&Completed::new(10, 0, 1, 0, CallOutcome::Timeout));
         let s = &g.algorithm().0;
         assert_eq!((s[0].rtt, s[0].inflight, s[0].did_drop), (2, 2, true));
         assert_eq!((s[1].rtt, s[1].inflight, s[1].did_drop), (10, 1, true));

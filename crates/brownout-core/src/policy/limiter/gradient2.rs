@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use super::fixed::RefuseAs;
 use super::gate::{Adaptive, GateConfig, LimitAlgorithm, Sample, rejected};
-use crate::scenario::Dur;
+use crate::policy::{BuildCtx, Policy, PolicyConfig};
+use crate::units::Dur;
 
 /// Gradient2 limiter configuration (Netflix names and defaults).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -162,7 +163,7 @@ impl LimitAlgorithm for Gradient2 {
 }
 
 /// Validation messages for [`Gradient2Config`].
-pub fn validate(c: &Gradient2Config) -> Result<(), String> {
+fn check(c: &Gradient2Config) -> Result<(), String> {
     if !(c.smoothing.is_finite() && 0.0 < c.smoothing && c.smoothing <= 1.0) {
         return Err("Gradient2.smoothing must lie in (0, 1]".into());
     }
@@ -176,4 +177,16 @@ pub fn validate(c: &Gradient2Config) -> Result<(), String> {
         return Err("Gradient2.long_window must be >= 1".into());
     }
     Ok(())
+}
+
+impl PolicyConfig for Gradient2Config {
+    const KIND: &'static str = "gradient2";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        check(self)
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(Gradient2::limiter(self))
+    }
 }

@@ -19,7 +19,8 @@ use super::fixed::RefuseAs;
 use super::gate::{Adaptive, GateConfig, LimitAlgorithm, Sample, rejected};
 use crate::engine::{Time, counter_f64, label_hash};
 use crate::policy::BuildCtx;
-use crate::scenario::Dur;
+use crate::policy::{Policy, PolicyConfig};
+use crate::units::Dur;
 
 /// Vegas limiter configuration (Netflix names and defaults).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -172,7 +173,7 @@ impl LimitAlgorithm for Vegas {
 }
 
 /// Validation messages for [`VegasConfig`].
-pub fn validate(c: &VegasConfig) -> Result<(), String> {
+fn check(c: &VegasConfig) -> Result<(), String> {
     if !(c.smoothing.is_finite() && 0.0 < c.smoothing && c.smoothing <= 1.0) {
         return Err("Vegas.smoothing must lie in (0, 1]".into());
     }
@@ -183,6 +184,18 @@ pub fn validate(c: &VegasConfig) -> Result<(), String> {
         return Err("Vegas.probe_multiplier must be >= 1".into());
     }
     Ok(())
+}
+
+impl PolicyConfig for VegasConfig {
+    const KIND: &'static str = "vegas";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        check(self)
+    }
+
+    fn build(&self, ctx: &BuildCtx) -> Box<dyn Policy> {
+        Box::new(Vegas::limiter(self, ctx))
+    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,6 @@
-//! Durations as written in scenario files: `"200ms"`, `"6s"`, `"30m"`, `"1.5s"`, `"250us"`.
+//! Units shared by scenarios, policies and metrics: [`Dur`], a duration as written in
+//! scenario files (`"200ms"`, `"6s"`, `"30m"`, `"1.5s"`, `"250us"`), and [`Micros`], a
+//! histogram value. A leaf module, so that policies need not import the scenario.
 
 use std::fmt;
 
@@ -23,6 +25,22 @@ impl Dur {
     /// From seconds.
     pub const fn secs(s: u64) -> Self {
         Dur(s * SECOND)
+    }
+}
+
+/// Microseconds: the unit of the HDR histograms' values ([`crate::metrics::UsHist`]), kept
+/// apart from nanosecond [`Time`] so the two are never compared bare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Hash)]
+pub struct Micros(pub u64);
+
+impl Micros {
+    /// Whole microseconds in `t` (rounded down).
+    pub const fn from_time(t: Time) -> Self {
+        Micros(t / MICROSECOND)
+    }
+    /// As virtual time (nanoseconds).
+    pub const fn to_time(self) -> Time {
+        self.0 * MICROSECOND
     }
 }
 
