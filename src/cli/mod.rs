@@ -1,6 +1,10 @@
 //! Argument parsing and the subcommands. Exit codes: 0 success, 1 a failed expectation or
 //! verification, 2 bad input (nothing written).
 
+mod completions;
+mod examples;
+mod explain;
+mod new;
 mod plot;
 mod run;
 mod sweep;
@@ -9,7 +13,7 @@ mod verify;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// Deterministic simulator for protecting a service from a slow-but-not-failing dependency.
 #[derive(Parser, Debug)]
@@ -36,6 +40,17 @@ enum Command {
         /// The scenario file (RON).
         scenario: PathBuf,
     },
+    /// Write a commented starter scenario from a template (see --list).
+    New(new::NewArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(completions::CompletionsArgs),
+    /// Explain scenario fields and policy parameters: meaning, unit, default and range.
+    Explain(explain::ExplainArgs),
+}
+
+/// The command line definition, with each subcommand's examples in its help.
+pub fn command() -> clap::Command {
+    examples::with_examples(Cli::command())
 }
 
 /// A failure with its exit code.
@@ -54,13 +69,16 @@ impl Failure {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Plot(args) => plot::plot(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Merge(args) => sweep::merge(args),
+        Command::New(args) => new::new(args),
+        Command::Completions(args) => completions::completions(args),
+        Command::Explain(args) => explain::explain(args),
         Command::Check { scenario } => match run::load_scenario(&scenario) {
             Ok(s) => {
                 let ok =

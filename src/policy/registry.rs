@@ -45,7 +45,7 @@ impl BuildCtx {
 }
 
 /// A policy as written in a scenario file, e.g. `Timeout((timeout: "250ms"))`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub enum PolicySpec {
     /// Per-attempt timeout.
     Timeout(TimeoutConfig),

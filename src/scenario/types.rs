@@ -9,7 +9,7 @@ use super::Dur;
 use crate::policy::PolicySpec;
 
 /// A whole scenario file.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Name; also the default output folder `output/<name>/`.
@@ -20,17 +20,17 @@ pub struct Scenario {
     /// Root seed (overridden by `--seed`).
     #[serde(default = "default_seed")]
     pub seed: u64,
-    /// Simulated time to run.
+    /// Simulated time to run (> 0).
     pub horizon: Dur,
-    /// Leading time excluded from summary metrics.
+    /// Leading time excluded from summary metrics (shorter than `horizon`).
     #[serde(default)]
     pub warmup: Dur,
-    /// Width of a time-series window.
+    /// Width of a time-series window (> 0; at most 1,000,000 windows per horizon).
     #[serde(default = "default_window")]
     pub window: Dur,
     /// The caller fleet: gateway instances with worker slots and a connection pool.
     pub fleet: Fleet,
-    /// Request classes.
+    /// Request classes (at least one; names unique).
     pub classes: Vec<Class>,
     /// The dependency the classes call.
     pub dependency: Dependency,
@@ -40,7 +40,7 @@ pub struct Scenario {
     /// What a wrong value or a failed order costs.
     #[serde(default)]
     pub business: Option<Business>,
-    /// The policies to compare; each runs on the same traffic.
+    /// The policies to compare (at least one set); each runs on the same traffic.
     pub policies: Vec<PolicySet>,
     /// Assertions checked after the run (`brownout run` exits 1 if one fails).
     #[serde(default)]
@@ -58,10 +58,10 @@ fn default_window() -> Dur {
 }
 
 /// The calling service's fleet.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Fleet {
-    /// Number of gateway instances. Arrivals are spread round robin.
+    /// Number of gateway instances (>= 1). Arrivals are spread round robin.
     #[serde(default = "one")]
     pub instances: u32,
     /// Worker slots per instance.
@@ -80,21 +80,21 @@ pub struct Fleet {
 }
 
 /// A window during which some gateway instances cannot reach the dependency.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Partition {
-    /// Start.
+    /// When the partition starts.
     pub start: Dur,
-    /// End.
+    /// When it ends (not before `start`).
     pub end: Dur,
-    /// Instance indices cut off.
+    /// Instance indices cut off (each below `fleet.instances`).
     pub instances: Vec<u32>,
     /// What a call from a cut-off instance does.
     pub mode: PartitionMode,
 }
 
 /// How calls across a partition fail.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub enum PartitionMode {
     /// The call hangs until the connect timeout, then fails.
     Hang {
@@ -107,7 +107,7 @@ pub enum PartitionMode {
 
 /// A restart of some instances at a time: in-flight requests on them fail, and state that
 /// is not persistent is lost.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Restart {
     /// When the first instance restarts.
@@ -130,38 +130,38 @@ fn one() -> u32 {
 }
 
 /// Worker slots: at most `slots` requests handled at once per instance.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Workers {
-    /// Concurrent requests per instance.
+    /// Concurrent requests per instance (>= 1).
     pub slots: u32,
     /// Requests that may wait for a slot (0 = reject at once).
     #[serde(default)]
     pub queue: u32,
-    /// Longest wait for a slot before rejection.
+    /// Longest wait for a slot before rejection (none = until the deadline).
     #[serde(default)]
     pub max_wait: Option<Dur>,
 }
 
 /// A connection pool to the dependency.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Pool {
-    /// Connections per instance.
+    /// Connections per instance (>= 1).
     pub max_connections: u32,
     /// Longest wait to acquire a connection; after it the attempt fails as an error.
     pub acquire_timeout: Dur,
 }
 
 /// A request class.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Class {
     /// Name, unique.
     pub name: String,
     /// How requests arrive (across the whole fleet).
     pub arrivals: Arrivals,
-    /// The caller's budget: a response after it is worthless.
+    /// The caller's budget (> 0): a response after it is worthless.
     pub deadline: Dur,
     /// Whether requests of this class call the dependency.
     #[serde(default = "yes")]
@@ -172,10 +172,10 @@ pub struct Class {
     /// Whether a refused or failed call may be answered from the last-known-value cache.
     #[serde(default)]
     pub fallback: Fallback,
-    /// Fraction of this class's answers that turn into an order (business model).
+    /// Fraction of this class's answers that turn into an order (business model), in [0, 1].
     #[serde(default)]
     pub order_fraction: f64,
-    /// Priority for priority-ordered queues (higher first).
+    /// Priority for priority-ordered queues (higher first; 0 = lowest).
     #[serde(default)]
     pub priority: u32,
     /// Users reloading slow or failed pages (feedback from latency to offered load).
@@ -188,7 +188,7 @@ fn yes() -> bool {
 }
 
 /// When the cache may answer instead of the dependency.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, schemars::JsonSchema)]
 pub enum Fallback {
     /// Never: refusals and failures reach the user.
     #[default]
@@ -200,21 +200,21 @@ pub enum Fallback {
 }
 
 /// Arrival processes.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub enum Arrivals {
     /// Poisson arrivals at a constant rate.
     Poisson {
-        /// Requests per second.
+        /// Requests per second across the fleet (>= 0).
         rate_per_s: f64,
     },
     /// Poisson arrivals with a piecewise-linear rate profile (held constant after the last point).
     PoissonProfile {
-        /// (time, rate per second) points, times increasing.
+        /// (time, requests per second >= 0) points, times increasing.
         points: Vec<(Dur, f64)>,
     },
     /// Closed loop: `users` users, each sending one request and thinking after its response.
     ClosedLoop {
-        /// Number of users.
+        /// Number of users (>= 1).
         users: u32,
         /// Mean think time (exponential).
         think: Dur,
@@ -227,11 +227,11 @@ pub enum Arrivals {
     /// Poisson arrivals with a daily cycle:
     /// `rate(t) = mean * (1 + amplitude * cos(2 pi (t - peak_at) / period))`.
     Diurnal {
-        /// Mean rate per second.
+        /// Mean rate, requests per second (>= 0).
         mean_rate_per_s: f64,
         /// Relative swing in [0, 1].
         amplitude: f64,
-        /// Cycle length (a day by default).
+        /// Cycle length (> 0; a day by default).
         #[serde(default = "day")]
         period: Dur,
         /// Time of the peak within the cycle.
@@ -240,13 +240,13 @@ pub enum Arrivals {
     },
     /// Poisson arrivals with a flash-sale burst: `base` outside, `base * multiplier` inside.
     Burst {
-        /// Rate outside the burst.
+        /// Rate outside the burst, requests per second (>= 0).
         base_rate_per_s: f64,
         /// Burst start.
         at: Dur,
         /// Burst length.
         duration: Dur,
-        /// Rate multiplier during the burst.
+        /// Rate multiplier during the burst (>= 0).
         multiplier: f64,
     },
     /// Replay a request-rate time series from a CSV file (columns `t_s`, `rate_per_s`),
@@ -263,12 +263,12 @@ fn day() -> Dur {
 
 /// Users who retry on their own: a user whose answer failed or took longer than `patience`
 /// sends the same request again after `delay`, with probability `probability`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Reload {
-    /// Answers slower than this make users reload.
+    /// Answers slower than this make users reload (> 0).
     pub patience: Dur,
-    /// Probability that an impatient or failed user reloads.
+    /// Probability that an impatient or failed user reloads, in [0, 1].
     pub probability: f64,
     /// Time before the reload.
     #[serde(default)]
@@ -283,20 +283,20 @@ fn three() -> u32 {
 }
 
 /// A latency distribution.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub enum Latency {
     /// Always the same.
     Constant(Dur),
     /// Exponential with the given mean.
     Exponential {
-        /// Mean.
+        /// Mean (> 0).
         mean: Dur,
     },
     /// Log-normal given its median and the sigma of the underlying normal.
     LogNormal {
-        /// Median (= exp(mu)).
+        /// Median (= exp(mu); > 0).
         median: Dur,
-        /// Sigma of ln(latency).
+        /// Sigma of ln(latency), in [0, 5].
         sigma: f64,
     },
     /// Resampled from observed latencies in a CSV file (one column, milliseconds).
@@ -314,7 +314,7 @@ fn latency_col() -> String {
 }
 
 /// The dependency.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Dependency {
     /// Name for reports.
@@ -325,7 +325,7 @@ pub struct Dependency {
     /// Multiplier on the base latency over time.
     #[serde(default)]
     pub drift: Drift,
-    /// Probability that a call fails with an error, over time.
+    /// Probability that a call fails with an error, over time (values in [0, 1]).
     #[serde(default)]
     pub error_rate: Profile,
     /// Mode timeline (healthy / slow / unavailable).
@@ -343,10 +343,10 @@ pub struct Dependency {
 }
 
 /// Dependency replicas and how callers pick one.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Replicas {
-    /// Number of replicas; `capacity`, if set, applies to each.
+    /// Number of replicas, 1 to 10000; `capacity`, if set, applies to each.
     pub count: u32,
     /// Client-side load balancing.
     pub balancing: Balancing,
@@ -356,7 +356,7 @@ pub struct Replicas {
 }
 
 /// Client-side load-balancing rules.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub enum Balancing {
     /// Each instance cycles through the replicas.
     RoundRobin,
@@ -369,16 +369,16 @@ pub enum Balancing {
 }
 
 /// One replica slowed during a window.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReplicaSlowdown {
-    /// Replica index.
+    /// Replica index (below `count`).
     pub replica: u32,
-    /// Start.
+    /// When the slowdown starts.
     pub start: Dur,
-    /// End.
+    /// When it ends (not before `start`).
     pub end: Dur,
-    /// Latency multiplier.
+    /// Latency multiplier (> 0).
     pub factor: f64,
 }
 
@@ -387,30 +387,31 @@ fn dep_name() -> String {
 }
 
 /// A drift profile: a multiplier on the base latency at each time.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default, schemars::JsonSchema)]
 pub enum Drift {
     /// No drift (factor 1).
     #[default]
     None,
     /// Factor `factor` from `at` on.
     Step {
-        /// When.
+        /// When the step happens.
         at: Dur,
-        /// Multiplier after the step.
+        /// Multiplier after the step (> 0).
         factor: f64,
     },
     /// Linear from `from` at `start` to `to` at `end`, held after.
     Ramp {
         /// Ramp start.
         start: Dur,
-        /// Ramp end.
+        /// Ramp end (not before `start`).
         end: Dur,
-        /// Factor at start.
+        /// Factor at start (> 0).
         from: f64,
-        /// Factor at end.
+        /// Factor at end (> 0).
         to: f64,
     },
-    /// Piecewise linear through (time, factor) points; constant before the first and after the last.
+    /// Piecewise linear through (time, factor > 0) points in time order; constant before the first
+    /// and after the last.
     Points(Vec<(Dur, f64)>),
     /// A brownout episode: factor 1 until `start`, linear up to `peak` over `ramp`, held for
     /// `hold`, linear back to 1 over `ramp`. One number to sweep: `peak`.
@@ -421,17 +422,17 @@ pub enum Drift {
         ramp: Dur,
         /// Time at the peak.
         hold: Dur,
-        /// Peak factor (30 = 200 ms -> 6 s).
+        /// Peak factor (> 0; 30 = 200 ms -> 6 s).
         peak: f64,
     },
     /// Factor `factor` during the first `duration` of every `period` (from time 0), 1 otherwise:
     /// a recurring brownout such as "50 ms instead of 10 ms for 2 s of every 10 s".
     Periodic {
-        /// Length of one cycle.
+        /// Length of one cycle (> 0).
         period: Dur,
-        /// How long the factor applies at the start of each cycle.
+        /// How long the factor applies at the start of each cycle (at most `period`).
         duration: Dur,
-        /// Multiplier while it applies.
+        /// Multiplier while it applies (> 0).
         factor: f64,
     },
     /// Observed latency over time from a CSV file (columns `t_s` and `latency_ms`); the factor
@@ -443,11 +444,11 @@ pub enum Drift {
 }
 
 /// A number over time: constant or piecewise linear.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub enum Profile {
     /// The same value throughout.
     Constant(f64),
-    /// Piecewise linear through (time, value) points.
+    /// Piecewise linear through (time, value) points in time order.
     Points(Vec<(Dur, f64)>),
 }
 
@@ -458,7 +459,7 @@ impl Default for Profile {
 }
 
 /// A change of the dependency's mode at a time.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModeChange {
     /// When the mode starts.
@@ -468,7 +469,7 @@ pub struct ModeChange {
 }
 
 /// The dependency's mode (R02's switch).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub enum Mode {
     /// Normal latency.
     Healthy,
@@ -479,25 +480,25 @@ pub enum Mode {
 }
 
 /// Finite dependency capacity.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Capacity {
-    /// Calls served at once.
+    /// Calls served at once (>= 1).
     pub servers: u32,
     /// Calls that may wait; beyond it a call fails at once with 503.
     pub queue: u32,
 }
 
 /// Items, their popularity and stock changes, and the last-known-value cache.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Catalogue {
-    /// Number of items.
+    /// Number of items (>= 1).
     pub items: u32,
-    /// Zipf exponent of item popularity (0 = uniform).
+    /// Zipf exponent of item popularity (>= 0; 0 = uniform).
     #[serde(default = "zipf_default")]
     pub zipf: f64,
-    /// Each item's stock changes as a Poisson process at this rate per hour.
+    /// Each item's stock changes as a Poisson process at this rate per hour (>= 0).
     pub changes_per_hour: f64,
     /// Cache entries older than this are not served (None = no TTL).
     #[serde(default)]
@@ -515,34 +516,35 @@ fn zipf_default() -> f64 {
 }
 
 /// Costs of the business consequences.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Business {
-    /// Probability that an order built on a wrong stock value is substituted (else refunded).
+    /// Probability in [0, 1] that an order built on a wrong stock value is substituted (else
+    /// refunded).
     pub substitution_allowance: f64,
-    /// The same while degraded (a policy reports degraded): the seed's point 4.
+    /// The same while degraded (a policy reports degraded), in [0, 1]: the seed's point 4.
     pub degraded_substitution_allowance: f64,
-    /// Cost of one substitution.
+    /// Cost of one substitution (>= 0, in your currency).
     pub substitution_cost: f64,
-    /// Cost of one refund.
+    /// Cost of one refund (>= 0).
     pub refund_cost: f64,
-    /// Cost of an order lost because its request failed or missed its deadline.
+    /// Cost of an order lost because its request failed or missed its deadline (>= 0).
     pub lost_order_cost: f64,
 }
 
 /// One policy configuration: a stack of layers, outermost first.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PolicySet {
     /// Label in tables and charts.
     pub name: String,
-    /// Layers, outermost first (like `Retry(Breaker(Limiter(Timeout(call))))`).
+    /// Layers, outermost first (like `Retry(Breaker(Limiter(Timeout(call))))`); at most 8.
     #[serde(default)]
     pub stack: Vec<Layer>,
 }
 
 /// A layer: a policy, optionally restricted to some classes.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Layer {
     /// The policy.
@@ -560,7 +562,7 @@ pub struct Layer {
 }
 
 /// Scope of a policy's state.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default, schemars::JsonSchema)]
 pub enum Scope {
     /// Each gateway instance has its own state.
     #[default]
@@ -575,7 +577,7 @@ pub enum Scope {
 }
 
 /// An assertion on a run's results.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Expectation {
     /// Policy label.
@@ -603,7 +605,7 @@ fn one_f() -> f64 {
 }
 
 /// Comparison operators for expectations.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub enum Cmp {
     /// `<`
     Lt,
@@ -620,18 +622,20 @@ pub enum Cmp {
 /// Guards against runaway scenarios. `scenario::validate` compares estimates with them before
 /// any run (`scenario::budget`); the run itself stops at `max_in_flight` and `max_events`.
 /// Every field may be left out.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
-    /// Requests alive at once (in service or waiting) per run.
+    /// Requests alive at once (in service or waiting) per run; default 2,000,000.
     pub max_in_flight: u64,
-    /// Events per run (estimated before the run, counted during it).
+    /// Events per run (estimated before the run, counted during it); default 20,000,000,000.
     pub max_events: u64,
     /// Memory a run of every policy set, or a sweep on this scenario, is estimated to need,
     /// e.g. `"4GiB"` (the default) or `"512MiB"`.
     #[serde(skip_serializing_if = "is_default_memory")]
+    #[schemars(with = "String")]
     pub max_memory: bytesize::ByteSize,
-    /// Attempts one request may make: the product of its retry layers' `max_attempts`.
+    /// Attempts one request may make: the product of its retry layers' `max_attempts` (default
+    /// 1000).
     #[serde(skip_serializing_if = "is_default_attempts")]
     pub max_attempts: u64,
 }

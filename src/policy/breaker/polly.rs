@@ -29,7 +29,7 @@ use crate::engine::{MILLISECOND, Time};
 use crate::scenario::Dur;
 
 /// Polly `CircuitBreakerStrategyOptions` (the fields brownout models).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "PascalCase")]
 pub struct PollyConfig {
     /// Failure ratio in [0, 1] that breaks (default 0.1).

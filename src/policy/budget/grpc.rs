@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::policy::{Admission, Attempt, Completed, Policy, RetryAsk};
 
 /// gRPC retry throttling configuration.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrpcThrottleConfig {
     /// Bucket size, 1 to 1000.
