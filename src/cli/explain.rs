@@ -158,10 +158,11 @@ fn description(v: &Value) -> String {
     v.get("description").and_then(Value::as_str).unwrap_or("").replace('\n', " ")
 }
 
-/// Up to the first full stop that ends a sentence (not the one in "e.g. \"200ms\"").
+/// Up to the first full stop that ends a sentence (not the one of "e.g." or "i.e.").
 fn first_sentence(s: &str) -> &str {
     let ends = s.match_indices(". ").map(|(i, _)| i);
-    let mut ends = ends.filter(|&i| s[i + 2..].starts_with(|c: char| c.is_uppercase() || c == '`'));
+    let abbreviation = |i: usize| s[..i].ends_with("e.g") || s[..i].ends_with("i.e");
+    let mut ends = ends.filter(|&i| !abbreviation(i) && s[i + 2..].starts_with(char::is_uppercase));
     match ends.next() {
         Some(i) => &s[..=i],
         None => s,
@@ -243,6 +244,8 @@ fn ron_value(v: &Value) -> String {
         Value::Null => "None".into(),
         Value::String(s) => format!("\"{s}\""),
         Value::Array(a) => format!("[{}]", a.iter().map(ron_value).collect::<Vec<_>>().join(", ")),
+        // An empty map; non-empty objects are structs.
+        Value::Object(o) if o.is_empty() => "{}".into(),
         Value::Object(o) => match o.iter().next() {
             // An externally tagged enum variant with data, e.g. {"Constant": 0.0}.
             Some((k, x)) if o.len() == 1 && k.starts_with(char::is_uppercase) => format!("{k}({})", ron_value(x)),

@@ -138,7 +138,7 @@ pub struct Workers {
     /// Requests that may wait for a slot (0 = reject at once).
     #[serde(default)]
     pub queue: u32,
-    /// Longest wait for a slot before rejection (none = until the deadline).
+    /// Longest wait for a slot before rejection (none = as long as it takes; 0 = never wait).
     #[serde(default)]
     pub max_wait: Option<Dur>,
 }
