@@ -1,5 +1,6 @@
 //! ARCHITECTURE.md's layering invariants, checked on the source text (as rust-analyzer checks
-//! its own): the engine imports nothing of the domain, and only the edges touch files.
+//! its own): the engine crate depends on nothing of the domain, the core compiles no charts and
+//! no command line, there are no cycles between top-level modules, and only the edges touch files.
 
 use std::path::{Path, PathBuf};
 
@@ -26,34 +27,19 @@ fn code_lines(path: &Path) -> Vec<(usize, String)> {
     text.lines().enumerate().map(|(i, l)| (i + 1, l.split("//").next().unwrap_or("").to_string())).collect()
 }
 
-/// Every `crate::NAME` path in the engine must name the engine itself, and no `super::` may
-/// climb out of it; its only outside crates are std and rand (and proptest in its unit tests).
-fn engine_violations(root: &Path) -> Vec<String> {
-    let engine = root.join("src/engine");
+/// The engine crate's source may use only std, itself and rand (proptest in its unit tests),
+/// and never names a brownout crate.
+fn engine_violations(engine_src: &Path) -> Vec<String> {
     let mut bad = Vec::new();
-    for file in rust_files(&engine) {
-        let rel = file.strip_prefix(&engine).unwrap();
-        // How many `super::` a path may climb and still be inside the engine.
-        let depth = rel.components().count() - 1 + usize::from(rel.file_name().unwrap() != "mod.rs");
+    for file in rust_files(engine_src) {
         for (n, line) in code_lines(&file) {
-            for (i, _) in line.match_indices("crate::") {
-                let rest = &line[i + "crate::".len()..];
-                if !rest.starts_with("engine") {
-                    bad.push(format!("{}:{n}: {}", file.display(), line.trim()));
-                }
-            }
-            if let Some(i) = line.find("super::") {
-                let climbs = line[i..].matches("super::").count();
-                if climbs > depth && !line.contains("use super::*") {
-                    bad.push(format!("{}:{n}: {}", file.display(), line.trim()));
-                }
+            if line.contains("brownout") {
+                bad.push(format!("{}:{n}: {}", file.display(), line.trim()));
             }
             let t = line.trim_start();
             if let Some(rest) = t.strip_prefix("use ") {
                 let krate = rest.split("::").next().unwrap_or("").trim_start_matches('{');
-                if !["std", "core", "alloc", "crate", "super", "self", "rand", "rand_distr", "proptest"]
-                    .contains(&krate)
-                {
+                if !["std", "core", "alloc", "crate", "super", "self", "rand", "proptest"].contains(&krate) {
                     bad.push(format!("{}:{n}: outside crate `{krate}`", file.display()));
                 }
             }
@@ -62,48 +48,93 @@ fn engine_violations(root: &Path) -> Vec<String> {
     bad
 }
 
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
 #[test]
 fn the_engine_imports_nothing_of_the_domain() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let bad = engine_violations(root);
+    let bad = engine_violations(&root().join("crates/brownout-engine/src"));
     assert!(bad.is_empty(), "the engine reaches outside itself:\n{}", bad.join("\n"));
 }
 
 #[test]
 fn the_engine_check_catches_a_domain_import() {
-    // The checker itself must be able to fail: plant a domain import in a copy of the engine.
+    // The checker itself must be able to fail: plant domain imports in a copy of the engine.
     let dir = tempfile::tempdir().unwrap();
-    let engine = dir.path().join("src/engine");
-    std::fs::create_dir_all(&engine).unwrap();
-    std::fs::write(engine.join("mod.rs"), "//! crate::model in a comment is fine\nuse super::Time;\n").unwrap();
-    std::fs::write(engine.join("queue.rs"), "use crate::model::Model;\nfn f() { super::super::policy::x(); }\n")
-        .unwrap();
+    std::fs::write(dir.path().join("lib.rs"), "//! brownout_core in a comment is fine\nuse crate::Time;\n").unwrap();
+    std::fs::write(dir.path().join("queue.rs"), "use brownout_core::model::Model;\nuse serde::Serialize;\n").unwrap();
     let bad = engine_violations(dir.path());
     assert_eq!(bad.len(), 3, "{bad:#?}");
-    assert!(bad[0].contains("mod.rs:2"), "{bad:#?}");
-    assert!(bad.iter().any(|b| b.contains("queue.rs:1")));
-    assert!(bad.iter().any(|b| b.contains("queue.rs:2")));
+    assert!(bad.iter().all(|b| b.contains("queue.rs")), "{bad:#?}");
 }
 
-/// Places in `src/` (outside the allowed folders) whose code contains one of `needles`.
+/// The normal (non-dev) dependencies of a workspace crate, transitively, as cargo resolves
+/// them from Cargo.lock: the real graph, not a reading of Cargo.toml.
+fn dependency_tree(krate: &str) -> Vec<String> {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["tree", "--offline", "--locked", "-e", "normal", "--prefix", "none", "--format", "{p}", "-p", krate])
+        .current_dir(root())
+        .output()
+        .expect("cargo runs");
+    assert!(out.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut names: Vec<String> = text.lines().filter_map(|l| l.split_whitespace().next()).map(str::to_string).collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[test]
+fn the_engine_crate_depends_on_nothing_of_the_domain() {
+    let deps = dependency_tree("brownout-engine");
+    let own: Vec<_> = deps.iter().filter(|d| d.starts_with("brownout") && *d != "brownout-engine").collect();
+    assert!(own.is_empty(), "the engine depends on {own:?}");
+    let heavy = ["serde", "ron", "rayon", "plotters", "clap", "hdrhistogram"];
+    let found: Vec<_> = deps.iter().filter(|d| heavy.contains(&d.as_str())).collect();
+    assert!(found.is_empty(), "the engine pulls in {found:?}");
+    assert!(deps.iter().any(|d| d == "rand"), "the tree was read: {deps:?}");
+}
+
+#[test]
+fn an_embedder_of_the_core_compiles_no_charts_and_no_command_line() {
+    let deps = dependency_tree("brownout-core");
+    assert!(deps.iter().any(|d| d == "brownout-engine"), "the tree was read: {deps:?}");
+    let edge = ["brownout-output", "brownout", "plotters", "dejavu", "image", "clap", "indicatif", "tempfile"];
+    let found: Vec<_> = deps.iter().filter(|d| edge.contains(&d.as_str())).collect();
+    assert!(found.is_empty(), "brownout-core pulls in {found:?}");
+}
+
+/// The source folders of the workspace: the binary's and each crate's.
+fn source_roots(root: &Path) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = vec![root.join("src")].into_iter().filter(|p| p.is_dir()).collect();
+    if let Ok(crates) = std::fs::read_dir(root.join("crates")) {
+        let mut more: Vec<PathBuf> = crates.map(|e| e.unwrap().path().join("src")).filter(|p| p.is_dir()).collect();
+        more.sort();
+        roots.extend(more);
+    }
+    roots
+}
+
+/// Places in the workspace's sources (outside the allowed folders, given relative to the
+/// repository root) whose code contains one of `needles`.
 fn uses_outside(root: &Path, needles: &[&str], allowed: &[&str]) -> Vec<String> {
-    let src = root.join("src");
     let mut bad = Vec::new();
-    for file in rust_files(&src) {
-        let rel = file.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+    for file in source_roots(root).iter().flat_map(|src| rust_files(src)) {
+        let rel = file.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
         if allowed.iter().any(|a| rel.starts_with(a)) {
             continue;
         }
         for (n, line) in code_lines(&file) {
             if let Some(needle) = needles.iter().find(|k| line.contains(*k)) {
-                bad.push(format!("src/{rel}:{n}: `{needle}`"));
+                bad.push(format!("{rel}:{n}: `{needle}`"));
             }
         }
     }
     bad
 }
 
-/// ARCHITECTURE.md: only `output` (and the binary's `cli`) writes files; only `cli` prints,
+/// ARCHITECTURE.md: only `brownout-output` (and the binary's `cli`) writes files; only `cli` prints,
 /// reads the environment or the wall clock; simulation code has no hash-ordered maps and no
 /// unnamed or global generators.
 const EDGES: &[(&[&str], &[&str])] = &[
@@ -118,41 +149,43 @@ const EDGES: &[(&[&str], &[&str])] = &[
             "remove_dir",
             "persist(",
         ],
-        &["output/", "cli/", "main.rs"],
+        &["crates/brownout-output/", "src/cli/", "src/main.rs"],
     ),
-    (&["println!", "eprintln!", "print!(", "eprint!(", "std::io::stdout", "std::io::stderr"], &["cli/", "main.rs"]),
-    (&["std::env", "Instant::now", "SystemTime"], &["cli/", "main.rs"]),
+    (
+        &["println!", "eprintln!", "print!(", "eprint!(", "std::io::stdout", "std::io::stderr"],
+        &["src/cli/", "src/main.rs"],
+    ),
+    (&["std::env", "Instant::now", "SystemTime"], &["src/cli/", "src/main.rs"]),
     (&["HashMap", "HashSet", "thread_rng", "rand::rng()", "StdRng", "SmallRng", "from_entropy", "from_os_rng"], &[]),
 ];
 
 #[test]
 fn only_the_edges_write_print_or_read_the_clock() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let bad: Vec<String> = EDGES.iter().flat_map(|(needles, allowed)| uses_outside(root, needles, allowed)).collect();
+    let bad: Vec<String> = EDGES.iter().flat_map(|(needles, allowed)| uses_outside(root(), needles, allowed)).collect();
     assert!(bad.is_empty(), "edge work outside the edges:\n{}", bad.join("\n"));
 }
 
 #[test]
 fn the_edge_check_catches_a_write_in_the_model() {
     let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("src");
+    let src = dir.path().join("crates/brownout-core/src");
+    let out = dir.path().join("crates/brownout-output/src");
     std::fs::create_dir_all(src.join("model")).unwrap();
-    std::fs::create_dir_all(src.join("output")).unwrap();
-    std::fs::write(src.join("output/mod.rs"), "fn w() { std::fs::write(\"a\", \"b\").unwrap(); }\n").unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("lib.rs"), "fn w() { std::fs::write(\"a\", \"b\").unwrap(); }\n").unwrap();
     std::fs::write(
         src.join("model/mod.rs"),
         "// std::fs::write in a comment\nfn w() { std::fs::write(\"a\", \"b\").unwrap(); }\n",
     )
     .unwrap();
     let bad = uses_outside(dir.path(), EDGES[0].0, EDGES[0].1);
-    assert_eq!(bad, vec!["src/model/mod.rs:2: `fs::write`".to_string()]);
+    assert_eq!(bad, vec!["crates/brownout-core/src/model/mod.rs:2: `fs::write`".to_string()]);
 }
 
-/// Pairs of top-level modules that name each other (`crate::a` in b and `crate::b` in a),
-/// unit tests left out.
-fn module_cycles(root: &Path) -> Vec<(String, String)> {
-    let src = root.join("src");
-    let mut mods: Vec<String> = std::fs::read_dir(&src)
+/// Pairs of top-level modules of the crate whose sources are in `src` that name each other
+/// (`crate::a` in b and `crate::b` in a), unit tests left out.
+fn module_cycles(src: &Path) -> Vec<(String, String)> {
+    let mut mods: Vec<String> = std::fs::read_dir(src)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter_map(|p| {
@@ -195,9 +228,11 @@ const KNOWN_CYCLES: &[(&str, &str)] = &[("metrics", "policy"), ("policy", "scena
 
 #[test]
 fn no_new_module_cycles() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let new: Vec<_> =
-        module_cycles(root).into_iter().filter(|(a, b)| !KNOWN_CYCLES.contains(&(a.as_str(), b.as_str()))).collect();
+    let new: Vec<_> = source_roots(root())
+        .iter()
+        .flat_map(|src| module_cycles(src))
+        .filter(|(a, b)| !KNOWN_CYCLES.contains(&(a.as_str(), b.as_str())))
+        .collect();
     assert!(new.is_empty(), "new cycles between top-level modules: {new:?}");
 }
 
@@ -209,5 +244,5 @@ fn the_cycle_check_finds_a_planted_cycle() {
     std::fs::write(src.join("lib.rs"), "pub mod engine; pub mod runner;\n").unwrap();
     std::fs::write(src.join("engine/mod.rs"), "use crate::runner::X;\n#[cfg(test)]\nuse crate::other;\n").unwrap();
     std::fs::write(src.join("runner.rs"), "pub struct X; fn f() { crate::engine::y(); }\n").unwrap();
-    assert_eq!(module_cycles(dir.path()), vec![("engine".to_string(), "runner".to_string())]);
+    assert_eq!(module_cycles(&src), vec![("engine".to_string(), "runner".to_string())]);
 }

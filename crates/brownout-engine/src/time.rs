@@ -13,6 +13,7 @@ pub const SECOND: Time = 1_000_000_000;
 pub const MINUTE: Time = 60 * SECOND;
 
 /// A time as fractional milliseconds, for reports.
+#[inline]
 pub fn ms_f64(t: Time) -> f64 {
     t as f64 / MILLISECOND as f64
 }

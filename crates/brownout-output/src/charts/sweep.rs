@@ -70,7 +70,7 @@ pub struct Estimate {
 /// Read `DIR/sweep.json`.
 pub fn load(dir: &Path) -> Result<SweepResult> {
     let path = dir.join("sweep.json");
-    let text = crate::output::read_regular(&path)?;
+    let text = crate::read_regular(&path)?;
     serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))
 }
 

@@ -7,9 +7,9 @@ use anyhow::{Context, Result, bail};
 use super::{Rendered, render, run_charts, sweep};
 use crate::metrics::WindowRow;
 use crate::metrics::summary::ScenarioSummary;
-use crate::output::{html, read_regular, regular_file, report_md, write_atomic};
 use crate::report;
 use crate::report::escape;
+use crate::{html, read_regular, regular_file, report_md, write_atomic};
 
 /// Write each chart as `charts/<stem>.png` and `.svg` under `dir`; returns the PNG paths
 /// relative to `dir`, in order, for `report.md`.

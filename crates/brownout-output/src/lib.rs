@@ -3,6 +3,9 @@
 //! leaves a half-written file that looks complete; [`folder`] locks output folders and makes a
 //! run's folder all-or-nothing; [`crate::report::escape`] makes names safe for each format.
 
+// The core's modules under their old paths, so `crate::metrics::...` reads as before.
+pub(crate) use brownout_core::{metrics, report, scenario, sweep};
+
 pub mod charts;
 pub mod folder;
 pub mod html;
@@ -16,7 +19,6 @@ use anyhow::{Context, Result};
 use crate::metrics::WindowRow;
 use crate::metrics::catalog;
 use crate::metrics::summary::ScenarioSummary;
-use crate::report;
 use crate::report::escape;
 use crate::report::expect::Checked;
 use crate::scenario::Scenario;

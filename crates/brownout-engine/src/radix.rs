@@ -252,7 +252,7 @@ impl<E: Copy> RadixQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::EventQueue;
+    use crate::EventQueue;
     use proptest::prelude::*;
 
     /// The oracle: a plain list; a pop scans for the smallest (time, insertion number).

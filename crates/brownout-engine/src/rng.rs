@@ -25,6 +25,7 @@ pub const fn label_hash(label: &str) -> u64 {
 }
 
 /// SplitMix64 finaliser: a bijective 64-bit mixer.
+#[inline]
 const fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -38,11 +39,13 @@ pub fn stream(seed: u64, label: &str) -> Stream {
 }
 
 /// A counter-based 64-bit draw: a pure function of (seed, label hash, a, b).
+#[inline]
 pub fn counter_u64(seed: u64, label: u64, a: u64, b: u64) -> u64 {
     Counter::new(seed, label).u64(a, b)
 }
 
 /// A counter-based uniform draw in the open interval (0, 1).
+#[inline]
 pub fn counter_f64(seed: u64, label: u64, a: u64, b: u64) -> f64 {
     Counter::new(seed, label).f64(a, b)
 }
@@ -57,6 +60,7 @@ pub struct Counter(u64);
 
 impl Counter {
     /// The draws of `label` (a [`label_hash`]) under root `seed`.
+    #[inline]
     pub const fn new(seed: u64, label: u64) -> Self {
         Self(mix(seed ^ label))
     }

@@ -1,10 +1,10 @@
 //! `report.html`: one self-contained page (inline SVG charts, inline CSS, no network) with
 //! the scenario, the comparison tables, the verdict and every chart.
 
+use crate::charts::Rendered;
+use crate::charts::style::{fmt_ms, fmt_num};
+use crate::charts::sweep::{self, SweepResult};
 use crate::metrics::summary::ScenarioSummary;
-use crate::output::charts::Rendered;
-use crate::output::charts::style::{fmt_ms, fmt_num};
-use crate::output::charts::sweep::{self, SweepResult};
 use crate::report;
 
 const CSS: &str = "body{font-family:'DejaVu Sans',Verdana,sans-serif;max-width:1160px;margin:2em auto;\

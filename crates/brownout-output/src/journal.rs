@@ -89,7 +89,7 @@ pub struct Read {
 /// against `plan`.
 pub fn read_journal(dir: &Path, plan: &PlanInfo, check_header: impl Fn(&Header) -> Result<(), String>) -> Result<Read> {
     let path = dir.join(JOURNAL);
-    let bytes = crate::output::read_regular(&path)?;
+    let bytes = crate::read_regular(&path)?;
     let (mut header, mut records, mut valid_len) = (None, Vec::new(), 0usize);
     // Only lines ending in a newline are complete: a kill tears the last one at most.
     let complete = bytes.split_inclusive(|&b| b == b'\n').filter(|l| l.ends_with(b"\n"));
@@ -235,13 +235,13 @@ fn runs_csv(plan: &PlanInfo, records: &[RunRecord]) -> Result<Vec<u8>> {
 
 /// Write `plan.json`.
 pub fn write_plan(dir: &Path, plan: &PlanInfo) -> Result<()> {
-    crate::output::write_atomic(&dir.join(PLAN), &plan_bytes(plan)?)
+    crate::write_atomic(&dir.join(PLAN), &plan_bytes(plan)?)
 }
 
 /// Read `plan.json` and its checksum (to compare with the journal header's `plan`).
 pub fn read_plan(dir: &Path) -> Result<(PlanInfo, String)> {
     let path = dir.join(PLAN);
-    let bytes = crate::output::read_regular(&path)?;
+    let bytes = crate::read_regular(&path)?;
     let plan: PlanInfo = serde_json::from_slice(&bytes).with_context(|| format!("parsing {}", path.display()))?;
     let shape_ok = plan.replications > 0
         && !plan.policies.is_empty()
@@ -261,7 +261,7 @@ pub fn write_results(dir: &Path, files: &Rendered) -> Result<Vec<PathBuf>> {
         (dir.join("runs.csv"), &files.runs_csv),
     ];
     for (path, bytes) in &out {
-        crate::output::write_atomic(path, bytes)?;
+        crate::write_atomic(path, bytes)?;
     }
     Ok(out.into_iter().map(|(p, _)| p).collect())
 }
@@ -269,7 +269,7 @@ pub fn write_results(dir: &Path, files: &Rendered) -> Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::store::tests::{plan, rec};
+    use crate::sweep::store::fixtures::{plan, rec};
 
     #[test]
     fn renders_mean_and_interval_by_hand() {

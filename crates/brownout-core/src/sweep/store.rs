@@ -120,13 +120,15 @@ pub fn plan_bytes(plan: &PlanInfo) -> Result<Vec<u8>, serde_json::Error> {
     Ok(bytes)
 }
 
-#[cfg(test)]
-pub(crate) mod tests {
+/// A tiny plan and its records for unit tests here and in `brownout-output` (whose journal
+/// tests read what this module frames); not part of the API.
+#[doc(hidden)]
+pub mod fixtures {
     use super::*;
     use crate::sweep::grid::AxisInfo;
 
     /// A one-point, one-policy, two-replication plan.
-    pub(crate) fn plan() -> PlanInfo {
+    pub fn plan() -> PlanInfo {
         PlanInfo {
             sweep: "s".into(),
             base: "b".into(),
@@ -141,11 +143,17 @@ pub(crate) mod tests {
     }
 
     /// Run `run` of [`plan`] with metric value `m`.
-    pub(crate) fn rec(run: u64, m: f64) -> RunRecord {
+    pub fn rec(run: u64, m: f64) -> RunRecord {
         let p = plan();
         let seed = p.replication_seed(p.run_id(run).replication);
         RunRecord { run, seed, events: 10, requests: 5, metrics: vec![Some(m)] }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{plan, rec};
+    use super::*;
 
     #[test]
     fn completeness_and_duplicates() {

@@ -1,0 +1,25 @@
+//! brownout: a deterministic discrete-event simulator for deciding how a service should
+//! protect itself from a dependency that is slow but not failing.
+//!
+//! A tour, top-down:
+//! - [`scenario`]: the RON file a user writes (types, loading with located errors, validation).
+//! - [`model`]: the simulated world (fleet, worker slots, pools, dependency, cache) built
+//!   from a scenario; [`model::run_policy`] runs one policy set on it.
+//! - [`policy`]: the policies as sans-IO state machines, one file each, and their registry.
+//! - [`engine`]: the generic event engine (time, queue, PRNG streams), the `brownout-engine`
+//!   crate re-exported. It knows nothing else.
+//! - [`metrics`]: what a run measures, and the serializable summary.
+//! - [`runner`]: runs every policy set of a scenario, in parallel, into a summary.
+//! - [`report`]: expectations, the comparison table and the verdict text.
+//! - [`sweep`]: parameter sweeps with replications, intervals, resume and shards.
+//! - [`verify`]: closed forms of queueing theory and the suite that checks the model by them.
+
+pub use brownout_engine as engine;
+pub mod metrics;
+pub mod model;
+pub mod policy;
+pub mod report;
+pub mod runner;
+pub mod scenario;
+pub mod sweep;
+pub mod verify;
