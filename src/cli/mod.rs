@@ -2,8 +2,12 @@
 //! verification, 2 bad input (nothing written).
 
 mod check;
+mod completions;
 mod diff;
+mod examples;
+mod explain;
 mod json;
+mod new;
 mod plot;
 mod progress;
 mod run;
@@ -13,7 +17,7 @@ mod verify;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// Deterministic simulator for protecting a service from a slow-but-not-failing dependency.
 #[derive(Parser, Debug)]
@@ -45,6 +49,17 @@ enum Command {
     },
     /// Compare two result folders of `run`: the figures that changed beyond noise.
     Diff(diff::DiffArgs),
+    /// Write a commented starter scenario from a template (see --list).
+    New(new::NewArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(completions::CompletionsArgs),
+    /// Explain scenario fields and policy parameters: meaning, unit, default and range.
+    Explain(explain::ExplainArgs),
+}
+
+/// The command line definition, with each subcommand's examples in its help.
+pub fn command() -> clap::Command {
+    examples::with_examples(Cli::command())
 }
 
 /// A failure with its exit code.
@@ -63,7 +78,7 @@ impl Failure {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Verify(args) => verify::run(args),
@@ -72,6 +87,9 @@ pub fn main() -> ExitCode {
         Command::Merge(args) => sweep::merge(args),
         Command::Check { scenario, json } => check::check(&scenario, json),
         Command::Diff(args) => diff::diff(args),
+        Command::New(args) => new::new(args),
+        Command::Completions(args) => completions::completions(args),
+        Command::Explain(args) => explain::explain(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

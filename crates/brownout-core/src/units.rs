@@ -93,6 +93,20 @@ impl Serialize for Dur {
     }
 }
 
+// The reference documentation names the type `Dur` and says how one is written.
+impl schemars::JsonSchema for Dur {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Dur".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^[0-9.]+(ns|us|µs|ms|s|m|min|h)$",
+            "description": "A duration: a non-negative number and a unit, one of ns, us, ms, s, m (minutes) or h, e.g. \"200ms\", \"1.5s\", \"30m\"; at most about 31 years.",
+        })
+    }
+}
+
 impl fmt::Display for Dur {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str(&fmt_time(self.0))

@@ -27,14 +27,14 @@ use crate::policy::PolicyConfig;
 use crate::units::Dur;
 
 /// Tiered bulkhead configuration.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TieredBulkheadConfig {
-    /// Calls in flight at once, all classes together (a hard cap).
+    /// Calls in flight at once per instance, all classes together (a hard cap, >= 1).
     pub permits: u32,
     /// Per-class partitions. Classes not listed get share 0, borrow and 429 when full.
     pub classes: Vec<ClassTier>,
-    /// Attempts that may wait at once (for `Wait` classes).
+    /// Attempts that may wait at once (for `Wait` classes; default unbounded).
     #[serde(default = "unbounded")]
     pub queue: u32,
     /// The latency trip; None = never degraded.
@@ -47,12 +47,12 @@ fn unbounded() -> u32 {
 }
 
 /// One class's partition.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClassTier {
     /// Class name as in the scenario.
     pub name: String,
-    /// Guaranteed fraction of `permits`, in [0, 1].
+    /// Guaranteed fraction of `permits`, in [0, 1]; the shares of all classes sum to <= 1.
     pub share: f64,
     /// May use idle permits beyond its share while the total is not full.
     #[serde(default = "yes")]
@@ -66,7 +66,7 @@ fn yes() -> bool {
 }
 
 /// A class's answer when it cannot get a permit.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub enum OnFull {
     /// Wait up to this long for a permit (checkout keeps calling within its deadline).
     Wait(Dur),
@@ -77,14 +77,14 @@ pub enum OnFull {
 }
 
 /// The latency trip.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DegradeConfig {
-    /// Measurement window.
+    /// Measurement window (> 0).
     pub window: Dur,
     /// A window is slow when the p95 of its completed durations exceeds this.
     pub p95_over: Dur,
-    /// Slow windows in a row that trip the degraded state.
+    /// Slow windows in a row that trip the degraded state (>= 1).
     pub windows: u32,
     /// Time from tripping (or a failed probe) to the next probe.
     pub recovery: Dur,

@@ -16,7 +16,7 @@ use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
 /// Hedging configuration.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HedgeConfig {
     /// A fixed delay (Polly). Leave out to use the percentile.
@@ -25,10 +25,10 @@ pub struct HedgeConfig {
     /// Latency percentile in (0, 1) that triggers the hedge (tower's `latency_percentile`).
     #[serde(default = "p95")]
     pub latency_percentile: f64,
-    /// Samples needed in the previous period before hedging (tower's `min_data_points`).
+    /// Latency samples (count) needed in the previous period before hedging (tower's `min_data_points`).
     #[serde(default = "twenty")]
     pub min_data_points: u32,
-    /// Rotation period of the latency record (tower's `period`).
+    /// Rotation period of the latency record (tower's `period`; > 0).
     #[serde(default = "ten_s")]
     pub period: Dur,
 }

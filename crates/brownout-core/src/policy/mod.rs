@@ -121,7 +121,7 @@ pub enum Admission {
 }
 
 /// The order in which a layer's wait queue is served.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub enum QueueOrder {
     /// First in, first out.
     #[default]

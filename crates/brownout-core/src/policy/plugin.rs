@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::{BuildCtx, Policy, PolicyConfig};
 
 /// A plugin policy as written in a scenario file.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PluginConfig {
     /// The name the factory was registered under.

@@ -65,12 +65,12 @@ impl BuildCtx {
 /// Declares [`PolicySpec`] from one `Variant(ConfigType)` line per policy and dispatches
 /// `kind`, `validate` and `build` to the config's [`PolicyConfig`] impl.
 macro_rules! policies {
-    ($($variant:ident($cfg:ty),)+) => {
+    ($($(#[$doc:meta])* $variant:ident($cfg:ty),)+) => {
         /// A policy as written in a scenario file, e.g. `Timeout((timeout: "250ms"))`.
-        #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+        #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
         pub enum PolicySpec {
             $(
-                #[doc = concat!("See [`", stringify!($cfg), "`].")]
+                $(#[$doc])*
                 $variant($cfg),
             )+
         }
@@ -101,27 +101,49 @@ macro_rules! policies {
     };
 }
 
-// One line per policy: the name scenario files use, and its config type.
+// One line per policy (under its one-line description): the name scenario files use, and its
+// config type.
 policies! {
+    /// Per-attempt timeout.
     Timeout(super::timeout::TimeoutConfig),
+    /// Bounded retry with backoff and jitter.
     Retry(super::retry::RetryConfig),
+    /// Breaker opening after N consecutive failures, single probe (R02).
     ConsecutiveBreaker(super::breaker::consecutive::ConsecutiveConfig),
+    /// Fixed concurrency limit, no queue or a bounded queue.
     Limiter(super::limiter::fixed::FixedConfig),
+    /// Hedged requests after a fixed delay or a latency percentile.
     Hedge(super::hedge::HedgeConfig),
+    /// A policy registered from outside brownout (see `policy::plugin`).
     Plugin(super::plugin::PluginConfig),
+    /// Netflix AIMD adaptive limit.
     Aimd(super::limiter::aimd::AimdConfig),
+    /// Netflix Vegas adaptive limit.
     Vegas(super::limiter::vegas::VegasConfig),
+    /// Netflix Gradient2 adaptive limit.
     Gradient2(super::limiter::gradient2::Gradient2Config),
+    /// Envoy adaptive-concurrency gradient controller.
     EnvoyGradient(super::limiter::envoy_gradient::EnvoyGradientConfig),
+    /// Tiered bulkhead by request class with a latency trip.
     TieredBulkhead(super::bulkhead::TieredBulkheadConfig),
+    /// tower TpsBudget retry budget.
     RetryBudget(super::budget::tps::TpsBudgetConfig),
+    /// gRPC retry throttling.
     GrpcThrottle(super::budget::grpc::GrpcThrottleConfig),
+    /// Marc Brooker's adaptive retry token bucket.
     AdaptiveRetry(super::budget::adaptive::AdaptiveRetryConfig),
+    /// Error-rate / slow-call-rate breaker with COUNT or TIME window, ageing, stragglers.
     ErrorRateBreaker(super::breaker::error_rate::ErrorRateConfig),
+    /// Windowed latency-percentile breaker.
     LatencyBreaker(super::breaker::latency::LatencyConfig),
+    /// resilience4j CircuitBreaker, its parameter names and defaults.
     Resilience4j(super::breaker::resilience4j::Resilience4jConfig),
+    /// Polly v8 circuit breaker, its parameter names and defaults.
     Polly(super::breaker::polly::PollyConfig),
+    /// Hystrix circuit breaker (health snapshots), its parameter names and defaults.
     Hystrix(super::breaker::hystrix::HystrixConfig),
+    /// Sentinel DegradeRule breaker, its parameter names and defaults.
     Sentinel(super::breaker::sentinel::SentinelConfig),
+    /// Refuse an attempt at once when its request has less than `min_remaining` of its deadline left.
     ShedByDeadline(super::shed::ShedByDeadlineConfig),
 }

@@ -11,7 +11,7 @@ use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
 /// Retry configuration.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetryConfig {
     /// Attempts including the first (>= 1).
@@ -19,13 +19,13 @@ pub struct RetryConfig {
     /// Delay before the first retry.
     #[serde(default)]
     pub backoff: Dur,
-    /// Multiplier per further retry.
+    /// Multiplier on the delay per further retry (>= 1; 1 = constant delay).
     #[serde(default = "one")]
     pub multiplier: f64,
-    /// Cap on the delay.
+    /// Cap on the delay (none = uncapped).
     #[serde(default)]
     pub max_backoff: Option<Dur>,
-    /// Jitter: 0 = none, 1 = full jitter (uniform in [0, delay]); in between,
+    /// Jitter in [0, 1]: 0 = none, 1 = full jitter (uniform in [0, delay]); in between,
     /// delay * (1 - jitter * u).
     #[serde(default)]
     pub jitter: f64,

@@ -10,7 +10,7 @@ use crate::engine::Time;
 use crate::units::Dur;
 
 /// Deadline-shedding configuration, e.g. `ShedByDeadline((min_remaining: "50ms"))`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShedByDeadlineConfig {
     /// Least deadline budget (the request's deadline minus now) an attempt needs to go on.

@@ -11,12 +11,12 @@ use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
 /// Timeout configuration.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TimeoutConfig {
-    /// Longest an attempt may take.
+    /// Longest an attempt may take (> 0).
     pub timeout: Dur,
-    /// Time from the timeout firing until the gateway answers 504 (R02: 269 ms - 250 ms).
+    /// Time from the timeout firing until the gateway answers 504 (R02: 269 ms - 250 ms; 0 = at once).
     #[serde(default)]
     pub unwind: Dur,
 }

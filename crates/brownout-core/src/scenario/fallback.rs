@@ -12,7 +12,7 @@ use super::{Class, Dur, Fallback, Invalid, Scenario};
 use crate::policy::PolicySpec;
 
 /// What a fallback answers with.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default, schemars::JsonSchema)]
 pub enum FallbackAnswer {
     /// The catalogue's last-known value of the requested item (needs a `catalogue`).
     #[default]

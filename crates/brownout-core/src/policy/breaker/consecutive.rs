@@ -11,14 +11,14 @@ use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
 /// Consecutive-failure breaker configuration.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConsecutiveConfig {
-    /// Consecutive failures that open the breaker.
+    /// Consecutive failures that open the breaker (>= 1).
     pub failures: u32,
-    /// How long it stays open.
+    /// How long it stays open before admitting probes.
     pub break_duration: Dur,
-    /// Trial calls admitted while half-open.
+    /// Trial calls admitted while half-open (>= 1).
     #[serde(default = "one")]
     pub probes: u32,
 }

@@ -24,7 +24,7 @@ use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
 /// Which window the closed state measures.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub enum WindowSpec {
     /// The last N outcomes.
     Count(u32),
@@ -38,7 +38,7 @@ pub enum WindowSpec {
 }
 
 /// What to do with the outcome of a call started before the last state transition.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, schemars::JsonSchema)]
 pub enum Stragglers {
     /// Credit it to the current state (resilience4j, Polly, Hystrix).
     #[default]
@@ -48,7 +48,7 @@ pub enum Stragglers {
 }
 
 /// Error-rate breaker configuration.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorRateConfig {
     /// The closed-state window.
@@ -56,33 +56,34 @@ pub struct ErrorRateConfig {
     /// Outcomes needed in the window before rates are judged.
     #[serde(default = "one")]
     pub minimum_calls: u32,
-    /// Failure percentage that opens the breaker (`>=`).
+    /// Failure percentage that opens the breaker (`>=`), in (0, 100].
     #[serde(default = "fifty")]
     pub failure_rate_threshold: f64,
     /// A call longer than this (`>`) is slow. None = no slow-call criterion.
     #[serde(default)]
     pub slow_call_duration_threshold: Option<Dur>,
-    /// Slow-call percentage that opens the breaker (`>=`).
+    /// Slow-call percentage that opens the breaker (`>=`), in (0, 100].
     #[serde(default = "hundred")]
     pub slow_call_rate_threshold: f64,
     /// Open duration after the first trip.
     pub break_duration: Dur,
-    /// Factor applied to the break at each re-open from half-open (1 = fixed).
+    /// Factor applied to the break at each re-open from half-open (>= 1; 1 = fixed).
     #[serde(default = "one_f")]
     pub break_multiplier: f64,
     /// Cap on the grown break.
     #[serde(default)]
     pub max_break: Option<Dur>,
-    /// Trial calls per half-open episode; the verdict comes once that many outcomes are in.
+    /// Trial calls per half-open episode (>= 1); the verdict comes once that many outcomes are in.
     #[serde(default = "one")]
     pub half_open_calls: u32,
-    /// Longest stay in half-open before re-opening (None = unbounded).
+    /// Longest stay in half-open before re-opening (> 0; None = unbounded).
     #[serde(default)]
     pub max_half_open_wait: Option<Dur>,
     /// Go half-open by timer at the break's end instead of on the first call after it.
     #[serde(default)]
     pub automatic_half_open: bool,
-    /// Count calls in flight longer than the slow threshold as slow as soon as they pass it.
+    /// Count calls in flight longer than the slow threshold as slow as soon as they pass it
+    /// (needs `slow_call_duration_threshold`).
     #[serde(default)]
     pub inflight_ageing: bool,
     /// Outcomes of calls started before the last transition.

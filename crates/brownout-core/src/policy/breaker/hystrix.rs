@@ -29,13 +29,13 @@ use crate::engine::{MILLISECOND, Time};
 use crate::policy::{BuildCtx, PolicyConfig};
 
 /// Hystrix command properties (the circuit-breaker and timeout ones).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct HystrixConfig {
     /// Requests in the rolling window before the error percentage counts (default 20).
     #[serde(default = "twenty")]
     pub circuit_breaker_request_volume_threshold: u32,
-    /// Error percentage that trips (default 50).
+    /// Error percentage that trips, 0 to 100 (default 50).
     #[serde(default = "fifty")]
     pub circuit_breaker_error_threshold_percentage: u32,
     /// Open time before a probe (default 5000 ms).

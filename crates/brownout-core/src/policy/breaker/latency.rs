@@ -25,31 +25,31 @@ use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
 /// Latency breaker configuration.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LatencyConfig {
-    /// Measurement window.
+    /// Measurement window (> 0).
     pub window: Dur,
     /// Percentile in (0, 1], e.g. 0.95.
     #[serde(default = "p95")]
     pub percentile: f64,
     /// The percentile must exceed this (`>`) for a window to count as slow.
     pub threshold: Dur,
-    /// Slow windows in a row that open the breaker.
+    /// Slow windows in a row that open the breaker (>= 1).
     #[serde(default = "one")]
     pub consecutive: u32,
     /// Samples a window needs to count at all.
     #[serde(default = "one")]
     pub min_calls: u32,
-    /// Open duration after the first trip.
+    /// Open duration after the first trip (> 0).
     pub break_duration: Dur,
-    /// Factor applied to the break at each re-open from half-open.
+    /// Factor applied to the break at each re-open from half-open (>= 1).
     #[serde(default = "one_f")]
     pub break_multiplier: f64,
     /// Cap on the grown break.
     #[serde(default)]
     pub max_break: Option<Dur>,
-    /// Trial calls while half-open.
+    /// Trial calls while half-open (>= 1).
     #[serde(default = "one")]
     pub probes: u32,
     /// Count the ages of calls in flight as samples, and judge a probe as soon as it is late.

@@ -30,7 +30,7 @@ use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
 /// Polly `CircuitBreakerStrategyOptions` (the fields brownout models).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "PascalCase")]
 pub struct PollyConfig {
     /// Failure ratio in [0, 1] that breaks (default 0.1).

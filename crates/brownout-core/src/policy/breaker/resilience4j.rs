@@ -31,7 +31,7 @@ use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
 /// `slidingWindowType`.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, schemars::JsonSchema)]
 pub enum SlidingWindowType {
     /// Ring of the last `slidingWindowSize` outcomes.
     #[default]
@@ -44,7 +44,7 @@ pub enum SlidingWindowType {
 
 /// `transitionToStateAfterWaitDuration`: where a HALF_OPEN breaker goes after
 /// `maxWaitDurationInHalfOpenState`.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, schemars::JsonSchema)]
 pub enum StateAfterWait {
     /// Back to OPEN (default).
     #[default]
@@ -56,7 +56,7 @@ pub enum StateAfterWait {
 }
 
 /// `waitIntervalFunctionInOpenState`.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(rename_all_fields = "camelCase")]
 pub enum IntervalFunction {
     /// `IntervalFunction.ofExponentialBackoff(initialInterval, multiplier, maxInterval)`:
@@ -73,13 +73,13 @@ pub enum IntervalFunction {
 }
 
 /// resilience4j `CircuitBreakerConfig` (the fields brownout models).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Resilience4jConfig {
-    /// Failure percentage that opens (default 50).
+    /// Failure percentage that opens, in (0, 100] (default 50).
     #[serde(default = "fifty")]
     pub failure_rate_threshold: f32,
-    /// Slow-call percentage that opens (default 100).
+    /// Slow-call percentage that opens, in (0, 100] (default 100).
     #[serde(default = "hundred")]
     pub slow_call_rate_threshold: f32,
     /// A call longer than this is slow (default 60 s).
@@ -91,13 +91,13 @@ pub struct Resilience4jConfig {
     /// Open duration as a function of the attempt number.
     #[serde(default)]
     pub wait_interval_function_in_open_state: Option<IntervalFunction>,
-    /// Trial calls per HALF_OPEN episode (default 10).
+    /// Trial calls per HALF_OPEN episode (>= 1; default 10).
     #[serde(default = "ten")]
     pub permitted_number_of_calls_in_half_open_state: u32,
-    /// Outcomes needed before rates are judged (default 100).
+    /// Outcomes needed before rates are judged (>= 1; default 100).
     #[serde(default = "hundred_u")]
     pub minimum_number_of_calls: u32,
-    /// Ring size or number of one-second buckets (default 100).
+    /// Ring size or number of one-second buckets (>= 1; default 100).
     #[serde(default = "hundred_u")]
     pub sliding_window_size: u32,
     /// COUNT_BASED (default) or TIME_BASED.

@@ -24,7 +24,7 @@ use crate::engine::{MILLISECOND, SECOND, Time};
 use crate::policy::{BuildCtx, PolicyConfig};
 
 /// Sentinel `DegradeRule`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SentinelConfig {
     /// 0 = slow-request ratio, 1 = exception ratio, 2 = exception count (default 0).
@@ -32,12 +32,12 @@ pub struct SentinelConfig {
     pub grade: u8,
     /// Grade 0: max allowed response time in ms; grade 1: ratio; grade 2: count.
     pub count: f64,
-    /// Recovery timeout in seconds.
+    /// Recovery timeout in seconds (> 0).
     pub time_window: u32,
-    /// Requests in the bucket before the rule judges (default 5).
+    /// Requests in the bucket before the rule judges (> 0; default 5).
     #[serde(default = "five")]
     pub min_request_amount: u32,
-    /// Grade 0: slow ratio that trips (default 1.0).
+    /// Grade 0: slow ratio that trips, in [0, 1] (default 1.0).
     #[serde(default = "one_f")]
     pub slow_ratio_threshold: f64,
     /// The statistics bucket (default 1000 ms).

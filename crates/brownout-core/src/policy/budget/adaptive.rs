@@ -10,13 +10,13 @@ use crate::policy::{Admission, Attempt, ClassId, Policy, RetryAsk};
 use crate::policy::{BuildCtx, PolicyConfig};
 
 /// Adaptive retry bucket configuration (defaults from Brooker's simulation: 5, 0.1, 1).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AdaptiveRetryConfig {
     /// Bucket capacity, in tokens.
     #[serde(default = "five")]
     pub bucket_size: f64,
-    /// Tokens added per new request.
+    /// Tokens added per new request, in [0, 1e12].
     #[serde(default = "tenth")]
     pub refill_per_request: f64,
     /// Tokens a retry costs (and must be exceeded for a retry).

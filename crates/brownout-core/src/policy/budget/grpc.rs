@@ -12,7 +12,7 @@ use crate::policy::{Admission, Attempt, Completed, Policy, RetryAsk};
 use crate::policy::{BuildCtx, PolicyConfig};
 
 /// gRPC retry throttling configuration.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrpcThrottleConfig {
     /// Bucket size, 1 to 1000.

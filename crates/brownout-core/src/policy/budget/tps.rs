@@ -15,13 +15,13 @@ use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
 /// tower TpsBudget configuration (tower's defaults: 10 s, 10, 0.2).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TpsBudgetConfig {
     /// How long a deposit counts, 1 s to 60 s.
     #[serde(default = "ten_s")]
     pub ttl: Dur,
-    /// Retries per second always allowed.
+    /// Retries per second always allowed (>= 0).
     #[serde(default = "ten")]
     pub min_per_sec: u32,
     /// Retries allowed per request deposited, 0 to 1000.

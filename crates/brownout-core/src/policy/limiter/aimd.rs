@@ -13,13 +13,13 @@ use crate::policy::{BuildCtx, Policy, PolicyConfig};
 use crate::units::Dur;
 
 /// AIMD limiter configuration (Netflix names and defaults).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AimdConfig {
     /// Starting limit.
     #[serde(default = "twenty")]
     pub initial_limit: u32,
-    /// Lowest limit.
+    /// Lowest limit (>= 1, <= `max_limit`).
     #[serde(default = "twenty")]
     pub min_limit: u32,
     /// Highest limit.
@@ -28,7 +28,7 @@ pub struct AimdConfig {
     /// Multiplier applied on a drop, in [0.5, 1).
     #[serde(default = "backoff")]
     pub backoff_ratio: f64,
-    /// An RTT above this counts as a drop.
+    /// An RTT above this counts as a drop (> 0).
     #[serde(default = "five_s")]
     pub timeout: Dur,
     /// Attempts that may wait when the limit is reached (0 = refuse at once).

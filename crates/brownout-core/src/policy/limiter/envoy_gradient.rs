@@ -26,32 +26,32 @@ use crate::policy::{Admission, Attempt, BuildCtx, Completed, Policy, Status};
 use crate::units::{Dur, Micros};
 
 /// Envoy gradient controller configuration (proto field names; percents as 0..100).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnvoyGradientConfig {
-    /// Percentile of the window's RTTs used as the sample RTT (default 50).
+    /// Percentile of the window's RTTs used as the sample RTT, in (0, 100] (default 50).
     #[serde(default = "fifty")]
     pub sample_aggregate_percentile: f64,
-    /// How often the limit is recalculated (required in Envoy).
+    /// How often the limit is recalculated (required in Envoy; >= 1 ms).
     pub concurrency_update_interval: Dur,
     /// Upper bound of the limit.
     #[serde(default = "thousand")]
     pub max_concurrency_limit: u32,
-    /// Time between min_rtt measurement windows.
+    /// Time between min_rtt measurement windows (>= 1 ms).
     pub min_rtt_calc_interval: Dur,
     /// A fixed min_rtt instead of measuring it (disables the windows).
     #[serde(default)]
     pub fixed_value: Option<Dur>,
-    /// Samples that end a min_rtt window.
+    /// Samples that end a min_rtt window (>= 1).
     #[serde(default = "fifty_u")]
     pub request_count: u32,
-    /// Random delay added to `min_rtt_calc_interval`, in percent.
+    /// Random delay added to `min_rtt_calc_interval`, in percent, in [0, 100].
     #[serde(default = "fifteen")]
     pub jitter: f64,
-    /// Limit during min_rtt windows, and the lower bound of the limit.
+    /// Limit during min_rtt windows, and the lower bound of the limit (>= 1, <= `max_concurrency_limit`).
     #[serde(default = "three")]
     pub min_concurrency: u32,
-    /// Tolerated RTT above min_rtt, in percent of min_rtt.
+    /// Tolerated RTT above min_rtt, in percent of min_rtt (>= 0).
     #[serde(default = "twenty_five")]
     pub buffer: f64,
     /// Seed of the jitter (mixed with the instance index).

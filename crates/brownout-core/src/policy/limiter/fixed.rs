@@ -17,15 +17,15 @@ use crate::engine::Time;
 use crate::units::Dur;
 
 /// Fixed limiter configuration.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FixedConfig {
-    /// Attempts in flight at once.
+    /// Attempts in flight at once, per instance (>= 1).
     pub permits: u32,
     /// Attempts that may wait (0 = no queue).
     #[serde(default)]
     pub queue: u32,
-    /// Longest wait in the queue.
+    /// Longest wait in the queue (> 0 when `queue` > 0).
     #[serde(default)]
     pub max_wait: Dur,
     /// What a refused attempt gets: 429 (`Rejected`) or the fallback at once (`Fallback`).
@@ -34,7 +34,7 @@ pub struct FixedConfig {
     /// Order in which the queue is served: `Fifo`, `Lifo` or `Priority` (class priority).
     #[serde(default)]
     pub order: QueueOrder,
-    /// Per-class longest wait, overriding `max_wait`, e.g. `[("checkout", "2s")]`.
+    /// Per-class longest wait, overriding `max_wait`, e.g. `[("checkout", "2s")]`; names must be classes of the scenario.
     #[serde(default)]
     pub class_max_wait: Vec<(String, Dur)>,
     /// When the queue is full, shed the waiting request least likely to meet its deadline
@@ -44,7 +44,7 @@ pub struct FixedConfig {
 }
 
 /// How a limiter refuses.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub enum RefuseAs {
     /// 429.
     Rejected,

@@ -18,13 +18,13 @@ use crate::policy::{BuildCtx, Policy, PolicyConfig};
 use crate::units::Dur;
 
 /// Gradient2 limiter configuration (Netflix names and defaults).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Gradient2Config {
     /// Starting limit.
     #[serde(default = "twenty")]
     pub initial_limit: u32,
-    /// Lowest limit.
+    /// Lowest limit (>= 1, <= `max_concurrency`).
     #[serde(default = "twenty")]
     pub min_limit: u32,
     /// Highest limit.
@@ -36,7 +36,7 @@ pub struct Gradient2Config {
     /// Headroom added to the scaled limit.
     #[serde(default = "four")]
     pub queue_size: u32,
-    /// Length in samples of the long RTT average.
+    /// Length in samples of the long RTT average (>= 1).
     #[serde(default = "six_hundred")]
     pub long_window: u32,
     /// Ratio of short to long RTT tolerated before the limit shrinks (>= 1).

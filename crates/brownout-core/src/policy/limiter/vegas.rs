@@ -23,10 +23,10 @@ use crate::policy::{Policy, PolicyConfig};
 use crate::units::Dur;
 
 /// Vegas limiter configuration (Netflix names and defaults).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VegasConfig {
-    /// Starting limit.
+    /// Starting limit (>= 1, <= `max_concurrency`).
     #[serde(default = "twenty")]
     pub initial_limit: u32,
     /// Highest limit.
@@ -35,7 +35,7 @@ pub struct VegasConfig {
     /// Weight of the new estimate, in (0, 1].
     #[serde(default = "one")]
     pub smoothing: f64,
-    /// Re-probe `rtt_noload` every `probe_multiplier * limit` samples (times a jitter).
+    /// Re-probe `rtt_noload` every `probe_multiplier * limit` samples (times a jitter; >= 1).
     #[serde(default = "thirty")]
     pub probe_multiplier: u32,
     /// Seed of the probe jitter (mixed with the instance index).

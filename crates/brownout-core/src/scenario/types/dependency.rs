@@ -5,20 +5,20 @@ use serde::{Deserialize, Serialize};
 use super::*;
 
 /// A latency distribution.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub enum Latency {
     /// Always the same.
     Constant(Dur),
     /// Exponential with the given mean.
     Exponential {
-        /// Mean.
+        /// Mean (> 0).
         mean: Dur,
     },
     /// Log-normal given its median and the sigma of the underlying normal.
     LogNormal {
-        /// Median (= exp(mu)).
+        /// Median (= exp(mu); > 0).
         median: Dur,
-        /// Sigma of ln(latency).
+        /// Sigma of ln(latency), in [0, 5].
         sigma: f64,
     },
     /// Resampled from observed latencies in a CSV file (one column, milliseconds).
@@ -36,7 +36,7 @@ fn latency_col() -> String {
 }
 
 /// The dependency.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Dependency {
     /// Name for reports.
@@ -47,7 +47,7 @@ pub struct Dependency {
     /// Multiplier on the base latency over time.
     #[serde(default)]
     pub drift: Drift,
-    /// Probability that a call fails with an error, over time.
+    /// Probability that a call fails with an error, over time (values in [0, 1]).
     #[serde(default)]
     pub error_rate: Profile,
     /// Mode timeline (healthy / slow / unavailable).
@@ -65,10 +65,10 @@ pub struct Dependency {
 }
 
 /// Dependency replicas and how callers pick one.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Replicas {
-    /// Number of replicas; `capacity`, if set, applies to each.
+    /// Number of replicas, 1 to 10000; `capacity`, if set, applies to each.
     pub count: u32,
     /// Client-side load balancing.
     pub balancing: Balancing,
@@ -78,7 +78,7 @@ pub struct Replicas {
 }
 
 /// Client-side load-balancing rules.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub enum Balancing {
     /// Each instance cycles through the replicas.
     RoundRobin,
@@ -91,16 +91,16 @@ pub enum Balancing {
 }
 
 /// One replica slowed during a window.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReplicaSlowdown {
-    /// Replica index.
+    /// Replica index (below `count`).
     pub replica: u32,
-    /// Start.
+    /// When the slowdown starts.
     pub start: Dur,
-    /// End.
+    /// When it ends (not before `start`).
     pub end: Dur,
-    /// Latency multiplier.
+    /// Latency multiplier (> 0).
     pub factor: f64,
 }
 
@@ -109,30 +109,31 @@ fn dep_name() -> String {
 }
 
 /// A drift profile: a multiplier on the base latency at each time.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default, schemars::JsonSchema)]
 pub enum Drift {
     /// No drift (factor 1).
     #[default]
     None,
     /// Factor `factor` from `at` on.
     Step {
-        /// When.
+        /// When the step happens.
         at: Dur,
-        /// Multiplier after the step.
+        /// Multiplier after the step (> 0).
         factor: f64,
     },
     /// Linear from `from` at `start` to `to` at `end`, held after.
     Ramp {
         /// Ramp start.
         start: Dur,
-        /// Ramp end.
+        /// Ramp end (not before `start`).
         end: Dur,
-        /// Factor at start.
+        /// Factor at start (> 0).
         from: f64,
-        /// Factor at end.
+        /// Factor at end (> 0).
         to: f64,
     },
-    /// Piecewise linear through (time, factor) points; constant before the first and after the last.
+    /// Piecewise linear through (time, factor > 0) points in time order; constant before the first
+    /// and after the last.
     Points(Vec<(Dur, f64)>),
     /// A brownout episode: factor 1 until `start`, linear up to `peak` over `ramp`, held for
     /// `hold`, linear back to 1 over `ramp`. One number to sweep: `peak`.
@@ -143,17 +144,17 @@ pub enum Drift {
         ramp: Dur,
         /// Time at the peak.
         hold: Dur,
-        /// Peak factor (30 = 200 ms -> 6 s).
+        /// Peak factor (> 0; 30 = 200 ms -> 6 s).
         peak: f64,
     },
     /// Factor `factor` during the first `duration` of every `period` (from time 0), 1 otherwise:
     /// a recurring brownout such as "50 ms instead of 10 ms for 2 s of every 10 s".
     Periodic {
-        /// Length of one cycle.
+        /// Length of one cycle (> 0).
         period: Dur,
-        /// How long the factor applies at the start of each cycle.
+        /// How long the factor applies at the start of each cycle (at most `period`).
         duration: Dur,
-        /// Multiplier while it applies.
+        /// Multiplier while it applies (> 0).
         factor: f64,
     },
     /// Observed latency over time from a CSV file (columns `t_s` and `latency_ms`); the factor
@@ -165,11 +166,11 @@ pub enum Drift {
 }
 
 /// A number over time: constant or piecewise linear.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub enum Profile {
     /// The same value throughout.
     Constant(f64),
-    /// Piecewise linear through (time, value) points.
+    /// Piecewise linear through (time, value) points in time order.
     Points(Vec<(Dur, f64)>),
 }
 
@@ -180,7 +181,7 @@ impl Default for Profile {
 }
 
 /// A change of the dependency's mode at a time.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModeChange {
     /// When the mode starts.
@@ -190,7 +191,7 @@ pub struct ModeChange {
 }
 
 /// The dependency's mode (R02's switch).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub enum Mode {
     /// Normal latency.
     Healthy,
@@ -201,10 +202,10 @@ pub enum Mode {
 }
 
 /// Finite dependency capacity.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Capacity {
-    /// Calls served at once.
+    /// Calls served at once (>= 1).
     pub servers: u32,
     /// Calls that may wait; beyond it a call fails at once with 503.
     pub queue: u32,

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// An assertion on a run's results.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Expectation {
     /// Policy label.
@@ -31,7 +31,7 @@ fn one_f() -> f64 {
 }
 
 /// Comparison operators for expectations.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub enum Cmp {
     /// `<`
     Lt,

@@ -5,10 +5,10 @@ use serde::{Deserialize, Serialize};
 use super::*;
 
 /// The calling service's fleet.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Fleet {
-    /// Number of gateway instances. Arrivals are spread round robin.
+    /// Number of gateway instances (>= 1). Arrivals are spread round robin.
     #[serde(default = "one")]
     pub instances: u32,
     /// Worker slots per instance.
@@ -27,21 +27,21 @@ pub struct Fleet {
 }
 
 /// A window during which some gateway instances cannot reach the dependency.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Partition {
-    /// Start.
+    /// When the partition starts.
     pub start: Dur,
-    /// End.
+    /// When it ends (not before `start`).
     pub end: Dur,
-    /// Instance indices cut off.
+    /// Instance indices cut off (each below `fleet.instances`).
     pub instances: Vec<u32>,
     /// What a call from a cut-off instance does.
     pub mode: PartitionMode,
 }
 
 /// How calls across a partition fail.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub enum PartitionMode {
     /// The call hangs until the connect timeout, then fails.
     Hang {
@@ -54,7 +54,7 @@ pub enum PartitionMode {
 
 /// A restart of some instances at a time: in-flight requests on them fail, and state that
 /// is not persistent is lost.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Restart {
     /// When the first instance restarts.
@@ -77,24 +77,24 @@ fn one() -> u32 {
 }
 
 /// Worker slots: at most `slots` requests handled at once per instance.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Workers {
-    /// Concurrent requests per instance.
+    /// Concurrent requests per instance (>= 1).
     pub slots: u32,
     /// Requests that may wait for a slot (0 = reject at once).
     #[serde(default)]
     pub queue: u32,
-    /// Longest wait for a slot before rejection.
+    /// Longest wait for a slot before rejection (none = as long as it takes; 0 = never wait).
     #[serde(default)]
     pub max_wait: Option<Dur>,
 }
 
 /// A connection pool to the dependency.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Pool {
-    /// Connections per instance.
+    /// Connections per instance (>= 1).
     pub max_connections: u32,
     /// Longest wait to acquire a connection; after it the attempt fails as an error.
     pub acquire_timeout: Dur,

@@ -5,18 +5,20 @@ use serde::{Deserialize, Serialize};
 /// Guards against runaway scenarios. `scenario::validate` compares estimates with them before
 /// any run (`scenario::budget`); the run itself stops at `max_in_flight` and `max_events`.
 /// Every field may be left out.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
-    /// Requests alive at once (in service or waiting) per run.
+    /// Requests alive at once (in service or waiting) per run; default 2,000,000.
     pub max_in_flight: u64,
-    /// Events per run (estimated before the run, counted during it).
+    /// Events per run (estimated before the run, counted during it); default 20,000,000,000.
     pub max_events: u64,
     /// Memory a run of every policy set, or a sweep on this scenario, is estimated to need,
     /// e.g. `"4GiB"` (the default) or `"512MiB"`.
     #[serde(skip_serializing_if = "is_default_memory")]
+    #[schemars(with = "String")]
     pub max_memory: bytesize::ByteSize,
-    /// Attempts one request may make: the product of its retry layers' `max_attempts`.
+    /// Attempts one request may make: the product of its retry layers' `max_attempts` (default
+    /// 1000).
     #[serde(skip_serializing_if = "is_default_attempts")]
     pub max_attempts: u64,
 }

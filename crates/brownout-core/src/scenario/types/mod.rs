@@ -24,7 +24,7 @@ pub use policies::*;
 pub use traffic::*;
 
 /// A whole scenario file.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Name; also the default output folder `output/<name>/`.
@@ -35,17 +35,17 @@ pub struct Scenario {
     /// Root seed (overridden by `--seed`).
     #[serde(default = "default_seed")]
     pub seed: u64,
-    /// Simulated time to run.
+    /// Simulated time to run (> 0).
     pub horizon: Dur,
-    /// Leading time excluded from summary metrics.
+    /// Leading time excluded from summary metrics (shorter than `horizon`).
     #[serde(default)]
     pub warmup: Dur,
-    /// Width of a time-series window.
+    /// Width of a time-series window (> 0; at most 1,000,000 windows per horizon).
     #[serde(default = "default_window")]
     pub window: Dur,
     /// The caller fleet: gateway instances with worker slots and a connection pool.
     pub fleet: Fleet,
-    /// Request classes.
+    /// Request classes (at least one; names unique).
     pub classes: Vec<Class>,
     /// The dependency the classes call.
     pub dependency: Dependency,
@@ -55,7 +55,7 @@ pub struct Scenario {
     /// What a wrong value or a failed order costs.
     #[serde(default)]
     pub business: Option<Business>,
-    /// The policies to compare; each runs on the same traffic.
+    /// The policies to compare (at least one set); each runs on the same traffic.
     pub policies: Vec<PolicySet>,
     /// Assertions checked after the run (`brownout run` exits 1 if one fails).
     #[serde(default)]

@@ -5,18 +5,18 @@ use serde::{Deserialize, Serialize};
 use super::*;
 
 /// One policy configuration: a stack of layers, outermost first.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PolicySet {
     /// Label in tables and charts.
     pub name: String,
-    /// Layers, outermost first (like `Retry(Breaker(Limiter(Timeout(call))))`).
+    /// Layers, outermost first (like `Retry(Breaker(Limiter(Timeout(call))))`); at most 8.
     #[serde(default)]
     pub stack: Vec<Layer>,
 }
 
 /// A layer: a policy, optionally restricted to some classes.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Layer {
     /// The policy.
@@ -34,7 +34,7 @@ pub struct Layer {
 }
 
 /// Scope of a policy's state.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default, schemars::JsonSchema)]
 pub enum Scope {
     /// Each gateway instance has its own state.
     #[default]

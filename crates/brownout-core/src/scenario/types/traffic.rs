@@ -5,14 +5,14 @@ use serde::{Deserialize, Serialize};
 use super::*;
 
 /// A request class.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Class {
     /// Name, unique.
     pub name: String,
     /// How requests arrive (across the whole fleet).
     pub arrivals: Arrivals,
-    /// The caller's budget: a response after it is worthless.
+    /// The caller's budget (> 0): a response after it is worthless.
     pub deadline: Dur,
     /// Whether requests of this class call the dependency.
     #[serde(default = "yes")]
@@ -26,10 +26,10 @@ pub struct Class {
     /// What the fallback answers with (default: the catalogue's last-known value).
     #[serde(default, skip_serializing_if = "crate::scenario::FallbackAnswer::is_catalogue")]
     pub fallback_answer: crate::scenario::FallbackAnswer,
-    /// Fraction of this class's answers that turn into an order (business model).
+    /// Fraction of this class's answers that turn into an order (business model), in [0, 1].
     #[serde(default)]
     pub order_fraction: f64,
-    /// Priority for priority-ordered queues (higher first).
+    /// Priority for priority-ordered queues (higher first; 0 = lowest).
     #[serde(default)]
     pub priority: u32,
     /// Users reloading slow or failed pages (feedback from latency to offered load).
@@ -42,7 +42,7 @@ fn yes() -> bool {
 }
 
 /// When the cache may answer instead of the dependency.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, schemars::JsonSchema)]
 pub enum Fallback {
     /// Never: refusals and failures reach the user.
     #[default]
@@ -54,21 +54,21 @@ pub enum Fallback {
 }
 
 /// Arrival processes.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub enum Arrivals {
     /// Poisson arrivals at a constant rate.
     Poisson {
-        /// Requests per second.
+        /// Requests per second across the fleet (>= 0).
         rate_per_s: f64,
     },
     /// Poisson arrivals with a piecewise-linear rate profile (held constant after the last point).
     PoissonProfile {
-        /// (time, rate per second) points, times increasing.
+        /// (time, requests per second >= 0) points, times increasing.
         points: Vec<(Dur, f64)>,
     },
     /// Closed loop: `users` users, each sending one request and thinking after its response.
     ClosedLoop {
-        /// Number of users.
+        /// Number of users (>= 1).
         users: u32,
         /// Mean think time (exponential).
         think: Dur,
@@ -81,11 +81,11 @@ pub enum Arrivals {
     /// Poisson arrivals with a daily cycle:
     /// `rate(t) = mean * (1 + amplitude * cos(2 pi (t - peak_at) / period))`.
     Diurnal {
-        /// Mean rate per second.
+        /// Mean rate, requests per second (>= 0).
         mean_rate_per_s: f64,
         /// Relative swing in [0, 1].
         amplitude: f64,
-        /// Cycle length (a day by default).
+        /// Cycle length (> 0; a day by default).
         #[serde(default = "day")]
         period: Dur,
         /// Time of the peak within the cycle.
@@ -94,13 +94,13 @@ pub enum Arrivals {
     },
     /// Poisson arrivals with a flash-sale burst: `base` outside, `base * multiplier` inside.
     Burst {
-        /// Rate outside the burst.
+        /// Rate outside the burst, requests per second (>= 0).
         base_rate_per_s: f64,
         /// Burst start.
         at: Dur,
         /// Burst length.
         duration: Dur,
-        /// Rate multiplier during the burst.
+        /// Rate multiplier during the burst (>= 0).
         multiplier: f64,
     },
     /// Replay a request-rate time series from a CSV file (columns `t_s`, `rate_per_s`),
@@ -117,12 +117,12 @@ fn day() -> Dur {
 
 /// Users who retry on their own: a user whose answer failed or took longer than `patience`
 /// sends the same request again after `delay`, with probability `probability`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Reload {
-    /// Answers slower than this make users reload.
+    /// Answers slower than this make users reload (> 0).
     pub patience: Dur,
-    /// Probability that an impatient or failed user reloads.
+    /// Probability that an impatient or failed user reloads, in [0, 1].
     pub probability: f64,
     /// Time before the reload.
     #[serde(default)]
@@ -137,15 +137,15 @@ fn three() -> u32 {
 }
 
 /// Items, their popularity and stock changes, and the last-known-value cache.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Catalogue {
-    /// Number of items.
+    /// Number of items (>= 1).
     pub items: u32,
-    /// Zipf exponent of item popularity (0 = uniform).
+    /// Zipf exponent of item popularity (>= 0; 0 = uniform).
     #[serde(default = "zipf_default")]
     pub zipf: f64,
-    /// Each item's stock changes as a Poisson process at this rate per hour.
+    /// Each item's stock changes as a Poisson process at this rate per hour (>= 0).
     pub changes_per_hour: f64,
     /// Cache entries older than this are not served (None = no TTL).
     #[serde(default)]
@@ -163,17 +163,18 @@ fn zipf_default() -> f64 {
 }
 
 /// Costs of the business consequences.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Business {
-    /// Probability that an order built on a wrong stock value is substituted (else refunded).
+    /// Probability in [0, 1] that an order built on a wrong stock value is substituted (else
+    /// refunded).
     pub substitution_allowance: f64,
-    /// The same while degraded (a policy reports degraded): the seed's point 4.
+    /// The same while degraded (a policy reports degraded), in [0, 1]: the seed's point 4.
     pub degraded_substitution_allowance: f64,
-    /// Cost of one substitution.
+    /// Cost of one substitution (>= 0, in your currency).
     pub substitution_cost: f64,
-    /// Cost of one refund.
+    /// Cost of one refund (>= 0).
     pub refund_cost: f64,
-    /// Cost of an order lost because its request failed or missed its deadline.
+    /// Cost of an order lost because its request failed or missed its deadline (>= 0).
     pub lost_order_cost: f64,
 }

@@ -1,0 +1,37 @@
+//! The "Examples:" block of each subcommand's `--help`.
+
+/// (subcommand, examples), each example a command line starting with `brownout `.
+const EXAMPLES: &[(&str, &[&str])] = &[
+    ("run", &["brownout run scenarios/grocery.ron", "brownout run p.ron --seed 7 --out results/p --no-charts"]),
+    ("check", &["brownout check scenarios/grocery.ron"]),
+    ("verify", &["brownout verify --quick", "brownout verify --replications 20 --seed 3"]),
+    ("plot", &["brownout plot output/grocery"]),
+    (
+        "sweep",
+        &[
+            "brownout sweep scenarios/sweeps/grocery.ron -j 2 --out output/grocery-sweep",
+            "brownout sweep scenarios/sweeps/grocery.ron --shard 0/4 --out shard-0 --resume",
+        ],
+    ),
+    ("merge", &["brownout merge shard-0 shard-1 shard-2 shard-3 --out merged"]),
+    (
+        "new",
+        &[
+            "brownout new --list",
+            "brownout new payments > p.ron && brownout run p.ron",
+            "brownout new fleet --out fleet.ron",
+        ],
+    ),
+    ("completions", &["brownout completions bash > ~/.local/share/bash-completion/completions/brownout"]),
+    ("explain", &["brownout explain", "brownout explain TieredBulkhead", "brownout explain --all > docs/reference.md"]),
+];
+
+/// `cmd` with each listed subcommand's examples as its `after_help`.
+pub fn with_examples(mut cmd: clap::Command) -> clap::Command {
+    for (name, lines) in EXAMPLES {
+        let text = format!("Examples:\n{}", lines.iter().map(|l| format!("  {l}\n")).collect::<String>());
+        // Panics on a name that is not a subcommand: any test that parses arguments catches it.
+        cmd = cmd.mut_subcommand(name, |s| s.after_help(text));
+    }
+    cmd
+}
