@@ -12,7 +12,6 @@ use brownout::report::escape;
 
 /// Arguments of `brownout diff`.
 #[derive(Args, Debug)]
-#[command(after_help = "Example:\n  brownout diff output/before output/after --fail-on-regression checkout/p95_ms:5%")]
 pub struct DiffArgs {
     /// The first result folder (the baseline).
     a: PathBuf,

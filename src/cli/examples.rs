@@ -2,9 +2,23 @@
 
 /// (subcommand, examples), each example a command line starting with `brownout `.
 const EXAMPLES: &[(&str, &[&str])] = &[
-    ("run", &["brownout run scenarios/grocery.ron", "brownout run p.ron --seed 7 --out results/p --no-charts"]),
-    ("check", &["brownout check scenarios/grocery.ron"]),
-    ("verify", &["brownout verify --quick", "brownout verify --replications 20 --seed 3"]),
+    (
+        "run",
+        &[
+            "brownout run scenarios/grocery.ron",
+            "brownout run p.ron --seed 7 --out results/p --no-charts",
+            "brownout run p.ron --json --junit expectations.xml --quiet > run.json",
+        ],
+    ),
+    ("check", &["brownout check scenarios/grocery.ron", "brownout check p.ron --json"]),
+    ("verify", &["brownout verify --quick", "brownout verify --replications 20 --seed 3 --json"]),
+    (
+        "diff",
+        &[
+            "brownout diff output/before output/after",
+            "brownout diff base head --fail-on-regression checkout/goodput_per_s:5% --json",
+        ],
+    ),
     ("plot", &["brownout plot output/grocery"]),
     (
         "sweep",
