@@ -3,22 +3,14 @@
 //! independently); identical runs show no change; `--fail-on-regression` exits 1 only for a
 //! guarded metric that got worse beyond its threshold; a folder that is not a result is exit 2.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_brownout");
-
-fn brownout(args: &[&str], cwd: &Path) -> Output {
-    Command::new(BIN).args(args).current_dir(cwd).output().unwrap()
-}
-
-fn document(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", String::from_utf8_lossy(&o.stdout)))
-}
+use common::{brownout, document};
 
 /// Three run folders: grocery (shortened to 8 minutes, through the brownout's start) twice,
 /// and once with the limiter-fallback policy at 6 permits instead of 12.

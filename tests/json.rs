@@ -2,22 +2,13 @@
 //! folder's `summary.json` values; `check --json` on a bad file prints an error object with
 //! file, line and column, exit 2; `sweep` and `verify` print one document too.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_brownout");
-
-fn brownout(args: &[&str], cwd: &Path) -> Output {
-    Command::new(BIN).args(args).current_dir(cwd).output().unwrap()
-}
-
-/// stdout as one JSON document (fails the test if it is anything else).
-fn document(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", String::from_utf8_lossy(&o.stdout)))
-}
+use common::{brownout, document};
 
 fn scenario_path(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(name).display().to_string()

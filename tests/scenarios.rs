@@ -2,6 +2,8 @@
 //! it states holds. The grocery scenario also runs at a reduced horizon that still covers
 //! the drift to 6 s, to show its claims do not depend on the long tail of the run.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use brownout::model::{Model, RunOptions};
@@ -10,14 +12,7 @@ use brownout::runner::run_all;
 use brownout::scenario::{Dur, Scenario, load};
 
 fn scenario_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ron"))
-        .collect();
-    files.sort();
-    files
+    common::ron_files("scenarios")
 }
 
 fn failures(s: &Scenario, dir: &Path) -> Vec<String> {

@@ -2,6 +2,8 @@
 //! own expectations when run; the fresh user's `new payments > p.ron && run p.ron` works; bad
 //! input (an unknown template, an existing file) exits 2 and writes nothing.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -15,14 +17,7 @@ fn brownout(args: &[&str], dir: &Path) -> Output {
 }
 
 fn template_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ron"))
-        .collect();
-    files.sort();
-    files
+    common::ron_files("templates")
 }
 
 fn stem(p: &Path) -> String {

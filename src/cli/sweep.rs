@@ -94,14 +94,20 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     }
 }
 
+/// `--out`, or `output/<sweep name>/`.
+fn out_dir(args: &SweepArgs, sweep: &str) -> Result<PathBuf, Failure> {
+    match &args.out {
+        Some(out) => Ok(out.clone()),
+        None => {
+            folder::default_dir(sweep).map_err(|e| Failure::input(format!("error: {}: {e:#}", args.spec.display())))
+        }
+    }
+}
+
 fn run_sweep(args: SweepArgs) -> Result<Value, Failure> {
     let plan = grid::load(&args.spec).map_err(|e| Failure::input(format!("error: {e}")))?;
     let threads = threads(args.jobs)?;
-    let out = match args.out.clone() {
-        Some(out) => out,
-        None => folder::default_dir(&plan.info.sweep)
-            .map_err(|e| Failure::input(format!("error: {}: {e:#}", args.spec.display())))?,
-    };
+    let out = out_dir(&args, &plan.info.sweep)?;
     let lock = folder::lock(&out).map_err(io)?;
     folder::clean_temporaries(&lock).map_err(io)?;
     let shard = args.shard.unwrap_or(Shard::ALL);

@@ -1,0 +1,32 @@
+//! Helpers shared by the integration tests that run the binary or walk a folder of scenarios.
+// Each test binary uses a part of these.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The `brownout` binary cargo built for these tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_brownout");
+
+/// Run the binary with `args` in `cwd`.
+pub fn brownout(args: &[&str], cwd: &Path) -> Output {
+    Command::new(BIN).args(args).current_dir(cwd).output().unwrap()
+}
+
+/// stdout as one JSON document (fails the test if it is anything else).
+pub fn document(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", String::from_utf8_lossy(&o.stdout)))
+}
+
+/// The `.ron` files of the repository folder `folder`, sorted.
+pub fn ron_files(folder: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+        .collect();
+    files.sort();
+    files
+}
