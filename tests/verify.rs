@@ -71,3 +71,23 @@ fn a_model_that_no_longer_fits_its_formula_is_bad_input() {
     assert!(stderr.contains("Limiter with no queue"), "{stderr}");
     assert!(out.stdout.is_empty(), "no table for a broken model");
 }
+
+#[test]
+fn the_progress_observer_hears_every_run_once_and_changes_nothing() {
+    use brownout::verify::suite;
+    use std::sync::Mutex;
+    let opts = suite::Options { quick: true, replications: Some(2), seed: 1, dir: models() };
+    let heard = Mutex::new(Vec::new());
+    let observed = suite::run_observed(&opts, &|n| heard.lock().unwrap().push(n)).unwrap();
+    let mut heard = heard.into_inner().unwrap();
+    heard.sort_unstable();
+    // One run per model file per replication, each counted once: 1, 2, ..., files x 2.
+    let files = std::fs::read_dir(models())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "ron"))
+        .count();
+    assert_eq!(heard, (1..=files * 2).collect::<Vec<_>>());
+    assert_eq!(suite::runs(&opts), files * 2);
+    let plain = suite::run(&opts).unwrap();
+    assert_eq!(suite::render(&plain), suite::render(&observed));
+}

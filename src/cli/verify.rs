@@ -6,6 +6,7 @@ use clap::Args;
 
 use serde_json::{Value, json};
 
+use super::progress::Progress;
 use super::{Failure, json};
 use brownout::verify::suite;
 use brownout::verify::theory::Interval;
@@ -27,6 +28,9 @@ pub struct VerifyArgs {
     /// Print one JSON document on stdout (docs/json.md) instead of the table.
     #[arg(long)]
     json: bool,
+    /// No progress display on stderr.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 fn models_dir(given: Option<PathBuf>) -> PathBuf {
@@ -48,7 +52,16 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
         seed: args.seed,
         dir: models_dir(args.models),
     };
-    let report = match suite::run(&opts) {
+    let bar = Progress::new(args.quiet, suite::runs(&opts) as u64, "finished", |n| format!("{n} runs"));
+    let outcome = suite::run_observed(&opts, &|_| {
+        if let Some(bar) = &bar {
+            bar.add(1);
+        }
+    });
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
+    let report = match outcome {
         Ok(r) => r,
         Err(e) => {
             let f = Failure::input(format!("error: {e}"));

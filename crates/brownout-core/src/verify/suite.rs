@@ -113,6 +113,19 @@ const MODELS: &[(&str, Derive)] = &[
 
 /// Run the whole suite.
 pub fn run(opts: &Options) -> Result<Report, String> {
+    run_observed(opts, &|_| {})
+}
+
+/// The number of runs [`run`] makes with `opts`: every model, every replication.
+pub fn runs(opts: &Options) -> usize {
+    MODELS.len() * opts.replications.unwrap_or(if opts.quick { 5 } else { 10 })
+}
+
+/// As [`run`], telling `finished` each time one run of one model ends (from the thread that
+/// ran it), with the number of runs finished so far: for a progress display.
+pub fn run_observed(opts: &Options, finished: &(dyn Fn(usize) + Sync)) -> Result<Report, String> {
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let tick = || finished(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
     let replications = opts.replications.unwrap_or(if opts.quick { 5 } else { 10 });
     if replications < 2 {
         return Err("--replications must be >= 2 (a confidence interval needs a spread)".into());
@@ -126,7 +139,8 @@ pub fn run(opts: &Options) -> Result<Report, String> {
             let measured = (s.horizon.ns() - s.warmup.ns()) / QUICK_FACTOR;
             s.horizon = scenario::Dur(s.warmup.ns() + measured.max(1));
         }
-        let runs = replicate(&s, &opts.dir, opts.seed, replications).map_err(|e| format!("{}: {e}", path.display()))?;
+        let runs =
+            replicate(&s, &opts.dir, opts.seed, replications, &tick).map_err(|e| format!("{}: {e}", path.display()))?;
         pending.push((stem.to_string(), checks, runs));
     }
     let total: usize = pending.iter().map(|p| p.1.len()).sum();
@@ -165,15 +179,22 @@ pub(crate) fn replication_seed(seed: u64, r: usize) -> u64 {
 }
 
 /// Run policy set 0 of `s` once per replication, in parallel; results in replication order.
-fn replicate(s: &Scenario, dir: &Path, seed: u64, n: usize) -> Result<Vec<RunSummary>, String> {
+/// `tick` is called as each run ends.
+fn replicate(
+    s: &Scenario,
+    dir: &Path,
+    seed: u64,
+    n: usize,
+    tick: &(dyn Fn() + Sync),
+) -> Result<Vec<RunSummary>, String> {
     (0..n)
         .into_par_iter()
         .map(|r| {
             let rs = replication_seed(seed, r);
             let model = Model::build(s, rs, dir)?;
-            run_policy(&model, 0, RunOptions::default())
-                .map(|out| out.summary)
-                .map_err(|why| format!("replication {r} (seed {rs}): {why}"))
+            let out = run_policy(&model, 0, RunOptions::default());
+            tick();
+            out.map(|out| out.summary).map_err(|why| format!("replication {r} (seed {rs}): {why}"))
         })
         .collect()
 }
