@@ -116,9 +116,14 @@ pub fn run(opts: &Options) -> Result<Report, String> {
     run_observed(opts, &|_| {})
 }
 
+/// Replications per model: as asked, else 5 quick and 10 full.
+fn replications(opts: &Options) -> usize {
+    opts.replications.unwrap_or(if opts.quick { 5 } else { 10 })
+}
+
 /// The number of runs [`run`] makes with `opts`: every model, every replication.
 pub fn runs(opts: &Options) -> usize {
-    MODELS.len() * opts.replications.unwrap_or(if opts.quick { 5 } else { 10 })
+    MODELS.len() * replications(opts)
 }
 
 /// As [`run`], telling `finished` each time one run of one model ends (from the thread that
@@ -126,7 +131,7 @@ pub fn runs(opts: &Options) -> usize {
 pub fn run_observed(opts: &Options, finished: &(dyn Fn(usize) + Sync)) -> Result<Report, String> {
     let done = std::sync::atomic::AtomicUsize::new(0);
     let tick = || finished(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
-    let replications = opts.replications.unwrap_or(if opts.quick { 5 } else { 10 });
+    let replications = replications(opts);
     if replications < 2 {
         return Err("--replications must be >= 2 (a confidence interval needs a spread)".into());
     }
