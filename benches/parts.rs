@@ -92,6 +92,8 @@ fn recorder(m: &Model) -> u64 {
         window: s.window.ns(),
         has_breaker: false,
         has_limit: false,
+        has_limiter: false,
+        has_bulkhead: false,
         costs: (0.0, 0.0, 0.0),
         fallbacks: vec![brownout::metrics::FallbackUse::Catalogue],
         timeseries: true,
@@ -120,7 +122,7 @@ fn recorder(m: &Model) -> u64 {
         rec.dep_end(now + took, took, false, busy as u64 - 1);
         rec.pool(now + took, 0, busy - 1);
         rec.workers(now + took, 0, busy - 1);
-        rec.finish(now + took, 0, 0, now, Outcome::Ok, None, OrderEffect::default(), 1);
+        rec.finish(now + took, 0, 0, now, Outcome::Ok, None, None, OrderEffect::default(), 1);
         now += took;
     }
     rec.summary(now, 2 * N, 0).events

@@ -158,24 +158,24 @@ pub static CATALOG: &[Metric] = &[
     class("fallback", "outcomes.fallback", Count, Lower, |c| c.outcomes.fallback as f64).csv("fallback"),
     class("mean_ms", "latency_ms.mean", Ms, Lower, |c| c.latency_ms.mean).csv("latency_mean_ms"),
     class("p50_ms", "latency_ms.p50", Ms, Lower, |c| c.latency_ms.p50).csv("latency_p50_ms"),
-    class("p95_ms", "latency_ms.p95", Ms, Lower, |c| c.latency_ms.p95).csv("latency_p95_ms").column(2, "p95 ms", 1.0),
+    class("p95_ms", "latency_ms.p95", Ms, Lower, |c| c.latency_ms.p95).csv("latency_p95_ms"),
     class("p99_ms", "latency_ms.p99", Ms, Lower, |c| c.latency_ms.p99).csv("latency_p99_ms"),
     class("max_ms", "latency_ms.max", Ms, Lower, |c| c.latency_ms.max).csv("latency_max_ms"),
     // Finished requests per second, failures included: the offered load, not a success.
     class("throughput_per_s", "throughput_per_s", PerS, Neither, |c| c.throughput_per_s).csv("throughput_per_s"),
     class("goodput_per_s", "goodput_per_s", PerS, Higher, |c| c.goodput_per_s).csv("goodput_per_s").column(
-        0,
+        1,
         "goodput/s",
         1.0,
     ),
     class("fresh_goodput_per_s", "fresh_goodput_per_s", PerS, Higher, |c| c.fresh_goodput_per_s),
     class("deadline_missed", "deadline_missed", Count, Lower, |c| c.deadline_missed as f64).csv("deadline_missed"),
-    class("ok_ratio", "ok_ratio", Fraction, Higher, |c| c.ok_ratio).column(1, "ok", 1.0),
-    class("fallback_ratio", "fallback_ratio", Fraction, Lower, |c| c.fallback_ratio).column(3, "fallback", 1.0),
+    class("ok_ratio", "ok_ratio", Fraction, Higher, |c| c.ok_ratio),
+    class("fallback_ratio", "fallback_ratio", Fraction, Lower, |c| c.fallback_ratio).column(4, "fallback", 1.0),
     class("goodput_ratio", "goodput_ratio", Fraction, Higher, |c| c.goodput_ratio),
     class("staleness_p50_ms", "staleness_ms.p50", Ms, Lower, |c| c.staleness_ms.p50).csv("staleness_p50_ms"),
     class("staleness_p95_ms", "staleness_ms.p95", Ms, Lower, |c| c.staleness_ms.p95).csv("staleness_p95_ms").column(
-        4,
+        5,
         "stale p95 s",
         1000.0,
     ),
@@ -188,7 +188,7 @@ pub static CATALOG: &[Metric] = &[
     class("lost_orders", "lost_orders", Count, Lower, |c| c.lost_orders as f64),
     class("business_cost", "business_cost", Cost, Lower, |c| c.business_cost)
         .csv("business_cost")
-        .column(5, "cost", 1.0),
+        .column(6, "cost", 1.0),
     // Fallbacks without a catalogue (0 for a class whose fallback is the catalogue's).
     class("fallback_open", "fallback_answers.open", Count, Lower, |c| {
         c.fallback_answers.map_or(0.0, |f| f.open as f64)
@@ -202,9 +202,53 @@ pub static CATALOG: &[Metric] = &[
     class("fallback_cost", "fallback_answers.cost", Cost, Lower, |c| c.fallback_answers.map_or(0.0, |f| f.cost)),
     class("slot_wait_ms_mean", "slot_wait_ms_mean", Ms, Lower, |c| c.slot_wait_ms_mean),
     class("conn_wait_ms_mean", "conn_wait_ms_mean", Ms, Lower, |c| c.conn_wait_ms_mean),
+    // Deadline-honest outcomes: in time is the headline (an ok, or a fallback answer that is
+    // neither a fail-closed refusal nor stale-wrong, within the deadline).
+    class("in_time", "in_time", Count, Higher, |c| c.in_time as f64).csv("in_time"),
+    class("in_time_ratio", "in_time_ratio", Fraction, Higher, |c| c.in_time_ratio)
+        .csv("in_time_ratio")
+        .column(0, "in time", 1.0),
+    class("late", "late", Count, Lower, |c| c.late as f64).csv("late").column(2, "late", 1.0),
+    // Why requests were not in time: one cause each, summing to requests minus in_time.
+    class("cause_dependency_error", "causes.dependency_error", Count, Lower, |c| c.causes.dependency_error as f64),
+    class("cause_attempt_timeout", "causes.attempt_timeout", Count, Lower, |c| c.causes.attempt_timeout as f64),
+    class("cause_pool_acquire_timeout", "causes.pool_acquire_timeout", Count, Lower, |c| {
+        c.causes.pool_acquire_timeout as f64
+    }),
+    class("cause_worker_slots_full", "causes.worker_slots_full", Count, Lower, |c| c.causes.worker_slots_full as f64),
+    class("cause_limiter_refused", "causes.limiter_refused", Count, Lower, |c| c.causes.limiter_refused as f64),
+    class("cause_bulkhead_refused", "causes.bulkhead_refused", Count, Lower, |c| c.causes.bulkhead_refused as f64),
+    class("cause_breaker_open", "causes.breaker_open", Count, Lower, |c| c.causes.breaker_open as f64),
+    class("cause_shed_by_deadline", "causes.shed_by_deadline", Count, Lower, |c| c.causes.shed_by_deadline as f64),
+    class("cause_other_refused", "causes.other_refused", Count, Lower, |c| c.causes.other_refused as f64),
+    class("cause_crash_restart", "causes.crash_restart", Count, Lower, |c| c.causes.crash_restart as f64),
+    class("cause_wrong_answer", "causes.wrong_answer", Count, Lower, |c| c.causes.wrong_answer as f64),
+    class("cause_late", "causes.late", Count, Lower, |c| c.causes.late as f64),
+    // Latency per outcome: `latency_ms` mixes immediate refusals with answers.
+    class("in_time_mean_ms", "latency_in_time_ms.mean", Ms, Lower, |c| c.latency_in_time_ms.mean),
+    class("in_time_p50_ms", "latency_in_time_ms.p50", Ms, Lower, |c| c.latency_in_time_ms.p50),
+    class("in_time_p95_ms", "latency_in_time_ms.p95", Ms, Lower, |c| c.latency_in_time_ms.p95),
+    class("in_time_p99_ms", "latency_in_time_ms.p99", Ms, Lower, |c| c.latency_in_time_ms.p99),
+    class("in_time_max_ms", "latency_in_time_ms.max", Ms, Lower, |c| c.latency_in_time_ms.max),
+    class("answered_mean_ms", "latency_answered_ms.mean", Ms, Lower, |c| c.latency_answered_ms.mean),
+    class("answered_p50_ms", "latency_answered_ms.p50", Ms, Lower, |c| c.latency_answered_ms.p50),
+    class("answered_p95_ms", "latency_answered_ms.p95", Ms, Lower, |c| c.latency_answered_ms.p95).column(
+        3,
+        "answer p95 ms",
+        1.0,
+    ),
+    class("answered_p99_ms", "latency_answered_ms.p99", Ms, Lower, |c| c.latency_answered_ms.p99),
+    class("answered_max_ms", "latency_answered_ms.max", Ms, Lower, |c| c.latency_answered_ms.max),
+    // A failure's latency: failing fast helps the caller, but failing more requests fast is no
+    // better, so neither way is better.
+    class("failed_mean_ms", "latency_failed_ms.mean", Ms, Neither, |c| c.latency_failed_ms.mean),
+    class("failed_p50_ms", "latency_failed_ms.p50", Ms, Neither, |c| c.latency_failed_ms.p50),
+    class("failed_p95_ms", "latency_failed_ms.p95", Ms, Neither, |c| c.latency_failed_ms.p95),
+    class("failed_p99_ms", "latency_failed_ms.p99", Ms, Neither, |c| c.latency_failed_ms.p99),
+    class("failed_max_ms", "latency_failed_ms.max", Ms, Neither, |c| c.latency_failed_ms.max),
     run("transitions", "breaker.transitions", Count, Lower, |r| r.breaker.as_ref().map(|b| b.transitions as f64))
         .csv("breaker_transitions")
-        .column(6, "transitions", 1.0),
+        .column(7, "transitions", 1.0),
     run("transitions_per_min", "breaker.transitions_per_min", PerMin, Lower, |r| {
         r.breaker.as_ref().map(|b| b.transitions_per_min)
     }),
@@ -246,6 +290,37 @@ pub static CATALOG: &[Metric] = &[
     run("pool_peak", "resources.pool.peak", Count, Lower, |r| Some(r.resources.pool.peak as f64)),
     run("pool_saturated_fraction", "resources.pool.saturated_fraction", Fraction, Lower, |r| {
         Some(r.resources.pool.saturated_fraction)
+    }),
+    run("pool_waiting_mean", "resources.pool_waiting_mean", Number, Lower, |r| Some(r.resources.pool_waiting_mean)),
+    run("pool_hold_ms_mean", "resources.pool_hold_ms_mean", Ms, Lower, |r| Some(r.resources.pool_hold_ms_mean)),
+    // Limiter and bulkhead queues (absent without such a layer). Offered attempts describe the load.
+    run("limiter_offered", "limiter_queue.offered", Count, Neither, |r| {
+        r.limiter_queue.as_ref().map(|q| q.offered as f64)
+    }),
+    run("limiter_queued", "limiter_queue.queued", Count, Lower, |r| r.limiter_queue.as_ref().map(|q| q.queued as f64)),
+    run("limiter_wait_probability", "limiter_queue.wait_probability", Fraction, Lower, |r| {
+        r.limiter_queue.as_ref().map(|q| q.wait_probability)
+    }),
+    run("limiter_wait_ms_mean", "limiter_queue.wait_ms_mean", Ms, Lower, |r| {
+        r.limiter_queue.as_ref().map(|q| q.wait_ms_mean)
+    }),
+    run("limiter_wait_ms_p95", "limiter_queue.wait_ms_p95", Ms, Lower, |r| {
+        r.limiter_queue.as_ref().map(|q| q.wait_ms_p95)
+    }),
+    run("bulkhead_offered", "bulkhead_queue.offered", Count, Neither, |r| {
+        r.bulkhead_queue.as_ref().map(|q| q.offered as f64)
+    }),
+    run("bulkhead_queued", "bulkhead_queue.queued", Count, Lower, |r| {
+        r.bulkhead_queue.as_ref().map(|q| q.queued as f64)
+    }),
+    run("bulkhead_wait_probability", "bulkhead_queue.wait_probability", Fraction, Lower, |r| {
+        r.bulkhead_queue.as_ref().map(|q| q.wait_probability)
+    }),
+    run("bulkhead_wait_ms_mean", "bulkhead_queue.wait_ms_mean", Ms, Lower, |r| {
+        r.bulkhead_queue.as_ref().map(|q| q.wait_ms_mean)
+    }),
+    run("bulkhead_wait_ms_p95", "bulkhead_queue.wait_ms_p95", Ms, Lower, |r| {
+        r.bulkhead_queue.as_ref().map(|q| q.wait_ms_p95)
     }),
     run("business_cost", "business_cost", Cost, Lower, |r| Some(r.business_cost)),
     run("events", "events", Count, Neither, |r| Some(r.events as f64)),
@@ -308,6 +383,8 @@ mod tests {
         let mut r = Recorder::new(RecorderSetup {
             has_breaker: true,
             has_limit: true,
+            has_limiter: true,
+            has_bulkhead: true,
             costs: (1.0, 1.0, 1.0),
             // A non-catalogue fallback, so the class summary has its fallback answers.
             fallbacks: vec![crate::metrics::FallbackUse::Open(1.0)],

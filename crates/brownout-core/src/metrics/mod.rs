@@ -6,13 +6,17 @@
 //! mergeable HDR histograms (microseconds, `hist.rs`); `window.rs` keeps the time series.
 
 pub mod catalog;
+mod cause;
+mod class_acc;
 mod fallback;
 mod gauge;
 mod hist;
+mod queue;
 mod recorder;
 pub mod summary;
 mod window;
 
+pub use cause::{Cause, LayerKind};
 pub use fallback::FallbackUse;
 pub(crate) use hist::UsHist;
 pub use recorder::{OrderEffect, Outcome, Recorder, RecorderSetup};

@@ -1,8 +1,11 @@
 //! The recorder: what the world reports at each happening, accumulated into a run's summary.
 
+use super::cause::{Cause, LayerKind};
+use super::class_acc::{ClassAcc, Judged, Tally};
 use super::fallback::FallbackUse;
 use super::gauge::Gauge;
 use super::hist::Lat;
+use super::queue::QueueAcc;
 use super::summary::*;
 use super::to_f64;
 use super::window::{Readings, WindowRow, Windows};
@@ -39,51 +42,6 @@ pub struct OrderEffect {
     pub lost: bool,
 }
 
-/// One class's figures over the measured span.
-#[derive(Debug, Clone)]
-struct ClassAcc {
-    outcomes: Tally,
-    latency: Lat,
-    good: u64,
-    fresh_good: u64,
-    missed: u64,
-    staleness: Lat,
-    stale_wrong: u64,
-    orders: u64,
-    substitutions: u64,
-    refunds: u64,
-    lost: u64,
-    /// Fallback answers of a class whose fallback is not the catalogue's.
-    answers: u64,
-    slot_wait_ns: f64,
-    slot_waits: u64,
-    conn_wait_ns: f64,
-    conn_waits: u64,
-}
-
-impl ClassAcc {
-    fn new() -> Self {
-        Self {
-            outcomes: Tally::default(),
-            latency: Lat::new(),
-            good: 0,
-            fresh_good: 0,
-            missed: 0,
-            staleness: Lat::new(),
-            stale_wrong: 0,
-            orders: 0,
-            substitutions: 0,
-            refunds: 0,
-            lost: 0,
-            answers: 0,
-            slot_wait_ns: 0.0,
-            slot_waits: 0,
-            conn_wait_ns: 0.0,
-            conn_waits: 0,
-        }
-    }
-}
-
 /// Static facts the recorder needs.
 #[derive(Debug, Clone)]
 pub struct RecorderSetup {
@@ -109,6 +67,10 @@ pub struct RecorderSetup {
     pub has_breaker: bool,
     /// The stack has a limiter layer.
     pub has_limit: bool,
+    /// The stack has a concurrency limiter (fixed or adaptive): its queue is summarised.
+    pub has_limiter: bool,
+    /// The stack has a tiered bulkhead: its queue is summarised.
+    pub has_bulkhead: bool,
     /// Business costs (substitution, refund, lost order).
     pub costs: (f64, f64, f64),
     /// Per class: what its fallback answers are and cost.
@@ -142,6 +104,11 @@ pub struct Recorder {
     requests_calling: u64,
     found_in_flight: Vec<u64>,
     per_instance: Vec<Tally>,
+    limiter_queue: QueueAcc,
+    bulkhead_queue: QueueAcc,
+    pool_waiting: Vec<Gauge>,
+    /// Pool connections taken after warm-up.
+    conns_taken: u64,
 }
 
 impl Recorder {
@@ -150,7 +117,7 @@ impl Recorder {
         let n = s.instances as usize;
         let warm = s.warmup;
         Self {
-            classes: (0..s.classes.len()).map(|_| ClassAcc::new()).collect(),
+            classes: vec![ClassAcc::default(); s.classes.len()],
             win: Windows::new(s.classes.len()),
             dep_calls: 0,
             dep_abandoned: 0,
@@ -170,6 +137,10 @@ impl Recorder {
             requests_calling: 0,
             found_in_flight: vec![0; FOUND_BUCKETS],
             per_instance: vec![Tally::default(); n],
+            limiter_queue: QueueAcc::default(),
+            bulkhead_queue: QueueAcc::default(),
+            pool_waiting: vec![Gauge::new(0.0, warm, f64::INFINITY); n],
+            conns_taken: 0,
             s,
         }
     }
@@ -203,7 +174,49 @@ impl Recorder {
         }
     }
 
-    /// A request finished.
+    /// The queue statistics of layers of `kind`, if they are kept.
+    fn queue_of(&mut self, kind: LayerKind) -> Option<&mut QueueAcc> {
+        match kind {
+            LayerKind::Limiter => Some(&mut self.limiter_queue),
+            LayerKind::Bulkhead => Some(&mut self.bulkhead_queue),
+            _ => None,
+        }
+    }
+
+    /// An attempt reached an admission layer of `kind`.
+    pub fn layer_offered(&mut self, now: Time, kind: LayerKind) {
+        if now >= self.s.warmup
+            && let Some(q) = self.queue_of(kind)
+        {
+            q.offer();
+        }
+    }
+
+    /// An attempt was parked in the queue of a layer of `kind`.
+    pub fn layer_queued(&mut self, now: Time, kind: LayerKind) {
+        if now >= self.s.warmup
+            && let Some(q) = self.queue_of(kind)
+        {
+            q.queue();
+        }
+    }
+
+    /// An attempt parked at `parked` left the queue of a layer of `kind` at `now`.
+    pub fn layer_waited(&mut self, now: Time, parked: Time, kind: LayerKind) {
+        if parked >= self.s.warmup
+            && let Some(q) = self.queue_of(kind)
+        {
+            q.waited(now - parked);
+        }
+    }
+
+    /// The attempts waiting for a pool connection on an instance changed.
+    pub fn pool_waiting(&mut self, now: Time, instance: u32, waiting: u32) {
+        self.pool_waiting[instance as usize].set(now, waiting as f64);
+    }
+
+    /// A request finished; `cause` is why it failed (`None` for an ok answer; a fallback
+    /// answer carries the cause of the failure it answered).
     #[allow(clippy::too_many_arguments)]
     pub fn finish(
         &mut self,
@@ -213,6 +226,7 @@ impl Recorder {
         arrived: Time,
         outcome: Outcome,
         staleness: Option<(Time, bool)>,
+        cause: Option<Cause>,
         order: OrderEffect,
         dependency_calls: u32,
     ) {
@@ -263,27 +277,24 @@ impl Recorder {
             self.calls_by_requests += dependency_calls as u64;
             self.requests_calling += 1;
         }
-        let c = &mut self.classes[class];
-        c.outcomes.bump(outcome);
-        c.latency.record(latency);
-        if answered && in_time {
-            c.good += 1;
-        }
-        if outcome == Outcome::Ok && in_time {
-            c.fresh_good += 1;
-        }
-        if !in_time {
-            c.missed += 1;
-        }
-        if let Some((age, wrong)) = staleness {
-            c.staleness.record(age);
-            c.stale_wrong += wrong as u64;
-        }
-        c.orders += order.order as u64;
-        c.substitutions += order.substitution as u64;
-        c.refunds += order.refund as u64;
-        c.lost += order.lost as u64;
-        c.answers += use_cost.is_some() as u64;
+        let wrong = staleness.is_some_and(|(_, w)| w);
+        // Lateness first, then a wrong answer, then what made it fail: one cause each.
+        let cause = match (answered, in_time, wrong) {
+            (true, true, false) => None,
+            (true, false, _) => Some(Cause::Late),
+            (true, true, true) => Some(Cause::WrongAnswer),
+            (false, ..) => Some(cause.expect("the world tags every failure with its cause")),
+        };
+        self.classes[class].record(Judged {
+            outcome,
+            latency,
+            answered,
+            in_deadline: in_time,
+            cause,
+            staleness,
+            order,
+            costed: use_cost.is_some(),
+        });
     }
 
     /// A dependency call started; `in_flight` is the fleet-wide count after it.
@@ -317,7 +328,9 @@ impl Recorder {
 
     /// Pool connections in use on an instance changed.
     pub fn pool(&mut self, now: Time, instance: u32, in_use: u32) {
-        self.pool[instance as usize].set(now, in_use as f64);
+        let g = &mut self.pool[instance as usize];
+        self.conns_taken += (now >= self.s.warmup && in_use as f64 > g.value) as u64;
+        g.set(now, in_use as f64);
     }
 
     /// An instance's (first) breaker changed state.
@@ -408,9 +421,16 @@ impl Recorder {
             .collect();
         let n = self.s.instances as f64;
         let inst_span = span * n;
+        let pool_integral = Self::fleet_integral(&mut self.pool, now);
         let resources = ResourceSummary {
             workers: occupancy(&mut self.workers, self.s.slots, now, inst_span),
             pool: occupancy(&mut self.pool, self.s.connections, now, inst_span),
+            pool_waiting_mean: Self::fleet_integral(&mut self.pool_waiting, now) / inst_span,
+            pool_hold_ms_mean: if self.conns_taken == 0 {
+                0.0
+            } else {
+                pool_integral / self.conns_taken as f64 / MILLISECOND as f64
+            },
         };
         let breaker = self.s.has_breaker.then(|| BreakerSummary {
             transitions: self.transitions,
@@ -440,6 +460,8 @@ impl Recorder {
             },
             breaker,
             limit,
+            limiter_queue: self.s.has_limiter.then(|| self.limiter_queue.summary()),
+            bulkhead_queue: self.s.has_bulkhead.then(|| self.bulkhead_queue.summary()),
             resources,
             amplification: if self.requests_calling == 0 {
                 0.0
@@ -466,77 +488,6 @@ fn occupancy(gs: &mut [Gauge], cap: u32, now: Time, inst_span: f64) -> Occupancy
     }
 }
 
-impl ClassAcc {
-    /// This class's summary over `secs` measured seconds; `costs` are (substitution, refund,
-    /// lost order); `fallback` says what its fallback answers are.
-    fn summary(&mut self, name: &str, secs: f64, (cs, cr, cl): (f64, f64, f64), fallback: FallbackUse) -> ClassSummary {
-        let c = self;
-        let outcomes = c.outcomes.outcomes();
-        let n = outcomes.total();
-        let ratio = |x: u64| if n == 0 { 0.0 } else { x as f64 / n as f64 };
-        let mean_ms = |ns: f64, k: u64| if k == 0 { 0.0 } else { ns / k as f64 / MILLISECOND as f64 };
-        let answers = fallback.answers(c.answers);
-        let order_cost = c.substitutions as f64 * cs + c.refunds as f64 * cr + c.lost as f64 * cl;
-        ClassSummary {
-            class: name.to_string(),
-            requests: n,
-            outcomes,
-            latency_ms: c.latency.stats(),
-            throughput_per_s: n as f64 / secs,
-            goodput_per_s: c.good as f64 / secs,
-            fresh_goodput_per_s: c.fresh_good as f64 / secs,
-            deadline_missed: c.missed,
-            ok_ratio: ratio(outcomes.ok),
-            fallback_ratio: ratio(outcomes.fallback),
-            goodput_ratio: ratio(c.good),
-            staleness_ms: StalenessMs {
-                p50: c.staleness.q_ms(0.5),
-                p95: c.staleness.q_ms(0.95),
-                max: c.staleness.max_ms(),
-            },
-            stale_wrong: c.stale_wrong,
-            stale_wrong_fraction: if outcomes.fallback == 0 {
-                0.0
-            } else {
-                c.stale_wrong as f64 / outcomes.fallback as f64
-            },
-            orders: c.orders,
-            substitutions: c.substitutions,
-            refunds: c.refunds,
-            lost_orders: c.lost,
-            business_cost: answers.map_or(order_cost, |a| order_cost + a.cost),
-            fallback_answers: answers,
-            slot_wait_ms_mean: mean_ms(c.slot_wait_ns, c.slot_waits),
-            conn_wait_ms_mean: mean_ms(c.conn_wait_ns, c.conn_waits),
-        }
-    }
-}
-
-/// Outcome counts indexed by `Outcome as usize`: one indexed increment per finished
-/// request, where a `match` onto named fields compiles to a jump whose target changes with
-/// every outcome.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Tally([u64; 6]);
-
-impl Tally {
-    #[inline]
-    pub(super) fn bump(&mut self, outcome: Outcome) {
-        self.0[outcome as usize] += 1;
-    }
-
-    pub(super) fn outcomes(&self) -> Outcomes {
-        let n = |o: Outcome| self.0[o as usize];
-        Outcomes {
-            ok: n(Outcome::Ok),
-            error: n(Outcome::Error),
-            timeout: n(Outcome::Timeout),
-            rejected: n(Outcome::Rejected),
-            short_circuited: n(Outcome::ShortCircuited),
-            fallback: n(Outcome::Fallback),
-        }
-    }
-}
-
 #[cfg(test)]
 impl RecorderSetup {
     /// One class "c" with a 1 s deadline, one instance, slot and connection, no warm-up, no
@@ -554,6 +505,8 @@ impl RecorderSetup {
             window,
             has_breaker: false,
             has_limit: false,
+            has_limiter: false,
+            has_bulkhead: false,
             costs: (0.0, 0.0, 0.0),
             fallbacks: vec![FallbackUse::Catalogue],
             timeseries: false,

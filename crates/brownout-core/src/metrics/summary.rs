@@ -60,6 +60,12 @@ pub struct RunSummary {
     pub breaker: Option<BreakerSummary>,
     /// Adaptive or fixed limit statistics, where the stack has a limiter.
     pub limit: Option<LimitSummary>,
+    /// The queues of the stack's concurrency limiters (fixed or adaptive), where it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limiter_queue: Option<QueueSummary>,
+    /// The queues of the stack's tiered bulkheads, where it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bulkhead_queue: Option<QueueSummary>,
     /// Caller resources.
     pub resources: ResourceSummary,
     /// Dependency calls per user request that called it (retry amplification).
@@ -133,7 +139,8 @@ pub struct ClassSummary {
     pub requests: u64,
     /// Outcome counts.
     pub outcomes: Outcomes,
-    /// End-to-end latency at the gateway.
+    /// End-to-end latency at the gateway of every finished request: it mixes immediate
+    /// refusals with answers (see `latency_answered_ms` and `latency_failed_ms`).
     pub latency_ms: LatencyMs,
     /// Finished requests per second.
     pub throughput_per_s: f64,
@@ -141,7 +148,7 @@ pub struct ClassSummary {
     pub goodput_per_s: f64,
     /// Fresh answers (ok) within the deadline, per second.
     pub fresh_goodput_per_s: f64,
-    /// Responses after the deadline.
+    /// Requests of any outcome (answers and failures) that finished after the deadline.
     pub deadline_missed: u64,
     /// ok / requests.
     pub ok_ratio: f64,
@@ -173,6 +180,84 @@ pub struct ClassSummary {
     pub slot_wait_ms_mean: f64,
     /// Mean wait for a pool connection (per attempt that needed one).
     pub conn_wait_ms_mean: f64,
+    /// Requests answered correctly within the class deadline: an `ok`, or a fallback answer
+    /// that is neither a fail-closed refusal nor stale-wrong, with a latency at most the
+    /// deadline. The headline success measure.
+    #[serde(default)]
+    pub in_time: u64,
+    /// in_time / requests.
+    #[serde(default)]
+    pub in_time_ratio: f64,
+    /// Answers (ok or fallback, not fail-closed refusals) after the deadline. Unlike
+    /// `deadline_missed` it leaves out failures that came late.
+    #[serde(default)]
+    pub late: u64,
+    /// Why each request that is not in time is not: exactly one cause each, so the causes sum
+    /// to requests minus in_time.
+    #[serde(default)]
+    pub causes: Causes,
+    /// Latency of the in-time requests.
+    #[serde(default)]
+    pub latency_in_time_ms: LatencyMs,
+    /// Latency of all answers (ok or fallback, not fail-closed refusals), in time or late.
+    #[serde(default)]
+    pub latency_answered_ms: LatencyMs,
+    /// Latency of the failures (errors, timeouts, refusals, fail-closed refusals): every
+    /// request that is not an answer.
+    #[serde(default)]
+    pub latency_failed_ms: LatencyMs,
+}
+
+/// Why requests were not in time, per cause: each such request has exactly one.
+///
+/// A failed request counts under what ended its last attempt (a retry budget that stopped a
+/// retry leaves the last attempt's cause). A fallback answer in time that was stale-wrong
+/// counts as `wrong_answer`; any answer after the deadline as `late`; a fail-closed refusal
+/// under the failure it answered.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub struct Causes {
+    /// The dependency answered with an error (or a partition cut the call, or its queue was full).
+    pub dependency_error: u64,
+    /// The per-attempt timeout fired while the call was out.
+    pub attempt_timeout: u64,
+    /// No pool connection within the acquire timeout (or the attempt timeout, if sooner).
+    pub pool_acquire_timeout: u64,
+    /// No worker slot: the slot queue was full or the slot wait ran out.
+    pub worker_slots_full: u64,
+    /// A concurrency limiter (fixed or adaptive) refused the attempt or its queue wait ran out.
+    pub limiter_refused: u64,
+    /// A tiered bulkhead refused the attempt or its queue wait ran out.
+    pub bulkhead_refused: u64,
+    /// A breaker short-circuited the attempt.
+    pub breaker_open: u64,
+    /// Shed by deadline: too little of the deadline was left.
+    pub shed_by_deadline: u64,
+    /// Refused by another layer (a plugin policy).
+    pub other_refused: u64,
+    /// In flight on an instance that restarted.
+    pub crash_restart: u64,
+    /// A fallback answer in time whose cached value had changed (stale-wrong).
+    pub wrong_answer: u64,
+    /// An answer after the deadline (the same count as `late`).
+    pub late: u64,
+}
+
+impl Causes {
+    /// Sum over all causes: requests minus in_time.
+    pub fn total(&self) -> u64 {
+        self.dependency_error
+            + self.attempt_timeout
+            + self.pool_acquire_timeout
+            + self.worker_slots_full
+            + self.limiter_refused
+            + self.bulkhead_refused
+            + self.breaker_open
+            + self.shed_by_deadline
+            + self.other_refused
+            + self.crash_restart
+            + self.wrong_answer
+            + self.late
+    }
 }
 
 /// A class's fallback answers without a catalogue (all are also counted in `outcomes.fallback`).
@@ -265,4 +350,28 @@ pub struct ResourceSummary {
     pub workers: Occupancy,
     /// Pool connections.
     pub pool: Occupancy,
+    /// Time-weighted mean of the attempts waiting for a pool connection, per instance.
+    #[serde(default)]
+    pub pool_waiting_mean: f64,
+    /// Mean time a connection is held per use, ms: connection-time in use after warm-up over
+    /// the connections taken after warm-up (Little's law).
+    #[serde(default)]
+    pub pool_hold_ms_mean: f64,
+}
+
+/// Waiting in the queues of one kind of admission layer (summed over its layers and
+/// instances), attempts admitted after warm-up.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct QueueSummary {
+    /// Attempts that reached a layer of this kind.
+    pub offered: u64,
+    /// Attempts that waited in its queue.
+    pub queued: u64,
+    /// queued / offered: the probability of waiting.
+    pub wait_probability: f64,
+    /// Mean wait of the attempts that queued and whose wait ended (admitted, refused, timed
+    /// out or evicted), ms.
+    pub wait_ms_mean: f64,
+    /// 95th percentile of the same waits, ms.
+    pub wait_ms_p95: f64,
 }

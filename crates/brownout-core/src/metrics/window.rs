@@ -3,8 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::class_acc::Tally;
 use super::hist::Lat;
-use super::recorder::{RecorderSetup, Tally};
+use super::recorder::RecorderSetup;
 use crate::engine::{SECOND, Time};
 
 /// One class's figures in the open window.

@@ -148,6 +148,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
             .collect(),
         breaker_layer: find(&|st| st.breaker.is_some()),
         limit_layer: find(&|st| st.limit.is_some()),
+        kinds: set.stack.iter().map(|l| outcome::layer_kind(&l.policy)).collect(),
     }
 }
 
@@ -167,6 +168,8 @@ fn build_recorder(m: &Model, policy: usize, layout: &Layout, timeseries: bool) -
         window: s.window.ns(),
         has_breaker: layout.breaker_layer.is_some(),
         has_limit: layout.limit_layer.is_some(),
+        has_limiter: layout.kinds.contains(&LayerKind::Limiter),
+        has_bulkhead: layout.kinds.contains(&LayerKind::Bulkhead),
         costs: b.map_or((0.0, 0.0, 0.0), |b| (b.substitution_cost, b.refund_cost, b.lost_order_cost)),
         fallbacks: s.classes.iter().map(|c| crate::model::fallback::recorded_as(c.fallback_answer)).collect(),
         timeseries,

@@ -28,10 +28,12 @@ impl World<'_> {
             self.take_connection(now, q, tok);
         } else {
             i.pool_waiting += 1;
+            let waiting = i.pool_waiting;
             i.pool_q.push_back(tok);
             r.phase = Phase::PoolQueue;
             let at = now.saturating_add(pool.acquire_timeout.ns()).min(r.time.attempt_deadline);
             self.timer(q, tok, at, Timer::Attempt);
+            self.rec.pool_waiting(now, inst, waiting);
         }
     }
 
@@ -291,6 +293,7 @@ impl World<'_> {
         while let Some(next) = self.gateway.insts[inst as usize].pool_q.pop_front() {
             if self.reqs.get(next).is_some_and(|r| r.phase == Phase::PoolQueue) {
                 dec!(self.gateway.insts[inst as usize].pool_waiting);
+                self.rec.pool_waiting(now, inst, self.gateway.insts[inst as usize].pool_waiting);
                 self.take_connection(now, q, next);
                 break;
             }
@@ -306,8 +309,9 @@ impl World<'_> {
                 let outcome = if now >= r.time.attempt_deadline { CallOutcome::Timeout } else { CallOutcome::Error };
                 r.phase = Phase::Dequeued; // its pool queue entry is now stale
                 dec!(self.gateway.insts[inst as usize].pool_waiting);
+                self.rec.pool_waiting(now, inst, self.gateway.insts[inst as usize].pool_waiting);
                 self.rec.conn_wait(arrived, class as usize, waited);
-                self.attempt_end(now, q, tok, outcome);
+                self.attempt_end_as(now, q, tok, outcome, Cause::PoolAcquireTimeout);
             }
             Phase::Calling => {
                 let calls = [r.attempt.call.take(), r.hedge.call.take()];

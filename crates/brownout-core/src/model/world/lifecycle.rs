@@ -37,7 +37,7 @@ impl World<'_> {
                 conns: 0,
             },
             hedge: HedgeState { call: None, generation: 0 },
-            answer: Answer { outcome: Outcome::Ok, staleness: None },
+            answer: Answer { outcome: Outcome::Ok, staleness: None, cause: None },
         });
         self.rec.arrival(now, c);
         if self.trace.records.is_some() {
@@ -68,6 +68,7 @@ impl World<'_> {
             }
         } else {
             self.rec.slot_wait(now, c, 0);
+            self.fail_as(tok, Cause::WorkerSlotsFull);
             self.respond(now, q, tok, Outcome::Rejected, None);
         }
     }
@@ -188,8 +189,7 @@ impl World<'_> {
                     c.counted = false;
                 }
             }
-            r.answer.outcome = Outcome::Error;
-            r.answer.staleness = None;
+            r.answer = Answer { outcome: Outcome::Error, staleness: None, cause: Some(Cause::CrashRestart) };
             self.finish(now, q, tok);
         }
         let i = &mut self.gateway.insts[instance as usize];
@@ -199,6 +199,7 @@ impl World<'_> {
         i.worker_waiting = 0;
         i.pool_q.clear();
         i.pool_waiting = 0;
+        self.rec.pool_waiting(now, instance, 0);
         for o in i.outstanding.iter_mut() {
             *o = 0;
         }
@@ -254,6 +255,8 @@ impl World<'_> {
                 if phase == Phase::LayerQueue {
                     // It leaves the queue it waits in (its entry becomes a tombstone).
                     let l = self.layout.class_layers[class][pos];
+                    let parked = self.reqs.get(tok).expect("live request").time.attempt_start;
+                    self.rec.layer_waited(now, parked, self.layout.kinds[l as usize]);
                     dec!(self.layer_mut(inst, l).waiting);
                     let att = self.attempt_of(now, tok, l);
                     self.layer_mut(inst, l).policy.left_queue(&att);

@@ -29,7 +29,7 @@ use super::fallback::LastAnswers;
 use super::records::{AttemptRecord, CallRecord, Origin, Records, RequestRecord};
 use super::{Model, RunError, RunOptions, RunResult};
 use crate::engine::{self, Counter, EventQueue, Handler, Slab, Stream, Time, Token, label_hash, stream};
-use crate::metrics::{OrderEffect, Outcome, Recorder, RecorderSetup};
+use crate::metrics::{Cause, LayerKind, OrderEffect, Outcome, Recorder, RecorderSetup};
 use crate::policy::{
     Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Refusal, RetryAsk, Status,
 };
@@ -272,6 +272,7 @@ impl World<'_> {
                 let (inst, class, arrived) = (r.who.instance, r.who.class, r.time.arrived);
                 dec!(self.gateway.insts[inst as usize].worker_waiting);
                 self.rec.slot_wait(arrived, class as usize, now - arrived);
+                self.fail_as(tok, Cause::WorkerSlotsFull);
                 self.respond(now, q, tok, Outcome::Rejected, None);
             }
             Timer::LocalWork => self.after_local(now, q, tok),
@@ -279,12 +280,14 @@ impl World<'_> {
                 let r = self.reqs.get_mut(tok).expect("live request");
                 let (class, inst, pos) = (r.who.class as usize, r.who.instance, r.attempt.pos as usize);
                 r.phase = Phase::Dequeued; // its queue entry is now a tombstone
+                let parked = r.time.attempt_start;
                 let l = self.layout.class_layers[class][pos];
+                self.rec.layer_waited(now, parked, self.layout.kinds[l as usize]);
                 dec!(self.layer_mut(inst, l).waiting);
                 let att = self.attempt_of(now, tok, l);
                 self.layer_mut(inst, l).policy.left_queue(&att);
                 self.note(now, q, inst, l);
-                self.refused(now, q, tok, Refusal::Rejected);
+                self.refused(now, q, tok, l, Refusal::Rejected);
             }
             Timer::Attempt => self.attempt_timer(now, q, tok),
             Timer::Backoff => self.begin_attempt(now, q, tok),

@@ -2,10 +2,57 @@
 
 use super::*;
 use crate::model::fallback::{Given, give};
+use crate::policy::PolicySpec;
 use crate::scenario::FallbackAnswer;
 
+/// Where a layer's refusals and queue waits count.
+pub(super) fn layer_kind(spec: &PolicySpec) -> LayerKind {
+    use PolicySpec as P;
+    match spec {
+        P::Limiter(_) | P::Aimd(_) | P::Vegas(_) | P::Gradient2(_) | P::EnvoyGradient(_) => LayerKind::Limiter,
+        P::TieredBulkhead(_) => LayerKind::Bulkhead,
+        P::ShedByDeadline(_) => LayerKind::Shed,
+        P::ConsecutiveBreaker(_)
+        | P::ErrorRateBreaker(_)
+        | P::LatencyBreaker(_)
+        | P::Resilience4j(_)
+        | P::Polly(_)
+        | P::Hystrix(_)
+        | P::Sentinel(_) => LayerKind::Breaker,
+        P::Timeout(_)
+        | P::Retry(_)
+        | P::Hedge(_)
+        | P::Plugin(_)
+        | P::RetryBudget(_)
+        | P::GrpcThrottle(_)
+        | P::AdaptiveRetry(_) => LayerKind::Other,
+    }
+}
+
 impl World<'_> {
+    /// Record why the request failed, for the recorder's `causes`.
+    pub(super) fn fail_as(&mut self, tok: Token, cause: Cause) {
+        self.reqs.get_mut(tok).expect("live request").answer.cause = Some(cause);
+    }
+
+    /// The end of an attempt; a failure is a dependency error or an attempt timeout.
     pub(super) fn attempt_end(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, outcome: CallOutcome) {
+        let cause = match outcome {
+            CallOutcome::Timeout => Cause::AttemptTimeout,
+            CallOutcome::Success | CallOutcome::Error => Cause::DependencyError,
+        };
+        self.attempt_end_as(now, q, tok, outcome, cause);
+    }
+
+    /// The end of an attempt; a failure that ends the request counts under `cause`.
+    pub(super) fn attempt_end_as(
+        &mut self,
+        now: Time,
+        q: &mut EventQueue<Ev>,
+        tok: Token,
+        outcome: CallOutcome,
+        cause: Cause,
+    ) {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, attempt) = (r.who.class as usize, r.who.instance, r.attempt.number);
         if let Some(log) = &mut self.trace.records {
@@ -52,6 +99,9 @@ impl World<'_> {
         }
         if self.layout.inner_start[class] > 0 {
             self.complete_outer(now, q, tok, outcome);
+        }
+        if outcome.is_failure() {
+            self.fail_as(tok, cause);
         }
         match outcome {
             CallOutcome::Success => {
@@ -177,6 +227,7 @@ impl World<'_> {
             r.arrived,
             r.answer.outcome,
             r.answer.staleness,
+            r.answer.cause,
             order,
             r.calls,
         );

@@ -39,6 +39,7 @@ impl World<'_> {
             let att = self.attempt_of(now, tok, l);
             let decision = self.layer_mut(inst, l).policy.admit(&att);
             self.note(now, q, inst, l);
+            self.rec.layer_offered(now, self.layout.kinds[l as usize]);
             match decision {
                 Admission::Admit => {
                     let r = self.reqs.get_mut(tok).expect("live request");
@@ -51,16 +52,18 @@ impl World<'_> {
                 }
                 Admission::WaitEvicting { max_wait, evict } => {
                     let (pos, victim) = self.waiter_with_id(inst, l, evict).expect("a layer evicts its own waiter");
+                    let parked = self.reqs.get(victim).expect("live request").time.attempt_start;
+                    self.rec.layer_waited(now, parked, self.layout.kinds[l as usize]);
                     let layer = self.layer_mut(inst, l);
                     layer.queue.remove(pos);
                     dec!(layer.waiting);
                     self.bump_generation(victim);
-                    self.refused(now, q, victim, Refusal::Rejected);
+                    self.refused(now, q, victim, l, Refusal::Rejected);
                     self.park(now, q, tok, inst, l, max_wait);
                     return;
                 }
                 Admission::Refuse(why) => {
-                    self.refused(now, q, tok, why);
+                    self.refused(now, q, tok, l, why);
                     return;
                 }
             }
@@ -70,6 +73,7 @@ impl World<'_> {
 
     /// Park an attempt in layer `l`'s wait queue.
     fn park(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, inst: u32, l: u8, max_wait: Time) {
+        self.rec.layer_queued(now, self.layout.kinds[l as usize]);
         let r = self.reqs.get_mut(tok).expect("live request");
         r.phase = Phase::LayerQueue;
         r.time.attempt_start = now;
@@ -109,16 +113,18 @@ impl World<'_> {
         }
     }
 
-    pub(super) fn refused(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, why: Refusal) {
+    /// Layer `l` refused the attempt (or its wait there ended without admission).
+    pub(super) fn refused(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, l: u8, why: Refusal) {
         self.cancel_admitted(now, q, tok);
         let attempt = self.reqs.get(tok).expect("live request").attempt.number;
         if attempt > 1 {
             self.complete_outer(now, q, tok, CallOutcome::Error);
         }
-        let outcome = match why {
-            Refusal::Rejected | Refusal::Fallback => Outcome::Rejected,
-            Refusal::ShortCircuited => Outcome::ShortCircuited,
+        let (outcome, cause) = match why {
+            Refusal::Rejected | Refusal::Fallback => (Outcome::Rejected, self.layout.kinds[l as usize].refusal()),
+            Refusal::ShortCircuited => (Outcome::ShortCircuited, Cause::BreakerOpen),
         };
+        self.fail_as(tok, cause);
         self.conclude(now, q, tok, outcome, true);
     }
 
@@ -177,6 +183,8 @@ impl World<'_> {
                 if let Admission::Wait { .. } | Admission::WaitEvicting { .. } = decision {
                     break;
                 }
+                let parked = self.reqs.get(head).expect("live request").time.attempt_start;
+                self.rec.layer_waited(now, parked, self.layout.kinds[l as usize]);
                 let layer = self.layer_mut(inst, l);
                 layer.queue.remove(pos);
                 dec!(layer.waiting);
@@ -189,7 +197,7 @@ impl World<'_> {
                         r.attempt.pos += 1;
                         self.admit_from(now, q, head);
                     }
-                    Admission::Refuse(why) => self.refused(now, q, head, why),
+                    Admission::Refuse(why) => self.refused(now, q, head, l, why),
                     Admission::Wait { .. } | Admission::WaitEvicting { .. } => unreachable!("handled above"),
                 }
             }

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use super::waitq::WaitQueue;
 use super::{MAX_LAYERS, Notice, PendingReload};
 use crate::engine::{Slab, Stream, Time, Token};
-use crate::metrics::Outcome;
+use crate::metrics::{Cause, LayerKind, Outcome};
 use crate::model::arrivals::ArrivalGen;
 use crate::model::records::Records;
 use crate::policy::{ClassId, Policy, Status};
@@ -113,6 +113,8 @@ pub(super) struct Answer {
     pub outcome: Outcome,
     /// For a fallback answer: (age of the cached value in ns, the value is wrong).
     pub staleness: Option<(Time, bool)>,
+    /// Why it failed (kept for a fallback answer of a failure); `None` while nothing failed.
+    pub cause: Option<Cause>,
 }
 
 /// A request in flight, from arrival to `outcome::finish`.
@@ -243,6 +245,8 @@ pub(super) struct Layout {
     pub breaker_layer: Option<u8>,
     /// The first layer reporting a concurrency limit (recorded per instance).
     pub limit_layer: Option<u8>,
+    /// Per layer, its kind: where its refusals and queue waits count.
+    pub kinds: Vec<LayerKind>,
 }
 
 // ---- traffic ---------------------------------------------------------------------------
