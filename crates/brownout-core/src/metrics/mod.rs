@@ -9,12 +9,14 @@ pub mod catalog;
 mod fallback;
 mod gauge;
 mod hist;
+mod phases;
 mod recorder;
 pub mod summary;
 mod window;
 
 pub use fallback::FallbackUse;
 pub(crate) use hist::UsHist;
+pub use phases::Recorders;
 pub use recorder::{OrderEffect, Outcome, Recorder, RecorderSetup};
 pub use window::WindowRow;
 
