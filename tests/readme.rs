@@ -57,6 +57,7 @@ fn parse_fragment(ty: &str, text: &str) -> Option<Result<(), String>> {
         "PolicySet" => parse_as::<scenario::PolicySet>(text),
         "Layer" => parse_as::<scenario::Layer>(text),
         "Expectation" => parse_as::<scenario::Expectation>(text),
+        "Phases" => parse_as::<Vec<scenario::Phase>>(text),
         "PolicySpec" => parse_as::<brownout::policy::PolicySpec>(text),
         _ => return None,
     })

@@ -98,6 +98,16 @@ pub fn run_doc(s: &ScenarioSummary, out: &Path, checked: &[Checked], exit_code: 
         "out": out.display().to_string(),
         "measured_s": s.measured_s,
         "policies": figures(s),
+        "phases": phases(s),
         "expectations": expectations(checked),
     })
+}
+
+/// Each phase with the same figures as the whole run.
+fn phases(s: &ScenarioSummary) -> Value {
+    let one = |p: &brownout::metrics::summary::PhaseSummary| {
+        json!({ "name": p.name, "start_s": p.start_s, "end_s": p.end_s, "source": p.source,
+                "policies": figures(&s.phase_view(p)) })
+    };
+    Value::Array(s.phases.iter().map(one).collect())
 }

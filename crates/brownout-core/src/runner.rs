@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use crate::engine::Time;
 use crate::engine::ms_f64;
 use crate::metrics::WindowRow;
-use crate::metrics::summary::{ClassInfo, ScenarioSummary, Setup};
+use crate::metrics::summary::{ClassInfo, PhaseSummary, RunSummary, ScenarioSummary, Setup};
 use crate::model::{Model, RunError, RunOptions, RunResult, run_policy, run_policy_observed};
 
 /// Everything one `brownout run` produces.
@@ -95,7 +95,12 @@ fn assemble(model: &Model, runs: Vec<Result<RunResult, RunError>>) -> Result<Sce
     let mut rows = Vec::new();
     let mut runs = Vec::with_capacity(n);
     let mut summaries = Vec::with_capacity(n);
+    let resolved = crate::scenario::phases_of(s);
+    let mut per_phase: Vec<Vec<RunSummary>> = vec![Vec::with_capacity(n); resolved.len()];
     for r in results {
+        for (k, p) in r.phases.into_iter().enumerate() {
+            per_phase[k].push(p);
+        }
         runs.push(RunMeta {
             policy: r.summary.policy.clone(),
             trace_hash: r.trace_hash,
@@ -129,6 +134,17 @@ fn assemble(model: &Model, runs: Vec<Result<RunResult, RunError>>) -> Result<Sce
                     .collect(),
             },
             runs: summaries,
+            phases: resolved
+                .into_iter()
+                .zip(per_phase)
+                .map(|(p, runs)| PhaseSummary {
+                    start_s: ms_f64(p.start) / 1000.0,
+                    end_s: ms_f64(p.end) / 1000.0,
+                    source: p.source.as_str().into(),
+                    name: p.name,
+                    runs,
+                })
+                .collect(),
         },
         rows,
         runs,

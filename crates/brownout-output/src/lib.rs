@@ -113,6 +113,9 @@ pub fn report_md(scenario: &Scenario, s: &ScenarioSummary, checked: &[Checked], 
         scenario.fleet.pool.max_connections,
         s.measured_s
     ));
+    if !s.phases.is_empty() {
+        out.push_str(&format!("\n{}\n", escape::md(&report::table::phases_line(s))));
+    }
     out.push_str(&report::table::markdown(s));
     out.push_str("\n## Verdict\n\n");
     out.push_str(&report::table::verdict(s));

@@ -353,6 +353,8 @@ pub fn names(scope: Scope) -> String {
 
 /// The metric a sweep names: `class/metric` per class, plain per run.
 pub fn by_path(path: &str) -> Option<&'static Metric> {
+    // A sweep metric may start with its phase (`brownout:authorize/goodput_ratio`).
+    let path = path.split_once(':').map_or(path, |(_, m)| m);
     match path.split_once('/') {
         Some((_, m)) => find(Scope::Class, m),
         None => find(Scope::Run, path),

@@ -11,6 +11,7 @@ mod class_acc;
 mod fallback;
 mod gauge;
 mod hist;
+mod phases;
 mod queue;
 mod recorder;
 pub mod summary;
@@ -19,6 +20,7 @@ mod window;
 pub use cause::{Cause, LayerKind};
 pub use fallback::FallbackUse;
 pub(crate) use hist::UsHist;
+pub use phases::Recorders;
 pub use recorder::{OrderEffect, Outcome, Recorder, RecorderSetup};
 pub use window::WindowRow;
 

@@ -15,6 +15,68 @@ pub struct ScenarioSummary {
     pub setup: Setup,
     /// One entry per policy set, in scenario order.
     pub runs: Vec<RunSummary>,
+    /// The same figures per phase, in time order; absent when the run has no phases.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseSummary>,
+}
+
+/// One phase's figures: every policy set's run over the requests that arrived in the phase.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PhaseSummary {
+    /// Phase name.
+    pub name: String,
+    /// Start, seconds.
+    pub start_s: f64,
+    /// End, seconds.
+    pub end_s: f64,
+    /// `"scenario"` (written in the scenario) or `"derived"` (from the dependency's timeline).
+    pub source: String,
+    /// One entry per policy set, in scenario order, with the whole run's fields; `events` and
+    /// `in_flight_at_end` are the whole run's.
+    pub runs: Vec<RunSummary>,
+}
+
+/// Phase names that mark the incident, in order of preference (matched in lower case, as a
+/// part of the name); the derived `degraded` phase is the last.
+pub const INCIDENT_NAMES: [&str; 4] = ["brownout", "incident", "outage", "degraded"];
+
+impl ScenarioSummary {
+    /// The runs over `phase`, or the whole run's for `None`; `None` for an unknown phase.
+    pub fn runs_of(&self, phase: Option<&str>) -> Option<&[RunSummary]> {
+        match phase {
+            None => Some(&self.runs),
+            Some(name) => self.phases.iter().find(|p| p.name == name).map(|p| p.runs.as_slice()),
+        }
+    }
+
+    /// The phase that matters most, which reports show beside the whole run: the first phase
+    /// whose name contains one of [`INCIDENT_NAMES`], tried in that order (so a scenario's
+    /// `brownout` or the derived `degraded`); none when no name matches.
+    pub fn key_phase(&self) -> Option<&PhaseSummary> {
+        INCIDENT_NAMES.iter().find_map(|want| self.phases.iter().find(|p| p.name.to_lowercase().contains(want)))
+    }
+
+    /// This summary with `phase`'s runs in place of the whole run's and no phases: what the
+    /// report tables show for the phase.
+    pub fn phase_view(&self, phase: &PhaseSummary) -> ScenarioSummary {
+        ScenarioSummary {
+            scenario: self.scenario.clone(),
+            seed: self.seed,
+            measured_s: phase.end_s - phase.start_s,
+            setup: self.setup.clone(),
+            runs: phase.runs.clone(),
+            phases: Vec::new(),
+        }
+    }
+}
+
+impl PhaseSummary {
+    /// `during brownout (20m-32m, from the scenario)`: the heading of its tables.
+    pub fn title(&self) -> String {
+        let t = |s: f64| crate::engine::fmt_time((s * 1e9).round() as crate::engine::Time);
+        let how = if self.source == "derived" { "derived from the dependency's timeline" } else { "from the scenario" };
+        format!("during {} ({}-{}, {how})", self.name, t(self.start_s), t(self.end_s))
+    }
 }
 
 /// Static facts of the scenario, for charts and reports.

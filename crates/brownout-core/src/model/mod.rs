@@ -157,6 +157,8 @@ pub struct RunOptions {
 pub struct RunResult {
     /// Summary metrics.
     pub summary: RunSummary,
+    /// The same figures per phase, in the order of `scenario::phases_of` (empty without phases).
+    pub phases: Vec<RunSummary>,
     /// Time-series rows (empty unless asked for).
     pub rows: Vec<WindowRow>,
     /// Hash of the event trace (time and kind of every event), for determinism checks.

@@ -5,9 +5,16 @@ use crate::metrics::catalog::{self, Scope};
 use crate::metrics::summary::ScenarioSummary;
 use crate::scenario::{Cmp, Expectation};
 
-/// The value of `metric` (of `class`, if given) under `policy`.
-pub(crate) fn metric(s: &ScenarioSummary, policy: &str, class: Option<&str>, metric: &str) -> Option<f64> {
-    let run = s.runs.iter().find(|r| r.policy == policy)?;
+/// The value of `metric` (of `class`, if given) under `policy`, over `phase` (the whole run
+/// for `None`).
+pub(crate) fn metric(
+    s: &ScenarioSummary,
+    phase: Option<&str>,
+    policy: &str,
+    class: Option<&str>,
+    metric: &str,
+) -> Option<f64> {
+    let run = s.runs_of(phase)?.iter().find(|r| r.policy == policy)?;
     match class {
         Some(c) => catalog::find(Scope::Class, metric)?.value(run, Some(run.classes.iter().find(|k| k.class == c)?)),
         None => catalog::find(Scope::Run, metric)?.value(run, None),
@@ -16,14 +23,16 @@ pub(crate) fn metric(s: &ScenarioSummary, policy: &str, class: Option<&str>, met
 
 /// Look up the value an expectation is about.
 pub(crate) fn value_of(s: &ScenarioSummary, e: &Expectation) -> Option<f64> {
-    metric(s, &e.policy, e.class.as_deref(), &e.metric)
+    metric(s, e.phase.as_deref(), &e.policy, e.class.as_deref(), &e.metric)
 }
 
 /// The right-hand side of an expectation: its value, or the other policy's value x factor.
 pub(crate) fn target_of(s: &ScenarioSummary, e: &Expectation) -> Option<f64> {
     match (&e.value, &e.than) {
         (Some(v), _) => Some(*v),
-        (None, Some(other)) => metric(s, other, e.class.as_deref(), &e.metric).map(|v| v * e.factor),
+        (None, Some(other)) => {
+            metric(s, e.phase.as_deref(), other, e.class.as_deref(), &e.metric).map(|v| v * e.factor)
+        }
         (None, None) => None,
     }
 }
@@ -67,10 +76,13 @@ pub fn check(s: &ScenarioSummary, expectations: &[Expectation]) -> Vec<Checked> 
         .map(|e| {
             let actual = value_of(s, e).unwrap_or(f64::NAN);
             let rhs = target_of(s, e).unwrap_or(f64::NAN);
-            let subject = match &e.class {
+            let mut subject = match &e.class {
                 Some(c) => format!("{}/{}", e.policy, c),
                 None => e.policy.clone(),
             };
+            if let Some(p) = &e.phase {
+                subject = format!("{subject} during {p}");
+            }
             let right = match (&e.value, &e.than) {
                 (Some(v), _) => format!("{v}"),
                 (None, Some(t)) if e.factor != 1.0 => format!("{} x {t} ({rhs:.4})", e.factor),

@@ -87,6 +87,9 @@ pub fn terminal(s: &ScenarioSummary) -> String {
         }
     }
     out.push_str("(* = best in column)\n");
+    if let Some(p) = s.key_phase() {
+        out.push_str(&format!("\n-- {} --\n{}", p.title(), terminal(&s.phase_view(p))));
+    }
     out
 }
 
@@ -103,7 +106,20 @@ pub fn markdown(s: &ScenarioSummary) -> String {
         }
     }
     out.push_str("\n`*` marks the best value in each column.\n");
+    if let Some(p) = s.key_phase() {
+        out.push_str(&format!("\n**{}**\n{}", md(&p.title()), markdown(&s.phase_view(p))));
+    }
     out
+}
+
+/// `Phases (from the scenario): brownout 20m-32m.`, or `(derived from the dependency's
+/// timeline)`: the sentence reports give before the tables.
+pub fn phases_line(s: &ScenarioSummary) -> String {
+    let t = |x: f64| crate::engine::fmt_time((x * 1e9).round() as crate::engine::Time);
+    let list: Vec<String> = s.phases.iter().map(|p| format!("{} {}-{}", p.name, t(p.start_s), t(p.end_s))).collect();
+    let derived = s.phases.iter().any(|p| p.source == "derived");
+    let how = if derived { "derived from the dependency's timeline" } else { "from the scenario" };
+    format!("Phases ({how}): {}.", list.join(", "))
 }
 
 /// One sentence per class: which policy maximised goodput, at what staleness and cost.

@@ -69,8 +69,12 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
     validate_catalogue_and_business(s)?;
     super::fallback::validate_fallbacks(s)?;
     let policies = validate_policies(s, &classes)?;
+    super::types::check_phases(s).map_err(|(p, m)| bad(p, m))?;
     for (k, e) in s.expect.iter().enumerate() {
         validate_expectation(e, &classes, &policies).map_err(|(p, m)| bad(format!("expect[{k}]{p}"), m))?;
+        if let Some(name) = &e.phase {
+            super::types::check_phase_name(s, name).map_err(|m| bad(format!("expect[{k}].phase"), m))?;
+        }
     }
     super::budget::check(s).map_err(|r| bad(r.path, r.message))?;
     Ok(())

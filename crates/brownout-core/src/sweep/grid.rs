@@ -257,8 +257,12 @@ fn check_size(spec: &SweepSpec, base: &Scenario, json: &Value, policies: usize) 
     budget::check_sweep(base, &size).map_err(|m| err(at, m))
 }
 
-fn check_metric(m: &str, base: &Scenario) -> Result<(), String> {
+fn check_metric(written: &str, base: &Scenario) -> Result<(), String> {
     use crate::metrics::catalog::{Scope, find, names};
+    let (phase, m) = super::spec::split_phase(written);
+    if let Some(p) = phase {
+        scenario::check_phase_name(base, p).map_err(|e| format!("metric \"{written}\": {e}"))?;
+    }
     match m.split_once('/') {
         Some((class, name)) => {
             if !base.classes.iter().any(|c| c.name == class) {

@@ -84,8 +84,20 @@ pub fn run_one(plan: &Plan, run: u64) -> Result<RunRecord> {
             id.replication
         )
     })?;
-    let metrics =
-        plan.info.metrics.iter().map(|m| catalog::value_of(&result.summary, m).filter(|x| !x.is_nan())).collect();
+    let phases = crate::scenario::phases_of(model.scenario());
+    let metrics = plan
+        .info
+        .metrics
+        .iter()
+        .map(|written| {
+            let (phase, m) = spec::split_phase(written);
+            let run = match phase {
+                None => Some(&result.summary),
+                Some(p) => phases.iter().position(|x| x.name == p).and_then(|k| result.phases.get(k)),
+            };
+            run.and_then(|r| catalog::value_of(r, m)).filter(|x| !x.is_nan())
+        })
+        .collect();
     Ok(RunRecord { run, seed, events: result.summary.events, requests: result.requests, metrics })
 }
 

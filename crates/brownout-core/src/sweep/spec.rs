@@ -25,7 +25,8 @@ pub struct SweepSpec {
     /// Policy sets to run, by name (empty = all of the scenario's).
     #[serde(default)]
     pub policies: Vec<String>,
-    /// Metrics to aggregate: `class/metric` per class, plain for run-level metrics.
+    /// Metrics to aggregate: `class/metric` per class, plain for run-level metrics; a
+    /// `phase:` prefix measures over that phase (`brownout:authorize/goodput_ratio`).
     pub metrics: Vec<String>,
     /// The parameters to vary.
     pub axes: Vec<Axis>,
@@ -114,6 +115,16 @@ pub enum Method {
     LatinHypercube,
     /// Independent uniform draws (on the log scale for `Log` ranges).
     Uniform,
+}
+
+/// A sweep metric's phase (before the first `:`) and the metric itself (`class/metric` or a
+/// run-level name): `"brownout:authorize/goodput_ratio"` gives `(Some("brownout"),
+/// "authorize/goodput_ratio")`.
+pub fn split_phase(metric: &str) -> (Option<&str>, &str) {
+    match metric.split_once(':') {
+        Some((phase, m)) => (Some(phase), m),
+        None => (None, metric),
+    }
 }
 
 /// A spec that cannot be used, with where and why.

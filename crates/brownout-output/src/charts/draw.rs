@@ -109,11 +109,11 @@ fn line_panel<DB: DrawingBackend>(a: &Area<DB>, l: &LinePanels, p: &LinePanel) -
         .x_label_area_size(42)
         .y_label_area_size(86)
         .build_cartesian_2d(x0..x1, 0f64..y_max)?;
-    if let Some((s0, s1, label)) = &l.shade {
-        chart.draw_series(std::iter::once(Rectangle::new([(*s0, 0.0), (*s1, y_max)], SHADE.filled())))?;
+    for sh in &l.shade {
+        chart.draw_series(std::iter::once(Rectangle::new([(sh.from, 0.0), (sh.to, y_max)], sh.color.filled())))?;
         chart.draw_series(std::iter::once(Text::new(
-            label.clone(),
-            (*s0, y_max * 0.98),
+            sh.label.clone(),
+            (sh.from, y_max * 0.98),
             text(TICK_SIZE, &RGBColor(120, 120, 120)),
         )))?;
     }

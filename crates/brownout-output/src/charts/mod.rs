@@ -89,10 +89,23 @@ pub(crate) struct LinePanels {
     pub x_unit: Unit,
     /// X range.
     pub x_range: (f64, f64),
-    /// A shaded x span (warm-up) and its label.
-    pub shade: Option<(f64, f64, String)>,
+    /// Shaded x spans (warm-up, phases), drawn in order under the lines.
+    pub shade: Vec<Shade>,
     /// The panels, top to bottom.
     pub panels: Vec<LinePanel>,
+}
+
+/// A labelled band across a chart's x span.
+#[derive(Debug, Clone)]
+pub(crate) struct Shade {
+    /// Where the band starts (x units).
+    pub from: f64,
+    /// Where it ends.
+    pub to: f64,
+    /// Label written at its top left.
+    pub label: String,
+    /// Fill.
+    pub color: RGBColor,
 }
 
 /// One panel of lines.

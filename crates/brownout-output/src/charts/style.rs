@@ -30,6 +30,8 @@ pub const REFERENCE: RGBColor = RGBColor(90, 90, 90);
 pub const INK: RGBColor = RGBColor(40, 40, 40);
 /// Warm-up shading.
 pub const SHADE: RGBColor = RGBColor(243, 243, 243);
+/// Phase bands on time-series charts, alternating so adjacent phases stay apart.
+pub const PHASE_SHADES: [RGBColor; 2] = [RGBColor(253, 240, 213), RGBColor(250, 228, 190)];
 /// Breaker closed.
 pub const CLOSED: RGBColor = RGBColor(200, 230, 201);
 /// Breaker half-open.

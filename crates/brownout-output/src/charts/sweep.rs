@@ -204,7 +204,7 @@ fn against_axis(s: &SweepResult, metric: &str) -> Chart {
         x_label: format!("{} ({})", axis.name, axis.path),
         x_unit: Unit::Plain,
         x_range: if lo.is_finite() { (lo - pad, hi + pad) } else { (0.0, 1.0) },
-        shade: None,
+        shade: Vec::new(),
         panels: vec![panel],
     };
     Chart {

@@ -4,7 +4,7 @@ use plotters::style::RGBColor;
 
 use super::style::{self, REFERENCE, Unit, policy_color};
 use super::{
-    BandRow, BandRows, Chart, HLine, Kind, LegendEntry, LinePanel, LinePanels, Mark, Series, policy_legend, slug,
+    BandRow, BandRows, Chart, HLine, Kind, LegendEntry, LinePanel, LinePanels, Mark, Series, Shade, policy_legend, slug,
 };
 use crate::metrics::WindowRow;
 use crate::metrics::summary::ScenarioSummary;
@@ -53,9 +53,26 @@ impl<'a> Ctx<'a> {
             x_label: self.x_label(),
             x_unit: Unit::Plain,
             x_range: (0.0, self.s.setup.horizon_s.max(1e-9) / self.per_unit),
-            shade: (warm > 0.0).then(|| (0.0, warm / self.per_unit, " warm-up".to_string())),
+            shade: self.shades(warm),
             panels,
         }
+    }
+
+    /// The warm-up (grey) and every phase (light amber, alternating), each labelled.
+    fn shades(&self, warm: f64) -> Vec<Shade> {
+        let warmup = (warm > 0.0).then(|| Shade {
+            from: 0.0,
+            to: warm / self.per_unit,
+            label: " warm-up".to_string(),
+            color: style::SHADE,
+        });
+        let phases = self.s.phases.iter().enumerate().map(|(k, p)| Shade {
+            from: p.start_s / self.per_unit,
+            to: p.end_s / self.per_unit,
+            label: format!(" {}", p.name),
+            color: style::PHASE_SHADES[k % 2],
+        });
+        warmup.into_iter().chain(phases).collect()
     }
 
     fn x_label(&self) -> String {

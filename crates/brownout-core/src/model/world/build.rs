@@ -153,10 +153,11 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
 }
 
 /// The run's metrics recorder.
-fn build_recorder(m: &Model, policy: usize, layout: &Layout, timeseries: bool) -> Recorder {
+fn build_recorder(m: &Model, policy: usize, layout: &Layout, timeseries: bool) -> Recorders {
     let s = &m.scenario;
     let b = s.business.as_ref();
-    Recorder::new(RecorderSetup {
+    let spans: Vec<(Time, Time)> = crate::scenario::phases_of(s).iter().map(|p| (p.start, p.end)).collect();
+    let setup = RecorderSetup {
         policy: s.policies[policy].name.clone(),
         classes: s.classes.iter().map(|c| c.name.clone()).collect(),
         deadlines: s.classes.iter().map(|c| c.deadline.ns()).collect(),
@@ -173,5 +174,6 @@ fn build_recorder(m: &Model, policy: usize, layout: &Layout, timeseries: bool) -
         costs: b.map_or((0.0, 0.0, 0.0), |b| (b.substitution_cost, b.refund_cost, b.lost_order_cost)),
         fallbacks: s.classes.iter().map(|c| crate::model::fallback::recorded_as(c.fallback_answer)).collect(),
         timeseries,
-    })
+    };
+    Recorders::new(setup, &spans)
 }

@@ -29,7 +29,7 @@ use super::fallback::LastAnswers;
 use super::records::{AttemptRecord, CallRecord, Origin, Records, RequestRecord};
 use super::{Model, RunError, RunOptions, RunResult};
 use crate::engine::{self, Counter, EventQueue, Handler, Slab, Stream, Time, Token, label_hash, stream};
-use crate::metrics::{Cause, LayerKind, OrderEffect, Outcome, Recorder, RecorderSetup};
+use crate::metrics::{Cause, LayerKind, OrderEffect, Outcome, RecorderSetup, Recorders};
 use crate::policy::{
     Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Refusal, RetryAsk, Status,
 };
@@ -186,8 +186,8 @@ struct World<'m> {
     /// Each class's last answer, for `LastAnswer` fallbacks (written on a success, read by
     /// `outcome::conclude`, cleared with an instance's caches on restart).
     last_answers: Option<LastAnswers>,
-    /// The metrics. Every file reports what happens to it.
-    rec: Recorder,
+    /// The metrics, whole run and per phase. Every file reports what happens to it.
+    rec: Recorders,
     /// Event hash, first events and opt-in records.
     trace: Trace,
     /// Horizon, event count and the guards' verdict.
@@ -227,10 +227,11 @@ pub(super) fn run<'m>(
         return Err(e);
     }
     let in_flight = w.reqs.len() as u64;
-    let mut summary = w.rec.summary(horizon, stats.events, in_flight);
+    let (mut summary, phases) = w.rec.summaries(horizon, stats.events, in_flight);
     summary.policy = m.scenario.policies[policy].name.clone();
     let result = RunResult {
         summary,
+        phases,
         rows: if opts.timeseries { w.rec.take_rows() } else { Vec::new() },
         trace_hash: w.trace.hash,
         end: horizon,

@@ -11,6 +11,10 @@ pub struct Expectation {
     /// Class name, for per-class metrics.
     #[serde(default)]
     pub class: Option<String>,
+    /// Phase name: the metric over that phase instead of the whole run (a scenario phase, or
+    /// a derived one: before, ramp, degraded, recovery, after).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
     /// Metric name (see README: ok_ratio, goodput_per_s, p95_ms, transitions, ...).
     pub metric: String,
     /// Comparison.

@@ -1,6 +1,6 @@
 //! The scenario file's serializable types (RON, `deny_unknown_fields`), one file per part of
 //! the file: the fleet, the traffic (classes, arrivals, catalogue, business costs), the
-//! dependency, the policy sets, expectations and limits.
+//! dependency, the policy sets, phases, expectations and limits.
 //!
 //! These are the boundary: they say what the user wrote. `model::build` turns them into
 //! runtime state after `validate` has checked them.
@@ -9,6 +9,7 @@ mod dependency;
 mod expect;
 mod fleet;
 mod limits;
+mod phases;
 mod policies;
 mod traffic;
 
@@ -20,6 +21,7 @@ pub use dependency::*;
 pub use expect::*;
 pub use fleet::*;
 pub use limits::*;
+pub use phases::*;
 pub use policies::*;
 pub use traffic::*;
 
@@ -57,6 +59,10 @@ pub struct Scenario {
     pub business: Option<Business>,
     /// The policies to compare (at least one set); each runs on the same traffic.
     pub policies: Vec<PolicySet>,
+    /// Named time windows reported beside the whole run (e.g. the incident); when empty,
+    /// phases are derived from the dependency's drift, modes and replica slowdowns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<Phase>,
     /// Assertions checked after the run (`brownout run` exits 1 if one fails).
     #[serde(default)]
     pub expect: Vec<Expectation>,
