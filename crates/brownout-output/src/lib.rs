@@ -113,6 +113,9 @@ pub fn report_md(scenario: &Scenario, s: &ScenarioSummary, checked: &[Checked], 
         scenario.fleet.pool.max_connections,
         s.measured_s
     ));
+    if let Some(note) = report::table::replications_note(s) {
+        out.push_str(&format!("\n{note}\n"));
+    }
     out.push_str(&report::table::markdown(s));
     out.push_str("\n## Verdict\n\n");
     out.push_str(&report::table::verdict(s));
