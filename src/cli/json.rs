@@ -88,7 +88,7 @@ pub fn expectations(checked: &[Checked]) -> Value {
 
 /// The document of a finished `run`.
 pub fn run_doc(s: &ScenarioSummary, out: &Path, checked: &[Checked], exit_code: u8) -> Value {
-    json!({
+    let mut doc = json!({
         "schema_version": SCHEMA_VERSION,
         "command": "run",
         "ok": exit_code == 0,
@@ -100,7 +100,11 @@ pub fn run_doc(s: &ScenarioSummary, out: &Path, checked: &[Checked], exit_code: 
         "policies": figures(s),
         "phases": phases(s),
         "expectations": expectations(checked),
-    })
+    });
+    if let (Some(r), Some(map)) = (&s.replications, doc.as_object_mut()) {
+        map.insert("replications".into(), serde_json::to_value(r).unwrap_or(Value::Null));
+    }
+    doc
 }
 
 /// Each phase with the same figures as the whole run.

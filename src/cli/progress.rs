@@ -107,22 +107,27 @@ pub fn sim_time(ns: u64) -> String {
     }
 }
 
-/// Run every policy set of `model` with progress in simulated time (summed over the policy
-/// sets), unless `quiet`. The results are those of [`runner::run_all`].
+/// Run every policy set of `model` (every replication) with progress in simulated time
+/// (summed over the runs), unless `quiet`. The results are those of [`runner::run_all`].
 pub fn run_all(
     model: &Model,
     opts: RunOptions,
     parallel: bool,
     quiet: bool,
 ) -> Result<ScenarioResult, runner::PolicyRunError> {
-    let n = model.scenario().policies.len();
+    let sets = model.scenario().policies.len();
+    let reps = model.scenario().replications.max(1) as usize;
+    let n = sets * reps;
     let horizon = model.scenario().horizon.ns();
-    let what = format!("{n} policy set(s), simulated (mean)");
+    let what = match reps {
+        1 => format!("{sets} policy set(s), simulated (mean)"),
+        _ => format!("{sets} policy set(s) x {reps} replications, simulated (mean)"),
+    };
     let Some(progress) = Progress::new(quiet, horizon.saturating_mul(n as u64), &what, sim_time) else {
         return runner::run_all(model, opts, parallel);
     };
     let progress = progress.per(n as u64);
-    // Each policy set's last reported time, so ticks add only the time since.
+    // Each run's last reported time, so ticks add only the time since.
     let reached: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
     let observer = |p: usize, now: Time| {
         let before = reached[p].swap(now, Ordering::Relaxed);

@@ -19,6 +19,10 @@ pub struct RunArgs {
     /// Root seed (overrides the scenario's).
     #[arg(long)]
     seed: Option<u64>,
+    /// Run every policy set on R seeds (overrides the scenario's `replications`; 1..=1000):
+    /// the report gives means with 95 % intervals and stars only significant differences.
+    #[arg(long, value_name = "R")]
+    replications: Option<u32>,
     /// Output folder (default: output/<scenario name>/).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -53,9 +57,19 @@ pub fn load_scenario(path: &Path) -> Result<scenario::Scenario, scenario::Scenar
 
 /// Load, validate and build a scenario; errors are bad input (exit 2), with the scenario error
 /// (file, line, column) where loading failed.
-fn load_model(path: &Path, seed: Option<u64>) -> Result<Model, (Failure, Option<scenario::ScenarioError>)> {
-    let s = load_scenario(path).map_err(|e| (Failure::input(format!("error: {e}")), Some(e)))?;
-    build_model(path, &s, seed).map_err(|f| (f, None))
+fn load_model(path: &Path, args: &RunArgs) -> Result<Model, (Failure, Option<scenario::ScenarioError>)> {
+    let mut s = load_scenario(path).map_err(|e| (Failure::input(format!("error: {e}")), Some(e)))?;
+    if let Some(r) = args.replications {
+        replications(path, &mut s, r).map_err(|f| (f, None))?;
+    }
+    build_model(path, &s, args.seed).map_err(|f| (f, None))
+}
+
+/// Apply `--replications R`: checked as the scenario field is (range and memory budget).
+fn replications(path: &Path, s: &mut scenario::Scenario, r: u32) -> Result<(), Failure> {
+    s.replications = r;
+    scenario::validate(s)
+        .map_err(|e| Failure::input(format!("error: {}: --replications {r}: {}", path.display(), e.message)))
 }
 
 fn build_model(path: &Path, s: &scenario::Scenario, seed: Option<u64>) -> Result<Model, Failure> {
@@ -88,10 +102,8 @@ fn check_determinism(model: &Model, first: &ScenarioResult, json: bool) -> Resul
         let opts = RunOptions { timeseries: false, trace_limit: limit };
         let ta = run_all(model, opts, true)?;
         let tb = run_all(model, opts, false)?;
-        let (ra, rb) = (
-            ta.runs.iter().find(|r| r.policy == a.policy).map(|r| &r.trace),
-            tb.runs.iter().find(|r| r.policy == a.policy).map(|r| &r.trace),
-        );
+        let same = |r: &&runner::RunMeta| r.policy == a.policy && r.replication == a.replication;
+        let (ra, rb) = (ta.runs.iter().find(same).map(|r| &r.trace), tb.runs.iter().find(same).map(|r| &r.trace));
         let at = match (ra, rb) {
             (Some(x), Some(y)) => x.iter().zip(y).position(|(p, q)| p != q).unwrap_or(x.len().min(y.len())),
             _ => 0,
@@ -100,10 +112,7 @@ fn check_determinism(model: &Model, first: &ScenarioResult, json: bool) -> Resul
             code: 1,
             message: format!(
                 "non-determinism in policy \"{}\": trace hashes {:016x} vs {:016x}; first divergence at event #{at} (seed {})",
-                a.policy,
-                a.trace_hash,
-                b.trace_hash,
-                model.seed()
+                a.policy, a.trace_hash, b.trace_hash, a.seed
             ),
         });
     }
@@ -135,7 +144,7 @@ struct Finished {
 }
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
-    let model = match load_model(&args.scenario, args.seed) {
+    let model = match load_model(&args.scenario, &args) {
         Ok(m) => m,
         Err((f, at)) => return Err(if args.json { json::fail("run", f, at.as_ref()) } else { f }),
     };

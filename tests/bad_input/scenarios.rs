@@ -9,6 +9,7 @@ use super::{Action, Case};
 pub const BASE: &str = r#"Scenario(
     name: "bad",
     seed: 7,
+    replications: 2,
     horizon: "2s",
     warmup: "100ms",
     window: "500ms",
@@ -66,6 +67,7 @@ const DURS: &[&str] =
 /// (text in BASE, the value in it, the values to put there instead).
 const FIELDS: &[(&str, &str, &[&str])] = &[
     ("seed: ", "7", INTS),
+    ("replications: ", "2", INTS),
     ("instances: ", "2", INTS),
     ("slots: ", "4", INTS),
     ("queue: ", "8", INTS),

@@ -5,20 +5,21 @@ use std::fmt;
 
 use rayon::prelude::*;
 
-use crate::engine::Time;
-use crate::engine::ms_f64;
+use crate::engine::{Time, counter_u64, label_hash, ms_f64};
 use crate::metrics::WindowRow;
-use crate::metrics::summary::{ClassInfo, PhaseSummary, RunSummary, ScenarioSummary, Setup};
+use crate::metrics::summary::{ClassInfo, PhaseSummary, Replications, RunSummary, ScenarioSummary, Setup};
 use crate::model::{Model, RunError, RunOptions, RunResult, run_policy, run_policy_observed};
+use crate::report::replicate;
 
 /// Everything one `brownout run` produces.
 #[derive(Debug, Clone)]
 pub struct ScenarioResult {
-    /// Summary of every policy run.
+    /// Summary of every policy run (replication 0's) and, with replications, their statistics.
     pub summary: ScenarioSummary,
-    /// Time-series rows of every policy run, policy by policy.
+    /// Time-series rows of every policy run of replication 0, policy by policy.
     pub rows: Vec<WindowRow>,
-    /// Per-policy results (trace hashes, event counts).
+    /// Per-run results (trace hashes, event counts): replication 0's policy sets in scenario
+    /// order, then replication 1's, and so on.
     pub runs: Vec<RunMeta>,
 }
 
@@ -27,6 +28,10 @@ pub struct ScenarioResult {
 pub struct RunMeta {
     /// Policy label.
     pub policy: String,
+    /// Replication number (0 for the root seed).
+    pub replication: u32,
+    /// The replication's seed ([`replication_seed`]).
+    pub seed: u64,
     /// Hash of the event trace.
     pub trace_hash: u64,
     /// Events processed.
@@ -42,67 +47,150 @@ pub struct RunMeta {
 pub struct PolicyRunError {
     /// The policy set's name.
     pub policy: String,
+    /// The replication (0: the root seed).
+    pub replication: u32,
+    /// The replication's seed.
+    pub seed: u64,
     /// Why it stopped.
     pub error: RunError,
 }
 
 impl fmt::Display for PolicyRunError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "policy \"{}\": {}", self.policy, self.error)
+        match self.replication {
+            0 => write!(f, "policy \"{}\": {}", self.policy, self.error),
+            k => write!(f, "policy \"{}\", replication {k} (seed {}): {}", self.policy, self.seed, self.error),
+        }
     }
 }
 
 impl std::error::Error for PolicyRunError {}
 
-/// Run all policy sets. `parallel` spreads them over rayon's pool. Every run finishes;
-/// the error is that of the first stopped run in scenario order.
-pub fn run_all(model: &Model, opts: RunOptions, parallel: bool) -> Result<ScenarioResult, PolicyRunError> {
-    let s = model.scenario();
-    let n = s.policies.len();
-    let runs: Vec<Result<RunResult, RunError>> = if parallel {
-        (0..n).into_par_iter().map(|p| run_policy(model, p, opts)).collect()
-    } else {
-        (0..n).map(|p| run_policy(model, p, opts)).collect()
-    };
-    assemble(model, runs)
+const REPLICATION: u64 = label_hash("run/replication");
+
+/// The seed of replication `k` of a run whose root seed is `root`: the root seed itself for
+/// replication 0 (so one replication is exactly a plain run), otherwise the counter-based draw
+/// `counter_u64(root, label_hash("run/replication"), k, 0)`. Every policy set runs on the
+/// same seeds (common random numbers).
+pub fn replication_seed(root: u64, k: u32) -> u64 {
+    if k == 0 { root } else { counter_u64(root, REPLICATION, u64::from(k), 0) }
 }
 
-/// As [`run_all`], telling `observer` (policy set index, simulated time) at every window tick
-/// of every run, from the thread running it: for a progress display.
+/// Run all policy sets, as many replications as the scenario's `replications` asks.
+/// `parallel` spreads the runs over rayon's pool. Every run finishes; the error is that of the
+/// first stopped run (replication by replication, in scenario order).
+pub fn run_all(model: &Model, opts: RunOptions, parallel: bool) -> Result<ScenarioResult, PolicyRunError> {
+    run_replicated(model, model.scenario().replications, opts, parallel)
+}
+
+/// As [`run_all`], telling `observer` (run index: replication x policy sets + policy set
+/// index, simulated time) at every window tick of every run, from the thread running it: for a
+/// progress display.
 pub fn run_all_observed(
     model: &Model,
     opts: RunOptions,
     parallel: bool,
     observer: &(dyn Fn(usize, Time) + Sync),
 ) -> Result<ScenarioResult, PolicyRunError> {
-    let n = model.scenario().policies.len();
-    let one = |p: usize| run_policy_observed(model, p, opts, &|t| observer(p, t));
-    let runs: Vec<Result<RunResult, RunError>> =
-        if parallel { (0..n).into_par_iter().map(one).collect() } else { (0..n).map(one).collect() };
-    assemble(model, runs)
+    run_grid(model, model.scenario().replications, opts, parallel, Some(observer))
 }
 
-/// Gather the runs' results in scenario order; the error is that of the first stopped run.
-fn assemble(model: &Model, runs: Vec<Result<RunResult, RunError>>) -> Result<ScenarioResult, PolicyRunError> {
+/// Run every policy set on `replications` seeds ([`replication_seed`]; 0 counts as 1).
+/// Replication 0 keeps the time series `opts` asks for; the others keep none.
+pub fn run_replicated(
+    model: &Model,
+    replications: u32,
+    opts: RunOptions,
+    parallel: bool,
+) -> Result<ScenarioResult, PolicyRunError> {
+    run_grid(model, replications, opts, parallel, None)
+}
+
+/// As [`run_replicated`], telling `observer` (run index: replication x policy sets + set,
+/// simulated time) at every window tick of every run.
+pub fn run_replicated_observed(
+    model: &Model,
+    replications: u32,
+    opts: RunOptions,
+    parallel: bool,
+    observer: &(dyn Fn(usize, Time) + Sync),
+) -> Result<ScenarioResult, PolicyRunError> {
+    run_grid(model, replications, opts, parallel, Some(observer))
+}
+
+type Observer<'a> = Option<&'a (dyn Fn(usize, Time) + Sync)>;
+
+/// Run every (replication, policy set), run index `k * sets + p`, and assemble the results.
+fn run_grid(
+    model: &Model,
+    replications: u32,
+    opts: RunOptions,
+    parallel: bool,
+    observer: Observer,
+) -> Result<ScenarioResult, PolicyRunError> {
+    let n = model.scenario().policies.len();
+    let reps = replications.max(1);
+    let seeds: Vec<u64> = (0..reps).map(|k| replication_seed(model.seed(), k)).collect();
+    let others: Vec<Model> = seeds[1..].iter().map(|&seed| model.with_seed(seed)).collect();
+    let one = |i: usize| {
+        let (k, p) = (i / n.max(1), i % n.max(1));
+        let (m, o) = if k == 0 { (model, opts) } else { (&others[k - 1], RunOptions { timeseries: false, ..opts }) };
+        match observer {
+            Some(f) => run_policy_observed(m, p, o, &|t| f(i, t)),
+            None => run_policy(m, p, o),
+        }
+    };
+    let total = n * reps as usize;
+    let runs: Vec<Result<RunResult, RunError>> =
+        if parallel { (0..total).into_par_iter().map(one).collect() } else { (0..total).map(one).collect() };
+    assemble(model, &seeds, runs)
+}
+
+/// The replication statistics of `summaries` (run index `k * sets + p`), with two or more seeds.
+fn replicated(seeds: &[u64], n: usize, summaries: &[RunSummary]) -> Option<Replications> {
+    (seeds.len() > 1).then(|| {
+        let sets: Vec<Vec<&RunSummary>> = (0..n).map(|p| summaries.iter().skip(p).step_by(n).collect()).collect();
+        replicate::replications(seeds, &sets)
+    })
+}
+
+/// Gather the runs' results (run index `k * sets + p`) in scenario order; the error is that of
+/// the first stopped run.
+fn assemble(
+    model: &Model,
+    seeds: &[u64],
+    runs: Vec<Result<RunResult, RunError>>,
+) -> Result<ScenarioResult, PolicyRunError> {
     let s = model.scenario();
-    let n = runs.len();
+    let n = s.policies.len().max(1);
     let results = runs
         .into_iter()
         .enumerate()
-        .map(|(p, r)| r.map_err(|error| PolicyRunError { policy: s.policies[p].name.clone(), error }))
+        .map(|(i, r)| {
+            let k = (i / n) as u32;
+            r.map_err(|error| PolicyRunError {
+                policy: s.policies[i % n].name.clone(),
+                replication: k,
+                seed: seeds[k as usize],
+                error,
+            })
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let measured_s = (s.horizon.ns() - s.warmup.ns()) as f64 / 1e9;
     let mut rows = Vec::new();
-    let mut runs = Vec::with_capacity(n);
-    let mut summaries = Vec::with_capacity(n);
+    let mut runs = Vec::with_capacity(results.len());
+    let mut summaries = Vec::with_capacity(results.len());
     let resolved = crate::scenario::phases_of(s);
-    let mut per_phase: Vec<Vec<RunSummary>> = vec![Vec::with_capacity(n); resolved.len()];
-    for r in results {
-        for (k, p) in r.phases.into_iter().enumerate() {
-            per_phase[k].push(p);
+    let mut per_phase: Vec<Vec<RunSummary>> = vec![Vec::with_capacity(results.len()); resolved.len()];
+    for (i, r) in results.into_iter().enumerate() {
+        let k = (i / n) as u32;
+        for (ph, p) in r.phases.into_iter().enumerate() {
+            per_phase[ph].push(p);
         }
         runs.push(RunMeta {
             policy: r.summary.policy.clone(),
+            replication: k,
+            seed: seeds[k as usize],
             trace_hash: r.trace_hash,
             events: r.summary.events,
             requests: r.requests,
@@ -111,6 +199,8 @@ fn assemble(model: &Model, runs: Vec<Result<RunResult, RunError>>) -> Result<Sce
         rows.extend(r.rows);
         summaries.push(r.summary);
     }
+    let replications = replicated(seeds, n, &summaries);
+    summaries.truncate(n);
     Ok(ScenarioResult {
         summary: ScenarioSummary {
             scenario: s.name.clone(),
@@ -137,14 +227,20 @@ fn assemble(model: &Model, runs: Vec<Result<RunResult, RunError>>) -> Result<Sce
             phases: resolved
                 .into_iter()
                 .zip(per_phase)
-                .map(|(p, runs)| PhaseSummary {
-                    start_s: ms_f64(p.start) / 1000.0,
-                    end_s: ms_f64(p.end) / 1000.0,
-                    source: p.source.as_str().into(),
-                    name: p.name,
-                    runs,
+                .map(|(p, mut runs)| {
+                    let replications = replicated(seeds, n, &runs);
+                    runs.truncate(n);
+                    PhaseSummary {
+                        start_s: ms_f64(p.start) / 1000.0,
+                        end_s: ms_f64(p.end) / 1000.0,
+                        source: p.source.as_str().into(),
+                        name: p.name,
+                        runs,
+                        replications,
+                    }
                 })
                 .collect(),
+            replications,
         },
         rows,
         runs,

@@ -67,6 +67,9 @@ pub fn run_section(description: &str, s: &ScenarioSummary) -> String {
     let deadlines: Vec<String> =
         u.classes.iter().map(|c| format!("{} {}", escape(&c.name), fmt_ms(c.deadline_ms))).collect();
     out.push_str(&format!("<p>Class deadlines: {}.</p>\n", deadlines.join(", ")));
+    if let Some(note) = report::table::replications_note(s) {
+        out.push_str(&format!("<p>{}</p>\n", escape(&note)));
+    }
     out.push_str("<h2>Comparison</h2>\n");
     out.push_str(&markdown_to_html(&report::table::markdown(s)));
     out.push_str("<h2>Verdict</h2>\n");

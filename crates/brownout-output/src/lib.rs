@@ -116,6 +116,9 @@ pub fn report_md(scenario: &Scenario, s: &ScenarioSummary, checked: &[Checked], 
     if !s.phases.is_empty() {
         out.push_str(&format!("\n{}\n", escape::md(&report::table::phases_line(s))));
     }
+    if let Some(note) = report::table::replications_note(s) {
+        out.push_str(&format!("\n{note}\n"));
+    }
     out.push_str(&report::table::markdown(s));
     out.push_str("\n## Verdict\n\n");
     out.push_str(&report::table::verdict(s));

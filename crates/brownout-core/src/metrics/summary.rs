@@ -13,11 +13,14 @@ pub struct ScenarioSummary {
     pub measured_s: f64,
     /// The setup the charts draw limits from.
     pub setup: Setup,
-    /// One entry per policy set, in scenario order.
+    /// One entry per policy set, in scenario order (replication 0's figures: the root seed's).
     pub runs: Vec<RunSummary>,
     /// The same figures per phase, in time order; absent when the run has no phases.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseSummary>,
+    /// Means and intervals over the replications; absent with one replication.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replications: Option<Replications>,
 }
 
 /// One phase's figures: every policy set's run over the requests that arrived in the phase.
@@ -32,8 +35,11 @@ pub struct PhaseSummary {
     /// `"scenario"` (written in the scenario) or `"derived"` (from the dependency's timeline).
     pub source: String,
     /// One entry per policy set, in scenario order, with the whole run's fields; `events` and
-    /// `in_flight_at_end` are the whole run's.
+    /// `in_flight_at_end` are the whole run's. Replication 0's figures, as the whole run's.
     pub runs: Vec<RunSummary>,
+    /// Means and intervals of the phase's figures over the replications; absent with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replications: Option<Replications>,
 }
 
 /// Phase names that mark the incident, in order of preference (matched in lower case, as a
@@ -66,6 +72,7 @@ impl ScenarioSummary {
             setup: self.setup.clone(),
             runs: phase.runs.clone(),
             phases: Vec::new(),
+            replications: phase.replications.clone(),
         }
     }
 }
@@ -77,6 +84,74 @@ impl PhaseSummary {
         let how = if self.source == "derived" { "derived from the dependency's timeline" } else { "from the scenario" };
         format!("during {} ({}-{}, {how})", self.name, t(self.start_s), t(self.end_s))
     }
+}
+
+/// Every policy set run on the same seeds (common random numbers), with 95 % Student-t
+/// intervals of each catalogue metric and paired comparisons (`brownout run --replications`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Replications {
+    /// Replications per policy set (at least 2).
+    pub count: u32,
+    /// Each replication's seed; replication 0 is the root seed, whose figures `runs` holds.
+    pub seeds: Vec<u64>,
+    /// Per policy set, in scenario order.
+    pub runs: Vec<ReplicatedRun>,
+    /// One per metric with a direction (per class for a class metric): which set is best and
+    /// whether the replications support it.
+    pub comparisons: Vec<Comparison>,
+}
+
+/// One policy set's metrics over the replications.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ReplicatedRun {
+    /// Policy set label.
+    pub policy: String,
+    /// Every catalogue metric the runs have (per class metrics once per class).
+    pub metrics: Vec<MetricInterval>,
+}
+
+/// A metric's mean over the replications and its 95 % Student-t interval.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MetricInterval {
+    /// Catalogue name (`metrics::catalog`).
+    pub metric: String,
+    /// The class of a per-class metric; absent for a per-run metric.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    /// Mean over the replications.
+    pub mean: f64,
+    /// 95 % confidence interval of the mean, `[lo, hi]`.
+    pub ci95: [f64; 2],
+}
+
+/// The best policy set on one metric and its paired differences to every other set.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Comparison {
+    /// Catalogue name.
+    pub metric: String,
+    /// The class of a per-class metric; absent for a per-run metric.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    /// The set with the best mean in the metric's direction (the first such in scenario order).
+    pub best: String,
+    /// Every paired difference to `best` has a 95 % interval excluding zero: `best` is better
+    /// than every other set. Otherwise the sets whose interval holds zero tie with it.
+    pub significant: bool,
+    /// `best` minus each other set, paired by seed, in scenario order.
+    pub versus: Vec<PairedDifference>,
+}
+
+/// The mean of `best - policy` over the replications, seed by seed, and its 95 % interval.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PairedDifference {
+    /// The other policy set.
+    pub policy: String,
+    /// Mean difference.
+    pub mean: f64,
+    /// 95 % confidence interval of the mean difference, `[lo, hi]`.
+    pub ci95: [f64; 2],
+    /// The interval excludes zero.
+    pub excludes_zero: bool,
 }
 
 /// Static facts of the scenario, for charts and reports.

@@ -190,6 +190,11 @@ impl DependencyModel {
         })
     }
 
+    /// The same dependency drawing from `seed`'s counters (another replication).
+    pub(crate) fn reseeded(&self, seed: u64) -> Self {
+        Self { latency_draws: Counter::new(seed, LATENCY), error_draws: Counter::new(seed, ERRORS), ..self.clone() }
+    }
+
     /// The mode at time `t`.
     pub(crate) fn mode(&self, t: Time) -> Mode {
         let i = self.modes.partition_point(|&(at, _)| at <= t);

@@ -116,6 +116,11 @@ impl Model {
         self.seed
     }
 
+    /// The same model with root seed `seed` (a replication): nothing is read or built again.
+    pub fn with_seed(&self, seed: u64) -> Self {
+        Self { seed, dep: self.dep.reseeded(seed), ..self.clone() }
+    }
+
     /// The dependency's behaviour (latency, errors, modes, capacity).
     pub fn dependency(&self) -> &DependencyModel {
         &self.dep

@@ -4,4 +4,5 @@
 
 pub mod escape;
 pub mod expect;
+pub mod replicate;
 pub mod table;

@@ -1,8 +1,9 @@
 //! The comparison table (terminal and Markdown) and the generated per-class verdict.
 
 use super::escape::{md, md_code};
-use crate::metrics::catalog::{CATALOG, Column, Direction, Metric, Unit};
-use crate::metrics::summary::{ClassSummary, RunSummary, ScenarioSummary};
+use super::replicate::{self, Standing};
+use crate::metrics::catalog::{CATALOG, Column, Direction, Metric, Scope, Unit};
+use crate::metrics::summary::ScenarioSummary;
 
 fn f1(v: f64) -> String {
     format!("{v:.1}")
@@ -30,36 +31,69 @@ fn columns() -> Vec<(&'static Metric, Column)> {
     cols
 }
 
-/// Rows of cells for one class: header first. The best value per column carries a `*`
-/// (none in a column whose metric has no better direction).
+/// Where a column's metric is read: the class for a per-class metric, the run otherwise.
+fn place<'a>(m: &Metric, class: &'a str) -> Option<&'a str> {
+    (m.scope() == Scope::Class).then_some(class)
+}
+
+/// One cell: the value (the mean and half-width of its 95 % interval when replicated) and the
+/// mark of how the set stands: `*` better than every other set, `=` tied for best; no mark
+/// without replications, where differences are not tested.
+fn cell(s: &ScenarioSummary, p: usize, m: &Metric, col: &Column, class: &str) -> String {
+    let show = fmt(m.unit);
+    let at = place(m, class);
+    let Some(reps) = &s.replications else {
+        let r = &s.runs[p];
+        let c = r.classes.iter().find(|c| c.class == class);
+        return show(m.value(r, c).unwrap_or(0.0) / col.per);
+    };
+    let Some(i) = reps.runs.get(p).and_then(|r| replicate::interval(r, m.name, at)) else { return String::new() };
+    let half = (i.ci95[1] - i.ci95[0]) / 2.0;
+    let mark = match replicate::comparison(reps, m.name, at).map(|c| replicate::standing(c, &s.runs[p].policy)) {
+        _ if s.runs.len() < 2 => "",
+        Some(Standing::Best) => "*",
+        Some(Standing::TiedBest) => "=",
+        Some(Standing::Behind) | None => "",
+    };
+    format!("{} ± {}{mark}", show(i.mean / col.per), show(half / col.per))
+}
+
+/// Rows of cells for one class: header first.
 fn class_table(s: &ScenarioSummary, class: &str) -> Vec<Vec<String>> {
     let cols = columns();
     let mut out =
         vec![std::iter::once("policy".to_string()).chain(cols.iter().map(|(_, c)| c.title.to_string())).collect()];
-    let pairs: Vec<(&RunSummary, &ClassSummary)> =
-        s.runs.iter().filter_map(|r| r.classes.iter().find(|c| c.class == class).map(|c| (r, c))).collect();
-    let get = |m: &Metric, col: &Column, r: &RunSummary, c: &ClassSummary| m.value(r, Some(c)).unwrap_or(0.0) / col.per;
-    let best: Vec<Option<f64>> = cols
-        .iter()
-        .map(|(m, col)| {
-            let vals = pairs.iter().map(|(r, c)| get(m, col, r, c));
-            match m.direction {
-                Direction::Higher => Some(vals.fold(f64::MIN, f64::max)),
-                Direction::Lower => Some(vals.fold(f64::MAX, f64::min)),
-                Direction::Neither => None,
-            }
-        })
-        .collect();
-    for (r, c) in &pairs {
-        let mut row = vec![r.policy.clone()];
-        for ((m, col), b) in cols.iter().zip(&best) {
-            let v = get(m, col, r, c);
-            let mark = if pairs.len() > 1 && Some(v) == *b { "*" } else { "" };
-            row.push(format!("{}{mark}", fmt(m.unit)(v)));
-        }
-        out.push(row);
+    for (p, r) in s.runs.iter().enumerate().filter(|(_, r)| r.classes.iter().any(|c| c.class == class)) {
+        out.push(
+            std::iter::once(r.policy.clone()).chain(cols.iter().map(|(m, col)| cell(s, p, m, col, class))).collect(),
+        );
     }
     out
+}
+
+/// What the marks mean, or why there are none; `code` quotes symbols (Markdown's backticks).
+fn legend(s: &ScenarioSummary, code: &str) -> String {
+    let q = |x: &str| format!("{code}{x}{code}");
+    match &s.replications {
+        None => format!("one seed: differences not tested; use {}", q("--replications")),
+        Some(r) => format!(
+            "mean ± half-width of the 95 % interval over {} seeds; {} better than every other policy set \
+             (paired by seed, 95 %), {} tied for best (not distinguishable from the best)",
+            r.count,
+            q("*"),
+            q("=")
+        ),
+    }
+}
+
+/// What a replicated run did, for the report's setup paragraph; `None` with one seed.
+pub fn replications_note(s: &ScenarioSummary) -> Option<String> {
+    let r = s.replications.as_ref()?;
+    Some(format!(
+        "Every policy set ran on the same {} seeds (the root seed and seeds derived from it); tables and \
+         verdict give means over them, charts show the root seed's run.",
+        r.count
+    ))
 }
 
 fn class_names(s: &ScenarioSummary) -> Vec<String> {
@@ -86,7 +120,7 @@ pub fn terminal(s: &ScenarioSummary) -> String {
             out.push('\n');
         }
     }
-    out.push_str("(* = best in column)\n");
+    out.push_str(&format!("({})\n", legend(s, "")));
     if let Some(p) = s.key_phase() {
         out.push_str(&format!("\n-- {} --\n{}", p.title(), terminal(&s.phase_view(p))));
     }
@@ -105,7 +139,7 @@ pub fn markdown(s: &ScenarioSummary) -> String {
             out.push_str(&format!("| {} | {} |\n", md(&row[0]), row[1..].join(" | ")));
         }
     }
-    out.push_str("\n`*` marks the best value in each column.\n");
+    out.push_str(&format!("\n{}.\n", legend(s, "`")));
     if let Some(p) = s.key_phase() {
         out.push_str(&format!("\n**{}**\n{}", md(&p.title()), markdown(&s.phase_view(p))));
     }
@@ -122,37 +156,107 @@ pub fn phases_line(s: &ScenarioSummary) -> String {
     format!("Phases ({how}): {}.", list.join(", "))
 }
 
-/// One sentence per class: which policy maximised goodput, at what staleness and cost.
+/// Policy set `p`'s figure: its mean over the replications, or its one run's value.
+fn figure(s: &ScenarioSummary, p: usize, m: &Metric, class: &str) -> Option<f64> {
+    match &s.replications {
+        Some(reps) => replicate::interval(reps.runs.get(p)?, m.name, place(m, class)).map(|i| i.mean),
+        None => {
+            let r = s.runs.get(p)?;
+            m.value(r, r.classes.iter().find(|c| c.class == class))
+        }
+    }
+}
+
+/// A figure as the verdict says it, divided by `per` (1000: milliseconds as seconds): with the
+/// half-width of its interval when replicated.
+fn said_per(s: &ScenarioSummary, p: usize, m: &Metric, class: &str, per: f64) -> String {
+    let show = fmt(m.unit);
+    let interval = s.replications.as_ref().and_then(|r| replicate::interval(r.runs.get(p)?, m.name, place(m, class)));
+    match interval {
+        Some(i) => format!("{} ± {}", show(i.mean / per), show((i.ci95[1] - i.ci95[0]) / 2.0 / per)),
+        None => show(figure(s, p, m, class).unwrap_or(0.0) / per),
+    }
+}
+
+fn said(s: &ScenarioSummary, p: usize, m: &Metric, class: &str) -> String {
+    said_per(s, p, m, class, 1.0)
+}
+
+/// The sets tied for best on `m` (best first) and the worst set not among them. Replicated:
+/// the paired comparison decides; one seed: only equal values tie.
+fn ranking(s: &ScenarioSummary, sets: &[usize], m: &Metric, class: &str) -> (Vec<usize>, Option<usize>) {
+    let value = |p: usize| figure(s, p, m, class).unwrap_or(0.0);
+    let better = |a: f64, b: f64| if m.direction == Direction::Lower { a < b } else { a > b };
+    let mut best = sets[0];
+    for &p in sets {
+        if better(value(p), value(best)) {
+            best = p;
+        }
+    }
+    let comparison = s.replications.as_ref().and_then(|r| replicate::comparison(r, m.name, place(m, class)));
+    if let Some(c) = comparison {
+        best = sets.iter().copied().find(|&p| s.runs[p].policy == c.best).unwrap_or(best);
+    }
+    let tied = |p: usize| match comparison {
+        Some(c) => p == best || replicate::standing(c, &s.runs[p].policy) == Standing::TiedBest,
+        None => value(p) == value(best),
+    };
+    let mut top = vec![best];
+    top.extend(sets.iter().copied().filter(|&p| p != best && tied(p)));
+    let mut worst: Option<usize> = None;
+    for &p in sets.iter().filter(|&&p| !tied(p)) {
+        if worst.is_none_or(|w| better(value(w), value(p))) {
+            worst = Some(p);
+        }
+    }
+    (top, worst)
+}
+
+/// One sentence per class on the table's first column (its headline): which policy set was
+/// best, at what deadline ratio, cache share, staleness and cost; which tie with it; the worst.
+/// Never names one set both best and worst.
 pub fn verdict(s: &ScenarioSummary) -> String {
+    let Some((headline, _)) = columns().into_iter().next() else { return String::new() };
+    let extra = |name: &str| crate::metrics::catalog::find(Scope::Class, name);
+    let (Some(ratio), Some(cache), Some(stale), Some(cost)) =
+        (extra("goodput_ratio"), extra("fallback_ratio"), extra("staleness_p95_ms"), extra("business_cost"))
+    else {
+        return String::new();
+    };
     let mut out = String::new();
     for class in class_names(s) {
-        let mut best: Option<(&RunSummary, &ClassSummary)> = None;
-        let mut worst: Option<(&RunSummary, &ClassSummary)> = None;
-        for r in &s.runs {
-            if let Some(c) = r.classes.iter().find(|c| c.class == class) {
-                if best.is_none_or(|(_, b)| c.goodput_per_s > b.goodput_per_s) {
-                    best = Some((r, c));
-                }
-                if worst.is_none_or(|(_, w)| c.goodput_per_s < w.goodput_per_s) {
-                    worst = Some((r, c));
-                }
-            }
+        let sets: Vec<usize> =
+            (0..s.runs.len()).filter(|&p| s.runs[p].classes.iter().any(|c| c.class == class)).collect();
+        if sets.is_empty() {
+            continue;
         }
-        if let (Some((br, bc)), Some((wr, wc))) = (best, worst) {
-            out.push_str(&format!(
-                "- **{}**: {} maximised goodput at {:.1}/s ({:.1}% answered within the deadline, \
-                 {:.1}% from cache, staleness p95 {:.1} s, business cost {:.1}); the worst was {} at {:.1}/s.\n",
-                md(&class),
-                md_code(&br.policy),
-                bc.goodput_per_s,
-                bc.goodput_ratio * 100.0,
-                bc.fallback_ratio * 100.0,
-                bc.staleness_ms.p95 / 1000.0,
-                bc.business_cost,
-                md_code(&wr.policy),
-                wc.goodput_per_s,
-            ));
+        let (top, worst) = ranking(s, &sets, headline, &class);
+        let b = top[0];
+        let details = format!(
+            "{} answered within the deadline, {} from cache, staleness p95 {} s, business cost {}",
+            said(s, b, ratio, &class),
+            said(s, b, cache, &class),
+            said_per(s, b, stale, &class, 1000.0),
+            said(s, b, cost, &class),
+        );
+        let who = |p: usize| md_code(&s.runs[p].policy);
+        let title = md(&headline.column.map_or(headline.name, |c| c.title));
+        let mut line = if sets.len() == 1 {
+            format!("{} had {title} {} ({details})", who(b), said(s, b, headline, &class))
+        } else if top.len() == 1 {
+            format!("{} was best on {title} at {} ({details})", who(b), said(s, b, headline, &class))
+        } else {
+            let names: Vec<String> =
+                top.iter().map(|&p| format!("{} at {}", who(p), said(s, p, headline, &class))).collect();
+            format!("{} tie for best on {title} ({details} for {})", names.join(", "), who(b))
+        };
+        if let Some(w) = worst {
+            line.push_str(&format!("; the worst was {} at {}", who(w), said(s, w, headline, &class)));
         }
+        out.push_str(&format!("- **{}**: {line}.\n", md(&class)));
+    }
+    if s.replications.is_none() && s.runs.len() > 1 {
+        out.push_str("\nOne seed: differences not tested; use `--replications`.\n");
     }
     out
 }

@@ -138,9 +138,12 @@ pub fn estimate_with(s: &Scenario, rates: &DataRates) -> Result<Estimate, Refusa
     let policy_bytes: f64 = s.policies.iter().map(|p| p.name.len() as f64).sum();
     let row = std::mem::size_of::<crate::metrics::WindowRow>() as f64 + ROW_TEXT_BYTES + name_bytes;
     let rows = memory.add("horizon", windows * classes * (policies * row + policy_bytes) + windows * 8.0 * policies);
+    // Further replications keep no rows; counted as if all ran at once, as the policy sets are.
+    let more = f64::from(s.replications.max(1) - 1);
+    let replicated = memory.add("replications", more * (run - shared + windows * 8.0 * policies));
     Ok(Estimate {
         run_bytes: (run - shared) / policies.max(1.0) + shared + windows * 8.0,
-        memory: run + rows,
+        memory: run + rows + replicated,
         events: count,
         memory_blame: memory.path,
         events_blame: events.path,
@@ -294,6 +297,9 @@ fn memory_parts(s: &Scenario) -> String {
         parts.push(format!("{} items", c.items));
     }
     parts.push(format!("{windows} windows x {} classes x {} policies", s.classes.len(), s.policies.len()));
+    if s.replications > 1 {
+        parts.push(format!("{} replications", s.replications));
+    }
     parts.join(", ")
 }
 

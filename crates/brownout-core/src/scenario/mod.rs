@@ -16,4 +16,4 @@ pub use fallback::FallbackAnswer;
 pub use load::{ScenarioError, load, load_text, load_with_plugins, parse};
 pub(crate) use names::check_file_name;
 pub use types::*;
-pub use validate::{Invalid, validate};
+pub use validate::{Invalid, MAX_REPLICATIONS, validate};

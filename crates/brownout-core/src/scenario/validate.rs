@@ -10,6 +10,9 @@ use super::names::{check_file_name, file_stem};
 use super::{Arrivals, Business, Class, Drift, Expectation, Latency, PolicySet, Profile, Scenario};
 use crate::metrics::catalog;
 
+/// The most replications a run may ask for (`replications`, `--replications`).
+pub const MAX_REPLICATIONS: u32 = 1000;
+
 /// A semantic error: where (a path into the scenario) and why.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Invalid {
@@ -62,6 +65,9 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
     }
     if s.horizon.ns() / s.window.ns() > 1_000_000 {
         return Err(bad("window", "window is too small for the horizon (more than 1,000,000 windows)"));
+    }
+    if !(1..=MAX_REPLICATIONS).contains(&s.replications) {
+        return Err(bad("replications", format!("replications must lie in 1..={MAX_REPLICATIONS}")));
     }
     validate_fleet(s)?;
     let classes = validate_classes(&s.classes)?;

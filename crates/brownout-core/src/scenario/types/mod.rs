@@ -37,6 +37,11 @@ pub struct Scenario {
     /// Root seed (overridden by `--seed`).
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// Replications: every policy set runs on this many seeds (the root seed first, then
+    /// seeds derived from it; `--replications` overrides), and the report gives means with
+    /// 95 % intervals and stars only where the differences are significant (1..=1000).
+    #[serde(default = "default_replications", skip_serializing_if = "is_one")]
+    pub replications: u32,
     /// Simulated time to run (> 0).
     pub horizon: Dur,
     /// Leading time excluded from summary metrics (shorter than `horizon`).
@@ -73,6 +78,12 @@ pub struct Scenario {
 
 fn default_seed() -> u64 {
     1
+}
+fn default_replications() -> u32 {
+    1
+}
+fn is_one(r: &u32) -> bool {
+    *r == 1
 }
 fn default_window() -> Dur {
     Dur::secs(1)

@@ -1,0 +1,216 @@
+//! Statistics over replications: every catalogue metric's mean and 95 % Student-t interval
+//! per policy set, and the paired (by seed) comparisons that decide stars and the verdict.
+//!
+//! Everything is read through [`metrics::catalog`](crate::metrics::catalog), so a new metric,
+//! or a list of summaries for one phase instead of the whole run, gets intervals with no code
+//! here. The t quantile is [`crate::verify::theory::t_quantile`]'s, through
+//! [`mean_ci95`].
+
+use crate::metrics::catalog::{CATALOG, Direction, Metric, Scope};
+use crate::metrics::summary::{Comparison, MetricInterval, PairedDifference, ReplicatedRun, Replications, RunSummary};
+use crate::sweep::stats::mean_ci95;
+
+/// The value of metric `m` (of `class`) in `run`, as tables and expectations compare it.
+fn value(m: &Metric, run: &RunSummary, class: Option<&str>) -> Option<f64> {
+    match class {
+        Some(name) => m.value(run, Some(run.classes.iter().find(|c| c.class == name)?)),
+        None => m.value(run, None),
+    }
+}
+
+/// Each (metric, class) of the catalogue that `first` has: per-class metrics once per class.
+fn figures(first: &RunSummary) -> Vec<(&'static Metric, Option<String>)> {
+    CATALOG
+        .iter()
+        .flat_map(|m| match m.scope() {
+            Scope::Class => first.classes.iter().map(|c| (m, Some(c.class.clone()))).collect::<Vec<_>>(),
+            Scope::Run => vec![(m, None)],
+        })
+        .collect()
+}
+
+/// Mean and 95 % interval of every catalogue metric over `reps`, the replications of one
+/// policy set (or of one phase of it), classes as in the first.
+pub fn aggregate(reps: &[&RunSummary]) -> Vec<MetricInterval> {
+    let Some(first) = reps.first() else { return Vec::new() };
+    figures(first)
+        .into_iter()
+        .filter_map(|(m, class)| {
+            let values: Vec<f64> = reps.iter().filter_map(|r| value(m, r, class.as_deref())).collect();
+            if values.is_empty() {
+                return None;
+            }
+            let ci = mean_ci95(&values);
+            Some(MetricInterval { metric: m.name.to_string(), class, mean: ci.mean, ci95: [ci.ci_lo, ci.ci_hi] })
+        })
+        .collect()
+}
+
+/// Whether `a` is better than `b` in direction `d`.
+fn better(d: Direction, a: f64, b: f64) -> bool {
+    match d {
+        Direction::Higher => a > b,
+        Direction::Lower => a < b,
+        Direction::Neither => false,
+    }
+}
+
+/// The paired comparison of one metric: `sets[p][k]` is set p's value in replication k.
+fn compare_one(m: &Metric, class: Option<String>, names: &[&str], sets: &[Vec<f64>]) -> Option<Comparison> {
+    let means: Vec<f64> = sets.iter().map(|v| mean_ci95(v).mean).collect();
+    let mut best = 0;
+    for p in 1..sets.len() {
+        if better(m.direction, means[p], means[best]) {
+            best = p;
+        }
+    }
+    let versus: Vec<PairedDifference> = (0..sets.len())
+        .filter(|&p| p != best)
+        .map(|p| {
+            let diffs: Vec<f64> = sets[best].iter().zip(&sets[p]).map(|(b, o)| b - o).collect();
+            let ci = mean_ci95(&diffs);
+            PairedDifference {
+                policy: names[p].to_string(),
+                mean: ci.mean,
+                ci95: [ci.ci_lo, ci.ci_hi],
+                excludes_zero: ci.ci_lo > 0.0 || ci.ci_hi < 0.0,
+            }
+        })
+        .collect();
+    Some(Comparison {
+        metric: m.name.to_string(),
+        class,
+        best: names.get(best)?.to_string(),
+        significant: !versus.is_empty() && versus.iter().all(|d| d.excludes_zero),
+        versus,
+    })
+}
+
+/// For every metric with a direction, the best policy set and its paired differences to the
+/// others. `sets[p]` holds policy set p's runs, replication by replication (same seeds).
+pub fn compare(sets: &[Vec<&RunSummary>]) -> Vec<Comparison> {
+    let Some(first) = sets.first().and_then(|s| s.first()) else { return Vec::new() };
+    let names: Vec<&str> = sets.iter().map(|s| s.first().map_or("", |r| r.policy.as_str())).collect();
+    figures(first)
+        .into_iter()
+        .filter(|(m, _)| m.direction != Direction::Neither)
+        .filter_map(|(m, class)| {
+            let values: Vec<Vec<f64>> = sets
+                .iter()
+                .map(|reps| reps.iter().map(|r| value(m, r, class.as_deref())).collect::<Option<Vec<f64>>>())
+                .collect::<Option<_>>()?;
+            compare_one(m, class, &names, &values)
+        })
+        .collect()
+}
+
+/// The `replications` block of `summary.json`: `sets[p][k]` is policy set p's run in
+/// replication k, whose seed is `seeds[k]`.
+pub fn replications(seeds: &[u64], sets: &[Vec<&RunSummary>]) -> Replications {
+    Replications {
+        count: seeds.len() as u32,
+        seeds: seeds.to_vec(),
+        runs: sets
+            .iter()
+            .filter_map(|reps| Some(ReplicatedRun { policy: reps.first()?.policy.clone(), metrics: aggregate(reps) }))
+            .collect(),
+        comparisons: compare(sets),
+    }
+}
+
+/// The interval of `metric` (of `class`) in `run`.
+pub fn interval<'a>(run: &'a ReplicatedRun, metric: &str, class: Option<&str>) -> Option<&'a MetricInterval> {
+    run.metrics.iter().find(|i| i.metric == metric && i.class.as_deref() == class)
+}
+
+/// The comparison of `metric` (of `class`).
+pub fn comparison<'a>(r: &'a Replications, metric: &str, class: Option<&str>) -> Option<&'a Comparison> {
+    r.comparisons.iter().find(|c| c.metric == metric && c.class.as_deref() == class)
+}
+
+/// How a policy set stands on one compared metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// Best, and better than every other set (paired intervals exclude zero).
+    Best,
+    /// Not distinguishable from the best (the best itself, when it is not better than all).
+    TiedBest,
+    /// Worse than the best.
+    Behind,
+}
+
+/// How `policy` stands in comparison `c`.
+pub fn standing(c: &Comparison, policy: &str) -> Standing {
+    if c.best == policy {
+        return if c.significant { Standing::Best } else { Standing::TiedBest };
+    }
+    match c.versus.iter().find(|d| d.policy == policy) {
+        Some(d) if !d.excludes_zero => Standing::TiedBest,
+        _ => Standing::Behind,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::SECOND;
+    use crate::metrics::{Recorder, RecorderSetup};
+
+    /// A run of policy set `policy` whose one class has goodput `goodput`.
+    fn run(policy: &str, goodput: f64) -> RunSummary {
+        let mut r = Recorder::new(RecorderSetup::one_class(SECOND, SECOND)).summary(SECOND, 0, 0);
+        r.policy = policy.to_string();
+        r.classes[0].goodput_per_s = goodput;
+        r
+    }
+
+    fn goodput(reps: &[&RunSummary]) -> MetricInterval {
+        let class = reps[0].classes[0].class.clone();
+        aggregate(reps).into_iter().find(|i| i.metric == "goodput_per_s" && i.class.as_deref() == Some(&class)).unwrap()
+    }
+
+    #[test]
+    fn interval_of_ten_replications_by_hand() {
+        // 1..=10: mean 5.5, s^2 = 82.5 / 9 = 9.1667, s / sqrt(10) = 0.957427; t(0.975, 9) = 2.262157
+        // (tables: 2.262), so the half-width is 2.165852.
+        let runs: Vec<RunSummary> = (1..=10).map(|k| run("a", f64::from(k))).collect();
+        let i = goodput(&runs.iter().collect::<Vec<_>>());
+        assert_eq!(i.mean, 5.5);
+        assert!((i.ci95[1] - 5.5 - 2.165_852).abs() < 1e-5, "{i:?}");
+        assert!((5.5 - i.ci95[0] - 2.165_852).abs() < 1e-5, "{i:?}");
+    }
+
+    #[test]
+    fn pairing_by_seed_separates_what_the_spread_across_seeds_hides() {
+        // Set a: 1..=10 across seeds; b is a minus 0.5 or 1.5 alternately: differences 0.5, 1.5, ...
+        // mean 1, s^2 = 10 * 0.25 / 9, half-width 2.262157 * sqrt(0.27778 / 10) = 0.377026: [0.623, 1.377],
+        // though the two sets' own intervals (half-width 2.17) overlap almost whole.
+        let a: Vec<RunSummary> = (1..=10).map(|k| run("a", f64::from(k))).collect();
+        let b: Vec<RunSummary> =
+            (1..=10).map(|k| run("b", f64::from(k) - if k % 2 == 0 { 0.5 } else { 1.5 })).collect();
+        let sets = vec![a.iter().collect::<Vec<_>>(), b.iter().collect::<Vec<_>>()];
+        let c = compare(&sets).into_iter().find(|c| c.metric == "goodput_per_s").unwrap();
+        assert_eq!((c.best.as_str(), c.significant), ("a", true));
+        let d = &c.versus[0];
+        assert_eq!(d.policy, "b");
+        assert!((d.mean - 1.0).abs() < 1e-12);
+        assert!((d.ci95[0] - (1.0 - 0.377_026)).abs() < 1e-5 && (d.ci95[1] - 1.377_026).abs() < 1e-5, "{d:?}");
+        assert_eq!(standing(&c, "a"), Standing::Best);
+        assert_eq!(standing(&c, "b"), Standing::Behind);
+    }
+
+    #[test]
+    fn differences_that_average_zero_tie() {
+        // b is a plus 1 or minus 1 alternately: paired mean 0, an interval around 0.
+        let a: Vec<RunSummary> = (1..=10).map(|k| run("a", f64::from(k))).collect();
+        let b: Vec<RunSummary> =
+            (1..=10).map(|k| run("b", f64::from(k) + if k % 2 == 0 { 1.0 } else { -1.0 })).collect();
+        let sets = vec![a.iter().collect::<Vec<_>>(), b.iter().collect::<Vec<_>>()];
+        let c = compare(&sets).into_iter().find(|c| c.metric == "goodput_per_s").unwrap();
+        assert!(!c.significant);
+        assert_eq!(standing(&c, "a"), Standing::TiedBest);
+        assert_eq!(standing(&c, "b"), Standing::TiedBest);
+        // Metrics without a better direction are not compared.
+        assert!(compare(&sets).iter().all(|c| c.metric != "requests"));
+    }
+}
