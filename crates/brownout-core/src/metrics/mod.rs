@@ -6,6 +6,7 @@
 //! mergeable HDR histograms (microseconds, `hist.rs`); `window.rs` keeps the time series.
 
 pub mod catalog;
+pub mod events;
 mod fallback;
 mod gauge;
 mod hist;
