@@ -24,7 +24,7 @@ fn rows() -> (brownout::metrics::summary::ScenarioSummary, Vec<brownout::metrics
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/r02-baseline.ron");
     let s = brownout::scenario::load(&path).unwrap();
     let m = Model::build(&s, s.seed, path.parent().unwrap()).unwrap();
-    let r = run_all(&m, RunOptions { timeseries: true, trace_limit: 0 }, false);
+    let r = run_all(&m, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, false);
     {
         let r = r.unwrap();
         (r.summary, r.rows)

@@ -47,6 +47,14 @@ pub struct RunArgs {
     /// No progress display.
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Write every state change of the policy layers, with its reason, to FILE (JSON lines,
+    /// docs/events.md).
+    #[arg(long, value_name = "FILE")]
+    events: Option<PathBuf>,
+    /// Most state changes the event log keeps per policy set; later ones are counted, not kept.
+    #[arg(long, value_name = "N", default_value_t = 100_000, requires = "events",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    events_max: u64,
 }
 
 /// Load and validate a scenario, its data files and plugin layers (the binary registers no
@@ -92,14 +100,14 @@ fn run_all(model: &Model, opts: RunOptions, parallel: bool) -> Result<ScenarioRe
 
 fn check_determinism(model: &Model, first: &ScenarioResult, json: bool) -> Result<(), Failure> {
     // The second run is serial while the first was parallel: thread count must not matter.
-    let second = run_all(model, RunOptions { timeseries: false, trace_limit: 0 }, false)?;
+    let second = run_all(model, RunOptions { timeseries: false, trace_limit: 0, events: 0 }, false)?;
     for (a, b) in first.runs.iter().zip(&second.runs) {
         if a.trace_hash == b.trace_hash && a.events == b.events {
             continue;
         }
         // Re-run with traces kept to find the first differing event.
         let limit = a.events.max(b.events).min(50_000_000) as usize;
-        let opts = RunOptions { timeseries: false, trace_limit: limit };
+        let opts = RunOptions { timeseries: false, trace_limit: limit, events: 0 };
         let ta = run_all(model, opts, true)?;
         let tb = run_all(model, opts, false)?;
         let same = |r: &&runner::RunMeta| r.policy == a.policy && r.replication == a.replication;
@@ -180,13 +188,18 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
 
 /// Run every policy set, check the expectations and write the folder (and `--junit`).
 fn execute(args: &RunArgs, model: &Model) -> Result<Finished, Failure> {
+    // Before the lock, so a bad path leaves nothing behind.
+    if let Some(path) = &args.events {
+        output::events::check_writable(path).map_err(|e| Failure::input(format!("error: {e:#}")))?;
+    }
     let s = model.scenario();
     let out = out_dir(args, &s.name)?;
     let io = |e: anyhow::Error| Failure { code: 2, message: format!("error: writing results: {e:#}") };
     // Taken before running, so a second process on the folder is refused at once.
     let lock = folder::lock(&out).map_err(|e| Failure::input(format!("error: {e:#}")))?;
     let started = Instant::now();
-    let opts = RunOptions { timeseries: true, trace_limit: 0 };
+    let events = if args.events.is_some() { usize::try_from(args.events_max).unwrap_or(usize::MAX) } else { 0 };
+    let opts = RunOptions { timeseries: true, trace_limit: 0, events };
     let result = progress::run_all(model, opts, !args.serial, args.quiet)
         .map_err(|e| Failure::input(format!("error: {e} (seed {}; nothing written)", model.seed())))?;
     let wall = started.elapsed().as_secs_f64();
@@ -201,7 +214,10 @@ fn execute(args: &RunArgs, model: &Model) -> Result<Finished, Failure> {
     if let Some(stats) = &stats {
         print_stats(&result, stats);
     }
-    let folder_opts = output::run::RunFolder { charts: !args.no_charts, stats };
+    if let Some(path) = &args.events {
+        write_events(path, &result)?;
+    }
+    let folder_opts = output::run::RunFolder { charts: !args.no_charts, stats, events_file: args.events.clone() };
     output::run::write_run(&lock, s, model.seed(), &result, &checked, &folder_opts)
         .map_err(|e| Failure::input(format!("error: {e:#}")))?;
     if let Some(path) = &args.junit {
@@ -209,6 +225,21 @@ fn execute(args: &RunArgs, model: &Model) -> Result<Finished, Failure> {
         output::write_atomic(path, &xml).map_err(io)?;
     }
     Ok(Finished { result, out, checked })
+}
+
+/// The `--events` file, first (a failure leaves no results folder); a note for each policy
+/// set whose log reached `--events-max`.
+fn write_events(path: &Path, result: &ScenarioResult) -> Result<(), Failure> {
+    output::events::write_events(path, result).map_err(|e| Failure::input(format!("error: writing events: {e:#}")))?;
+    for r in result.runs.iter().filter(|r| r.log.dropped > 0) {
+        let kept = r.log.events.len();
+        eprintln!(
+            "note: event log of policy \"{}\" kept the first {kept} of {} state changes (--events-max)",
+            escape::terminal(&r.policy),
+            kept as u64 + r.log.dropped
+        );
+    }
+    Ok(())
 }
 
 /// The figures of `stats.json`, on stderr.

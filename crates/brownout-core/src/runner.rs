@@ -40,6 +40,8 @@ pub struct RunMeta {
     pub requests: u64,
     /// The first events, when traced.
     pub trace: Vec<(crate::engine::Time, u64)>,
+    /// The layers' state changes, when kept (`RunOptions::events`).
+    pub log: crate::metrics::events::EventLog,
 }
 
 /// A policy run that a guard stopped: which policy set, and why.
@@ -195,6 +197,7 @@ fn assemble(
             events: r.summary.events,
             requests: r.requests,
             trace: r.trace,
+            log: r.log,
         });
         rows.extend(r.rows);
         summaries.push(r.summary);

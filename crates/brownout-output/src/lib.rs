@@ -11,6 +11,7 @@ pub(crate) use brownout_core::model;
 pub(crate) use brownout_core::{metrics, report, runner, scenario, sweep};
 
 pub mod charts;
+pub mod events;
 pub mod folder;
 pub(crate) mod html;
 pub mod journal;

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::{charts, folder, report_md, summary_csv, summary_json, timeseries_csv, write_atomic};
+use super::{charts, events, folder, report_md, summary_csv, summary_json, timeseries_csv, write_atomic};
 use crate::report::expect::Checked;
 use crate::runner::ScenarioResult;
 use crate::scenario::Scenario;
@@ -37,12 +37,14 @@ pub struct RunStats {
 }
 
 /// What to write besides the files every run folder holds.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunFolder {
     /// Draw the charts and `report.html` (`brownout plot DIR` can draw them later).
     pub charts: bool,
     /// Write `stats.json` with these figures.
     pub stats: Option<RunStats>,
+    /// Where the event file went, for the reports' pointer (the runs kept events).
+    pub events_file: Option<std::path::PathBuf>,
 }
 
 /// Write the run folder guarded by `lock`: the scenario as run (with `seed`, so running it
@@ -58,7 +60,7 @@ pub fn write_run(
     opts: &RunFolder,
 ) -> Result<()> {
     let staged = folder::stage(lock, RUN_FILES)?;
-    let written = write_files(staged.path(), scenario, seed, result, checked, opts.charts).and_then(|()| {
+    let written = write_files(staged.path(), scenario, seed, result, checked, opts).and_then(|()| {
         opts.stats.map_or(Ok(()), |stats| write_atomic(&staged.path().join("stats.json"), &stats_json(result, &stats)?))
     });
     written.and_then(|()| staged.commit()).context("writing results")
@@ -71,7 +73,7 @@ fn write_files(
     seed: u64,
     result: &ScenarioResult,
     checked: &[Checked],
-    with_charts: bool,
+    opts: &RunFolder,
 ) -> Result<()> {
     let saved = Scenario { seed, ..s.clone() };
     let scenario_ron = ron::ser::to_string_pretty(&saved, ron::ser::PrettyConfig::default())?;
@@ -79,9 +81,17 @@ fn write_files(
     write_atomic(&dir.join("summary.json"), &summary_json(&result.summary)?)?;
     write_atomic(&dir.join("summary.csv"), &summary_csv(&result.summary)?)?;
     write_atomic(&dir.join("timeseries.csv"), &timeseries_csv(&result.rows)?)?;
-    let charts =
-        if with_charts { charts::write_run(dir, &s.description, &result.summary, &result.rows)? } else { Vec::new() };
-    let md = report_md(s, &result.summary, checked, &charts);
+    let kept = events::kept(result);
+    let charts = if opts.charts {
+        let extra = if kept { events::html_section(result, result.summary.setup.horizon_s) } else { String::new() };
+        charts::write_run_with(dir, &s.description, &result.summary, &result.rows, extra)?
+    } else {
+        Vec::new()
+    };
+    let mut md = report_md(s, &result.summary, checked, &charts);
+    if kept {
+        md.push_str(&events::md_section(result, opts.events_file.as_deref()));
+    }
     write_atomic(&dir.join("report.md"), md.as_bytes())
 }
 
@@ -133,12 +143,14 @@ mod tests {
     fn a_run_folder_holds_the_run_files_and_the_scenario_as_run() {
         let s = crate::scenario::load_text(Path::new("folder.ron"), SCENARIO).unwrap();
         let model = Model::build(&s, 9, Path::new(".")).unwrap();
-        let result = crate::runner::run_all(&model, RunOptions { timeseries: true, trace_limit: 0 }, false).unwrap();
+        let result =
+            crate::runner::run_all(&model, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, false).unwrap();
         let root = tempfile::tempdir().unwrap();
         let out = root.path().join("run");
         let lock = folder::lock(&out).unwrap();
         let stats = RunStats { wall_s: 2.0, parallel: false, threads: 1, peak_rss_kib: None };
-        write_run(&lock, &s, 9, &result, &[], &RunFolder { charts: false, stats: Some(stats) }).unwrap();
+        write_run(&lock, &s, 9, &result, &[], &RunFolder { charts: false, stats: Some(stats), events_file: None })
+            .unwrap();
         let want = ["report.md", "scenario.ron", "stats.json", "summary.csv", "summary.json", "timeseries.csv"];
         assert_eq!(names(&out), want);
         assert!(want.iter().all(|f| RUN_FILES.contains(f)));
@@ -159,13 +171,16 @@ mod tests {
     fn a_folder_holding_a_file_brownout_did_not_write_is_not_replaced() {
         let s = crate::scenario::load_text(Path::new("folder.ron"), SCENARIO).unwrap();
         let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
-        let result = crate::runner::run_all(&model, RunOptions { timeseries: true, trace_limit: 0 }, false).unwrap();
+        let result =
+            crate::runner::run_all(&model, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, false).unwrap();
         let root = tempfile::tempdir().unwrap();
         let out = root.path().join("run");
         std::fs::create_dir(&out).unwrap();
         std::fs::write(out.join("notes.txt"), "mine").unwrap();
         let lock = folder::lock(&out).unwrap();
-        let e = write_run(&lock, &s, s.seed, &result, &[], &RunFolder { charts: false, stats: None }).unwrap_err();
+        let e =
+            write_run(&lock, &s, s.seed, &result, &[], &RunFolder { charts: false, stats: None, events_file: None })
+                .unwrap_err();
         assert!(format!("{e:#}").contains("holds notes.txt"), "{e:#}");
         assert_eq!(names(&out), ["notes.txt"]);
     }

@@ -8,6 +8,7 @@
 pub mod catalog;
 mod cause;
 mod class_acc;
+pub mod events;
 mod fallback;
 mod gauge;
 mod hist;

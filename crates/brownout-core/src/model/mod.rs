@@ -155,6 +155,9 @@ pub struct RunOptions {
     pub timeseries: bool,
     /// Keep the first `trace_limit` (time, event code) pairs, to locate a divergence.
     pub trace_limit: usize,
+    /// Keep the first `events` state changes of the policy layers, with their reasons
+    /// ([`RunResult::log`]); 0 keeps none and costs nothing.
+    pub events: usize,
 }
 
 /// The result of one policy run.
@@ -174,6 +177,8 @@ pub struct RunResult {
     pub requests: u64,
     /// The first events (time, code), when asked for with `trace_limit`.
     pub trace: Vec<(Time, u64)>,
+    /// The layers' state changes, when asked for with `events` (else empty).
+    pub log: crate::metrics::events::EventLog,
 }
 
 /// Why a run stopped before its horizon: one of the scenario's `limits` guards tripped

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Status;
 use super::percentile::DurationHist;
+use super::why::Why;
 use super::{Admission, Attempt, BuildCtx, CallOutcome, ClassId, Completed, Policy, Refusal};
 use crate::engine::Time;
 use crate::policy::PolicyConfig;
@@ -127,6 +128,7 @@ struct Trip {
     degraded: bool,
     probe_at: Time,
     probe: Option<u64>,
+    why: Why,
 }
 
 impl TieredBulkhead {
@@ -156,6 +158,7 @@ impl TieredBulkhead {
             degraded: false,
             probe_at: 0,
             probe: None,
+            why: Why::Fresh,
         });
         Self { permits: cfg.permits, queue: cfg.queue, in_flight: 0, parts, part_of, trip }
     }
@@ -213,8 +216,11 @@ impl Trip {
 
     fn close_window(&mut self, now: Time) {
         if self.hist.len() >= self.cfg.min_samples as u64 {
-            if self.hist.quantile(0.95).to_time() > self.cfg.p95_over.ns() {
+            let p95 = self.hist.quantile(0.95).to_time();
+            if p95 > self.cfg.p95_over.ns() {
                 self.streak += 1;
+                let threshold = self.cfg.p95_over.ns();
+                self.why = Why::Latency { percentile: 0.95, value: p95, threshold, windows: self.streak };
             } else {
                 self.streak = 0;
             }
@@ -236,6 +242,7 @@ impl Trip {
             self.probe = None;
             let fast = d.outcome == CallOutcome::Success && d.duration() <= self.cfg.p95_over.ns();
             if fast {
+                self.why = Why::ProbeOk { took: d.duration(), threshold: self.cfg.p95_over.ns() };
                 self.degraded = false;
                 self.restart_windows(d.now);
             } else {
@@ -302,6 +309,10 @@ impl Policy for TieredBulkhead {
             degraded: self.trip.as_ref().is_some_and(|t| t.degraded),
             ..Status::default()
         }
+    }
+
+    fn reason(&self) -> String {
+        self.trip.as_ref().map_or_else(|| super::describe(&self.status()), |t| t.why.text())
     }
 }
 

@@ -30,6 +30,7 @@ pub mod registry;
 pub mod retry;
 pub mod shed;
 pub mod timeout;
+pub mod why;
 
 pub use crate::breaker_state::BreakerState;
 pub use registry::{BuildCtx, PolicyConfig, PolicySpec};
@@ -287,6 +288,13 @@ pub trait Policy {
         Status::default()
     }
 
+    /// Why the status last changed, with the figures of that decision (e.g. "failure rate
+    /// 62 % over 10 calls >= 50 %"). Asked only when the world logs a change, right after
+    /// it. The default describes the status itself.
+    fn reason(&self) -> String {
+        describe(&self.status())
+    }
+
     /// False for a policy whose [`Policy::status`] never changes (it keeps the default):
     /// the world then skips asking for it after every call. A policy that overrides
     /// `status` must keep the default, true.
@@ -303,4 +311,17 @@ pub trait Policy {
     fn is_retry(&self) -> bool {
         false
     }
+}
+
+/// A generic description of a status, for policies that give no reason of their own.
+pub fn describe(st: &Status) -> String {
+    let mut parts = Vec::new();
+    if let Some(b) = st.breaker {
+        parts.push(format!("breaker {}", b.name()));
+    }
+    if let Some(l) = st.limit {
+        parts.push(format!("limit {}", why::num(l)));
+    }
+    parts.push(if st.degraded { "degraded".into() } else { "not degraded".into() });
+    parts.join(", ")
 }

@@ -63,10 +63,21 @@ pub fn load_run(dir: &Path) -> Result<(ScenarioSummary, Vec<WindowRow>)> {
 /// After a run: render its charts into `dir/charts/` and write `dir/report.html`.
 /// Returns the PNG paths for `report.md`.
 pub fn write_run(dir: &Path, description: &str, summary: &ScenarioSummary, rows: &[WindowRow]) -> Result<Vec<String>> {
+    write_run_with(dir, description, summary, rows, String::new())
+}
+
+/// As [`write_run`], with `extra` (already-rendered HTML) after the charts.
+pub fn write_run_with(
+    dir: &Path,
+    description: &str,
+    summary: &ScenarioSummary,
+    rows: &[WindowRow],
+    extra: String,
+) -> Result<Vec<String>> {
     let mut charts = run_charts(summary, rows)?;
     unique_stems(&mut charts);
     let paths = write(dir, &charts)?;
-    let sections = [html::run_section(description, summary), html::charts_section(&charts)];
+    let sections = [html::run_section(description, summary), html::charts_section(&charts), extra];
     let page = html::page(&format!("brownout report: {}", summary.scenario), &sections);
     write_atomic(&dir.join("report.html"), page.as_bytes())?;
     Ok(paths)

@@ -34,7 +34,14 @@ impl<'m> World<'m> {
             stock: s.catalogue.as_ref().map(|c| Stock::new(c, n, m.seed)),
             last_answers: LastAnswers::new(s, n),
             rec,
-            trace: Trace { hash: 0xcbf2_9ce4_8422_2325, events: Vec::new(), limit: 0, records: None },
+            trace: Trace {
+                hash: 0xcbf2_9ce4_8422_2325,
+                events: Vec::new(),
+                limit: 0,
+                records: None,
+                log: None,
+                log_why: None,
+            },
             progress: Progress { horizon: s.horizon.ns(), handled: 0, abort: None },
             observer: None,
         };

@@ -228,7 +228,9 @@ impl World<'_> {
             // Keep the wake generation monotone so the old policy's timers stay tombstones,
             // and the last status, so `note` reports what changed.
             *layer = LayerRt { last: layer.last, wake_generation: layer.wake_generation.wrapping_add(1), ..fresh };
+            self.trace.log_why = Some("instance restarted: policy state reset");
             self.note(now, q, instance, l as u8);
+            self.trace.log_why = None;
         }
     }
 

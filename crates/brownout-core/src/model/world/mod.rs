@@ -12,6 +12,7 @@ macro_rules! dec {
 
 mod build;
 mod calls;
+mod events;
 #[cfg(debug_assertions)]
 mod invariants;
 mod lifecycle;
@@ -29,6 +30,7 @@ use super::fallback::LastAnswers;
 use super::records::{AttemptRecord, CallRecord, Origin, Records, RequestRecord};
 use super::{Model, RunError, RunOptions, RunResult};
 use crate::engine::{self, Counter, EventQueue, Handler, Slab, Stream, Time, Token, label_hash, stream};
+use crate::metrics::events::EventLog;
 use crate::metrics::{Cause, LayerKind, OrderEffect, Outcome, RecorderSetup, Recorders};
 use crate::policy::{
     Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Refusal, RetryAsk, Status,
@@ -208,6 +210,7 @@ pub(super) fn run<'m>(
     w.observer = observer;
     w.trace.limit = opts.trace_limit;
     w.trace.records = record.then(Box::default);
+    w.trace.log = (opts.events > 0).then(|| Box::new(EventLog::new(opts.events)));
     w.schedule_start(&mut q);
     let horizon = w.progress.horizon;
     let stats = engine::run(&mut w, &mut q, horizon);
@@ -237,6 +240,7 @@ pub(super) fn run<'m>(
         end: horizon,
         requests: w.traffic.arrived,
         trace: w.trace.events,
+        log: w.trace.log.map(|l| *l).unwrap_or_default(),
     };
     Ok((result, w.trace.records.map(|l| *l).unwrap_or_default()))
 }

@@ -235,6 +235,10 @@ impl World<'_> {
             return;
         }
         layer.last = st;
+        if self.trace.log.is_some() {
+            self.log_change(now, inst, l, last, st);
+        }
+        let layer = self.layer_mut(inst, l);
         if st.wake_at != layer.wake {
             layer.wake = st.wake_at;
             layer.wake_generation = layer.wake_generation.wrapping_add(1);

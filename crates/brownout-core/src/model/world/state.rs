@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use super::waitq::WaitQueue;
 use super::{MAX_LAYERS, Notice, PendingReload};
 use crate::engine::{Slab, Stream, Time, Token};
+use crate::metrics::events::EventLog;
 use crate::metrics::{Cause, LayerKind, Outcome};
 use crate::model::arrivals::ArrivalGen;
 use crate::model::records::Records;
@@ -295,6 +296,12 @@ pub(super) struct Trace {
     pub limit: usize,
     /// Per-request, per-call and per-attempt records, when asked for (`run_policy_recorded`).
     pub records: Option<Box<Records>>,
+    /// The layers' state changes, when asked for (`RunOptions::events`); written by
+    /// `events::log_change`, which `stack::note` calls.
+    pub log: Option<Box<EventLog>>,
+    /// A reason that overrides the policy's for the changes being noted (an instance's
+    /// restart, written by `lifecycle::rebuild_layers`).
+    pub log_why: Option<&'static str>,
 }
 
 /// How far the run got, and whether a guard stopped it. Written by the event dispatch and

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal, Status};
 use crate::engine::Time;
+use crate::policy::why::Why;
 use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
@@ -55,6 +56,7 @@ pub struct Consecutive {
     consecutive: u32,
     open_until: Time,
     probes_left: u32,
+    why: Why,
 }
 
 impl Consecutive {
@@ -68,6 +70,7 @@ impl Consecutive {
             consecutive: 0,
             open_until: 0,
             probes_left: 0,
+            why: Why::Fresh,
         }
     }
 
@@ -82,6 +85,7 @@ impl Policy for Consecutive {
     fn admit(&mut self, a: &Attempt) -> Admission {
         if self.state == BreakerState::Open && a.now >= self.open_until {
             self.state = BreakerState::HalfOpen;
+            self.why = Why::BreakOver { open_for: a.now - (self.open_until - self.break_duration) };
             self.probes_left = self.probes;
         }
         match self.state {
@@ -108,6 +112,7 @@ impl Policy for Consecutive {
                 if failed {
                     self.consecutive += 1;
                     if self.consecutive >= self.failures {
+                        self.why = Why::Consecutive { failures: self.consecutive, threshold: self.failures };
                         self.open(d.now);
                     }
                 } else {
@@ -116,8 +121,10 @@ impl Policy for Consecutive {
             }
             BreakerState::HalfOpen => {
                 if failed {
+                    self.why = Why::TrialFailed { slow: None };
                     self.open(d.now);
                 } else {
+                    self.why = Why::TrialsPassed { ok: 1, needed: 1 };
                     self.state = BreakerState::Closed;
                     self.consecutive = 0;
                 }
@@ -129,6 +136,10 @@ impl Policy for Consecutive {
 
     fn status(&self) -> Status {
         Status { breaker: Some(self.state), ..Status::default() }
+    }
+
+    fn reason(&self) -> String {
+        self.why.text()
     }
 }
 

@@ -20,6 +20,7 @@ use super::inflight::InFlight;
 use super::trials::Trials;
 use super::window::{Counts, Sample, Window};
 use crate::engine::Time;
+use crate::policy::why::Why;
 use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
@@ -172,6 +173,7 @@ pub struct ErrorRate {
     attempts: u32,
     since: Time,
     inflight: InFlight,
+    why: Why,
 }
 
 impl ErrorRate {
@@ -192,6 +194,7 @@ impl ErrorRate {
             attempts: 0,
             since: 0,
             inflight: InFlight::default(),
+            why: Why::Fresh,
             cfg: cfg.clone(),
         }
     }
@@ -221,6 +224,7 @@ impl ErrorRate {
     }
 
     fn half_open(&mut self, now: Time) {
+        self.why = Why::BreakOver { open_for: now - self.since };
         self.state = BreakerState::HalfOpen;
         self.probes.open(self.cfg.half_open_calls);
         self.trials.clear();
@@ -236,6 +240,12 @@ impl ErrorRate {
         self.since = now;
     }
 
+    /// The figures of a rate verdict on `c`.
+    fn rates(&self, trial: bool, counts: Counts) -> Why {
+        let slow_pct = self.slow_ns.map(|_| self.cfg.slow_call_rate_threshold);
+        Why::Rates { trial, counts, failure_pct: self.cfg.failure_rate_threshold, slow_pct }
+    }
+
     /// Record an outcome observed at `now` for a call started at `started`.
     fn record(&mut self, now: Time, started: Time, s: Sample) {
         if self.cfg.stragglers == Stragglers::Discard && started < self.since {
@@ -246,6 +256,7 @@ impl ErrorRate {
                 self.window.record(now, s);
                 let c = self.window.counts(now);
                 if self.exceeded(c, self.cfg.minimum_calls) {
+                    self.why = self.rates(false, c);
                     self.open(now);
                 }
             }
@@ -253,6 +264,7 @@ impl ErrorRate {
                 self.trials.record(now, s);
                 let c = self.trials.counts(now);
                 if c.total >= u64::from(self.cfg.half_open_calls) {
+                    self.why = self.rates(true, c);
                     if self.exceeded(c, self.cfg.half_open_calls) {
                         self.open(now);
                     } else {
@@ -268,6 +280,7 @@ impl ErrorRate {
     /// Time-driven work due at `now`: bounded half-open, automatic half-open, ageing.
     fn tick(&mut self, now: Time) {
         if self.state == BreakerState::HalfOpen && self.half_open_deadline.is_some_and(|d| now >= d) {
+            self.why = Why::HalfOpenExpired { waited: now - self.since };
             self.open(now);
         }
         if self.state == BreakerState::Open && self.cfg.automatic_half_open && now >= self.open_until {
@@ -343,6 +356,10 @@ impl Policy for ErrorRate {
             ..Status::default()
         }
     }
+
+    fn reason(&self) -> String {
+        self.why.text()
+    }
 }
 
 impl PolicyConfig for ErrorRateConfig {
@@ -408,6 +425,7 @@ mod tests {
         // 4th call succeeds: 2 of 4 = 50 % >= 50 %: open.
         call(&mut b, 10 * MS, 3, MS, Success);
         assert_eq!(state(&b), BreakerState::Open);
+        assert_eq!(b.reason(), "failure rate 50 % over 4 calls >= 50 %", "2 of 4 failed");
     }
 
     #[test]
@@ -437,6 +455,7 @@ mod tests {
         // Opened at 1 ms for 1 s.
         assert_eq!(b.admit(&att(1_000 * MS, 10)), Admission::Refuse(Refusal::ShortCircuited));
         assert_eq!(b.admit(&att(1_001 * MS, 11)), Admission::Admit);
+        assert_eq!(b.reason(), "open for 1,000 ms: half-open trial", "opened at 1 ms, trial at 1,001 ms");
         assert_eq!(b.admit(&att(1_001 * MS, 12)), Admission::Admit);
         assert_eq!(b.admit(&att(1_001 * MS, 13)), Admission::Refuse(Refusal::ShortCircuited));
         let done = |id, o| Completed::new(1_002 * MS, 0, id, 1_001 * MS, o);
@@ -450,6 +469,7 @@ mod tests {
         b.complete(&done(12, Success));
         // 1 of 2 failed = 50 %: re-open with break 3 s (attempt 2).
         assert_eq!(state(&b), BreakerState::Open);
+        assert_eq!(b.reason(), "failure rate 50 % over 2 trial calls >= 50 %");
         let t = 1_002 * MS;
         assert_eq!(b.admit(&att(t + 3 * SECOND - 1, 20)), Admission::Refuse(Refusal::ShortCircuited));
         assert_eq!(b.admit(&att(t + 3 * SECOND, 21)), Admission::Admit);

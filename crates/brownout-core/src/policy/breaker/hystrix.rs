@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use super::super::{Admission, Attempt, BreakerState, ClassId, Completed, Policy, Refusal, Status};
 use super::window::{Sample, Window};
 use crate::engine::{MILLISECOND, Time};
+use crate::policy::why::Why;
 use crate::policy::{BuildCtx, PolicyConfig};
 
 /// Hystrix command properties (the circuit-breaker and timeout ones).
@@ -126,6 +127,7 @@ pub struct Hystrix {
     interval: Time,
     next_snapshot: Time,
     opened_at: Time,
+    why: Why,
 }
 
 impl Hystrix {
@@ -141,6 +143,7 @@ impl Hystrix {
             interval,
             next_snapshot: interval,
             opened_at: 0,
+            why: Why::Fresh,
         }
     }
 
@@ -159,6 +162,8 @@ impl Hystrix {
         }
         let error_pct = c.failed * 100 / c.total; // (int) truncation, as HealthCounts does
         if error_pct >= u64::from(self.cfg.circuit_breaker_error_threshold_percentage) {
+            let failure_pct = f64::from(self.cfg.circuit_breaker_error_threshold_percentage);
+            self.why = Why::Rates { trial: false, counts: c, failure_pct, slow_pct: None };
             self.state = BreakerState::Open;
             self.opened_at = at;
         }
@@ -180,6 +185,7 @@ impl Hystrix {
         self.catch_up(now);
         self.health.record(now, Sample { failed: true, slow: false });
         if self.state == BreakerState::HalfOpen {
+            self.why = Why::TrialFailed { slow: None };
             self.state = BreakerState::Open;
             self.opened_at = now;
         }
@@ -194,6 +200,7 @@ impl Policy for Hystrix {
             // isAfterSleepWindow: currentTime > circuitOpened + sleepWindow.
             BreakerState::Open if a.now > self.opened_at + self.sleep_window() => {
                 self.state = BreakerState::HalfOpen;
+                self.why = Why::BreakOver { open_for: a.now - self.opened_at };
                 Admission::Admit
             }
             _ => Admission::Refuse(Refusal::ShortCircuited),
@@ -214,6 +221,7 @@ impl Policy for Hystrix {
         self.health.record(d.now, ok);
         if self.state == BreakerState::HalfOpen {
             // markSuccess: CLOSED and metrics.resetStream().
+            self.why = Why::TrialsPassed { ok: 1, needed: 1 };
             self.state = BreakerState::Closed;
             self.health.clear();
         }
@@ -234,6 +242,10 @@ impl Policy for Hystrix {
             degraded: self.state != BreakerState::Closed,
             ..Status::default()
         }
+    }
+
+    fn reason(&self) -> String {
+        self.why.text()
     }
 }
 

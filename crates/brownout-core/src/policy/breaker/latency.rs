@@ -21,6 +21,7 @@ use super::inflight::InFlight;
 use super::trials::Trials;
 use crate::engine::Time;
 use crate::policy::percentile::nearest_rank;
+use crate::policy::why::Why;
 use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
@@ -100,6 +101,8 @@ pub struct Latency {
     probes: Trials,
     probes_ok: u32,
     inflight: InFlight,
+    opened_at: Time,
+    why: Why,
 }
 
 impl Latency {
@@ -115,6 +118,8 @@ impl Latency {
             probes: Trials::default(),
             probes_ok: 0,
             inflight: InFlight::default(),
+            opened_at: 0,
+            why: Why::Fresh,
             cfg: cfg.clone(),
         }
     }
@@ -133,6 +138,7 @@ impl Latency {
             self.attempts,
         );
         self.state = BreakerState::Open;
+        self.opened_at = now;
         self.open_until = now.saturating_add(b);
         self.streak = 0;
         self.samples.clear();
@@ -157,6 +163,8 @@ impl Latency {
             if q > self.cfg.threshold.ns() {
                 self.streak += 1;
                 if self.streak >= self.cfg.consecutive {
+                    let (percentile, threshold) = (self.cfg.percentile, self.cfg.threshold.ns());
+                    self.why = Why::Latency { percentile, value: q, threshold, windows: self.streak };
                     self.open(now);
                     return;
                 }
@@ -175,7 +183,9 @@ impl Latency {
             self.window_end += self.cfg.window.ns();
             self.end_window(end);
         }
-        if self.state == BreakerState::HalfOpen && self.late_probe_due().is_some_and(|t| now >= t) {
+        if let Some(due) = self.late_probe_due().filter(|&t| self.state == BreakerState::HalfOpen && now >= t) {
+            let thr = self.cfg.threshold.ns();
+            self.why = Why::TrialFailed { slow: Some((now - (due - thr - 1), thr)) };
             self.open(now);
         }
     }
@@ -195,6 +205,7 @@ impl Policy for Latency {
         self.tick(a.now);
         if self.state == BreakerState::Open && a.now >= self.open_until {
             self.state = BreakerState::HalfOpen;
+            self.why = Why::BreakOver { open_for: a.now - self.opened_at };
             self.probes.open(self.cfg.probes);
             self.probes_ok = 0;
         }
@@ -223,10 +234,12 @@ impl Policy for Latency {
             BreakerState::Closed => self.samples.push(d.duration()),
             BreakerState::HalfOpen if self.probes.finish(d.id) => {
                 if d.duration() > self.cfg.threshold.ns() {
+                    self.why = Why::TrialFailed { slow: Some((d.duration(), self.cfg.threshold.ns())) };
                     self.open(d.now);
                 } else {
                     self.probes_ok += 1;
                     if self.probes_ok >= self.cfg.probes {
+                        self.why = Why::TrialsPassed { ok: self.probes_ok, needed: self.cfg.probes };
                         self.close(d.now);
                     }
                 }
@@ -246,6 +259,10 @@ impl Policy for Latency {
             BreakerState::Open => None,
         };
         Status { breaker: Some(self.state), wake_at, degraded: self.state != BreakerState::Closed, ..Status::default() }
+    }
+
+    fn reason(&self) -> String {
+        self.why.text()
     }
 }
 

@@ -25,7 +25,9 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal, Status};
+use super::window::Counts;
 use crate::engine::{MILLISECOND, Time};
+use crate::policy::why::Why;
 use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
@@ -162,6 +164,7 @@ pub struct Polly {
     state: BreakerState,
     health: Health,
     blocked_until: Time,
+    why: Why,
 }
 
 impl Polly {
@@ -172,6 +175,7 @@ impl Polly {
             state: BreakerState::Closed,
             health: Health::new(cfg.sampling_duration.ns()),
             blocked_until: 0,
+            why: Why::Fresh,
         }
     }
 
@@ -186,17 +190,25 @@ impl Polly {
                 self.health.record(now, true);
                 let (throughput, rate) = self.health.info(now);
                 if throughput >= u64::from(self.cfg.minimum_throughput) && rate >= self.cfg.failure_ratio {
+                    let counts =
+                        Counts { total: throughput, failed: (rate * throughput as f64).round() as u64, slow: 0 };
+                    let failure_pct = self.cfg.failure_ratio * 100.0;
+                    self.why = Why::Rates { trial: false, counts, failure_pct, slow_pct: None };
                     self.open(now);
                 }
             }
             BreakerState::Open => self.health.record(now, true),
-            BreakerState::HalfOpen => self.open(now),
+            BreakerState::HalfOpen => {
+                self.why = Why::TrialFailed { slow: None };
+                self.open(now);
+            }
         }
     }
 
     fn on_success(&mut self, now: Time) {
         self.health.record(now, false);
         if self.state == BreakerState::HalfOpen {
+            self.why = Why::TrialsPassed { ok: 1, needed: 1 };
             self.state = BreakerState::Closed;
             self.health.reset(now);
         }
@@ -207,6 +219,8 @@ impl Policy for Polly {
     fn admit(&mut self, a: &Attempt) -> Admission {
         if self.state == BreakerState::Open && a.now >= self.blocked_until {
             self.state = BreakerState::HalfOpen;
+            let opened = self.blocked_until.saturating_sub(self.cfg.break_duration.ns());
+            self.why = Why::BreakOver { open_for: a.now - opened };
             self.blocked_until = a.now.saturating_add(self.cfg.break_duration.ns());
             return Admission::Admit; // the single trial
         }
@@ -231,6 +245,10 @@ impl Policy for Polly {
 
     fn status(&self) -> Status {
         Status { breaker: Some(self.state), degraded: self.state != BreakerState::Closed, ..Status::default() }
+    }
+
+    fn reason(&self) -> String {
+        self.why.text()
     }
 }
 

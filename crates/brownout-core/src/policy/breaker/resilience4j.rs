@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal, Status};
 use super::window::{Counts, Sample, Window};
 use crate::engine::{SECOND, Time};
+use crate::policy::why::Why;
 use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
@@ -185,6 +186,8 @@ pub struct Resilience4j {
     retry_after: Time,
     half_open_until: Option<Time>,
     attempts: u32,
+    opened_at: Time,
+    why: Why,
 }
 
 impl Resilience4j {
@@ -200,6 +203,8 @@ impl Resilience4j {
             retry_after: 0,
             half_open_until: None,
             attempts: 0,
+            opened_at: 0,
+            why: Why::Fresh,
         };
         b.enter_closed();
         b
@@ -231,12 +236,14 @@ impl Resilience4j {
             }
         };
         self.state = BreakerState::Open;
+        self.opened_at = now;
         self.retry_after = now.saturating_add(wait);
         self.half_open_until = None;
     }
 
     /// `HalfOpenState`: `CircuitBreakerMetrics.forHalfOpen(permitted)`.
     fn enter_half_open(&mut self, now: Time) {
+        self.why = Why::BreakOver { open_for: now - self.opened_at };
         let n = self.cfg.permitted_number_of_calls_in_half_open_state;
         self.metrics = Window::count(n);
         self.min_calls = self.cfg.minimum_number_of_calls.min(n);
@@ -259,6 +266,7 @@ impl Resilience4j {
 
     fn tick(&mut self, now: Time) {
         if self.state == BreakerState::HalfOpen && self.half_open_until.is_some_and(|t| now >= t) {
+            self.why = Why::HalfOpenExpired { waited: self.cfg.max_wait_duration_in_half_open_state.ns() };
             match self.cfg.transition_to_state_after_wait_duration {
                 StateAfterWait::Open => self.enter_open(now),
                 StateAfterWait::Closed => self.enter_closed(),
@@ -309,7 +317,14 @@ impl Policy for Resilience4j {
             Sample { failed: d.outcome.is_failure(), slow: d.duration() > self.cfg.slow_call_duration_threshold.ns() };
         self.metrics.record(d.now, s);
         let c = self.metrics.counts(d.now);
-        match (self.state, self.verdict(c)) {
+        let verdict = self.verdict(c);
+        let trial = self.state == BreakerState::HalfOpen;
+        if verdict == Some(true) || (trial && verdict.is_some()) {
+            let failure_pct = f64::from(self.cfg.failure_rate_threshold);
+            let slow_pct = Some(f64::from(self.cfg.slow_call_rate_threshold));
+            self.why = Why::Rates { trial, counts: c, failure_pct, slow_pct };
+        }
+        match (self.state, verdict) {
             (_, Some(true)) => self.enter_open(d.now),
             (BreakerState::HalfOpen, Some(false)) => self.enter_closed(),
             _ => {}
@@ -329,6 +344,10 @@ impl Policy for Resilience4j {
             _ => None,
         };
         Status { breaker: Some(self.state), wake_at, degraded: self.state != BreakerState::Closed, ..Status::default() }
+    }
+
+    fn reason(&self) -> String {
+        self.why.text()
     }
 }
 

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal, Status};
 use super::window::{Sample, Window};
 use crate::engine::{MILLISECOND, SECOND, Time};
+use crate::policy::why::Why;
 use crate::policy::{BuildCtx, PolicyConfig};
 
 /// Sentinel `DegradeRule`.
@@ -89,6 +90,7 @@ pub struct Sentinel {
     bucket: Window,
     next_retry: Time,
     probe: Option<u64>,
+    why: Why,
 }
 
 impl Sentinel {
@@ -100,6 +102,7 @@ impl Sentinel {
             bucket: Window::time(1, cfg.stat_interval_ms.max(1) * MILLISECOND),
             next_retry: 0,
             probe: None,
+            why: Why::Fresh,
         }
     }
 
@@ -121,15 +124,19 @@ impl Sentinel {
             return false;
         }
         let total = c.total as f64;
-        match self.cfg.grade {
+        let (what, value, threshold, over) = match self.cfg.grade {
             0 => {
                 let ratio = c.slow as f64 / total;
                 let thr = self.cfg.slow_ratio_threshold;
-                ratio > thr || (ratio == thr && thr == 1.0)
+                ("slow-call ratio", ratio, thr, ratio > thr || (ratio == thr && thr == 1.0))
             }
-            1 => c.failed as f64 / total > self.cfg.count,
-            _ => c.failed as f64 > self.cfg.count,
+            1 => ("error ratio", c.failed as f64 / total, self.cfg.count, c.failed as f64 / total > self.cfg.count),
+            _ => ("errors", c.failed as f64, self.cfg.count, c.failed as f64 > self.cfg.count),
+        };
+        if over {
+            self.why = Why::Exceeded { what, value, threshold, calls: c.total };
         }
+        over
     }
 }
 
@@ -139,6 +146,8 @@ impl Policy for Sentinel {
             BreakerState::Closed => Admission::Admit,
             BreakerState::Open if a.now >= self.next_retry => {
                 self.state = BreakerState::HalfOpen;
+                let opened = self.next_retry.saturating_sub(u64::from(self.cfg.time_window).saturating_mul(SECOND));
+                self.why = Why::BreakOver { open_for: a.now - opened };
                 self.probe = Some(a.id);
                 Admission::Admit
             }
@@ -149,6 +158,7 @@ impl Policy for Sentinel {
     fn cancel(&mut self, a: &Attempt) {
         if self.state == BreakerState::HalfOpen && self.probe == Some(a.id) {
             self.state = BreakerState::Open; // retry time unchanged
+            self.why = Why::TrialCancelled;
             self.probe = None;
         }
     }
@@ -161,8 +171,13 @@ impl Policy for Sentinel {
         self.bucket.record(d.now, s);
         match self.state {
             BreakerState::Open => {}
-            BreakerState::HalfOpen if bad => self.open(d.now),
+            BreakerState::HalfOpen if bad => {
+                let slow = (self.cfg.grade == 0).then(|| (d.duration(), (self.cfg.count * 1e6) as Time));
+                self.why = Why::TrialFailed { slow };
+                self.open(d.now);
+            }
             BreakerState::HalfOpen => {
+                self.why = Why::TrialsPassed { ok: 1, needed: 1 };
                 self.state = BreakerState::Closed;
                 self.probe = None;
                 self.bucket.clear(); // resetStat
@@ -177,6 +192,10 @@ impl Policy for Sentinel {
 
     fn status(&self) -> Status {
         Status { breaker: Some(self.state), degraded: self.state != BreakerState::Closed, ..Status::default() }
+    }
+
+    fn reason(&self) -> String {
+        self.why.text()
     }
 }
 

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::fixed::RefuseAs;
 use super::gate::{Adaptive, GateConfig, LimitAlgorithm, Sample, rejected};
 use crate::engine::Time;
+use crate::policy::why::{Cause, Why};
 use crate::policy::{BuildCtx, Policy, PolicyConfig};
 use crate::units::Dur;
 
@@ -63,6 +64,7 @@ pub struct Aimd {
     max_limit: u32,
     backoff_ratio: f64,
     timeout: Time,
+    why: Why,
 }
 
 impl Aimd {
@@ -74,6 +76,7 @@ impl Aimd {
             max_limit: cfg.max_limit,
             backoff_ratio: cfg.backoff_ratio,
             timeout: cfg.timeout.ns(),
+            why: Why::Fresh,
         };
         let gate = GateConfig { queue: cfg.queue, max_wait: cfg.max_wait, refuse_as: cfg.refuse_as };
         Adaptive::new(algo, gate)
@@ -83,12 +86,22 @@ impl Aimd {
 impl LimitAlgorithm for Aimd {
     fn update(&mut self, s: &Sample) {
         let mut next = self.limit;
-        if s.did_drop || s.rtt > self.timeout {
+        let dropped = s.did_drop || s.rtt > self.timeout;
+        if dropped {
             next = (self.limit as f64 * self.backoff_ratio) as u32;
         } else if s.inflight * 2 >= self.limit {
             next = self.limit + 1;
         }
-        self.limit = next.max(self.min_limit).min(self.max_limit);
+        let next = next.max(self.min_limit).min(self.max_limit);
+        if next != self.limit {
+            let cause = if dropped { Cause::Drop } else { Cause::Success };
+            self.why = Why::Limit { name: "AIMD", from: self.limit as f64, to: next as f64, cause };
+        }
+        self.limit = next;
+    }
+
+    fn why(&self) -> Why {
+        self.why
     }
 
     fn limit(&self) -> f64 {

@@ -22,6 +22,7 @@ use super::gate::rejected;
 use crate::engine::{MILLISECOND, Time, counter_f64, label_hash};
 use crate::policy::PolicyConfig;
 use crate::policy::percentile::DurationHist;
+use crate::policy::why::{Cause, Why};
 use crate::policy::{Admission, Attempt, BuildCtx, Completed, Policy, Status};
 use crate::units::{Dur, Micros};
 
@@ -103,6 +104,7 @@ pub struct EnvoyGradient {
     min_rtt_timer: Option<Time>,
     /// Round-trip times of the current sample or min_rtt window (microseconds).
     hist: DurationHist,
+    why: Why,
 }
 
 impl EnvoyGradient {
@@ -122,6 +124,7 @@ impl EnvoyGradient {
             sample_timer: None,
             min_rtt_timer: None,
             hist: DurationHist::default(),
+            why: Why::Fresh,
         }
     }
 
@@ -153,7 +156,7 @@ impl EnvoyGradient {
             return;
         }
         self.deferred = self.limit.max(1);
-        self.set_limit(self.cfg.min_concurrency, now);
+        self.set_limit(self.cfg.min_concurrency, now, Cause::MinRttStart);
         self.hist.reset();
         self.epoch = now;
     }
@@ -170,7 +173,8 @@ impl EnvoyGradient {
     fn end_min_rtt_window(&mut self, now: Time) {
         self.min_rtt = self.aggregate_and_clear();
         let restore = self.deferred;
-        self.set_limit(restore, now);
+        let min_rtt = self.min_rtt.to_time();
+        self.set_limit(restore, now, Cause::MinRttEnd { min_rtt });
         self.deferred = 0;
         self.min_rtt_timer = Some(now.saturating_add(self.jittered_interval()));
         self.sample_timer = Some(now.saturating_add(self.cfg.concurrency_update_interval.ns()));
@@ -193,11 +197,15 @@ impl EnvoyGradient {
         let scaled = self.limit as f64 * gradient;
         let next = (scaled + scaled.sqrt()) as u32;
         let bounded = next.min(self.cfg.max_concurrency_limit).max(self.cfg.min_concurrency);
-        self.set_limit(bounded, now);
+        let (reference, sample) = ((buffered * 1e3) as Time, sample.to_time());
+        self.set_limit(bounded, now, Cause::Gradient { gradient, reference, sample });
     }
 
-    fn set_limit(&mut self, next: u32, now: Time) {
+    fn set_limit(&mut self, next: u32, now: Time, cause: Cause) {
         let (old, min) = (self.limit, self.cfg.min_concurrency);
+        if next != old {
+            self.why = Why::Limit { name: "Envoy gradient", from: old as f64, to: next as f64, cause };
+        }
         self.limit = next;
         if !self.in_min_rtt_window() && old == min && next == min {
             self.at_min_streak += 1;
@@ -263,6 +271,10 @@ impl Policy for EnvoyGradient {
             (a, b) => a.or(b),
         };
         Status { limit: Some(self.limit as f64), wake_at, ..Status::default() }
+    }
+
+    fn reason(&self) -> String {
+        self.why.text()
     }
 }
 

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::fixed::RefuseAs;
 use crate::engine::Time;
+use crate::policy::why::Why;
 use crate::policy::{Admission, Attempt, CallOutcome, Completed, Policy, Status};
 use crate::units::Dur;
 
@@ -30,6 +31,10 @@ pub trait LimitAlgorithm {
     fn update(&mut self, s: &Sample);
     /// The current limit (possibly fractional; the gate admits up to its floor).
     fn limit(&self) -> f64;
+    /// The figures of the last update that moved [`LimitAlgorithm::limit`].
+    fn why(&self) -> Why {
+        Why::Fresh
+    }
 }
 
 /// What the gate does with attempts over the limit: refuse them, or queue some.
@@ -114,6 +119,13 @@ impl<A: LimitAlgorithm> Policy for Adaptive<A> {
 
     fn status(&self) -> Status {
         Status { limit: Some(self.algo.limit()), ..Status::default() }
+    }
+
+    fn reason(&self) -> String {
+        match self.algo.why() {
+            Why::Fresh => crate::policy::describe(&self.status()),
+            why => why.text(),
+        }
     }
 }
 

@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use super::fixed::RefuseAs;
 use super::gate::{Adaptive, GateConfig, LimitAlgorithm, Sample, rejected};
+use crate::engine::Time;
+use crate::policy::why::{Cause, Why};
 use crate::policy::{BuildCtx, Policy, PolicyConfig};
 use crate::units::Dur;
 
@@ -107,6 +109,7 @@ pub struct Gradient2 {
     queue_size: f64,
     tolerance: f64,
     long: ExpAvg,
+    why: Why,
 }
 
 impl Gradient2 {
@@ -120,6 +123,7 @@ impl Gradient2 {
             queue_size: cfg.queue_size as f64,
             tolerance: cfg.rtt_tolerance,
             long: ExpAvg { value: 0.0, sum: 0.0, count: 0, factor: 2.0 / (cfg.long_window as f64 + 1.0) },
+            why: Why::Fresh,
         };
         let gate = GateConfig { queue: cfg.queue, max_wait: cfg.max_wait, refuse_as: cfg.refuse_as };
         Adaptive::new(algo, gate)
@@ -154,11 +158,20 @@ impl LimitAlgorithm for Gradient2 {
         let gradient = (self.tolerance * long / short).clamp(0.5, 1.0);
         let raw = self.estimated * gradient + self.queue_size;
         let smoothed = self.estimated * (1.0 - self.smoothing) + raw * self.smoothing;
+        let from = self.estimated.floor();
         self.estimated = smoothed.min(self.max_limit).max(self.min_limit);
+        if self.estimated.floor() != from {
+            let cause = Cause::Gradient { gradient, reference: (self.tolerance * long) as Time, sample: s.rtt };
+            self.why = Why::Limit { name: "Gradient2", from, to: self.estimated.floor(), cause };
+        }
     }
 
     fn limit(&self) -> f64 {
         self.estimated.floor()
+    }
+
+    fn why(&self) -> Why {
+        self.why
     }
 }
 

@@ -19,6 +19,7 @@ use super::fixed::RefuseAs;
 use super::gate::{Adaptive, GateConfig, LimitAlgorithm, Sample, rejected};
 use crate::engine::{Time, counter_f64, label_hash};
 use crate::policy::BuildCtx;
+use crate::policy::why::{Cause, Why};
 use crate::policy::{Policy, PolicyConfig};
 use crate::units::Dur;
 
@@ -85,6 +86,7 @@ pub struct Vegas {
     probes: u64,
     seed: u64,
     instance: u64,
+    why: Why,
 }
 
 impl Vegas {
@@ -101,6 +103,7 @@ impl Vegas {
             probes: 0,
             seed: cfg.seed,
             instance: ctx.instance as u64,
+            why: Why::Fresh,
         };
         algo.reset_probe_jitter();
         let gate = GateConfig { queue: cfg.queue, max_wait: cfg.max_wait, refuse_as: cfg.refuse_as };
@@ -118,15 +121,19 @@ impl Vegas {
         self.probe_jitter = 0.5 + 0.5 * u;
     }
 
-    fn apply(&mut self, target: f64) {
+    fn apply(&mut self, target: f64, cause: Cause) {
         let bounded = target.min(self.max_limit).max(1.0);
+        let from = self.estimated.floor();
         self.estimated = (1.0 - self.smoothing) * self.estimated + self.smoothing * bounded;
+        if self.estimated.floor() != from {
+            self.why = Why::Limit { name: "Vegas", from, to: self.estimated.floor(), cause };
+        }
     }
 
     fn update_estimate(&mut self, rtt: Time, inflight: u32, did_drop: bool) {
         let l = self.estimated;
         if did_drop {
-            return self.apply(l - log10_root(l as u32) as f64);
+            return self.apply(l - log10_root(l as u32) as f64, Cause::Drop);
         }
         if (inflight as f64) * 2.0 < l {
             return; // app-limited: no evidence about the limit
@@ -134,12 +141,13 @@ impl Vegas {
         let queue = (l * (1.0 - self.rtt_noload as f64 / rtt as f64)).ceil() as i64;
         let step = log10_root(l as u32) as i64;
         let (alpha, beta, threshold) = (3 * step, 6 * step, step);
+        let cause = Cause::Queue { queue: queue as f64, alpha: alpha as f64, beta: beta as f64 };
         if queue <= threshold {
-            self.apply(l + beta as f64);
+            self.apply(l + beta as f64, cause);
         } else if queue < alpha {
-            self.apply(l + step as f64);
+            self.apply(l + step as f64, cause);
         } else if queue > beta {
-            self.apply(l - step as f64);
+            self.apply(l - step as f64, cause);
         }
     }
 }
@@ -169,6 +177,10 @@ impl LimitAlgorithm for Vegas {
     fn limit(&self) -> f64 {
         // Java reports (int) estimatedLimit.
         self.estimated.floor()
+    }
+
+    fn why(&self) -> Why {
+        self.why
     }
 }
 
