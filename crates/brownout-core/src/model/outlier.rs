@@ -56,7 +56,7 @@ enum Kind {
 }
 
 /// One replica as the detector sees it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 struct Host {
     consecutive_5xx: u32,
     consecutive_gateway: u32,
@@ -130,12 +130,39 @@ impl Outlier {
 
     /// Run every interval tick up to and including `now`.
     pub(crate) fn advance(&mut self, now: Time) {
-        while self.next_tick <= now {
-            let t = self.next_tick;
-            self.tick(t);
-            self.next_tick = t.saturating_add(self.cfg.interval.ns());
-            if self.next_tick == t {
-                break; // saturated: no tick after the end of time
+        let interval = self.cfg.interval.ns();
+        if self.next_tick > now {
+            return;
+        }
+        // The first tick closes the interval that holds every result so far.
+        let first = self.next_tick;
+        self.tick(first);
+        self.next_tick = first.saturating_add(interval);
+        if self.next_tick <= now && self.next_tick > first {
+            // The ticks after it saw no results: returns and backoff decay only, at once.
+            let k = (now - self.next_tick) / interval + 1;
+            self.quiet_ticks(self.next_tick, k);
+            self.next_tick = self.next_tick.saturating_add(k.saturating_mul(interval));
+        }
+    }
+
+    /// `k` ticks from `first` with no results in their intervals: what `tick` would do with
+    /// empty counts (no success-rate ejection), computed per replica without looping.
+    fn quiet_ticks(&mut self, first: Time, k: u64) {
+        let (interval, base, max) =
+            (self.cfg.interval.ns(), self.cfg.base_ejection_time.ns(), self.cfg.max_ejection_time.ns());
+        for h in &mut self.hosts {
+            let Some(at) = h.ejected_at else {
+                h.backoff = h.backoff.saturating_sub(k);
+                continue;
+            };
+            let due = at.saturating_add(base.saturating_mul(h.backoff).min(max));
+            // The first of the ticks (numbered from 0) at or after `due`.
+            let j = if due <= first { 0 } else { (due - first).div_ceil(interval) };
+            if j < k {
+                h.ejected_at = None;
+                self.ejected -= 1;
+                h.backoff = h.backoff.saturating_sub(k - 1 - j);
             }
         }
     }
@@ -355,5 +382,31 @@ mod tests {
         batch(&mut o, 11 * SECOND, 100);
         o.advance(20 * SECOND);
         assert!(o.is_ejected(4));
+    }
+
+    #[test]
+    fn quiet_ticks_at_once_equal_ticks_one_by_one() {
+        // Ejections at several backoffs, then a long quiet stretch: jumping to each time
+        // in one step and ticking through every interval give the same replicas.
+        let cfg = "(consecutive_5xx: 1, interval: \"7s\", base_ejection_time: \"10s\", max_ejection_time: \"45s\", max_ejection_percent: 100)";
+        let (mut stepped, mut jumped) = (detector(4, cfg), detector(4, cfg));
+        // One tick per call: never a quiet stretch done at once.
+        let step_to = |o: &mut Outlier, t: Time| {
+            while o.next_tick <= t {
+                let n = o.next_tick;
+                o.advance(n);
+            }
+        };
+        for (at, r) in [(1, 0), (2, 1), (50, 0), (51, 2), (120, 0), (130, 3), (300, 0)] {
+            step_to(&mut stepped, at * SECOND);
+            stepped.record(at * SECOND, r, Result::Error);
+            jumped.record(at * SECOND, r, Result::Error);
+        }
+        for end in [310, 333, 400, 1000] {
+            step_to(&mut stepped, end * SECOND);
+            jumped.advance(end * SECOND);
+            assert_eq!(stepped.hosts, jumped.hosts, "at {end} s");
+            assert_eq!((stepped.ejected, stepped.next_tick), (jumped.ejected, jumped.next_tick));
+        }
     }
 }

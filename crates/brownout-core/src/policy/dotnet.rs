@@ -207,7 +207,7 @@ impl PolicyConfig for DotnetStandardConfig {
                 s(self.attempt_timeout)
             ));
         }
-        if self.sampling_duration.ns() < 2 * self.attempt_timeout.ns() {
+        if self.sampling_duration.ns() < self.attempt_timeout.ns().saturating_mul(2) {
             return Err(format!(
                 "DotnetStandard.sampling_duration ({} s) must be at least twice attempt_timeout ({} s), as .NET validates",
                 s(self.sampling_duration),
