@@ -241,6 +241,24 @@ const VARIANTS: &[(&str, &str, &str)] = &[
     ("capacity 0", "capacity: (servers: 8, queue: 16)", "capacity: (servers: 0, queue: 0)"),
     ("replicas 10001", "count: 2, balancing: RoundRobin", "count: 10001, balancing: PowerOfTwo"),
     (
+        "outlier percent 101",
+        "count: 2, balancing: RoundRobin",
+        "count: 2, balancing: RoundRobin, outlier_detection: Some((max_ejection_percent: 101))",
+    ),
+    (
+        "outlier interval 0",
+        "count: 2, balancing: RoundRobin",
+        "count: 2, balancing: PowerOfTwo, outlier_detection: Some((interval: \"0s\", consecutive_5xx: 0))",
+    ),
+    (
+        "outlier huge",
+        "count: 2, balancing: RoundRobin",
+        "count: 2, balancing: Random, outlier_detection: Some((consecutive_5xx: 1, interval: \"1ns\", \
+         base_ejection_time: \"18446744073709551615ns\", max_ejection_time: \"18446744073709551615ns\", \
+         max_ejection_percent: 100, success_rate_minimum_hosts: 0, success_rate_request_volume: 0, \
+         success_rate_stdev_factor: 4294967295))",
+    ),
+    (
         "replica slow missing",
         "count: 2, balancing: RoundRobin",
         "count: 2, balancing: Random, slow: [(replica: 5, start: \"0s\", end: \"1s\", factor: 2)]",
@@ -457,6 +475,14 @@ const POLICIES: &[&str] = &[
     "Sentinel((grade: 0, count: NaN, statIntervalMs: 0))",
     "Sentinel((grade: 1, count: 0.5, timeWindow: 4294967295, minRequestAmount: 4294967295))",
     "Sentinel((grade: 2, count: 1e300, statIntervalMs: 18446744073709551615))",
+    "EnvoyThresholds((thresholds: [(max_connections: 0)]))",
+    "EnvoyThresholds((thresholds: [(priority: High), (priority: High)]))",
+    "EnvoyThresholds((thresholds: [(max_connections: 4294967295, max_pending_requests: 4294967295, \
+     max_requests: 1, max_retries: 4294967295)]))",
+    "DotnetStandard((retry_backoff: Linear))",
+    "DotnetStandard((attempt_timeout: \"18446744073709551615ns\", total_timeout: \"18446744073709551615ns\"))",
+    "DotnetStandard((rate_limiter_permits: 1, rate_limiter_queue: 4294967295, max_retry_attempts: 4294967295, \
+     retry_delay: \"18446744073709551615ns\", attempt_timeout: \"1ns\"))",
 ];
 
 /// Every policy case, alone in the guarded set and scoped to the fleet.

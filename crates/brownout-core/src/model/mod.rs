@@ -10,6 +10,7 @@ pub(crate) mod arrivals;
 pub(crate) mod catalogue;
 pub mod dependency;
 pub mod fallback;
+pub(crate) mod outlier;
 pub mod records;
 mod world;
 
@@ -21,7 +22,7 @@ use crate::metrics::WindowRow;
 use crate::metrics::summary::RunSummary;
 use crate::policy::plugin::Plugins;
 use crate::policy::{BuildCtx, PolicySpec};
-use crate::scenario::{PartitionMode, Scenario};
+use crate::scenario::{Layer, PartitionMode, Scenario};
 
 pub use world::MAX_LAYERS;
 
@@ -45,6 +46,23 @@ pub struct Model {
     arrivals: Vec<arrivals::ArrivalGen>,
     /// Policy plugins registered by the program (none for the `brownout` binary).
     plugins: Plugins,
+}
+
+/// The scenario with every preset stack layer (`DotnetStandard`) replaced by the layers it
+/// stands for, each keeping the preset layer's classes, scope and persistence.
+fn expand_presets(scenario: &Scenario) -> Scenario {
+    let mut s = scenario.clone();
+    for p in &mut s.policies {
+        p.stack = (p.stack.iter())
+            .flat_map(|layer| match &layer.policy {
+                PolicySpec::DotnetStandard(c) => {
+                    c.expand().into_iter().map(|policy| Layer { policy, ..layer.clone() }).collect()
+                }
+                _ => vec![layer.clone()],
+            })
+            .collect();
+    }
+    s
 }
 
 impl Model {
@@ -80,6 +98,7 @@ impl Model {
             .iter()
             .map(|c| c.work.as_ref().map(|w| LatencyDist::build(w, dir)).transpose())
             .collect::<Result<Vec<_>, _>>()?;
+        let scenario = &expand_presets(scenario);
         for p in &scenario.policies {
             if p.stack.len() > MAX_LAYERS {
                 return Err(format!(

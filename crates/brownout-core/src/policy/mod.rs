@@ -22,6 +22,8 @@ use crate::engine::Time;
 pub mod breaker;
 pub mod budget;
 pub mod bulkhead;
+pub mod dotnet;
+pub mod envoy;
 pub mod hedge;
 pub mod limiter;
 pub(crate) mod percentile;

@@ -146,4 +146,8 @@ policies! {
     Sentinel(super::breaker::sentinel::SentinelConfig),
     /// Refuse an attempt at once when its request has less than `min_remaining` of its deadline left.
     ShedByDeadline(super::shed::ShedByDeadlineConfig),
+    /// Envoy cluster circuit breakers: max connections, pending requests, requests and retries per priority.
+    EnvoyThresholds(super::envoy::EnvoyThresholdsConfig),
+    /// .NET `AddStandardResilienceHandler`: five layers (rate limiter, total timeout, retry, Polly breaker, attempt timeout).
+    DotnetStandard(super::dotnet::DotnetStandardConfig),
 }

@@ -335,6 +335,9 @@ fn validate_dependency(s: &Scenario) -> Result<(), Invalid> {
                 return Err(bad(here("factor"), "dependency.replicas.slow: needs start <= end and factor > 0"));
             }
         }
+        if let Some(o) = &r.outlier_detection {
+            o.check().map_err(|(f, m)| bad(at(&format!("replicas.outlier_detection.{f}")), m))?;
+        }
     }
     if d.capacity.as_ref().is_some_and(|c| c.servers == 0) {
         return Err(bad(at("capacity.servers"), "dependency.capacity.servers must be >= 1"));
@@ -433,10 +436,11 @@ fn validate_stack(
     class_names: &[&str],
 ) -> Result<(), Invalid> {
     let name = &p.name;
-    if p.stack.len() > super::MAX_LAYERS {
+    let layers: usize = p.stack.iter().map(|l| l.policy.layer_count()).sum();
+    if layers > super::MAX_LAYERS {
         return Err(bad(
             format!("policies[{i}].stack"),
-            format!("policy \"{name}\" has {} layers; at most {} are supported", p.stack.len(), super::MAX_LAYERS),
+            format!("policy \"{name}\" has {layers} layers; at most {} are supported", super::MAX_LAYERS),
         ));
     }
     for (j, layer) in p.stack.iter().enumerate() {

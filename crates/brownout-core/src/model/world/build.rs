@@ -116,6 +116,10 @@ fn build_instance(m: &Model, policy: usize, instance: u32) -> Inst {
         degraded: 0,
         outstanding: vec![0; replicas],
         rr: instance,
+        outlier: s.dependency.replicas.as_ref().and_then(|r| {
+            let draws = crate::engine::Counter::new(m.seed(), crate::engine::label_hash("dependency/outlier"));
+            r.outlier_detection.as_ref().map(|o| crate::model::outlier::Outlier::new(o, r.count, draws, instance, 0))
+        }),
     }
 }
 

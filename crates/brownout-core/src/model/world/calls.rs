@@ -1,6 +1,7 @@
 //! The connection pool and the dependency: calls, capacity queues, replicas and partitions.
 
 use super::*;
+use crate::model::outlier::Result as OutlierResult;
 
 impl World<'_> {
     // ---- connection pool and dependency ------------------------------------------
@@ -146,7 +147,7 @@ impl World<'_> {
     /// Route a call to a replica and into service or its queue.
     fn send(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = *self.upstream.calls.get(call).expect("live call");
-        let replica = self.choose_replica(c.instance, c.class, c.key, c.attempt);
+        let replica = self.choose_replica(now, c.instance, c.class, c.key, c.attempt);
         let tracked = self.m.scenario.dependency.replicas.is_some();
         if tracked {
             self.gateway.insts[c.instance as usize].outstanding[replica as usize] += 1;
@@ -181,8 +182,14 @@ impl World<'_> {
 
     /// Client-side load balancing. Random choices are counter-based on the attempt, so every
     /// policy run sends the same attempt to the same candidates.
-    fn choose_replica(&mut self, inst: u32, class: ClassId, key: u64, attempt: u32) -> u32 {
+    fn choose_replica(&mut self, now: Time, inst: u32, class: ClassId, key: u64, attempt: u32) -> u32 {
         let Some(reps) = &self.m.scenario.dependency.replicas else { return 0 };
+        if let Some(o) = &mut self.gateway.insts[inst as usize].outlier {
+            o.advance(now);
+            if o.filters() {
+                return self.choose_healthy(inst, class, key, attempt);
+            }
+        }
         let n = reps.count;
         let key = ((class as u64) << 48) ^ key;
         let draw = |k: u64| self.draws.balance.u64(key, ((attempt as u64) << 1) | k);
@@ -207,6 +214,52 @@ impl World<'_> {
                 }
                 if out[b as usize] < out[a as usize] { b } else { a }
             }
+        }
+    }
+
+    /// Load balancing that skips the replicas outlier detection ejected (same rules and
+    /// draws as `choose_replica`, over the replicas left).
+    fn choose_healthy(&mut self, inst: u32, class: ClassId, key: u64, attempt: u32) -> u32 {
+        let balancing = self.m.scenario.dependency.replicas.as_ref().map(|r| r.balancing);
+        let i = &mut self.gateway.insts[inst as usize];
+        let o = i.outlier.as_ref().expect("an outlier detector");
+        let n = i.outstanding.len() as u32;
+        if balancing == Some(Balancing::RoundRobin) {
+            // The cursor moves on past ejected replicas (`filters` leaves at least half).
+            loop {
+                let r = i.rr % n;
+                i.rr = i.rr.wrapping_add(1);
+                if !o.is_ejected(r) {
+                    return r;
+                }
+            }
+        }
+        let healthy: Vec<u32> = (0..n).filter(|&r| !o.is_ejected(r)).collect();
+        let k = healthy.len() as u64;
+        let key = ((class as u64) << 48) ^ key;
+        let draw = |b: u64| self.draws.balance.u64(key, ((attempt as u64) << 1) | b);
+        let out = &i.outstanding;
+        match balancing {
+            Some(Balancing::LeastOutstanding) => {
+                healthy.iter().copied().min_by_key(|&r| (out[r as usize], r)).unwrap_or(0)
+            }
+            Some(Balancing::PowerOfTwo) if k > 1 => {
+                let a = healthy[(draw(0) % k) as usize];
+                let mut bi = draw(1) % (k - 1);
+                if healthy[bi as usize] >= a {
+                    bi += 1;
+                }
+                let b = healthy[bi as usize];
+                if out[b as usize] < out[a as usize] { b } else { a }
+            }
+            _ => healthy[(draw(0) % k) as usize],
+        }
+    }
+
+    /// Tell the instance's outlier detector, if any, what a call to `replica` came to.
+    fn outlier_result(&mut self, now: Time, inst: u32, replica: u32, result: OutlierResult) {
+        if let Some(o) = &mut self.gateway.insts[inst as usize].outlier {
+            o.record(now, replica, result);
         }
     }
 
@@ -247,6 +300,10 @@ impl World<'_> {
             }
         }
         let Some(tok) = c.req else { return };
+        if c.reached {
+            let result = if c.error { OutlierResult::Error } else { OutlierResult::Success };
+            self.outlier_result(now, c.instance, c.replica, result);
+        }
         let r = self.reqs.get_mut(tok).expect("live request");
         let other = if r.attempt.call == Some(call) {
             r.attempt.call = None;
@@ -318,6 +375,9 @@ impl World<'_> {
                 r.hedge.generation = r.hedge.generation.wrapping_add(1);
                 let inst = r.who.instance;
                 for call in calls.into_iter().flatten() {
+                    if let Some(&c) = self.upstream.calls.get(call).filter(|c| c.reached) {
+                        self.outlier_result(now, c.instance, c.replica, OutlierResult::Timeout);
+                    }
                     self.abandon(call);
                     self.release_connection(now, q, tok, inst);
                 }

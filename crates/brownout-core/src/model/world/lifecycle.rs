@@ -203,6 +203,9 @@ impl World<'_> {
         for o in i.outstanding.iter_mut() {
             *o = 0;
         }
+        if let Some(o) = &mut i.outlier {
+            o.restart(now);
+        }
         self.rec.workers(now, instance, 0);
         self.rec.pool(now, instance, 0);
         if !policies {

@@ -216,6 +216,8 @@ pub(super) struct Inst {
     pub outstanding: Vec<u32>,
     /// Round-robin cursor over the replicas.
     pub rr: u32,
+    /// This instance's outlier detector, when the replicas have one.
+    pub outlier: Option<crate::model::outlier::Outlier>,
 }
 
 /// The gateway fleet. Written by `lifecycle`, `stack` and `calls`.

@@ -75,6 +75,108 @@ pub struct Replicas {
     /// Replicas slowed down during a window (latency multiplied by `factor`).
     #[serde(default)]
     pub slow: Vec<ReplicaSlowdown>,
+    /// Envoy outlier detection in each gateway instance's balancer (None = every replica
+    /// always takes calls).
+    #[serde(default)]
+    pub outlier_detection: Option<OutlierDetection>,
+}
+
+/// Envoy's cluster `outlier_detection`, its field names and defaults (see `model::outlier`
+/// for the semantics). Percentages are whole percent; times are durations.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutlierDetection {
+    /// Consecutive 5xx (error answers and timeouts) that eject a replica (default 5; >= 1).
+    #[serde(default = "five")]
+    pub consecutive_5xx: u32,
+    /// Consecutive gateway failures (timeouts) that eject a replica (default 5; >= 1).
+    #[serde(default = "five")]
+    pub consecutive_gateway_failure: u32,
+    /// Time between ejection sweeps (default 10 s; > 0).
+    #[serde(default = "ten_s")]
+    pub interval: Dur,
+    /// Ejection time per time ejected (default 30 s; > 0).
+    #[serde(default = "thirty_s")]
+    pub base_ejection_time: Dur,
+    /// Longest ejection time (default 300 s).
+    #[serde(default = "three_hundred_s")]
+    pub max_ejection_time: Dur,
+    /// Most replicas ejected at once, percent of all (default 10; 0..=100).
+    #[serde(default = "ten")]
+    pub max_ejection_percent: u32,
+    /// Chance, percent, that a consecutive-5xx detection ejects (default 100).
+    #[serde(default = "hundred")]
+    pub enforcing_consecutive_5xx: u32,
+    /// Chance, percent, that a consecutive-gateway-failure detection ejects (default 0).
+    #[serde(default)]
+    pub enforcing_consecutive_gateway_failure: u32,
+    /// Chance, percent, that a success-rate detection ejects (default 100).
+    #[serde(default = "hundred")]
+    pub enforcing_success_rate: u32,
+    /// Replicas with enough volume needed for success-rate ejection (default 5).
+    #[serde(default = "five")]
+    pub success_rate_minimum_hosts: u32,
+    /// Calls in one interval a replica needs to count for success rate (default 100).
+    #[serde(default = "hundred")]
+    pub success_rate_request_volume: u32,
+    /// Ejection below mean - stdev x factor / 1000 (default 1900).
+    #[serde(default = "d1900")]
+    pub success_rate_stdev_factor: u32,
+}
+
+fn five() -> u32 {
+    5
+}
+fn ten() -> u32 {
+    10
+}
+fn hundred() -> u32 {
+    100
+}
+fn d1900() -> u32 {
+    1900
+}
+fn ten_s() -> Dur {
+    Dur::secs(10)
+}
+fn thirty_s() -> Dur {
+    Dur::secs(30)
+}
+fn three_hundred_s() -> Dur {
+    Dur::secs(300)
+}
+
+impl OutlierDetection {
+    /// Check values serde cannot: the offending field and what is wrong.
+    pub(crate) fn check(&self) -> Result<(), (&'static str, String)> {
+        let pct = [
+            ("max_ejection_percent", self.max_ejection_percent),
+            ("enforcing_consecutive_5xx", self.enforcing_consecutive_5xx),
+            ("enforcing_consecutive_gateway_failure", self.enforcing_consecutive_gateway_failure),
+            ("enforcing_success_rate", self.enforcing_success_rate),
+        ];
+        if let Some((f, _)) = pct.iter().find(|(_, v)| *v > 100) {
+            return Err((f, format!("dependency.replicas.outlier_detection.{f} is a percentage: 0..=100")));
+        }
+        let counts = [
+            ("consecutive_5xx", self.consecutive_5xx),
+            ("consecutive_gateway_failure", self.consecutive_gateway_failure),
+        ];
+        if let Some((f, _)) = counts.iter().find(|(_, v)| *v == 0) {
+            return Err((f, format!("dependency.replicas.outlier_detection.{f} must be >= 1")));
+        }
+        let times = [("interval", self.interval), ("base_ejection_time", self.base_ejection_time)];
+        if let Some((f, _)) = times.iter().find(|(_, v)| v.ns() == 0) {
+            return Err((f, format!("dependency.replicas.outlier_detection.{f} must be > 0")));
+        }
+        Ok(())
+    }
+}
+
+impl Default for OutlierDetection {
+    fn default() -> Self {
+        ron::from_str("()").expect("every field has a default")
+    }
 }
 
 /// Client-side load-balancing rules.
