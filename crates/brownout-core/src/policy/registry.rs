@@ -146,4 +146,6 @@ policies! {
     Sentinel(super::breaker::sentinel::SentinelConfig),
     /// Refuse an attempt at once when its request has less than `min_remaining` of its deadline left.
     ShedByDeadline(super::shed::ShedByDeadlineConfig),
+    /// The layers of a library's configuration file (resilience4j, Envoy/Istio, opossum, .NET), read when the scenario is loaded.
+    Import(crate::import::ImportLayerConfig),
 }
