@@ -140,7 +140,7 @@ pub(crate) fn boolean(e: &Entry) -> Result<bool, ImportError> {
 }
 
 /// A string.
-pub(crate) fn string<'a>(e: &'a Entry) -> Result<&'a str, ImportError> {
+pub(crate) fn string(e: &Entry) -> Result<&str, ImportError> {
     match &e.value.v {
         Val::Str(s) => Ok(s),
         _ => Err(wrong(&e.value, &e.key, "a string")),
