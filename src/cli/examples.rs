@@ -37,6 +37,13 @@ const EXAMPLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("completions", &["brownout completions bash > ~/.local/share/bash-completion/completions/brownout"]),
+    (
+        "import",
+        &[
+            "brownout import resilience4j application.yml --instance inventory",
+            "brownout import envoy destination-rule.yaml --out inventory-stack.ron",
+        ],
+    ),
     ("explain", &["brownout explain", "brownout explain TieredBulkhead", "brownout explain --all > docs/reference.md"]),
 ];
 

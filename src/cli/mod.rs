@@ -6,6 +6,7 @@ mod completions;
 mod diff;
 mod examples;
 mod explain;
+mod import;
 mod json;
 mod new;
 mod plot;
@@ -55,6 +56,8 @@ enum Command {
     Completions(completions::CompletionsArgs),
     /// Explain scenario fields and policy parameters: meaning, unit, default and range.
     Explain(explain::ExplainArgs),
+    /// Turn a resilience4j, Envoy/Istio, opossum or .NET configuration file into a policy stack.
+    Import(import::ImportArgs),
 }
 
 /// The command line definition, with each subcommand's examples in its help.
@@ -90,6 +93,7 @@ pub fn main() -> ExitCode {
         Command::New(args) => new::new(args),
         Command::Completions(args) => completions::completions(args),
         Command::Explain(args) => explain::explain(args),
+        Command::Import(args) => import::import(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

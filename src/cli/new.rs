@@ -96,7 +96,7 @@ pub fn new(args: NewArgs) -> Result<(), Failure> {
 
 /// Write through a temporary file in the same folder, so a failure leaves nothing behind and
 /// an existing file is replaced only with `force` (checked atomically, not before writing).
-fn write_file(path: &Path, text: &str, force: bool) -> std::io::Result<()> {
+pub(super) fn write_file(path: &Path, text: &str, force: bool) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

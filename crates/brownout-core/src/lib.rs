@@ -12,12 +12,14 @@
 //! - [`runner`]: runs every policy set of a scenario, in parallel, into a summary.
 //! - [`report`]: expectations, the comparison table and the verdict text.
 //! - [`sweep`]: parameter sweeps with replications, intervals, resume and shards.
+//! - [`import`]: resilience4j, Envoy/Istio, opossum and .NET configuration files as policy stacks.
 //! - [`verify`]: closed forms of queueing theory and the suite that checks the model by them.
 
 #![warn(missing_docs)]
 
 pub use brownout_engine as engine;
 pub mod breaker_state;
+pub mod import;
 pub mod metrics;
 pub mod model;
 pub mod policy;

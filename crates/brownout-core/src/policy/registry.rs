@@ -150,4 +150,6 @@ policies! {
     EnvoyThresholds(super::envoy::EnvoyThresholdsConfig),
     /// .NET `AddStandardResilienceHandler`: five layers (rate limiter, total timeout, retry, Polly breaker, attempt timeout).
     DotnetStandard(super::dotnet::DotnetStandardConfig),
+    /// The layers of a library's configuration file (resilience4j, Envoy/Istio, opossum, .NET), read when the scenario is loaded.
+    Import(crate::import::ImportLayerConfig),
 }

@@ -10,6 +10,7 @@ use super::budget;
 use super::data::{self, DataError};
 use super::validate::{Invalid, validate};
 use super::{Arrivals, Drift, Latency, Scenario, locate};
+use crate::import::expand::{self as import, ExpandError};
 use crate::policy::plugin::Plugins;
 use crate::policy::{BuildCtx, PolicySpec};
 
@@ -48,9 +49,14 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 /// [`load`] for scenario text already in memory: `path` names it in messages, and the data
 /// files it names are read relative to `path`'s folder.
 pub fn load_text(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-    let scenario = parse(path, text)?;
-    validate(&scenario).map_err(|e| located(path, text, e))?;
+    let mut scenario = parse(path, text)?;
     let dir = path.parent().unwrap_or(Path::new("."));
+    let expansion = import::expand(&mut scenario, dir).map_err(|e| import_error(path, text, e))?;
+    validate(&scenario).map_err(|e| {
+        let (at, imported) = expansion.source_path(&e.path);
+        let message = if imported { format!("{} (in the imported layers)", e.message) } else { e.message };
+        located(path, text, Invalid { path: at, message })
+    })?;
     let rates = check_data_files(&scenario, dir).map_err(|(at, e)| {
         let (line, col) = position(text, &at);
         ScenarioError {
@@ -86,6 +92,19 @@ pub fn load_with_plugins(path: &Path, plugins: &Plugins) -> Result<Scenario, Sce
         }
     }
     Ok(scenario)
+}
+
+/// An Import layer's error: in the scenario at the layer, or in the imported file (which
+/// then names the layer that imported it).
+fn import_error(path: &Path, text: &str, e: ExpandError) -> ScenarioError {
+    match e {
+        ExpandError::Scenario { path: at, message } => located(path, text, Invalid { path: at, message }),
+        ExpandError::Imported { path: at, error } => {
+            let (line, col) = position(text, &at);
+            let message = format!("{} (imported by {}:{line}:{col})", error.message, path.display());
+            ScenarioError { file: error.file, line: error.line, col: error.col, message }
+        }
+    }
 }
 
 /// Parse scenario text (no semantic checks). `path` is only used in messages.

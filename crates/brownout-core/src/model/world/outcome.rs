@@ -9,7 +9,9 @@ use crate::scenario::FallbackAnswer;
 pub(super) fn layer_kind(spec: &PolicySpec) -> LayerKind {
     use PolicySpec as P;
     match spec {
-        P::Limiter(_) | P::Aimd(_) | P::Vegas(_) | P::Gradient2(_) | P::EnvoyGradient(_) => LayerKind::Limiter,
+        P::Limiter(_) | P::Aimd(_) | P::Vegas(_) | P::Gradient2(_) | P::EnvoyGradient(_) | P::EnvoyThresholds(_) => {
+            LayerKind::Limiter
+        }
         P::TieredBulkhead(_) => LayerKind::Bulkhead,
         P::ShedByDeadline(_) => LayerKind::Shed,
         P::ConsecutiveBreaker(_)
@@ -26,6 +28,8 @@ pub(super) fn layer_kind(spec: &PolicySpec) -> LayerKind {
         | P::RetryBudget(_)
         | P::GrpcThrottle(_)
         | P::AdaptiveRetry(_) => LayerKind::Other,
+        // Expanded into their layers before a world is built.
+        P::DotnetStandard(_) | P::Import(_) => LayerKind::Other,
     }
 }
 

@@ -1,0 +1,139 @@
+//! `Import((file: "application.yml", instance: "inventory"))` as a stack layer: replaced, when
+//! the scenario is loaded, by the layers imported from the file (read relative to the
+//! scenario's folder), so the production file stays the single source. The layer's `classes`,
+//! `scope` and `persistent` apply to each imported layer.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::{ImportError, Library, import_file};
+use crate::policy::{BuildCtx, Policy, PolicyConfig, PolicySpec};
+use crate::scenario::{Layer, Scenario};
+
+/// An `Import(..)` layer: a library's configuration file to read the layers from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportLayerConfig {
+    /// The configuration file, relative to the scenario file's folder.
+    pub file: String,
+    /// The instance (resilience4j), cluster (Envoy), breaker (opossum) or section (.NET, as
+    /// `A:B`) to import; may be left out when the file has only one.
+    #[serde(default)]
+    pub instance: Option<String>,
+    /// The library (`Resilience4j`, `Envoy`, `Opossum`, `Dotnet`); left out, it is told from
+    /// the file (`.yml`/`.yaml` with a `resilience4j` key, other YAML Envoy; JSON with a
+    /// standard-handler section .NET, other JSON opossum).
+    #[serde(default)]
+    pub library: Option<Library>,
+}
+
+impl PolicyConfig for ImportLayerConfig {
+    const KIND: &'static str = "import";
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+        // `scenario::load` replaces every Import layer before validation; one still here came
+        // from a scenario that was parsed but not loaded.
+        Err("Import layers are replaced by the imported layers when the scenario is loaded (scenario::load)".into())
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        unreachable!("Import layers never pass validation: scenario::load replaces them")
+    }
+}
+
+/// Where each layer of the expanded stacks came from, to point validation errors at the text.
+#[derive(Debug, Clone, Default)]
+pub struct Expansion {
+    /// Per policy set, per expanded layer: (index in the file's stack, imported?).
+    origin: Vec<Vec<(usize, bool)>>,
+}
+
+impl Expansion {
+    /// The path in the scenario text of the value at `path` in the expanded scenario, and
+    /// whether it lies in imported layers.
+    pub fn source_path(&self, path: &str) -> (String, bool) {
+        let Some(rest) = path.strip_prefix("policies[") else { return (path.to_string(), false) };
+        let parse = || -> Option<(usize, usize, &str)> {
+            let (i, rest) = rest.split_once("].stack[")?;
+            let (j, tail) = rest.split_once(']')?;
+            Some((i.parse().ok()?, j.parse().ok()?, tail))
+        };
+        let Some((i, j, tail)) = parse() else { return (path.to_string(), false) };
+        match self.origin.get(i).and_then(|o| o.get(j)) {
+            Some(&(k, true)) => (format!("policies[{i}].stack[{k}]"), true),
+            Some(&(k, false)) => (format!("policies[{i}].stack[{k}]{tail}"), false),
+            None => (path.to_string(), false),
+        }
+    }
+}
+
+/// Why an Import layer could not be expanded.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExpandError {
+    /// At this path of the scenario (e.g. the file cannot be read).
+    Scenario {
+        /// Path of the offending value in the scenario.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// In the imported file.
+    Imported {
+        /// Path of the Import layer in the scenario.
+        path: String,
+        /// The error in the imported file.
+        error: ImportError,
+    },
+}
+
+/// Replace every Import layer of `s` by its imported layers, files read relative to `dir`.
+pub fn expand(s: &mut Scenario, dir: &Path) -> Result<Expansion, ExpandError> {
+    let mut ex = Expansion::default();
+    for (i, set) in s.policies.iter_mut().enumerate() {
+        let mut stack = Vec::with_capacity(set.stack.len());
+        let mut origin = Vec::with_capacity(set.stack.len());
+        for (j, layer) in std::mem::take(&mut set.stack).into_iter().enumerate() {
+            let PolicySpec::Import(cfg) = &layer.policy else {
+                stack.push(layer);
+                origin.push((j, false));
+                continue;
+            };
+            let at = format!("policies[{i}].stack[{j}].policy.Import");
+            for l in imported(cfg, dir, &at)? {
+                stack.push(Layer { policy: l.policy, ..layer.clone() });
+                origin.push((j, true));
+            }
+        }
+        set.stack = stack;
+        ex.origin.push(origin);
+    }
+    Ok(ex)
+}
+
+fn imported(cfg: &ImportLayerConfig, dir: &Path, at: &str) -> Result<Vec<Layer>, ExpandError> {
+    let file = dir.join(&cfg.file);
+    let whole = |message: String, field: &str| ExpandError::Scenario { path: format!("{at}.{field}"), message };
+    let out = import_file(cfg.library, &file, cfg.instance.as_deref()).map_err(|error| {
+        if error.line == 0 {
+            whole(error.to_string(), "file")
+        } else {
+            ExpandError::Imported { path: at.to_string(), error }
+        }
+    })?;
+    if let Some(sn) = out.snippets.first() {
+        let m = format!(
+            "{}: its {} belongs under {}, not in a stack: run `brownout import {} {}` and place it there",
+            cfg.file,
+            sn.field,
+            sn.place,
+            out.library.name(),
+            cfg.file
+        );
+        return Err(whole(m, "file"));
+    }
+    if out.layers.is_empty() {
+        return Err(whole(format!("{}: nothing to import (no layer for this instance)", cfg.file), "file"));
+    }
+    out.layers().map_err(|m| whole(format!("{}: {m}", cfg.file), "file"))
+}

@@ -1,0 +1,73 @@
+//! `brownout import LIBRARY FILE [--instance NAME] [--out FILE]`: a library's configuration
+//! file as the equivalent policy stack in RON (the mapping is `brownout::import`'s).
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::Failure;
+use brownout::import::{Library, import_file};
+use brownout::report::escape;
+
+/// The libraries whose files are read.
+#[derive(ValueEnum, Debug, Clone, Copy)]
+pub enum LibraryArg {
+    /// A Spring Boot application.yml with resilience4j circuitbreaker, retry, timelimiter, bulkhead.
+    Resilience4j,
+    /// An Envoy cluster (circuit_breakers, outlier_detection) or an Istio DestinationRule.
+    Envoy,
+    /// opossum CircuitBreaker options as JSON.
+    Opossum,
+    /// .NET standard resilience handler options in appsettings.json.
+    Dotnet,
+}
+
+impl LibraryArg {
+    fn library(self) -> Library {
+        match self {
+            LibraryArg::Resilience4j => Library::Resilience4j,
+            LibraryArg::Envoy => Library::Envoy,
+            LibraryArg::Opossum => Library::Opossum,
+            LibraryArg::Dotnet => Library::Dotnet,
+        }
+    }
+}
+
+/// Arguments of `brownout import`.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The library the file configures.
+    #[arg(value_enum)]
+    library: LibraryArg,
+    /// The configuration file.
+    file: PathBuf,
+    /// The instance (resilience4j), cluster (Envoy), breaker (opossum) or section (.NET, `A:B`)
+    /// to import, when the file has several.
+    #[arg(long)]
+    instance: Option<String>,
+    /// Write the stack to this file instead of standard output.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Overwrite the --out file if it exists.
+    #[arg(long, requires = "out")]
+    force: bool,
+}
+
+/// Import, print the warnings on stderr and the stack on stdout (or to `--out`).
+pub fn import(args: ImportArgs) -> Result<(), Failure> {
+    let imported = import_file(Some(args.library.library()), &args.file, args.instance.as_deref())
+        .map_err(|e| Failure::input(format!("error: {e}")))?;
+    for w in &imported.warnings {
+        eprintln!("{}", escape::terminal(&format!("warning: {}", imported.warning_text(w))));
+    }
+    let text = imported.to_ron();
+    match &args.out {
+        None => print!("{text}"),
+        Some(path) => {
+            super::new::write_file(path, &text, args.force)
+                .map_err(|e| Failure::input(format!("error: {}: {e}", path.display())))?;
+            eprintln!("{}", escape::terminal(&format!("wrote {}", path.display())));
+        }
+    }
+    Ok(())
+}
