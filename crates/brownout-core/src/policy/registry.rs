@@ -146,4 +146,6 @@ policies! {
     Sentinel(super::breaker::sentinel::SentinelConfig),
     /// Refuse an attempt at once when its request has less than `min_remaining` of its deadline left.
     ShedByDeadline(super::shed::ShedByDeadlineConfig),
+    /// opossum (Node) circuit breaker, its option names (snake_case) and defaults.
+    Opossum(super::breaker::opossum::OpossumConfig),
 }
