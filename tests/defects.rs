@@ -150,7 +150,13 @@ fn huge_backoffs_timeouts_hedge_delays_and_breaks_saturate() {
         ),
         (
             "break",
-            vec![PolicySpec::ConsecutiveBreaker(ConsecutiveConfig { failures: 1, break_duration: HUGE, probes: 1 })],
+            vec![PolicySpec::ConsecutiveBreaker(ConsecutiveConfig {
+                failures: 1,
+                break_duration: HUGE,
+                probes: 1,
+                success_threshold: 1,
+                exclude: vec![],
+            })],
         ),
     ];
     for (what, stack) in stacks {

@@ -152,4 +152,6 @@ policies! {
     DotnetStandard(super::dotnet::DotnetStandardConfig),
     /// The layers of a library's configuration file (resilience4j, Envoy/Istio, opossum, .NET), read when the scenario is loaded.
     Import(crate::import::ImportLayerConfig),
+    /// opossum (Node) circuit breaker, its option names (snake_case) and defaults.
+    Opossum(super::breaker::opossum::OpossumConfig),
 }

@@ -20,7 +20,8 @@ pub(super) fn layer_kind(spec: &PolicySpec) -> LayerKind {
         | P::Resilience4j(_)
         | P::Polly(_)
         | P::Hystrix(_)
-        | P::Sentinel(_) => LayerKind::Breaker,
+        | P::Sentinel(_)
+        | P::Opossum(_) => LayerKind::Breaker,
         P::Timeout(_)
         | P::Retry(_)
         | P::Hedge(_)

@@ -6,6 +6,7 @@ pub mod error_rate;
 pub mod hystrix;
 pub mod inflight;
 pub mod latency;
+pub mod opossum;
 pub mod polly;
 pub mod resilience4j;
 pub mod sentinel;

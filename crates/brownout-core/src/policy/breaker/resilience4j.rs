@@ -1,32 +1,42 @@
 //! resilience4j `CircuitBreaker` (CircuitBreakerStateMachine), with its own parameter names
 //! and defaults.
 //!
-//! Reproduced: COUNT_BASED ring (minimumNumberOfCalls capped at slidingWindowSize) or
-//! TIME_BASED buckets of one epoch-second (not capped); rates computed in `f32` as
-//! `count * 100f / total` and judged once `total >= minimumNumberOfCalls`, tripping at
-//! `failureRate >= failureRateThreshold || slowCallRate >= slowCallRateThreshold`; slow is
-//! `duration > slowCallDurationThreshold`; open duration `waitDurationInOpenState` or
+//! Reproduced (resilience4j 2.4.0): COUNT_BASED ring (minimumNumberOfCalls capped at
+//! slidingWindowSize) or TIME_BASED buckets of one epoch-second (not capped); rates computed
+//! in `f32` as `count * 100f / total` and judged once `total >= minimumNumberOfCalls`,
+//! tripping at `failureRate >= failureRateThreshold || slowCallRate >= slowCallRateThreshold`;
+//! slow is `duration > slowCallDurationThreshold`; open duration `waitDurationInOpenState` or
 //! `waitIntervalFunctionInOpenState(attempts)` (attempts 1 from CLOSED, +1 per re-open from
-//! HALF_OPEN); lazy OPEN -> HALF_OPEN on the first call *strictly after* the wait, or by timer
-//! exactly at it with `automaticTransitionFromOpenToHalfOpenEnabled`; HALF_OPEN is a fresh
-//! COUNT_BASED ring of `permittedNumberOfCallsInHalfOpenState` with minimum
-//! `min(minimumNumberOfCalls, permitted)`, permits not returned on completion (only on
-//! `releasePermission`, i.e. [`Policy::cancel`]); `maxWaitDurationInHalfOpenState` > 0 moves
-//! a stuck HALF_OPEN to `transitionToStateAfterWaitDuration`; outcomes of stragglers are
+//! HALF_OPEN), both in whole milliseconds as the library (`Duration.toMillis()` truncates; the
+//! exponential backoff truncates each step, so 250 ms x 1.5 waits 250, 375, 562 ms and 1 ms
+//! x 1.5 never grows); lazy OPEN -> HALF_OPEN on the first call *strictly after* the wait, or
+//! by timer exactly at it with `automaticTransitionFromOpenToHalfOpenEnabled`; HALF_OPEN is a
+//! fresh COUNT_BASED ring of `permittedNumberOfCallsInHalfOpenState` with minimum
+//! `min(minimumNumberOfCalls, permitted)`, permits not returned on completion, only by
+//! `releasePermission` ([`Policy::cancel`]), which adds one unconditionally as the library
+//! does, also for a call admitted before the current episode (so more trials than configured
+//! can run); `maxWaitDurationInHalfOpenState` of at least 1 ms (whole ms; under 1 ms it is off)
+//! moves a stuck HALF_OPEN to `transitionToStateAfterWaitDuration`; outcomes of stragglers are
 //! credited to the current state; outcomes while OPEN are dropped (r4j records them into
-//! metrics that are discarded at the next transition).
+//! metrics that are discarded at the next transition). Durations the builder refuses (under
+//! 1 ms) are refused at load.
 //!
 //! Deliberate differences: an inner layer's refusal reaches this breaker as `cancel`, which
 //! is treated as `releasePermission` (as if BulkheadFullException were in `ignoreExceptions`;
-//! r4j by default records it as a failure); every failure is recorded (no
-//! `recordExceptions`/`ignoreExceptions` predicates); TIME_BASED epoch seconds count from
-//! virtual time zero; `waitIntervalFunctionInOpenState` offers exponential backoff only.
+//! r4j by default records it as a failure); TIME_BASED epoch seconds count from virtual time
+//! zero; `waitIntervalFunctionInOpenState` offers exponential backoff only (no randomized
+//! or custom functions).
+//!
+//! Options brownout cannot express: `recordExceptions`, `ignoreExceptions`, `recordResult`
+//! and `transitionOnResult` predicates (every error and timeout is a failure), the
+//! FORCED_OPEN, DISABLED and METRICS_ONLY states, `initialState`, and
+//! `writableStackTraceEnabled` / event consumers (no effect on behaviour).
 
 use serde::{Deserialize, Serialize};
 
 use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal, Status};
 use super::window::{Counts, Sample, Window};
-use crate::engine::{SECOND, Time};
+use crate::engine::{MILLISECOND, SECOND, Time};
 use crate::policy::why::Why;
 use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
@@ -60,8 +70,9 @@ pub enum StateAfterWait {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(rename_all_fields = "camelCase")]
 pub enum IntervalFunction {
-    /// `IntervalFunction.ofExponentialBackoff(initialInterval, multiplier, maxInterval)`:
-    /// `min(initialInterval * multiplier^(attempt-1), maxInterval)`.
+    /// `IntervalFunction.ofExponentialBackoff(initialInterval, multiplier, maxInterval)`, in
+    /// whole ms: `x(1) = initialInterval`, `x(k+1) = (long) (x(k) * multiplier)` (each step
+    /// truncated), then `min(x(attempt), maxInterval)`.
     ExponentialBackoff {
         /// First wait.
         initial_interval: Dur,
@@ -131,6 +142,17 @@ fn sixty_s() -> Dur {
     Dur::secs(60)
 }
 
+/// `Duration.toMillis()`: whole milliseconds, truncated.
+fn millis(d: Dur) -> u64 {
+    d.ns() / MILLISECOND
+}
+
+/// One step of `IntervalFunction.ofExponentialBackoff`: `(long) (x * multiplier)` (Java's
+/// cast truncates and saturates, as Rust's `as`).
+fn backoff_step(x_ms: u64, multiplier: f64) -> u64 {
+    (x_ms as f64 * multiplier) as u64
+}
+
 impl Default for Resilience4jConfig {
     fn default() -> Self {
         ron::from_str("()").expect("every field has a default")
@@ -152,14 +174,21 @@ impl Resilience4jConfig {
         if self.slow_call_duration_threshold.ns() == 0 {
             return Err(format!("{p}.slowCallDurationThreshold must be > 0"));
         }
-        if self.wait_duration_in_open_state.ns() == 0 {
-            return Err(format!("{p}.waitDurationInOpenState must be > 0"));
+        // The builder and IntervalFunction take whole ms (`toMillis()`) and refuse under 1 ms.
+        if millis(self.wait_duration_in_open_state) < 1 {
+            return Err(format!("{p}.waitDurationInOpenState must be at least 1 ms"));
         }
-        if let Some(IntervalFunction::ExponentialBackoff { initial_interval, multiplier, .. }) =
+        if let Some(IntervalFunction::ExponentialBackoff { initial_interval, multiplier, max_interval }) =
             self.wait_interval_function_in_open_state
-            && (initial_interval.ns() == 0 || multiplier.is_nan() || multiplier < 1.0)
         {
-            return Err(format!("{p}.waitIntervalFunctionInOpenState needs initialInterval > 0 and multiplier >= 1"));
+            if millis(initial_interval) < 1 || multiplier.is_nan() || multiplier < 1.0 {
+                return Err(format!(
+                    "{p}.waitIntervalFunctionInOpenState needs initialInterval of at least 1 ms and multiplier >= 1"
+                ));
+            }
+            if max_interval.is_some_and(|m| millis(m) < 1) {
+                return Err(format!("{p}.waitIntervalFunctionInOpenState needs maxInterval of at least 1 ms"));
+            }
         }
         for (name, v) in [
             ("permittedNumberOfCallsInHalfOpenState", self.permitted_number_of_calls_in_half_open_state),
@@ -182,12 +211,14 @@ pub struct Resilience4j {
     metrics: Window,
     min_calls: u32,
     permits: u32,
-    trial_ids: Vec<u64>,
     retry_after: Time,
     half_open_until: Option<Time>,
     attempts: u32,
     opened_at: Time,
     why: Why,
+    /// The interval function's value for `attempts` before the cap, in ms (it iterates, so
+    /// each open takes one step from the last).
+    backoff_ms: u64,
 }
 
 impl Resilience4j {
@@ -199,12 +230,12 @@ impl Resilience4j {
             metrics: Window::count(1),
             min_calls: 1,
             permits: 0,
-            trial_ids: Vec::new(),
             retry_after: 0,
             half_open_until: None,
             attempts: 0,
             opened_at: 0,
             why: Why::Fresh,
+            backoff_ms: 0,
         };
         b.enter_closed();
         b
@@ -225,19 +256,21 @@ impl Resilience4j {
 
     /// `OpenState(attempts + 1)`.
     fn enter_open(&mut self, now: Time) {
-        self.attempts += 1;
-        let wait = match self.cfg.wait_interval_function_in_open_state {
-            None => self.cfg.wait_duration_in_open_state.ns(),
+        self.attempts = self.attempts.saturating_add(1);
+        let wait_ms = match self.cfg.wait_interval_function_in_open_state {
+            None => millis(self.cfg.wait_duration_in_open_state),
             Some(IntervalFunction::ExponentialBackoff { initial_interval, multiplier, max_interval }) => {
-                let exp = (self.attempts - 1).min(i32::MAX as u32) as i32;
-                let raw = initial_interval.ns() as f64 * multiplier.powi(exp);
-                let cap = max_interval.map_or(Time::MAX, Dur::ns);
-                if raw >= cap as f64 { cap } else { raw as Time }
+                self.backoff_ms = if self.attempts == 1 {
+                    millis(initial_interval)
+                } else {
+                    backoff_step(self.backoff_ms, multiplier)
+                };
+                max_interval.map_or(self.backoff_ms, |m| self.backoff_ms.min(millis(m)))
             }
         };
         self.state = BreakerState::Open;
         self.opened_at = now;
-        self.retry_after = now.saturating_add(wait);
+        self.retry_after = now.saturating_add(wait_ms.saturating_mul(MILLISECOND));
         self.half_open_until = None;
     }
 
@@ -248,10 +281,10 @@ impl Resilience4j {
         self.metrics = Window::count(n);
         self.min_calls = self.cfg.minimum_number_of_calls.min(n);
         self.permits = n;
-        self.trial_ids.clear();
         self.state = BreakerState::HalfOpen;
-        let max = self.cfg.max_wait_duration_in_half_open_state.ns();
-        self.half_open_until = (max > 0).then(|| now.saturating_add(max));
+        // The library schedules the timer only when `toMillis() >= 1`, for whole ms.
+        let max_ms = millis(self.cfg.max_wait_duration_in_half_open_state);
+        self.half_open_until = (max_ms >= 1).then(|| now.saturating_add(max_ms * MILLISECOND));
     }
 
     /// `checkIfThresholdsExceeded`: Some(true) above, Some(false) below, None = too few calls.
@@ -292,19 +325,17 @@ impl Policy for Resilience4j {
             BreakerState::Closed => Admission::Admit,
             BreakerState::HalfOpen if self.permits > 0 => {
                 self.permits -= 1;
-                self.trial_ids.push(a.id);
                 Admission::Admit
             }
             _ => Admission::Refuse(Refusal::ShortCircuited),
         }
     }
 
-    fn cancel(&mut self, a: &Attempt) {
-        if let Some(i) = self.trial_ids.iter().position(|&id| id == a.id) {
-            self.trial_ids.swap_remove(i);
-            if self.state == BreakerState::HalfOpen {
-                self.permits += 1;
-            }
+    fn cancel(&mut self, _a: &Attempt) {
+        // HalfOpenState.releasePermission(): a permit back for any call, also one admitted
+        // before this half-open episode; CLOSED and OPEN ignore it.
+        if self.state == BreakerState::HalfOpen {
+            self.permits = self.permits.saturating_add(1);
         }
     }
 
@@ -366,7 +397,6 @@ impl PolicyConfig for Resilience4jConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::MILLISECOND;
     use crate::policy::CallOutcome::{self, Error, Success};
 
     const MS: Time = MILLISECOND;
@@ -518,5 +548,119 @@ mod tests {
         b.admit(&att(0, 3));
         done(&mut b, 0, 2 * SECOND + 1, 3, Success); // ring: ok, slow = 50 %
         assert_eq!(state(&b), BreakerState::Open);
+    }
+
+    fn refused() -> Admission {
+        Admission::Refuse(Refusal::ShortCircuited)
+    }
+
+    /// Opens a one-call ring with `cfg` at 0 and returns the breaker.
+    fn opened_at_zero(cfg: Resilience4jConfig) -> Resilience4j {
+        let mut b = Resilience4j::new(&Resilience4jConfig { sliding_window_size: 1, ..cfg });
+        b.admit(&att(0, 1));
+        done(&mut b, 0, 0, 1, Error);
+        assert_eq!(state(&b), BreakerState::Open);
+        b
+    }
+
+    #[test]
+    fn wait_in_open_state_is_whole_milliseconds() {
+        // Duration.toMillis() truncates 1.9 ms to 1 ms: HALF_OPEN strictly after 1 ms.
+        let mut b =
+            opened_at_zero(Resilience4jConfig { wait_duration_in_open_state: Dur(1_900_000), ..Default::default() });
+        assert_eq!(b.admit(&att(MS, 2)), refused(), "not strictly after 1 ms");
+        assert_eq!(b.admit(&att(MS + 1, 3)), Admission::Admit, "1.9 ms counts as 1 ms");
+    }
+
+    #[test]
+    fn max_wait_in_half_open_is_whole_milliseconds_and_off_under_one() {
+        let auto = |max: Time| Resilience4jConfig {
+            wait_duration_in_open_state: Dur::secs(1),
+            automatic_transition_from_open_to_half_open_enabled: true,
+            max_wait_duration_in_half_open_state: Dur(max),
+            ..Default::default()
+        };
+        let mut b = opened_at_zero(auto(2_500_000));
+        b.on_wakeup(SECOND);
+        assert_eq!(state(&b), BreakerState::HalfOpen);
+        assert_eq!(b.status().wake_at, Some(SECOND + 2 * MS), "2.5 ms counts as 2 ms");
+        let mut b = opened_at_zero(auto(999_999));
+        b.on_wakeup(SECOND);
+        assert_eq!(state(&b), BreakerState::HalfOpen);
+        assert_eq!(b.status().wake_at, None, "toMillis() = 0: no half-open timer");
+        b.on_wakeup(SECOND + MS);
+        assert_eq!(state(&b), BreakerState::HalfOpen, "stays half-open");
+    }
+
+    /// A breaker whose half-open trial keeps failing stays open exactly `waits_ms` in turn:
+    /// refused at the wait's end, admitted 1 ns after it (strictly after, as the library).
+    fn assert_open_waits(initial: Dur, multiplier: f64, max: Option<Dur>, waits_ms: &[Time]) {
+        let mut b = opened_at_zero(Resilience4jConfig {
+            permitted_number_of_calls_in_half_open_state: 1,
+            wait_interval_function_in_open_state: Some(IntervalFunction::ExponentialBackoff {
+                initial_interval: initial,
+                multiplier,
+                max_interval: max,
+            }),
+            ..Default::default()
+        });
+        let mut opened = 0;
+        for (k, &w) in waits_ms.iter().enumerate() {
+            let id = 10 + k as u64;
+            assert_eq!(b.admit(&att(opened + w * MS, id)), refused(), "wait {k} is longer than {w} ms");
+            let t = opened + w * MS + 1;
+            assert_eq!(b.admit(&att(t, id)), Admission::Admit, "wait {k} is not {w} ms");
+            done(&mut b, t, t, id, Error);
+            opened = t;
+        }
+    }
+
+    #[test]
+    fn exponential_backoff_truncates_each_step_to_whole_milliseconds() {
+        // x(k+1) = (long)(x(k) * 1.5): 250, 375, 562 (not 562.5), 843 (562 * 1.5 = 843).
+        assert_open_waits(Dur::ms(250), 1.5, None, &[250, 375, 562, 843]);
+        // 1 ms * 1.5 = 1.5 -> 1: it never grows.
+        assert_open_waits(Dur::ms(1), 1.5, None, &[1, 1, 1, 1]);
+        // Initial and cap are truncated too (2.7 -> 2, 7.9 -> 7); the cap applies last.
+        assert_open_waits(Dur(2_700_000), 2.0, Some(Dur(7_900_000)), &[2, 4, 7, 7]);
+    }
+
+    #[test]
+    fn release_permission_in_half_open_returns_a_permit_for_any_call() {
+        // HalfOpenState.releasePermission() increments the permits unconditionally: a call
+        // admitted while CLOSED and cancelled during HALF_OPEN lets one more trial through.
+        let mut b = Resilience4j::new(&Resilience4jConfig {
+            sliding_window_size: 1,
+            permitted_number_of_calls_in_half_open_state: 1,
+            wait_duration_in_open_state: Dur::secs(1),
+            ..Default::default()
+        });
+        b.admit(&att(0, 100)); // parked in an inner layer's queue
+        b.admit(&att(0, 1));
+        done(&mut b, 0, 0, 1, Error);
+        let t = SECOND + 1;
+        assert_eq!(b.admit(&att(t, 2)), Admission::Admit, "the one trial");
+        assert_eq!(b.admit(&att(t, 3)), refused());
+        b.cancel(&att(t, 100));
+        assert_eq!(b.admit(&att(t, 4)), Admission::Admit, "a second trial, as in the library");
+        assert_eq!(b.admit(&att(t, 5)), refused());
+    }
+
+    #[test]
+    fn durations_under_a_millisecond_are_refused_like_the_builder() {
+        let bad = |c: Resilience4jConfig| c.check().unwrap_err();
+        let e = bad(Resilience4jConfig { wait_duration_in_open_state: Dur(999_999), ..Default::default() });
+        assert!(e.contains("waitDurationInOpenState must be at least 1 ms"), "{e}");
+        let f = |initial: Time, max: Option<Time>| Resilience4jConfig {
+            wait_interval_function_in_open_state: Some(IntervalFunction::ExponentialBackoff {
+                initial_interval: Dur(initial),
+                multiplier: 1.5,
+                max_interval: max.map(Dur),
+            }),
+            ..Default::default()
+        };
+        assert!(bad(f(999_999, None)).contains("initialInterval"));
+        assert!(bad(f(MS, Some(999_999))).contains("maxInterval"));
+        assert!(f(MS, Some(MS)).check().is_ok());
     }
 }
