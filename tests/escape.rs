@@ -77,9 +77,9 @@ fn names_are_escaped_in_report_md() {
     let md = output::report_md(&s, &summary, &check(&summary, &s.expect), &[]);
     let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
     assert!(!rows.is_empty());
-    // Eight columns: policy and seven figures.
+    // Nine columns: policy and eight figures.
     for r in &rows {
-        assert_eq!(md_cells(r), 8, "{r}");
+        assert_eq!(md_cells(r), 9, "{r}");
     }
     assert_eq!(raw_html(&md), Vec::<String>::new(), "raw HTML in report.md:\n{md}");
     assert!(!md.contains(ESC) && !md.contains('\u{7}'), "control characters in report.md");
@@ -105,7 +105,7 @@ fn names_are_escaped_in_report_html() {
     }
     // The table keeps one cell per column: a `|` in a name does not split it.
     for row in html.lines().filter(|l| l.starts_with("<tr>")) {
-        assert_eq!(row.matches("<td>").count() + row.matches("<th>").count(), 8, "{row}");
+        assert_eq!(row.matches("<td>").count() + row.matches("<th>").count(), 9, "{row}");
     }
 }
 
