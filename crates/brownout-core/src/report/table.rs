@@ -240,7 +240,7 @@ pub fn verdict(s: &ScenarioSummary) -> String {
             said(s, b, cost, &class),
         );
         let who = |p: usize| md_code(&s.runs[p].policy);
-        let title = md(&headline.column.map_or(headline.name, |c| c.title));
+        let title = md(headline.column.map_or(headline.name, |c| c.title));
         let mut line = if sets.len() == 1 {
             format!("{} had {title} {} ({details})", who(b), said(s, b, headline, &class))
         } else if top.len() == 1 {
