@@ -276,6 +276,8 @@ pub static CATALOG: &[Metric] = &[
     // dependency: the same calls spread evenly are better.
     run("dependency_throughput_cv", "dependency.throughput_cv", Number, Lower, |r| Some(r.dependency.throughput_cv)),
     run("dependency_abandoned", "dependency.abandoned", Count, Lower, |r| Some(r.dependency.abandoned as f64)),
+    // Cancelling an abandoned call frees the dependency; which is better depends on the protocol.
+    run("dependency_cancelled", "dependency.cancelled", Count, Neither, |r| Some(r.dependency.cancelled as f64)),
     run("dependency_mean_in_flight", "dependency.mean_in_flight", Number, Lower, |r| Some(r.dependency.mean_in_flight)),
     // The limit a limiter settled on describes it; whether higher is better depends on the dependency.
     run("limit_mean", "limit.mean", Number, Neither, |r| r.limit.as_ref().map(|l| l.mean)),

@@ -133,6 +133,13 @@ impl Recorders {
         self.upto(now).for_each(|r| r.dep_end(now, latency, abandoned, in_flight));
     }
 
+    /// An abandoned call was cancelled at the dependency (see [`Recorder::dep_cancelled`]).
+    #[inline]
+    pub fn dep_cancelled(&mut self, now: Time, in_flight: u64) {
+        self.all.dep_cancelled(now, in_flight);
+        self.upto(now).for_each(|r| r.dep_cancelled(now, in_flight));
+    }
+
     /// Worker slots in use on an instance changed.
     #[inline]
     pub fn workers(&mut self, now: Time, instance: u32, in_use: u32) {

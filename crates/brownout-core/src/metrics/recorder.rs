@@ -88,6 +88,7 @@ pub struct Recorder {
     win: Windows,
     dep_calls: u64,
     dep_abandoned: u64,
+    dep_cancelled: u64,
     dep_latency: Lat,
     dep_in_flight: Gauge,
     workers: Vec<Gauge>,
@@ -121,6 +122,7 @@ impl Recorder {
             win: Windows::new(s.classes.len()),
             dep_calls: 0,
             dep_abandoned: 0,
+            dep_cancelled: 0,
             dep_latency: Lat::new(),
             dep_in_flight: Gauge::new(0.0, warm, f64::INFINITY),
             workers: vec![Gauge::new(0.0, warm, s.slots as f64); n],
@@ -321,6 +323,16 @@ impl Recorder {
         self.dep_in_flight.set(now, to_f64(in_flight));
     }
 
+    /// An abandoned call was cancelled at the dependency before its answer; `in_flight` is
+    /// the fleet-wide count after it left. It counts as abandoned too.
+    pub fn dep_cancelled(&mut self, now: Time, in_flight: u64) {
+        if now >= self.s.warmup {
+            self.dep_abandoned += 1;
+            self.dep_cancelled += 1;
+        }
+        self.dep_in_flight.set(now, to_f64(in_flight));
+    }
+
     /// Worker slots in use on an instance changed.
     pub fn workers(&mut self, now: Time, instance: u32, in_use: u32) {
         self.workers[instance as usize].set(now, in_use as f64);
@@ -455,6 +467,7 @@ impl Recorder {
                 latency_ms: self.dep_latency.stats(),
                 throughput_cv: self.win.throughput_cv(),
                 abandoned: self.dep_abandoned,
+                cancelled: self.dep_cancelled,
                 mean_in_flight: self.dep_in_flight.integral(now) / span,
                 found_in_flight: self.found_in_flight.clone(),
             },

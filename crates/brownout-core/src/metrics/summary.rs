@@ -427,6 +427,10 @@ pub struct DependencySummary {
     pub throughput_cv: f64,
     /// Calls the caller had abandoned (timed out) before the answer came.
     pub abandoned: u64,
+    /// Of the abandoned calls, those the dependency stopped because the cancel arrived before
+    /// the answer (`cancellation: Propagate`); they produced no latency. Absent when zero.
+    #[serde(default, skip_serializing_if = "no_calls")]
+    pub cancelled: u64,
     /// Time-weighted mean of the calls in the dependency (waiting or in service), fleet-wide.
     /// With `calls_per_s` it gives the mean time a call spends there (Little's law).
     #[serde(default)]
@@ -436,6 +440,11 @@ pub struct DependencySummary {
     /// capacity of `c` servers, the calls that had to wait are those that found `c` or more.
     #[serde(default)]
     pub found_in_flight: Vec<u64>,
+}
+
+/// A count of zero is left out of the JSON, so summaries without the feature keep their bytes.
+fn no_calls(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Number of entries in [`DependencySummary::found_in_flight`] (the last is open-ended).

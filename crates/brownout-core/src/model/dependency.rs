@@ -112,6 +112,8 @@ pub struct DependencyModel {
     pub(crate) capacity: Option<(u32, u32)>,
     /// Network time added to each call.
     pub(crate) hop: Time,
+    /// When abandoned calls are cancelled: the time (ns) the cancel takes to arrive.
+    pub(crate) cancel_delay: Option<Time>,
     latency_draws: Counter,
     error_draws: Counter,
 }
@@ -185,6 +187,7 @@ impl DependencyModel {
             modes: d.modes.iter().map(|m| (m.at.ns(), m.mode)).collect(),
             capacity: d.capacity.as_ref().map(|c| (c.servers, c.queue)),
             hop: d.hop.ns(),
+            cancel_delay: d.cancellation.delay(),
             latency_draws: Counter::new(seed, LATENCY),
             error_draws: Counter::new(seed, ERRORS),
         })
@@ -256,6 +259,7 @@ mod tests {
             capacity: None,
             hop: crate::scenario::Dur::ms(0),
             replicas: None,
+            cancellation: Default::default(),
         };
         let m = DependencyModel::build(&d, 1, Path::new(".")).expect("builds");
         // [0, 2 s) of every 10 s is slow; 2 s itself and 9.999 s are not; 10 s starts a cycle.

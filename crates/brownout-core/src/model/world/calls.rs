@@ -132,14 +132,62 @@ impl World<'_> {
         self.reqs.get_mut(tok).expect("live request").hedge.call = Some(call);
     }
 
-    /// The caller gives up on a call: the dependency keeps working on it.
-    fn abandon(&mut self, call: Token) {
+    /// The caller gives up on a call: the dependency keeps working on it unless cancellation
+    /// propagates.
+    fn abandon(&mut self, q: &mut EventQueue<Ev>, call: Token) {
         if let Some(c) = self.upstream.calls.get_mut(call) {
             c.req = None;
             if c.counted {
                 // The client stops counting it as outstanding.
                 c.counted = false;
                 dec!(self.gateway.insts[c.instance as usize].outstanding[c.replica as usize]);
+            }
+            self.propagate_cancel(q, call);
+        }
+    }
+
+    /// Send the cancel of an abandoned call on its way to the dependency, if calls are
+    /// cancelled and this one reached it.
+    pub(super) fn propagate_cancel(&mut self, q: &mut EventQueue<Ev>, call: Token) {
+        if let Some(delay) = self.m.dep.cancel_delay
+            && self.upstream.calls.get(call).is_some_and(|c| c.reached)
+        {
+            q.schedule_fixed(delay, Ev::Cancel { call });
+        }
+    }
+
+    /// A cancel reaches the dependency: a call still queued leaves its queue, one in service
+    /// stops and frees its server. An answered call (the token is stale) or one already on
+    /// its way back (a fast 503) is left alone.
+    pub(super) fn cancel_call(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
+        let Some(c) = self.upstream.calls.get(call) else { return };
+        let queued = c.done_at == Time::MAX;
+        let in_service = c.holds_server || (self.m.dep.capacity.is_none() && !queued);
+        if !(queued || in_service) {
+            return;
+        }
+        let c = self.upstream.calls.remove(call).expect("live call");
+        debug_assert!(c.req.is_none() && c.reached && !c.counted, "only an abandoned call is cancelled");
+        dec!(self.upstream.in_flight);
+        self.rec.dep_cancelled(now, self.upstream.in_flight);
+        let r = c.replica as usize;
+        if c.holds_server {
+            self.free_server(now, q, r);
+        } else if queued && let Some(p) = self.upstream.queue[r].iter().position(|&t| t == call) {
+            // Out of the line, so it no longer counts against the queue's length.
+            self.upstream.queue[r].remove(p);
+        }
+    }
+
+    /// A server of replica `r` is free: the next queued call starts service.
+    fn free_server(&mut self, now: Time, q: &mut EventQueue<Ev>, r: usize) {
+        dec!(self.upstream.busy[r]);
+        while let Some(next) = self.upstream.queue[r].pop_front() {
+            if let Some(n) = self.upstream.calls.get_mut(next) {
+                n.holds_server = true;
+                self.upstream.busy[r] += 1;
+                self.serve_call(now, q, next);
+                break;
             }
         }
     }
@@ -278,7 +326,8 @@ impl World<'_> {
     }
 
     pub(super) fn dep_done(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
-        let c = self.upstream.calls.remove(call).expect("live call");
+        // None: the call was cancelled while in service and this answer is never sent.
+        let Some(c) = self.upstream.calls.remove(call) else { return };
         if c.counted {
             dec!(self.gateway.insts[c.instance as usize].outstanding[c.replica as usize]);
         }
@@ -288,16 +337,7 @@ impl World<'_> {
         }
         if c.holds_server {
             // Finished service frees a server for the next queued call.
-            let r = c.replica as usize;
-            dec!(self.upstream.busy[r]);
-            while let Some(next) = self.upstream.queue[r].pop_front() {
-                if let Some(n) = self.upstream.calls.get_mut(next) {
-                    n.holds_server = true;
-                    self.upstream.busy[r] += 1;
-                    self.serve_call(now, q, next);
-                    break;
-                }
-            }
+            self.free_server(now, q, c.replica as usize);
         }
         let Some(tok) = c.req else { return };
         if c.reached {
@@ -329,7 +369,7 @@ impl World<'_> {
                 return;
             }
         } else if let Some(o) = other {
-            self.abandon(o);
+            self.abandon(q, o);
             self.release_connection(now, q, tok, inst);
         }
         let r = self.reqs.get_mut(tok).expect("live request");
@@ -378,7 +418,7 @@ impl World<'_> {
                     if let Some(&c) = self.upstream.calls.get(call).filter(|c| c.reached) {
                         self.outlier_result(now, c.instance, c.replica, OutlierResult::Timeout);
                     }
-                    self.abandon(call);
+                    self.abandon(q, call);
                     self.release_connection(now, q, tok, inst);
                 }
                 self.attempt_end(now, q, tok, CallOutcome::Timeout);

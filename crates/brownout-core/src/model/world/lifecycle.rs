@@ -183,12 +183,15 @@ impl World<'_> {
             let r = self.reqs.get_mut(tok).expect("live request");
             r.worker = false;
             r.attempt.conns = 0;
-            for call in [r.attempt.call.take(), r.hedge.call.take()].into_iter().flatten() {
+            let calls = [r.attempt.call.take(), r.hedge.call.take()];
+            for call in calls.into_iter().flatten() {
                 if let Some(c) = self.upstream.calls.get_mut(call) {
                     c.req = None;
                     c.counted = false;
+                    self.propagate_cancel(q, call);
                 }
             }
+            let r = self.reqs.get_mut(tok).expect("live request");
             r.answer = Answer { outcome: Outcome::Error, staleness: None, cause: Some(Cause::CrashRestart) };
             self.finish(now, q, tok);
         }

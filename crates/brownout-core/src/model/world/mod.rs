@@ -108,6 +108,7 @@ enum Ev {
     User { class: ClassId, user: u32, k: u32 },
     Timer { req: Token, generation: u32, timer: Timer },
     DepDone { call: Token },
+    Cancel { call: Token },
     Hedge { req: Token, generation: u32 },
     Notice { token: Token },
     Reload { class: ClassId, token: Token },
@@ -129,6 +130,7 @@ impl Ev {
             Ev::Wake { layer, .. } => 5 + ((*layer as u64) << 8),
             Ev::Tick => 6,
             Ev::Hedge { .. } => 10,
+            Ev::Cancel { .. } => 11,
             Ev::Notice { .. } => 7,
             Ev::Reload { class, .. } => 8 + ((*class as u64) << 8),
             Ev::Restart { instance, .. } => 9 + ((*instance as u64) << 8),
@@ -336,6 +338,7 @@ impl Handler<Ev> for World<'_> {
             Ev::Restart { instance, policies, cache } => self.restart(now, q, instance, policies, cache),
             Ev::Timer { req, generation, timer } => self.on_timer(now, q, req, generation, timer),
             Ev::DepDone { call } => self.dep_done(now, q, call),
+            Ev::Cancel { call } => self.cancel_call(now, q, call),
             Ev::Hedge { req, generation } => self.hedge(now, q, req, generation),
             Ev::Wake { instance, layer, generation } => {
                 let lr = self.layer_mut(instance, layer);

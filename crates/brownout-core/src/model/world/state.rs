@@ -147,7 +147,8 @@ pub(super) struct Req {
 /// A call to the dependency. Written and read by `calls`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Call {
-    /// The request waiting for it (None once abandoned: the dependency keeps working).
+    /// The request waiting for it (None once abandoned: the dependency keeps working, or
+    /// stops when the cancel arrives under `Cancellation::Propagate`).
     pub req: Option<Token>,
     /// When service started (ns).
     pub served_at: Time,

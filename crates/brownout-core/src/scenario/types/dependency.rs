@@ -62,6 +62,40 @@ pub struct Dependency {
     /// Several replicas behind client-side load balancing (None = one replica).
     #[serde(default)]
     pub replicas: Option<Replicas>,
+    /// What the dependency does with a call its caller abandoned (attempt timeout, hedge
+    /// loser, instance restart): keep working on it, or stop once the cancel arrives.
+    #[serde(default, skip_serializing_if = "Cancellation::is_keep_working")]
+    pub cancellation: Cancellation,
+}
+
+/// What happens at the dependency to a call the caller abandoned.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, schemars::JsonSchema)]
+pub enum Cancellation {
+    /// The dependency finishes the call anyway (HTTP/1.1 without cancellation).
+    #[default]
+    KeepWorking,
+    /// The cancel reaches the dependency `delay` after the caller gave up (an HTTP/2 reset,
+    /// a gRPC deadline): a call still waiting for a server leaves the queue, one in service
+    /// stops and frees its server. A call answered before the cancel arrives is unaffected.
+    Propagate {
+        /// Time for the cancel to reach the dependency.
+        delay: Dur,
+    },
+}
+
+impl Cancellation {
+    /// The default: abandoned calls run to completion.
+    pub fn is_keep_working(&self) -> bool {
+        *self == Cancellation::KeepWorking
+    }
+
+    /// The propagation delay (ns) when abandoned calls are cancelled.
+    pub fn delay(&self) -> Option<u64> {
+        match self {
+            Cancellation::KeepWorking => None,
+            Cancellation::Propagate { delay } => Some(delay.ns()),
+        }
+    }
 }
 
 /// Dependency replicas and how callers pick one.
