@@ -171,7 +171,7 @@ fn huge_local_work_and_reload_delays_saturate() {
         s.classes[0].reload = Some(Reload { patience: Dur(1), probability: 1.0, delay: HUGE, max_reloads: 3 });
     });
     runs_without_panic("overhead and slot wait", |s| {
-        s.fleet.overhead = HUGE;
+        s.fleet.overhead = brownout::scenario::Delay::Fixed(HUGE);
         s.fleet.workers.max_wait = Some(HUGE);
         s.fleet.pool.acquire_timeout = HUGE;
     });

@@ -100,3 +100,23 @@ fn a_constant_distribution_is_the_fixed_delay() {
     assert_eq!(fixed.classes, constant.classes);
     assert_eq!(fixed.classes[0].latency_ms.max, 6.0);
 }
+
+/// Bad parameters are refused with the line and column of the offending value.
+#[test]
+fn bad_delays_and_cancellations_are_located() {
+    let base = scenario(r#""1ms""#, r#""1ms""#, 50);
+    let cases = [
+        (r#"overhead: "1ms""#, r#"overhead: LogNormal(median: "5ms", sigma: NaN)"#, "sigma"),
+        (r#"hop: "1ms""#, r#"hop: Exponential(mean: "0ms")"#, "mean must be > 0"),
+        (r#"hop: "1ms""#, r#"hop: "1ms", cancellation: KeepWorking(delay: "5ms")"#, ""),
+        (r#"hop: "1ms""#, r#"hop: "1ms", cancellation: Propagate(delay: "-5ms")"#, ""),
+    ];
+    for (from, to, says) in cases {
+        let text = base.replacen(from, to, 1);
+        let e = load_text(Path::new("bad.ron"), &text).expect_err(to);
+        let line = text.lines().position(|l| l.contains(to)).expect("the edited line") + 1;
+        assert_eq!(e.line, line, "{to}: {e}");
+        assert!(e.col > 0, "{to}: {e}");
+        assert!(e.message.contains(says), "{to}: {e}");
+    }
+}

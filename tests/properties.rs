@@ -245,7 +245,7 @@ fn dependency() -> impl Strategy<Value = Dependency> {
                 })
                 .unwrap_or_default();
             d.capacity = cap.map(|(servers, queue)| Capacity { servers, queue });
-            d.hop = hop;
+            d.hop = brownout::scenario::Delay::Fixed(hop);
             d
         })
 }
@@ -260,7 +260,7 @@ fn fleet() -> impl Strategy<Value = Fleet> {
             f.workers.max_wait = max_wait;
             f.pool.max_connections = connections;
             f.pool.acquire_timeout = acquire;
-            f.overhead = overhead;
+            f.overhead = brownout::scenario::Delay::Fixed(overhead);
             f
         },
     )

@@ -10,7 +10,7 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Exp, LogNormal};
 
 use crate::engine::{Counter, MILLISECOND, SECOND, Stream, Time, label_hash};
-use crate::scenario::{Dependency, Drift, Latency, Mode, Profile, data};
+use crate::scenario::{Delay, Dependency, Drift, Latency, Mode, Profile, data};
 
 /// A latency distribution ready to sample.
 #[derive(Debug, Clone)]
@@ -54,6 +54,37 @@ impl LatencyDist {
             LatencyDist::Empirical(v) => {
                 let i = (rand::RngExt::random::<f64>(rng) * v.len() as f64) as usize;
                 v[i.min(v.len() - 1)] as f64
+            }
+        }
+    }
+}
+
+/// A fixed or drawn delay. Draws are counter-based on (key, what), so a request's or a
+/// call's delay never depends on other requests, and a fixed delay draws nothing.
+#[derive(Debug, Clone)]
+pub(crate) enum DelayDist {
+    /// The same every time.
+    Fixed(Time),
+    /// Drawn from the distribution with its own counter.
+    Random(LatencyDist, Counter),
+}
+
+impl DelayDist {
+    /// Build from the scenario; `label` names the draws, `dir` resolves data files.
+    pub(crate) fn build(d: &Delay, seed: u64, label: u64, dir: &Path) -> Result<Self, String> {
+        Ok(match d {
+            Delay::Fixed(t) => DelayDist::Fixed(t.ns()),
+            Delay::Random(l) => DelayDist::Random(LatencyDist::build(l, dir)?, Counter::new(seed, label)),
+        })
+    }
+
+    /// The delay of draw (`key`, `what`).
+    pub(crate) fn at(&self, key: u64, what: u64) -> Time {
+        match self {
+            DelayDist::Fixed(t) => *t,
+            DelayDist::Random(dist, draws) => {
+                let mut rng = Stream::seed_from_u64(draws.u64(key, what));
+                dist.sample(&mut rng).clamp(0.0, 1.0e15) as Time
             }
         }
     }
@@ -110,8 +141,8 @@ pub struct DependencyModel {
     modes: Vec<(Time, Mode)>,
     /// (servers, queue) when capacity is finite.
     pub(crate) capacity: Option<(u32, u32)>,
-    /// Network time added to each call.
-    pub(crate) hop: Time,
+    /// Network time added to each call, drawn per call when it is a distribution.
+    hop: DelayDist,
     /// When abandoned calls are cancelled: the time (ns) the cancel takes to arrive.
     pub(crate) cancel_delay: Option<Time>,
     latency_draws: Counter,
@@ -129,6 +160,7 @@ pub struct CallPlan {
 
 const LATENCY: u64 = label_hash("dependency/latency");
 const ERRORS: u64 = label_hash("dependency/errors");
+const HOP: u64 = label_hash("dependency/hop");
 
 impl DependencyModel {
     /// Build from the scenario.
@@ -186,7 +218,7 @@ impl DependencyModel {
             never_errors,
             modes: d.modes.iter().map(|m| (m.at.ns(), m.mode)).collect(),
             capacity: d.capacity.as_ref().map(|c| (c.servers, c.queue)),
-            hop: d.hop.ns(),
+            hop: DelayDist::build(&d.hop, seed, HOP, dir)?,
             cancel_delay: d.cancellation.delay(),
             latency_draws: Counter::new(seed, LATENCY),
             error_draws: Counter::new(seed, ERRORS),
@@ -213,18 +245,25 @@ impl DependencyModel {
         }
     }
 
+    /// The network time of the call identified by (`class`, `index`, `attempt`), the same
+    /// draw as its plan's.
+    pub(crate) fn hop(&self, class: u64, index: u64, attempt: u64) -> Time {
+        self.hop.at((class << 48) ^ index, attempt)
+    }
+
     /// Plan the call identified by (`class`, `index`, `attempt`) starting service at `now`.
     /// `factor` multiplies the service time (a slowed replica).
     pub fn plan(&self, now: Time, class: u64, index: u64, attempt: u64, factor: f64) -> CallPlan {
         let key = (class << 48) ^ index;
+        let hop = self.hop.at(key, attempt);
         match self.mode(now) {
-            Mode::Unavailable => CallPlan { latency: self.hop, error: true },
+            Mode::Unavailable => CallPlan { latency: hop, error: true },
             mode => {
                 let mut rng = Stream::seed_from_u64(self.latency_draws.u64(key, attempt));
                 let base = self.base.sample(&mut rng) * self.drift(now) * factor;
                 let extra = if let Mode::Slow(d) = mode { d.ns() } else { 0 };
                 let error = !self.never_errors && self.error_draws.f64(key, attempt) < self.error_rate.at(now);
-                let latency = (base.clamp(0.0, 1.0e15) as Time).saturating_add(extra).saturating_add(self.hop);
+                let latency = (base.clamp(0.0, 1.0e15) as Time).saturating_add(extra).saturating_add(hop);
                 CallPlan { latency, error }
             }
         }
@@ -257,7 +296,7 @@ mod tests {
             error_rate: Profile::default(),
             modes: vec![],
             capacity: None,
-            hop: crate::scenario::Dur::ms(0),
+            hop: Delay::default(),
             replicas: None,
             cancellation: Default::default(),
         };

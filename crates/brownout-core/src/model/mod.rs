@@ -26,8 +26,10 @@ use crate::scenario::{Layer, PartitionMode, Scenario};
 
 pub use world::MAX_LAYERS;
 
+const OVERHEAD: u64 = crate::engine::label_hash("fleet/overhead");
+
 use catalogue::Popularity;
-use dependency::{DependencyModel, LatencyDist};
+use dependency::{DelayDist, DependencyModel, LatencyDist};
 
 /// The immutable part of a scenario, ready to run. Built once, read by every run.
 #[derive(Debug, Clone)]
@@ -40,6 +42,8 @@ pub struct Model {
     dep: DependencyModel,
     /// Local work distribution per class.
     work: Vec<Option<LatencyDist>>,
+    /// Gateway overhead per response, drawn per request when it is a distribution.
+    overhead: DelayDist,
     /// Item popularity, when there is a catalogue.
     popularity: Option<Popularity>,
     /// Arrival processes per class, before any draw.
@@ -113,6 +117,7 @@ impl Model {
             seed,
             dep,
             work,
+            overhead: DelayDist::build(&scenario.fleet.overhead, seed, OVERHEAD, dir)?,
             popularity: scenario.catalogue.as_ref().map(Popularity::new),
             arrivals: scenario
                 .classes

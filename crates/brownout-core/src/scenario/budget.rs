@@ -11,7 +11,7 @@
 
 use bytesize::ByteSize;
 
-use super::{Arrivals, Latency, Scenario};
+use super::{Arrivals, Scenario};
 use crate::engine::{SECOND, Time};
 use crate::policy::PolicySpec;
 
@@ -373,18 +373,12 @@ fn class_requests(s: &Scenario, c: &super::Class, index: usize, rates: &DataRate
 /// Mean time of one closed-loop cycle in ns: think, local work, overhead and the
 /// dependency's latency; None when a data file holds the latency.
 fn cycle(s: &Scenario, c: &super::Class, think: Time) -> Option<f64> {
-    let mean = |l: &Latency| match l {
-        Latency::Constant(d) => Some(d.ns() as f64),
-        Latency::Exponential { mean } => Some(mean.ns() as f64),
-        Latency::LogNormal { median, sigma } => Some(median.ns() as f64 * (sigma * sigma / 2.0).exp()),
-        Latency::Empirical { .. } => None,
-    };
-    let mut t = think as f64 + s.fleet.overhead.ns() as f64;
+    let mut t = think as f64 + s.fleet.overhead.mean_ns()?;
     if let Some(w) = &c.work {
-        t += mean(w)?;
+        t += w.mean_ns()?;
     }
     if c.calls_dependency {
-        t += mean(&s.dependency.latency)? + 2.0 * s.dependency.hop.ns() as f64;
+        t += s.dependency.latency.mean_ns()? + 2.0 * s.dependency.hop.mean_ns()?;
     }
     Some(t)
 }
@@ -414,7 +408,7 @@ fn profile_integral(points: impl Iterator<Item = (f64, f64)>, h: Time) -> f64 {
 fn events_per_request(s: &Scenario, c: &super::Class) -> f64 {
     1.0 + f64::from(u8::from(c.work.is_some()))
         + f64::from(u8::from(c.calls_dependency))
-        + f64::from(u8::from(s.fleet.overhead.ns() > 0))
+        + f64::from(u8::from(!s.fleet.overhead.is_zero()))
 }
 
 /// Attempts one request may make: the product of its retry layers' `max_attempts`, over
@@ -504,16 +498,16 @@ mod tests {
     #[test]
     fn a_closed_loop_that_takes_no_time_is_refused() {
         let mut s = scenario(r#"(name: "a", arrivals: ClosedLoop(users: 2, think: "0s"), deadline: "1s")"#, "");
-        s.dependency.latency = Latency::Constant(super::super::Dur(0));
+        s.dependency.latency = super::super::Latency::Constant(super::super::Dur(0));
         let r = check(&s).unwrap_err();
         assert_eq!(r.path, "classes[0]");
         assert!(r.message.contains("infinitely many requests"), "{}", r.message);
         // Any time makes it finite: 1 ms of overhead, 2 users x 10 s / 1 ms = 20,000 requests.
-        s.fleet.overhead = super::super::Dur::ms(1);
+        s.fleet.overhead = super::super::Delay::Fixed(super::super::Dur::ms(1));
         // Each is an arrival, a dependency call and a response after the overhead.
         assert_eq!(estimate(&s).unwrap().events, 20_000.0 * 3.0 + 22.0);
         // But 1 ns makes 2e10 requests, over the default 2e10 events.
-        s.fleet.overhead = super::super::Dur(1);
+        s.fleet.overhead = super::super::Delay::Fixed(super::super::Dur(1));
         assert!(check(&s).unwrap_err().message.contains("limits.max_events"));
     }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::budget;
 use super::data::{self, DataError};
 use super::validate::{Invalid, validate};
-use super::{Arrivals, Drift, Latency, Scenario, locate};
+use super::{Arrivals, Delay, Drift, Latency, Scenario, locate};
 use crate::import::expand::{self as import, ExpandError};
 use crate::policy::plugin::Plugins;
 use crate::policy::{BuildCtx, PolicySpec};
@@ -167,6 +167,11 @@ fn check_data_files(s: &Scenario, dir: &Path) -> Result<Vec<budget::ClassRates>,
         }
     }
     let d = &s.dependency;
+    for (at, delay) in [("fleet.overhead", &s.fleet.overhead), ("dependency.hop", &d.hop)] {
+        if let Delay::Random(Latency::Empirical { file, column }) = delay {
+            refs.push((format!("{at}.Empirical.file"), file, Holds::Samples(column.clone())));
+        }
+    }
     if let Latency::Empirical { file, column } = &d.latency {
         let at = "dependency.latency.Empirical.file".to_string();
         let path = dir.join(file);

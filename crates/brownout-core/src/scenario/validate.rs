@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::names::{check_file_name, file_stem};
-use super::{Arrivals, Business, Class, Drift, Expectation, Latency, PolicySet, Profile, Scenario};
+use super::{Arrivals, Business, Class, Delay, Drift, Expectation, Latency, PolicySet, Profile, Scenario};
 use crate::metrics::catalog;
 
 /// The most replications a run may ask for (`replications`, `--replications`).
@@ -94,6 +94,7 @@ fn validate_fleet(s: &Scenario) -> Result<(), Invalid> {
     if f.workers.slots == 0 {
         return Err(bad("fleet.workers.slots", "fleet.workers.slots must be >= 1"));
     }
+    validate_delay(&f.overhead).map_err(|(p, m)| bad(format!("fleet.overhead.{p}"), format!("fleet.overhead: {m}")))?;
     if f.pool.max_connections == 0 {
         return Err(bad(
             "fleet.pool.max_connections",
@@ -252,6 +253,14 @@ fn validate_latency(l: &Latency) -> Result<(), Sub> {
     }
 }
 
+/// A drawn delay has the checks of a latency; a fixed one is valid by its type.
+fn validate_delay(d: &Delay) -> Result<(), Sub> {
+    match d {
+        Delay::Fixed(_) => Ok(()),
+        Delay::Random(l) => validate_latency(l),
+    }
+}
+
 fn validate_drift(d: &Drift) -> Result<(), Sub> {
     match d {
         Drift::Step { factor, .. } if !positive(*factor) => Err(sub("Step.factor", "Step factor must be > 0")),
@@ -307,6 +316,7 @@ fn validate_dependency(s: &Scenario) -> Result<(), Invalid> {
     let at = |p: &str| format!("dependency.{p}");
     validate_latency(&d.latency)
         .map_err(|(p, m)| bad(at(&format!("latency.{p}")), format!("dependency.latency: {m}")))?;
+    validate_delay(&d.hop).map_err(|(p, m)| bad(at(&format!("hop.{p}")), format!("dependency.hop: {m}")))?;
     validate_drift(&d.drift).map_err(|(p, m)| bad(at(&format!("drift.{p}")), format!("dependency.drift: {m}")))?;
     if matches!(d.drift, Drift::Csv { .. }) && zero_median(&d.latency) {
         return Err(bad(at("latency"), "dependency.drift: a Csv drift needs a base latency with a median > 0"));

@@ -233,7 +233,7 @@ fn secs(ns: u64) -> f64 {
 }
 
 fn no_extra_delay(s: &Scenario) -> Result<(), String> {
-    if s.fleet.overhead.ns() != 0 || s.dependency.hop.ns() != 0 || s.classes[0].work.is_some() {
+    if !s.fleet.overhead.is_zero() || !s.dependency.hop.is_zero() || s.classes[0].work.is_some() {
         return Err("the model needs zero fleet.overhead, dependency.hop and class work".into());
     }
     if !s.policies[0].stack.is_empty() {
@@ -302,10 +302,10 @@ fn worker_queue_checks(s: &Scenario) -> Result<Vec<Check>, String> {
 fn limiter_queue_checks(s: &Scenario) -> Result<Vec<Check>, String> {
     let lambda = single_class(s)?;
     let mean_s = exponential_mean_s(&s.dependency.latency)?;
-    if s.fleet.instances != 1 || s.dependency.capacity.is_some() || s.dependency.hop.ns() != 0 {
+    if s.fleet.instances != 1 || s.dependency.capacity.is_some() || !s.dependency.hop.is_zero() {
         return Err("the limiter-queue model has one instance, an infinite dependency, no hop".into());
     }
-    if s.fleet.overhead.ns() != 0 {
+    if !s.fleet.overhead.is_zero() {
         return Err("the limiter-queue model needs zero fleet.overhead".into());
     }
     let permits = match s.policies[0].stack.as_slice() {
@@ -407,7 +407,7 @@ fn timeout_checks(s: &Scenario) -> Result<Vec<Check>, String> {
 }
 
 fn no_extra_delay_except_policy(s: &Scenario) -> Result<(), String> {
-    if s.dependency.hop.ns() != 0 || s.dependency.capacity.is_some() || !s.dependency.modes.is_empty() {
+    if !s.dependency.hop.is_zero() || s.dependency.capacity.is_some() || !s.dependency.modes.is_empty() {
         return Err("the timeout model needs no hop, no capacity limit and no modes".into());
     }
     Ok(())

@@ -212,9 +212,10 @@ impl World<'_> {
                     self.upstream.queue[r].push_back(call);
                 } else {
                     // Queue full: the dependency sheds the call with a fast 503.
+                    let hop = self.m.dep.hop(c.class as u64, c.key, c.attempt as u64);
                     let c = self.upstream.calls.get_mut(call).expect("live call");
                     c.error = true;
-                    c.done_at = now.saturating_add(self.m.dep.hop);
+                    c.done_at = now.saturating_add(hop);
                     q.schedule_at(c.done_at, Ev::DepDone { call });
                 }
             }

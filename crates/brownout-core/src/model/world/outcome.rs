@@ -1,6 +1,7 @@
 //! The end of an attempt: completions, retries, fallbacks and the final outcome.
 
 use super::*;
+use crate::model::dependency::DelayDist;
 use crate::model::fallback::{Given, give};
 use crate::policy::PolicySpec;
 use crate::scenario::FallbackAnswer;
@@ -175,13 +176,21 @@ impl World<'_> {
         outcome: Outcome,
         staleness: Option<(Time, bool)>,
     ) {
-        let overhead = self.m.scenario.fleet.overhead.ns();
         let r = self.reqs.get_mut(tok).expect("live request");
         r.answer.outcome = outcome;
         r.answer.staleness = staleness;
+        let (fixed, overhead) = match &self.m.overhead {
+            DelayDist::Fixed(t) => (true, *t),
+            // One draw per request: a request responds once.
+            random => (false, random.at(((r.who.class as u64) << 48) ^ r.who.key, 0)),
+        };
         if overhead > 0 {
             r.phase = Phase::Responding;
-            self.timer_fixed(q, tok, overhead, Timer::Respond);
+            if fixed {
+                self.timer_fixed(q, tok, overhead, Timer::Respond);
+            } else {
+                self.timer(q, tok, now.saturating_add(overhead), Timer::Respond);
+            }
         } else {
             self.finish(now, q, tok);
         }

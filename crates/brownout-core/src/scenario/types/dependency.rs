@@ -31,6 +31,112 @@ pub enum Latency {
     },
 }
 
+/// A time that is fixed (`"5ms"`) or drawn anew for each use from a distribution of the
+/// same shapes as a latency: `Constant("5ms")`, `Exponential(mean: "5ms")`,
+/// `LogNormal(median: "5ms", sigma: 0.5)`, `Empirical(file: "x.csv")`.
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum Delay {
+    /// The same time for every use.
+    Fixed(Dur),
+    /// Drawn for each use (each request's or call's own draw).
+    Random(Latency),
+}
+
+// RON hands a value that may be a string or a variant to `deserialize_any` without the
+// variant's name (ron 0.10 keeps it only for serde's own untagged enums, and that check
+// fails with the serde in use), so the shape is recognised by its fields.
+impl<'de> Deserialize<'de> for Delay {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, value::MapAccessDeserializer};
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = Delay;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a duration such as \"5ms\" or a distribution: Constant(\"5ms\"), Exponential(mean: \"5ms\"), \
+                     LogNormal(median: \"5ms\", sigma: 0.5) or Empirical(file: \"x.csv\")",
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Delay, E> {
+                crate::units::parse_duration(v).map(|t| Delay::Fixed(Dur(t))).map_err(E::custom)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Delay, A::Error> {
+                let d: Dur = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
+                if seq.next_element::<de::IgnoredAny>()?.is_some() {
+                    return Err(de::Error::invalid_length(2, &self));
+                }
+                Ok(Delay::Random(Latency::Constant(d)))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Delay, A::Error> {
+                let s = Shape::deserialize(MapAccessDeserializer::new(map))?;
+                Ok(Delay::Random(match s {
+                    Shape { mean: Some(mean), median: None, sigma: None, file: None, column: None } => {
+                        Latency::Exponential { mean }
+                    }
+                    Shape { mean: None, median: Some(median), sigma: Some(sigma), file: None, column: None } => {
+                        Latency::LogNormal { median, sigma }
+                    }
+                    Shape { mean: None, median: None, sigma: None, file: Some(file), column } => {
+                        Latency::Empirical { file, column: column.unwrap_or_else(latency_col) }
+                    }
+                    _ => return Err(de::Error::custom(format_args!("expected {}", Expecting(&self)))),
+                }))
+            }
+        }
+        /// The fields of every distribution shape.
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Shape {
+            mean: Option<Dur>,
+            median: Option<Dur>,
+            sigma: Option<f64>,
+            file: Option<String>,
+            column: Option<String>,
+        }
+        struct Expecting<'a>(&'a V);
+        impl std::fmt::Display for Expecting<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                de::Visitor::expecting(self.0, f)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Default for Delay {
+    fn default() -> Self {
+        Delay::Fixed(Dur(0))
+    }
+}
+
+impl Delay {
+    /// Zero for every use.
+    pub fn is_zero(&self) -> bool {
+        matches!(self, Delay::Fixed(d) | Delay::Random(Latency::Constant(d)) if d.ns() == 0)
+    }
+
+    /// The mean in ns; None when a data file holds the samples.
+    pub fn mean_ns(&self) -> Option<f64> {
+        match self {
+            Delay::Fixed(d) => Some(d.ns() as f64),
+            Delay::Random(l) => l.mean_ns(),
+        }
+    }
+}
+
+impl Latency {
+    /// The mean in ns; None when a data file holds the samples.
+    pub fn mean_ns(&self) -> Option<f64> {
+        match self {
+            Latency::Constant(d) => Some(d.ns() as f64),
+            Latency::Exponential { mean } => Some(mean.ns() as f64),
+            Latency::LogNormal { median, sigma } => Some(median.ns() as f64 * (sigma * sigma / 2.0).exp()),
+            Latency::Empirical { .. } => None,
+        }
+    }
+}
+
 fn latency_col() -> String {
     "latency_ms".into()
 }
@@ -56,9 +162,10 @@ pub struct Dependency {
     /// Finite capacity: servers and a queue (load raises latency). None = infinite.
     #[serde(default)]
     pub capacity: Option<Capacity>,
-    /// Network time added to every call (request and response hop).
+    /// Network time added to every call (request and response hop): a duration, or a
+    /// distribution drawn for each call.
     #[serde(default)]
-    pub hop: Dur,
+    pub hop: Delay,
     /// Several replicas behind client-side load balancing (None = one replica).
     #[serde(default)]
     pub replicas: Option<Replicas>,

@@ -15,9 +15,10 @@ pub struct Fleet {
     pub workers: Workers,
     /// Connection pool to the dependency, per instance.
     pub pool: Pool,
-    /// Gateway processing time added to every response (R02 measured ~5 ms per hop).
+    /// Gateway processing time added to every response (R02 measured ~5 ms per hop): a
+    /// duration, or a distribution drawn for each request.
     #[serde(default)]
-    pub overhead: Dur,
+    pub overhead: Delay,
     /// Network partitions cutting instances off from the dependency.
     #[serde(default)]
     pub partitions: Vec<Partition>,
