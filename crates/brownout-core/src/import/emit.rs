@@ -4,8 +4,6 @@
 use super::Library;
 use super::tree::Pos;
 use crate::engine::{Time, fmt_time};
-use crate::policy::PolicySpec;
-use crate::scenario::Layer;
 
 /// One field of an imported layer.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,12 +129,6 @@ impl Imported {
         }
         s
     }
-
-    /// The layers as scenario layers, each parsed as a scenario file would be; an error names
-    /// the layer (e.g. when this brownout has no such policy).
-    pub fn layers(&self) -> Result<Vec<Layer>, String> {
-        self.layers.iter().map(|l| l.to_layer()).collect()
-    }
 }
 
 impl OutLayer {
@@ -144,19 +136,6 @@ impl OutLayer {
     pub fn ron(&self) -> String {
         let fields: Vec<String> = self.fields.iter().map(|f| format!("{}: {}", f.name, f.value)).collect();
         format!("(policy: {}(({})))", self.policy, fields.join(", "))
-    }
-
-    fn to_layer(&self) -> Result<Layer, String> {
-        ron::Options::default()
-            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
-            .from_str::<Layer>(&self.ron())
-            .map_err(|e| {
-                if is_policy(self.policy) {
-                    format!("the imported {} layer ({}) does not parse: {}", self.policy, self.what, e.code)
-                } else {
-                    format!("this brownout has no {} policy, which the import of {} needs", self.policy, self.what)
-                }
-            })
     }
 }
 
@@ -168,13 +147,4 @@ pub(crate) fn dur(ns: Time) -> String {
 /// RON text of a float (always with a decimal point or exponent).
 pub(crate) fn float(x: f64) -> String {
     format!("{x:?}")
-}
-
-/// Is `name` a policy of this brownout?
-pub(crate) fn is_policy(name: &str) -> bool {
-    let text = format!("{name}(())");
-    match ron::from_str::<PolicySpec>(&text) {
-        Ok(_) => true,
-        Err(e) => !matches!(e.code, ron::Error::NoSuchEnumVariant { .. }),
-    }
 }

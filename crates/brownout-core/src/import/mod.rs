@@ -12,7 +12,6 @@
 mod dotnet;
 mod emit;
 mod envoy;
-pub mod expand;
 mod opossum;
 mod read;
 mod resilience4j;
@@ -24,7 +23,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use emit::{Field, Imported, OutLayer, Snippet, Warning};
-pub use expand::ImportLayerConfig;
 pub use tree::Pos;
 
 /// A library whose configuration `brownout import` reads.

@@ -25,6 +25,7 @@ pub mod bulkhead;
 pub mod dotnet;
 pub mod envoy;
 pub mod hedge;
+pub mod import_layer;
 pub mod limiter;
 pub(crate) mod percentile;
 pub mod plugin;

@@ -151,7 +151,7 @@ policies! {
     /// .NET `AddStandardResilienceHandler`: five layers (rate limiter, total timeout, retry, Polly breaker, attempt timeout).
     DotnetStandard(super::dotnet::DotnetStandardConfig),
     /// The layers of a library's configuration file (resilience4j, Envoy/Istio, opossum, .NET), read when the scenario is loaded.
-    Import(crate::import::ImportLayerConfig),
+    Import(super::import_layer::ImportLayerConfig),
     /// opossum (Node) circuit breaker, its option names (snake_case) and defaults.
     Opossum(super::breaker::opossum::OpossumConfig),
 }

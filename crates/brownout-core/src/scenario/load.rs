@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use super::budget;
 use super::data::{self, DataError};
+use super::import::{self, ExpandError};
 use super::validate::{Invalid, validate};
 use super::{Arrivals, Delay, Drift, Latency, Scenario, locate};
-use crate::import::expand::{self as import, ExpandError};
 use crate::policy::plugin::Plugins;
 use crate::policy::{BuildCtx, PolicySpec};
 

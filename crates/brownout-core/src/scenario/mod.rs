@@ -4,6 +4,7 @@
 pub(crate) mod budget;
 pub(crate) mod data;
 mod fallback;
+mod import;
 mod load;
 pub(crate) mod locate;
 mod names;

@@ -5,42 +5,10 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
-use super::{ImportError, Library, import_file};
-use crate::policy::{BuildCtx, Policy, PolicyConfig, PolicySpec};
-use crate::scenario::{Layer, Scenario};
-
-/// An `Import(..)` layer: a library's configuration file to read the layers from.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ImportLayerConfig {
-    /// The configuration file, relative to the scenario file's folder.
-    pub file: String,
-    /// The instance (resilience4j), cluster (Envoy), breaker (opossum) or section (.NET, as
-    /// `A:B`) to import; may be left out when the file has only one.
-    #[serde(default)]
-    pub instance: Option<String>,
-    /// The library (`Resilience4j`, `Envoy`, `Opossum`, `Dotnet`); left out, it is told from
-    /// the file (`.yml`/`.yaml` with a `resilience4j` key, other YAML Envoy; JSON with a
-    /// standard-handler section .NET, other JSON opossum).
-    #[serde(default)]
-    pub library: Option<Library>,
-}
-
-impl PolicyConfig for ImportLayerConfig {
-    const KIND: &'static str = "import";
-
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        // `scenario::load` replaces every Import layer before validation; one still here came
-        // from a scenario that was parsed but not loaded.
-        Err("Import layers are replaced by the imported layers when the scenario is loaded (scenario::load)".into())
-    }
-
-    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
-        unreachable!("Import layers never pass validation: scenario::load replaces them")
-    }
-}
+use super::{Layer, Scenario};
+use crate::import::{ImportError, Imported, OutLayer, import_file};
+use crate::policy::PolicySpec;
+use crate::policy::import_layer::ImportLayerConfig;
 
 /// Where each layer of the expanded stacks came from, to point validation errors at the text.
 #[derive(Debug, Clone, Default)]
@@ -135,5 +103,33 @@ fn imported(cfg: &ImportLayerConfig, dir: &Path, at: &str) -> Result<Vec<Layer>,
     if out.layers.is_empty() {
         return Err(whole(format!("{}: nothing to import (no layer for this instance)", cfg.file), "file"));
     }
-    out.layers().map_err(|m| whole(format!("{}: {m}", cfg.file), "file"))
+    layers(&out).map_err(|m| whole(format!("{}: {m}", cfg.file), "file"))
+}
+
+/// The imported layers as scenario layers, each parsed as a scenario file would be; an error
+/// names the layer (e.g. when this brownout has no such policy).
+fn layers(out: &Imported) -> Result<Vec<Layer>, String> {
+    out.layers.iter().map(to_layer).collect()
+}
+
+fn to_layer(l: &OutLayer) -> Result<Layer, String> {
+    ron::Options::default()
+        .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+        .from_str::<Layer>(&l.ron())
+        .map_err(|e| {
+            if is_policy(l.policy) {
+                format!("the imported {} layer ({}) does not parse: {}", l.policy, l.what, e.code)
+            } else {
+                format!("this brownout has no {} policy, which the import of {} needs", l.policy, l.what)
+            }
+        })
+}
+
+/// Is `name` a policy of this brownout?
+fn is_policy(name: &str) -> bool {
+    let text = format!("{name}(())");
+    match ron::from_str::<PolicySpec>(&text) {
+        Ok(_) => true,
+        Err(e) => !matches!(e.code, ron::Error::NoSuchEnumVariant { .. }),
+    }
 }
