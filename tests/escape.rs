@@ -60,15 +60,33 @@ fn md_cells(row: &str) -> usize {
     n - 1
 }
 
-/// Places where `<` opens a tag: not escaped by a backslash, followed by a letter or `/`.
+/// Places where `<` opens a tag: not escaped by a backslash, followed by a letter or `/`, and
+/// outside a code span (whose text Markdown shows literally: a run of n backticks opens one,
+/// the next run of exactly n closes it).
 fn raw_html(md: &str) -> Vec<String> {
     let c: Vec<char> = md.chars().collect();
-    (0..c.len())
-        .filter(|&i| {
-            c[i] == '<' && (i == 0 || c[i - 1] != '\\') && c.get(i + 1).is_some_and(|n| n.is_alphabetic() || *n == '/')
-        })
-        .map(|i| c[i..(i + 12).min(c.len())].iter().collect())
-        .collect()
+    let mut out = Vec::new();
+    let mut code: Option<usize> = None;
+    let mut i = 0;
+    while i < c.len() {
+        if c[i] == '`' {
+            let n = c[i..].iter().take_while(|&&x| x == '`').count();
+            code = match code {
+                None => Some(n),
+                Some(open) if open == n => None,
+                keep => keep,
+            };
+            i += n;
+            continue;
+        }
+        let opens_tag =
+            c[i] == '<' && (i == 0 || c[i - 1] != '\\') && c.get(i + 1).is_some_and(|n| n.is_alphabetic() || *n == '/');
+        if code.is_none() && opens_tag {
+            out.push(c[i..(i + 12).min(c.len())].iter().collect());
+        }
+        i += 1;
+    }
+    out
 }
 
 #[test]

@@ -97,6 +97,21 @@ fn s_eq(v: &Value, k: &str, want: &str) -> bool {
 fn the_log_replays_to_the_summary_transition_counts_and_states_chain() {
     let dir = tempfile::tempdir().unwrap();
     let (lines, summary) = run_with_events(&root("scenarios/grocery.ron"), dir.path(), &[]);
+    replays(&lines, &summary);
+}
+
+/// With replications the log is replication 0's, the run `summary.json`'s `runs` describe:
+/// it replays to their transition counts (the other seeds' changes are not mixed in).
+#[test]
+fn with_replications_the_log_replays_to_the_root_seeds_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (lines, summary) = run_with_events(&root("scenarios/breakers-demo.ron"), dir.path(), &["--replications", "3"]);
+    assert_eq!(summary["replications"]["count"].as_u64(), Some(3));
+    replays(&lines, &summary);
+}
+
+/// The breaker lines of each policy set replay to its `breaker.transitions` and chain.
+fn replays(lines: &[Value], summary: &Value) {
     let warmup = summary["setup"]["warmup_s"].as_f64().unwrap();
     let mut sets_with_breaker = 0;
     for run in summary["runs"].as_array().unwrap() {

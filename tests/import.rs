@@ -79,19 +79,16 @@ fn resilience4j_sample_imports_to_ron_that_check_accepts() {
 }
 
 #[test]
-#[ignore = "needs the opossum/envoy/dotnet preset (lead enables after merge)"]
 fn opossum_sample_imports_to_ron_that_check_accepts() {
     import_then_check("opossum", &sample("opossum.json"), None);
 }
 
 #[test]
-#[ignore = "needs the opossum/envoy/dotnet preset (lead enables after merge)"]
 fn dotnet_sample_imports_to_ron_that_check_accepts() {
     import_then_check("dotnet", &sample("appsettings.json"), None);
 }
 
 #[test]
-#[ignore = "needs the opossum/envoy/dotnet preset (lead enables after merge)"]
 fn envoy_samples_import_to_ron_that_check_accepts() {
     import_then_check("envoy", &sample("cluster.yaml"), None);
     import_then_check("envoy", &sample("destination-rule.yaml"), None);
@@ -413,4 +410,70 @@ fn check_refuses_an_import_layer_at_the_imported_files_line_and_column() {
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("s.ron:8:") && e.contains("app.yml: cannot read"), "{e}");
+}
+
+/// Run `scenario` (text) from `dir` and return its `summary.json`.
+fn summary_of(dir: &Path, name: &str, scenario: &str) -> String {
+    std::fs::write(dir.join(format!("{name}.ron")), scenario).unwrap();
+    let out = format!("out-{name}");
+    let o = brownout(&["run", &format!("{name}.ron"), "--out", &out, "--no-charts", "-q"], dir);
+    assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read_to_string(dir.join(out).join("summary.json")).unwrap()
+}
+
+/// The opossum and .NET samples as `Import` layers run exactly like the presets written by
+/// hand from the files' values (read off the samples; the rest are the libraries' defaults).
+#[test]
+fn opossum_and_dotnet_imports_run_like_the_presets_written_by_hand() {
+    let cases = [
+        (
+            "opossum.json",
+            r#"[(policy: Opossum((timeout: "3s", error_threshold_percentage: 50.0, reset_timeout: "30s",
+                rolling_count_timeout: "10s", rolling_count_buckets: 10, volume_threshold: 10,
+                capacity: 100, allow_warm_up: true)))]"#,
+        ),
+        (
+            "appsettings.json",
+            r#"[(policy: DotnetStandard((rate_limiter_permits: 200, rate_limiter_queue: 20,
+                total_timeout: "20s", max_retry_attempts: 2, retry_backoff: Exponential,
+                retry_delay: "500ms", retry_use_jitter: true, failure_ratio: 0.2,
+                minimum_throughput: 50, sampling_duration: "20s", break_duration: "10s",
+                attempt_timeout: "5s")))]"#,
+        ),
+    ];
+    for (file, by_hand) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(sample(file), dir.path().join(file)).unwrap();
+        let imported =
+            summary_of(dir.path(), "imported", &scenario_with(&format!(r#"[(policy: Import((file: "{file}")))]"#), ""));
+        let hand = summary_of(dir.path(), "by-hand", &scenario_with(by_hand, ""));
+        assert_eq!(imported, hand, "{file}");
+    }
+}
+
+/// The Envoy cluster's printed stack and outlier-detection snippet, placed as the output says,
+/// run exactly like the thresholds and outlier detection written by hand from cluster.yaml.
+#[test]
+fn the_envoy_import_runs_like_the_thresholds_and_outlier_detection_written_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = brownout(&["import", "envoy", sample("cluster.yaml").to_str().unwrap()], dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let snippet: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("// "))
+        .skip_while(|l| !l.starts_with("outlier_detection"))
+        .collect();
+    assert!(!snippet.is_empty(), "{text}");
+    let replicas = |od: &str| format!(", replicas: (count: 4, balancing: RoundRobin, {od})");
+    let imported = summary_of(dir.path(), "imported", &scenario_with(&text, &replicas(&snippet.join("\n"))));
+    let hand_stack = r#"[(policy: EnvoyThresholds((thresholds: [
+        (priority: Default, max_connections: 100, max_pending_requests: 50, max_requests: 200, max_retries: 3),
+        (priority: High, max_connections: 200, max_pending_requests: 100, max_requests: 400, max_retries: 5)])))]"#;
+    let hand_od = r#"outlier_detection: Some((consecutive_5xx: 5, consecutive_gateway_failure: 3,
+        enforcing_consecutive_gateway_failure: 100, interval: "10s", base_ejection_time: "30s",
+        max_ejection_time: "300s", max_ejection_percent: 50, success_rate_minimum_hosts: 3,
+        success_rate_request_volume: 50, success_rate_stdev_factor: 1900, enforcing_success_rate: 100))"#;
+    let hand = summary_of(dir.path(), "by-hand", &scenario_with(hand_stack, &replicas(hand_od)));
+    assert_eq!(imported, hand);
 }

@@ -98,7 +98,7 @@ pub fn run_all_observed(
 }
 
 /// Run every policy set on `replications` seeds ([`replication_seed`]; 0 counts as 1).
-/// Replication 0 keeps the time series `opts` asks for; the others keep none.
+/// Replication 0 keeps the time series and event log `opts` asks for; the others keep neither.
 pub fn run_replicated(
     model: &Model,
     replications: u32,
@@ -136,7 +136,8 @@ fn run_grid(
     let others: Vec<Model> = seeds[1..].iter().map(|&seed| model.with_seed(seed)).collect();
     let one = |i: usize| {
         let (k, p) = (i / n.max(1), i % n.max(1));
-        let (m, o) = if k == 0 { (model, opts) } else { (&others[k - 1], RunOptions { timeseries: false, ..opts }) };
+        let (m, o) =
+            if k == 0 { (model, opts) } else { (&others[k - 1], RunOptions { timeseries: false, events: 0, ..opts }) };
         match observer {
             Some(f) => run_policy_observed(m, p, o, &|t| f(i, t)),
             None => run_policy(m, p, o),

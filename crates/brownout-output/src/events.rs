@@ -35,9 +35,15 @@ struct Line<'a> {
 }
 
 /// Every run's events in one order: by time, then policy set order, then as they happened.
+/// The runs whose logs the file and reports show: replication 0's, the run `summary.json`'s
+/// `runs` describe (the other replications keep no log).
+fn logged(result: &ScenarioResult) -> impl Iterator<Item = &crate::runner::RunMeta> {
+    result.runs.iter().filter(|r| r.replication == 0)
+}
+
 fn merged(result: &ScenarioResult) -> Vec<(&str, &LayerEvent)> {
     let mut all: Vec<(&str, &LayerEvent)> =
-        result.runs.iter().flat_map(|r| r.log.events.iter().map(move |e| (r.policy.as_str(), e))).collect();
+        logged(result).flat_map(|r| r.log.events.iter().map(move |e| (r.policy.as_str(), e))).collect();
     // A stable sort keeps policy set order, then each run's own order, among equal times.
     all.sort_by_key(|(_, e)| e.t);
     all
@@ -105,7 +111,7 @@ pub fn md_section(result: &ScenarioResult, file: Option<&Path>) -> String {
     if let Some(f) = file {
         out.push_str(&format!("Every transition, with its reason, is in `{}` (docs/events.md).\n", f.display()));
     }
-    for r in &result.runs {
+    for r in logged(result) {
         let n = r.log.events.len() as u64 + r.log.dropped;
         out.push_str(&format!("\n### {}: {n} transition(s)\n\n", crate::report::escape::md(&r.policy)));
         if r.log.events.is_empty() {
@@ -135,7 +141,7 @@ pub fn md_section(result: &ScenarioResult, file: Option<&Path>) -> String {
 /// transition, its reason on hover) and a table of the first transitions with their reasons.
 pub fn html_section(result: &ScenarioResult, horizon_s: f64) -> String {
     let mut out = String::from("<h2>Transitions</h2>\n");
-    for r in &result.runs {
+    for r in logged(result) {
         let n = r.log.events.len() as u64 + r.log.dropped;
         out.push_str(&format!("<h3>{}: {n} transition(s)</h3>\n", escape(&r.policy)));
         if r.log.events.is_empty() {

@@ -59,10 +59,7 @@ pub fn load_text(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     })?;
     let rates = check_data_files(&scenario, dir).map_err(|(at, e)| {
         let (line, col) = position(text, &at);
-        ScenarioError {
-            message: format!("{} (the data file of {at}, {}:{line}:{col})", e.message, path.display()),
-            ..e
-        }
+        ScenarioError { message: format!("{}; named at {}:{line}:{col}: {at}", e.message, path.display()), ..e }
     })?;
     // Rates read from data files count towards the event budget only now.
     if !rates.is_empty() {
