@@ -82,7 +82,7 @@ fn cancelled_calls_free_dependency_capacity_by_the_hand_computed_amount() {
     // 30 ms and ends at 95 ms; the second half is shed at once. Requests count when they
     // arrive after warm-up and end by the horizon.
     let served = |t: u64| t % 100 < 50;
-    let api = |r: &RunSummary| r.classes[0].outcomes.clone();
+    let api = |r: &RunSummary| r.classes[0].outcomes;
     assert_eq!(api(&keep).error, count(|t| !served(t) && measured(t)));
     assert_eq!(api(&keep).timeout, count(|t| served(t) && t >= 1000 && measured(t + 30)));
     assert_eq!(keep.dependency.abandoned, count(|t| served(t) && measured(t + 95)));
