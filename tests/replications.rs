@@ -75,7 +75,22 @@ fn replication_seeds_follow_their_definition() {
 
 #[test]
 fn a_model_with_another_seed_runs_as_one_built_with_it() {
-    let s = scenario(TEXT);
+    // Drawn overhead, hop and timeout unwind too: every counter the model holds takes the seed.
+    let drawn = TEXT
+        .replace(
+            r#"acquire_timeout: "1s")),"#,
+            r#"acquire_timeout: "1s"), overhead: Exponential(mean: "2ms"),
+               timeout_unwind: Exponential(mean: "5ms")),"#,
+        )
+        .replace(r#"sigma: 1.0)),"#, r#"sigma: 1.0), hop: Exponential(mean: "1ms")),"#);
+    assert_ne!(drawn, TEXT);
+    for text in [TEXT, drawn.as_str()] {
+        same_as_built_with(text);
+    }
+}
+
+fn same_as_built_with(text: &str) {
+    let s = scenario(text);
     let m = Model::build(&s, s.seed, Path::new(".")).unwrap();
     let fresh = Model::build(&s, 777, Path::new(".")).unwrap();
     for p in 0..s.policies.len() {

@@ -78,6 +78,14 @@ impl DelayDist {
         })
     }
 
+    /// The same delay with its draws derived from `seed` (a replication's); `label` as built.
+    pub(crate) fn reseeded(&self, seed: u64, label: u64) -> Self {
+        match self {
+            DelayDist::Fixed(t) => DelayDist::Fixed(*t),
+            DelayDist::Random(dist, _) => DelayDist::Random(dist.clone(), Counter::new(seed, label)),
+        }
+    }
+
     /// The delay of draw (`key`, `what`).
     pub(crate) fn at(&self, key: u64, what: u64) -> Time {
         match self {
@@ -227,7 +235,12 @@ impl DependencyModel {
 
     /// The same dependency drawing from `seed`'s counters (another replication).
     pub(crate) fn reseeded(&self, seed: u64) -> Self {
-        Self { latency_draws: Counter::new(seed, LATENCY), error_draws: Counter::new(seed, ERRORS), ..self.clone() }
+        Self {
+            latency_draws: Counter::new(seed, LATENCY),
+            error_draws: Counter::new(seed, ERRORS),
+            hop: self.hop.reseeded(seed, HOP),
+            ..self.clone()
+        }
     }
 
     /// The mode at time `t`.

@@ -27,6 +27,7 @@ use crate::scenario::{Layer, PartitionMode, Scenario};
 pub use world::MAX_LAYERS;
 
 const OVERHEAD: u64 = crate::engine::label_hash("fleet/overhead");
+const UNWIND: u64 = crate::engine::label_hash("fleet/timeout_unwind");
 
 use catalogue::Popularity;
 use dependency::{DelayDist, DependencyModel, LatencyDist};
@@ -44,6 +45,9 @@ pub struct Model {
     work: Vec<Option<LatencyDist>>,
     /// Gateway overhead per response, drawn per request when it is a distribution.
     overhead: DelayDist,
+    /// The gateway's unwind after an attempt timeout, when the scenario gives one (else each
+    /// Timeout layer's own); drawn per timed-out attempt.
+    unwind: Option<DelayDist>,
     /// Item popularity, when there is a catalogue.
     popularity: Option<Popularity>,
     /// Arrival processes per class, before any draw.
@@ -118,6 +122,10 @@ impl Model {
             dep,
             work,
             overhead: DelayDist::build(&scenario.fleet.overhead, seed, OVERHEAD, dir)?,
+            unwind: match &scenario.fleet.timeout_unwind {
+                Some(u) => Some(DelayDist::build(u, seed, UNWIND, dir)?),
+                None => None,
+            },
             popularity: scenario.catalogue.as_ref().map(Popularity::new),
             arrivals: scenario
                 .classes
@@ -142,7 +150,13 @@ impl Model {
 
     /// The same model with root seed `seed` (a replication): nothing is read or built again.
     pub fn with_seed(&self, seed: u64) -> Self {
-        Self { seed, dep: self.dep.reseeded(seed), ..self.clone() }
+        Self {
+            seed,
+            dep: self.dep.reseeded(seed),
+            overhead: self.overhead.reseeded(seed, OVERHEAD),
+            unwind: self.unwind.as_ref().map(|u| u.reseeded(seed, UNWIND)),
+            ..self.clone()
+        }
     }
 
     /// The dependency's behaviour (latency, errors, modes, capacity).

@@ -164,7 +164,8 @@ fn check_data_files(s: &Scenario, dir: &Path) -> Result<Vec<budget::ClassRates>,
         }
     }
     let d = &s.dependency;
-    for (at, delay) in [("fleet.overhead", &s.fleet.overhead), ("dependency.hop", &d.hop)] {
+    let unwind = s.fleet.timeout_unwind.iter().map(|u| ("fleet.timeout_unwind", u));
+    for (at, delay) in [("fleet.overhead", &s.fleet.overhead), ("dependency.hop", &d.hop)].into_iter().chain(unwind) {
         if let Delay::Random(Latency::Empirical { file, column }) = delay {
             refs.push((format!("{at}.Empirical.file"), file, Holds::Samples(column.clone())));
         }

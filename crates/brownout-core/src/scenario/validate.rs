@@ -95,6 +95,10 @@ fn validate_fleet(s: &Scenario) -> Result<(), Invalid> {
         return Err(bad("fleet.workers.slots", "fleet.workers.slots must be >= 1"));
     }
     validate_delay(&f.overhead).map_err(|(p, m)| bad(format!("fleet.overhead.{p}"), format!("fleet.overhead: {m}")))?;
+    if let Some(u) = &f.timeout_unwind {
+        validate_delay(u)
+            .map_err(|(p, m)| bad(format!("fleet.timeout_unwind.{p}"), format!("fleet.timeout_unwind: {m}")))?;
+    }
     if f.pool.max_connections == 0 {
         return Err(bad(
             "fleet.pool.max_connections",

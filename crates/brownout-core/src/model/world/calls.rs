@@ -21,7 +21,11 @@ impl World<'_> {
         }
         let r = self.reqs.get_mut(tok).expect("live request");
         r.time.attempt_deadline = timeout.map_or(Time::MAX, |t| now.saturating_add(t.0));
-        r.time.unwind = timeout.map_or(0, |t| t.1);
+        r.time.unwind = match (&self.m.unwind, timeout) {
+            // One draw per attempt (a hedge shares its attempt's timeout).
+            (Some(d), Some(_)) => d.at(((class as u64) << 48) ^ r.who.key, u64::from(r.attempt.number)),
+            (_, t) => t.map_or(0, |t| t.1),
+        };
         r.time.attempt_start = now;
         let pool = &self.m.scenario.fleet.pool;
         let i = &mut self.gateway.insts[inst as usize];

@@ -126,7 +126,11 @@ impl World<'_> {
                 let unwind = self.reqs.get(tok).expect("live request").time.unwind;
                 if unwind > 0 {
                     self.reqs.get_mut(tok).expect("live request").phase = Phase::Unwinding;
-                    self.timer_fixed(q, tok, unwind, Timer::Unwind);
+                    if matches!(self.m.unwind, Some(DelayDist::Random(..))) {
+                        self.timer(q, tok, now.saturating_add(unwind), Timer::Unwind);
+                    } else {
+                        self.timer_fixed(q, tok, unwind, Timer::Unwind);
+                    }
                 } else {
                     self.conclude(now, q, tok, Outcome::Timeout, false);
                 }

@@ -19,6 +19,11 @@ pub struct Fleet {
     /// duration, or a distribution drawn for each request.
     #[serde(default)]
     pub overhead: Delay,
+    /// The time the gateway takes to produce its 504 after an attempt timeout, drawn for each
+    /// timed-out attempt from this duration or distribution. Left out, each Timeout layer's
+    /// own fixed `unwind` applies; given, it replaces them (the unwind is the gateway's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_unwind: Option<Delay>,
     /// Network partitions cutting instances off from the dependency.
     #[serde(default)]
     pub partitions: Vec<Partition>,
