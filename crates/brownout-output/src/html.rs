@@ -73,7 +73,7 @@ pub fn run_section(description: &str, s: &ScenarioSummary) -> String {
     out.push_str("<h2>Comparison</h2>\n");
     out.push_str(&markdown_to_html(&report::table::markdown(s)));
     out.push_str("<h2>Verdict</h2>\n");
-    out.push_str(&markdown_to_html(&report::table::verdict(s)));
+    out.push_str(&markdown_to_html(&report::table::verdicts(s)));
     out
 }
 

@@ -122,7 +122,7 @@ pub fn report_md(scenario: &Scenario, s: &ScenarioSummary, checked: &[Checked], 
     }
     out.push_str(&report::table::markdown(s));
     out.push_str("\n## Verdict\n\n");
-    out.push_str(&report::table::verdict(s));
+    out.push_str(&report::table::verdicts(s));
     if !checked.is_empty() {
         out.push_str("\n## Expectations\n\n");
         for c in checked {

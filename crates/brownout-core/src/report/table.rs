@@ -212,6 +212,16 @@ fn ranking(s: &ScenarioSummary, sets: &[usize], m: &Metric, class: &str) -> (Vec
     (top, worst)
 }
 
+/// The whole run's verdict and, where the run has an incident phase ([`ScenarioSummary::key_phase`]),
+/// the same verdict over that phase, so the report does not judge by the whole-run average alone.
+pub fn verdicts(s: &ScenarioSummary) -> String {
+    let mut out = verdict(s);
+    if let Some(p) = s.key_phase() {
+        out.push_str(&format!("\n**{}**:\n\n{}", md(&p.title()), verdict(&s.phase_view(p))));
+    }
+    out
+}
+
 /// One sentence per class on the table's first column (its headline): which policy set was
 /// best, with its fallback share, staleness and cost; which tie with it; the worst.
 /// Never names one set both best and worst.
