@@ -82,7 +82,34 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
             super::types::check_phase_name(s, name).map_err(|m| bad(format!("expect[{k}].phase"), m))?;
         }
     }
+    if let Some(d) = &s.decide {
+        crate::decide::validate(d, &|r| resolve_measure(s, &classes, r))
+            .map_err(|(p, m)| bad(format!("decide{p}"), m))?;
+    }
     super::budget::check(s).map_err(|r| bad(r.path, r.message))?;
+    Ok(())
+}
+
+/// A `decide` objective or constraint in a scenario: a metric over a known class and phase.
+fn resolve_measure(
+    s: &Scenario,
+    classes: &BTreeMap<&str, usize>,
+    r: &crate::decide::ObjectiveRef,
+) -> Result<(), (&'static str, String)> {
+    use crate::decide::ObjectiveRef;
+    let m = match r {
+        ObjectiveRef::Axis(name) => {
+            let known = catalog::names(catalog::Scope::Run);
+            return Err((".metric", format!("unknown metric \"{name}\" (expected one of: {known})")));
+        }
+        ObjectiveRef::Metric(m) => m,
+    };
+    if let Some(c) = m.class.filter(|c| !classes.contains_key(c)) {
+        return Err((".class", format!("unknown class \"{c}\"")));
+    }
+    if let Some(p) = m.phase {
+        super::types::check_phase_name(s, p).map_err(|e| (".phase", e))?;
+    }
     Ok(())
 }
 

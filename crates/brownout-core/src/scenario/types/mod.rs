@@ -5,6 +5,7 @@
 //! These are the boundary: they say what the user wrote. `model::build` turns them into
 //! runtime state after `validate` has checked them.
 
+mod decide;
 mod dependency;
 mod expect;
 mod fleet;
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Dur;
 use crate::policy::PolicySpec;
+pub use decide::*;
 pub use dependency::*;
 pub use expect::*;
 pub use fleet::*;
@@ -71,6 +73,10 @@ pub struct Scenario {
     /// Assertions checked after the run (`brownout run` exits 1 if one fails).
     #[serde(default)]
     pub expect: Vec<Expectation>,
+    /// The objective and constraints a recommendation must meet (see [`crate::decide`]);
+    /// without it, the report names the winner on in-time success per class in the incident.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decide: Option<Decide>,
     /// Guards against runaway scenarios.
     #[serde(default)]
     pub limits: Limits,

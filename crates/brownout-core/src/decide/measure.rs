@@ -1,0 +1,95 @@
+//! What a decision measures: a catalogue metric, optionally per class and over a phase, or (in
+//! sweeps and `tune`) the value of a decision axis.
+
+use crate::metrics::catalog::{self, Metric, Scope};
+use crate::metrics::summary::RunSummary;
+use crate::scenario::Constraint;
+
+/// A catalogue metric, per class or per run, over the whole run or a phase.
+#[derive(Debug, Clone, Copy)]
+pub struct Measure<'a> {
+    /// Phase name; `None` for the whole run.
+    pub phase: Option<&'a str>,
+    /// Class for per-class metrics.
+    pub class: Option<&'a str>,
+    /// The catalogue row.
+    pub metric: &'static Metric,
+}
+
+/// An objective as written: a measure, or a name that is not a metric (a sweep axis).
+#[derive(Debug, Clone, Copy)]
+pub enum ObjectiveRef<'a> {
+    /// A catalogue metric.
+    Metric(Measure<'a>),
+    /// A bare name that is no run-level metric: a decision axis in a sweep or `tune`.
+    Axis(&'a str),
+}
+
+impl<'a> ObjectiveRef<'a> {
+    /// Parse `[phase:][class/]metric`; a bare name that is no run-level metric is an axis name.
+    pub fn parse(written: &'a str) -> Result<ObjectiveRef<'a>, String> {
+        let (phase, rest) = match written.split_once(':') {
+            Some((p, r)) => (Some(p), r),
+            None => (None, written),
+        };
+        let (class, name) = match rest.split_once('/') {
+            Some((c, m)) => (Some(c), m),
+            None => (None, rest),
+        };
+        let scope = if class.is_some() { Scope::Class } else { Scope::Run };
+        match catalog::find(scope, name) {
+            Some(metric) => Ok(ObjectiveRef::Metric(Measure { phase, class, metric })),
+            None if phase.is_none() && class.is_none() && catalog::find(Scope::Class, name).is_none() => {
+                Ok(ObjectiveRef::Axis(name))
+            }
+            None if class.is_none() && catalog::find(Scope::Class, name).is_some() => {
+                Err(format!("\"{name}\" is a per-class metric: write it as \"CLASS/{name}\""))
+            }
+            None => Err(format!("unknown metric \"{name}\" (expected one of: {})", catalog::names(scope))),
+        }
+    }
+}
+
+impl<'a> Measure<'a> {
+    /// The measure a constraint names; `Err((field, message))` for an unknown metric.
+    pub fn of_constraint(c: &'a Constraint) -> Result<Measure<'a>, (&'static str, String)> {
+        let scope = if c.class.is_some() { Scope::Class } else { Scope::Run };
+        let metric = catalog::find(scope, &c.metric).ok_or_else(|| {
+            let hint = match (scope, catalog::find(Scope::Class, &c.metric)) {
+                (Scope::Run, Some(_)) => format!("\"{}\" is a per-class metric: give `class`", c.metric),
+                _ => format!("unknown metric \"{}\" (expected one of: {})", c.metric, catalog::names(scope)),
+            };
+            (".metric", hint)
+        })?;
+        Ok(Measure { phase: c.phase.as_deref(), class: c.class.as_deref(), metric })
+    }
+
+    /// Written as sweep metrics are: `[phase:][class/]metric`.
+    pub fn path(&self) -> String {
+        let mut s = String::new();
+        if let Some(p) = self.phase {
+            s.push_str(p);
+            s.push(':');
+        }
+        if let Some(c) = self.class {
+            s.push_str(c);
+            s.push('/');
+        }
+        s.push_str(self.metric.name);
+        s
+    }
+
+    /// The value in a run: `whole` is the whole run's summary, `phase` finds a phase's. `None`
+    /// for an unknown class or phase, or a figure that is not a number (NaN).
+    pub fn read<'r>(&self, whole: &'r RunSummary, phase: &dyn Fn(&str) -> Option<&'r RunSummary>) -> Option<f64> {
+        let run = match self.phase {
+            None => whole,
+            Some(p) => phase(p)?,
+        };
+        let class = match self.class {
+            None => None,
+            Some(c) => Some(run.classes.iter().find(|k| k.class == c)?),
+        };
+        self.metric.value(run, class).filter(|v| !v.is_nan())
+    }
+}

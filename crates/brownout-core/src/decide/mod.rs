@@ -1,0 +1,349 @@
+//! From figures to a decision: an objective, constraints judged by one-sided 95 % bounds over
+//! replications, and the choice among candidates (policy sets in a run, settings in a sweep or
+//! a `tune` search).
+//!
+//! The module knows nothing of how candidates were run: callers hand it, per candidate, the
+//! objective's value and each constraint's value in every replication (the same seeds for
+//! every candidate: common random numbers), and get back verdicts and a choice. `run`, `sweep`
+//! and `tune` all decide through here, so a constraint means the same thing everywhere.
+
+mod measure;
+
+pub use measure::{Measure, ObjectiveRef};
+
+use crate::scenario::{Cmp, Constraint, Decide};
+use crate::verify::theory::t_quantile;
+
+/// Checks a measure against its context: `Err((field, message))`, the field being `.class`,
+/// `.phase` or `.metric` of the constraint at fault.
+pub type Resolve<'a> = dyn Fn(&ObjectiveRef) -> Result<(), (&'static str, String)> + 'a;
+
+/// Which way the objective improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sense {
+    /// Smaller is better.
+    Minimize,
+    /// Larger is better.
+    Maximize,
+}
+
+impl Sense {
+    /// The sense and the objective as written; `None` unless exactly one is given.
+    pub fn of(d: &Decide) -> Option<(Sense, &str)> {
+        match (&d.minimize, &d.maximize) {
+            (Some(m), None) => Some((Sense::Minimize, m)),
+            (None, Some(m)) => Some((Sense::Maximize, m)),
+            _ => None,
+        }
+    }
+
+    /// Is `a` strictly better than `b`?
+    pub fn better(self, a: f64, b: f64) -> bool {
+        match self {
+            Sense::Minimize => a < b,
+            Sense::Maximize => a > b,
+        }
+    }
+}
+
+/// The mean of replicated values and its one-sided 95 % bounds on each side.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Bounds {
+    /// Replications behind the figures.
+    pub n: usize,
+    /// Sample mean.
+    pub mean: f64,
+    /// One-sided 95 % lower bound: mean - t(0.95, n-1) s / sqrt(n) (the mean itself for n < 2).
+    pub lo: f64,
+    /// One-sided 95 % upper bound.
+    pub hi: f64,
+}
+
+impl Bounds {
+    /// Bounds of the finite values (NaN figures where there are none).
+    pub fn of(values: &[f64]) -> Bounds {
+        let xs: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        let n = xs.len();
+        if n == 0 {
+            return Bounds { n, mean: f64::NAN, lo: f64::NAN, hi: f64::NAN };
+        }
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        if n < 2 {
+            return Bounds { n, mean, lo: mean, hi: mean };
+        }
+        let var = xs.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        let half = t_quantile(0.95, n - 1) * (var / n as f64).sqrt();
+        Bounds { n, mean, lo: mean - half, hi: mean + half }
+    }
+}
+
+/// A constraint's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The one-sided 95 % bound meets the constraint.
+    Holds,
+    /// The bound on the other side misses it: the constraint fails with 95 % confidence.
+    Fails,
+    /// The interval straddles the target: more replications would tell.
+    Unsure,
+}
+
+/// One constraint judged on one candidate.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Judged {
+    /// The values' mean and bounds.
+    pub bounds: Bounds,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Slack of the conservative bound: how far it lies on the right side of the target
+    /// (negative: short by that much). For `Ge`/`Gt` it is `lo - value`, for `Le`/`Lt`
+    /// `value - hi`.
+    pub margin: f64,
+    /// True with fewer than two replications: no interval could be estimated, the verdict is
+    /// the single value's.
+    pub untested: bool,
+}
+
+/// Judge `values` (one per replication) against `c`. `Eq` is treated as unsatisfiable by an
+/// interval (validation refuses it); a constraint without finite values fails.
+pub fn judge(c: &Constraint, values: &[f64]) -> Judged {
+    let b = Bounds::of(values);
+    let (conservative, hopeful, wants_high) = match c.op {
+        Cmp::Ge | Cmp::Gt => (b.lo, b.hi, true),
+        Cmp::Le | Cmp::Lt | Cmp::Eq => (b.hi, b.lo, false),
+    };
+    let meets = |x: f64| match c.op {
+        Cmp::Ge => x >= c.value,
+        Cmp::Gt => x > c.value,
+        Cmp::Le => x <= c.value,
+        Cmp::Lt => x < c.value,
+        Cmp::Eq => false,
+    };
+    let verdict = if b.n == 0 {
+        Verdict::Fails
+    } else if meets(conservative) {
+        Verdict::Holds
+    } else if !meets(hopeful) {
+        Verdict::Fails
+    } else {
+        Verdict::Unsure
+    };
+    let margin = if wants_high { conservative - c.value } else { c.value - conservative };
+    Judged { bounds: b, verdict, margin: if b.n == 0 { f64::NEG_INFINITY } else { margin }, untested: b.n < 2 }
+}
+
+/// One candidate's replicated figures: the objective's value and each constraint's value in
+/// every replication, replication `r` in position `r` (the same seeds for every candidate).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Samples {
+    /// Objective per replication.
+    pub objective: Vec<f64>,
+    /// Per constraint (in `subject_to` order), its values per replication.
+    pub constraints: Vec<Vec<f64>>,
+}
+
+/// One candidate evaluated.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Evaluated {
+    /// The objective's mean and bounds.
+    pub objective: Bounds,
+    /// Each constraint's judgement, in `subject_to` order.
+    pub constraints: Vec<Judged>,
+    /// Every constraint holds.
+    pub feasible: bool,
+    /// The worst relative shortfall of a constraint that does not hold: `-margin / |value|`
+    /// (absolute where the target is 0); 0 when feasible.
+    pub violation: f64,
+}
+
+/// Evaluate a candidate's samples against `d`'s constraints.
+pub fn evaluate(d: &Decide, s: &Samples) -> Evaluated {
+    let constraints: Vec<Judged> = d.subject_to.iter().zip(&s.constraints).map(|(c, v)| judge(c, v)).collect();
+    let feasible = constraints.len() == d.subject_to.len() && constraints.iter().all(|j| j.verdict == Verdict::Holds);
+    let violation = d
+        .subject_to
+        .iter()
+        .zip(&constraints)
+        .filter(|(_, j)| j.verdict != Verdict::Holds)
+        .map(|(c, j)| relative_shortfall(c, j))
+        .fold(0.0, f64::max);
+    Evaluated { objective: Bounds::of(&s.objective), constraints, feasible, violation }
+}
+
+fn relative_shortfall(c: &Constraint, j: &Judged) -> f64 {
+    let short = (-j.margin).max(0.0);
+    // An unsure constraint whose bound touches the target still is not shown to hold: count a
+    // tiny shortfall so it ranks behind the feasible ones but ahead of clear failures.
+    let short = if short == 0.0 { f64::MIN_POSITIVE } else { short };
+    if c.value == 0.0 { short } else { short / c.value.abs() }
+}
+
+/// A decision setting evaluated in several conditions (environment points) combined into one
+/// worst-case evaluation: feasible only if feasible in every condition; violation, objective
+/// and every constraint's figures are the worst condition's (the objective's worst by `sense`).
+pub fn worst_case(sense: Sense, per_condition: &[Evaluated]) -> Evaluated {
+    let mut it = per_condition.iter();
+    let Some(first) = it.next() else {
+        return Evaluated {
+            objective: Bounds::of(&[]),
+            constraints: Vec::new(),
+            feasible: false,
+            violation: f64::INFINITY,
+        };
+    };
+    let mut out = first.clone();
+    for e in it {
+        if sense.better(out.objective.mean, e.objective.mean) || e.objective.mean.is_nan() {
+            out.objective = e.objective;
+        }
+        for (o, j) in out.constraints.iter_mut().zip(&e.constraints) {
+            if j.margin < o.margin || (j.verdict != Verdict::Holds && o.verdict == Verdict::Holds) {
+                *o = *j;
+            }
+        }
+        out.feasible &= e.feasible;
+        out.violation = out.violation.max(e.violation);
+    }
+    out
+}
+
+/// Why the runner-up was not chosen.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lost {
+    /// Both feasible; the runner-up's objective is worse by `by` (in the objective's units).
+    /// `significant`: the paired 95 % interval of the difference excludes zero; false means
+    /// the two are tied within the replications' noise.
+    Objective {
+        /// Objective difference, runner-up minus recommended, in the better-is-positive sense.
+        by: f64,
+        /// The paired difference's two-sided 95 % interval excludes zero.
+        significant: bool,
+    },
+    /// The runner-up fails constraint `constraint` (index into `subject_to`) by `by` (its
+    /// conservative bound's shortfall, in the metric's units).
+    Infeasible {
+        /// Index into `subject_to`.
+        constraint: usize,
+        /// Shortfall in the metric's units.
+        by: f64,
+    },
+    /// Neither is feasible; the runner-up's worst relative shortfall is larger.
+    MoreViolation {
+        /// Runner-up's violation minus the recommended one's.
+        by: f64,
+    },
+}
+
+/// The choice among candidates.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Choice {
+    /// Index of the recommended candidate (`None` only when there are no candidates).
+    pub recommended: Option<usize>,
+    /// Whether the recommended candidate meets every constraint. When none does, the
+    /// recommendation is the one with the least worst-case violation.
+    pub feasible: bool,
+    /// Index of the runner-up, if any.
+    pub runner_up: Option<usize>,
+    /// Why the runner-up lost.
+    pub lost: Option<Lost>,
+}
+
+/// Choose among `evals` (candidate `k`'s samples in `samples[k]`, for paired comparisons):
+/// the feasible candidate with the best objective mean; ties on the mean keep the earlier
+/// candidate and are reported as a tie (`Lost::Objective { significant: false }`). Without a
+/// feasible one, the least violation.
+pub fn choose(sense: Sense, evals: &[Evaluated], samples: &[Samples]) -> Choice {
+    let mut order: Vec<usize> = (0..evals.len()).collect();
+    order.sort_by(|&a, &b| rank(sense, &evals[a], &evals[b]).then(a.cmp(&b)));
+    let recommended = order.first().copied();
+    let runner_up = order.get(1).copied();
+    let lost = match (recommended, runner_up) {
+        (Some(r), Some(u)) => Some(why_lost(sense, r, u, evals, samples)),
+        _ => None,
+    };
+    Choice { recommended, feasible: recommended.is_some_and(|r| evals[r].feasible), runner_up, lost }
+}
+
+fn rank(sense: Sense, a: &Evaluated, b: &Evaluated) -> std::cmp::Ordering {
+    use std::cmp::Ordering::*;
+    match (a.feasible, b.feasible) {
+        (true, false) => Less,
+        (false, true) => Greater,
+        (false, false) => a.violation.total_cmp(&b.violation),
+        (true, true) => {
+            let (x, y) = (a.objective.mean, b.objective.mean);
+            match (x.is_nan(), y.is_nan()) {
+                (true, true) => Equal,
+                (true, false) => Greater,
+                (false, true) => Less,
+                _ if sense.better(x, y) => Less,
+                _ if sense.better(y, x) => Greater,
+                _ => Equal,
+            }
+        }
+    }
+}
+
+fn why_lost(sense: Sense, r: usize, u: usize, evals: &[Evaluated], samples: &[Samples]) -> Lost {
+    let (er, eu) = (&evals[r], &evals[u]);
+    if er.feasible && !eu.feasible {
+        let (k, j) = eu
+            .constraints
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| j.verdict != Verdict::Holds)
+            .min_by(|a, b| a.1.margin.total_cmp(&b.1.margin))
+            .expect("an infeasible candidate has a constraint that does not hold");
+        return Lost::Infeasible { constraint: k, by: (-j.margin).max(0.0) };
+    }
+    if !er.feasible {
+        return Lost::MoreViolation { by: eu.violation - er.violation };
+    }
+    let sign = if sense == Sense::Minimize { 1.0 } else { -1.0 };
+    let by = sign * (eu.objective.mean - er.objective.mean);
+    let diffs: Vec<f64> = samples[u].objective.iter().zip(&samples[r].objective).map(|(a, b)| sign * (a - b)).collect();
+    let significant = by != 0.0 && diffs.len() >= 2 && {
+        let i = crate::verify::theory::t_interval(&diffs, 0.95);
+        i.lo > 0.0 || i.hi < 0.0
+    };
+    Lost::Objective { by, significant }
+}
+
+/// Check a `decide` section's shape and names: exactly one objective, constraint ops other
+/// than `Eq`, finite targets, known metrics, classes and phases. `resolve` checks an objective
+/// or constraint measure against the context (scenario classes and phases, sweep axes) and
+/// returns the offending field (`.class`, `.phase`, `.metric`) and a message on failure.
+/// Errors are `(path relative to the section, message)`.
+pub fn validate(d: &Decide, resolve: &Resolve) -> Result<(), (String, String)> {
+    let objective = match (&d.minimize, &d.maximize) {
+        (Some(_), Some(_)) => {
+            return Err((".maximize".into(), "decide: give one of `minimize` or `maximize`, not both".into()));
+        }
+        (None, None) => return Err((String::new(), "decide: give an objective, `minimize` or `maximize`".into())),
+        (Some(m), None) => (".minimize", m),
+        (None, Some(m)) => (".maximize", m),
+    };
+    let r = ObjectiveRef::parse(objective.1).map_err(|m| (objective.0.to_string(), format!("decide: {m}")))?;
+    resolve(&r).map_err(|(_, m)| (objective.0.to_string(), format!("decide: {m}")))?;
+    for (k, c) in d.subject_to.iter().enumerate() {
+        let at = |f: &str| format!(".subject_to[{k}]{f}");
+        if c.op == Cmp::Eq {
+            return Err((
+                at(".op"),
+                "decide: a constraint needs Ge, Gt, Le or Lt (an equality cannot be shown by an interval)".into(),
+            ));
+        }
+        if !c.value.is_finite() {
+            return Err((at(".value"), format!("decide: constraint value must be a finite number, got {}", c.value)));
+        }
+        let m = Measure::of_constraint(c).map_err(|(f, m)| (at(f), format!("decide: {m}")))?;
+        resolve(&ObjectiveRef::Metric(m)).map_err(|(f, msg)| (at(f), format!("decide: {msg}")))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
