@@ -8,6 +8,7 @@
 //! and `tune` all decide through here, so a constraint means the same thing everywhere.
 
 mod measure;
+pub mod recommendation;
 
 pub use measure::{Measure, ObjectiveRef};
 
