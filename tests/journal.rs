@@ -167,7 +167,10 @@ fn cases() -> Vec<(&'static str, Cmd, Mutate, Expect)> {
         ("blank header line", Resume, |c| c.set_raw(b"\n"), Refuse(J, ":1")),
         ("header checksum mismatch", Resume, |c| c.edit(0, |l| l.replacen("0/1", "0/2", 1)), Refuse(J, "checksum")),
         ("header of another shard", Resume, |c| c.forge(0, |j| j.replacen("0/1", "1/2", 1)), Refuse(J, "cannot resume")),
-        ("header of another plan", Resume, |c| c.forge(0, |j| set_field(j, "hash", "0123456789abcdef".into())), Refuse(J, "cannot resume")),
+        // An edited spec: its runs take the finished records whose inputs (keys) are unchanged.
+        ("header of another plan", Resume, |c| c.forge(0, |j| set_field(j, "hash", "0123456789abcdef".into())), Recover),
+        ("header of another plan, no record fits", Resume, |c| { c.forge(0, |j| set_field(j, "hash", "0123456789abcdef".into())); for i in 1..c.lines().len() { c.forge(i, |j| set_field(j, "key", "0".repeat(32).into())); } }, Refuse(J, "none of the journal's")),
+        ("header of another sweep", Resume, |c| { let t = std::fs::read_to_string(c.plan()).unwrap(); std::fs::write(c.plan(), t.replacen("\"j\"", "\"k\"", 1)).unwrap(); let crc = crc(&std::fs::read(c.plan()).unwrap()); c.forge(0, |j| set_field(&set_field(j, "hash", "0123456789abcdef".into()), "plan", crc.clone().into())); }, Refuse(J, "of sweep")),
         ("header of another plan.json", Resume, |c| c.forge(0, |j| set_field(j, "plan", "00000000".into())), Refuse(J, "cannot resume")),
         ("header without checksum (old format)", Resume, |c| c.edit(0, inner), Refuse(J, ":1")),
         ("header of binary garbage", Resume, |c| c.set_raw(b"\xff\xfe\x00garbage\n"), Refuse(J, ":1")),

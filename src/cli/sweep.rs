@@ -14,7 +14,7 @@ use brownout::output::folder;
 use brownout::output::journal;
 use brownout::report::escape;
 use brownout::sweep::store::{self, Header, RunRecord};
-use brownout::sweep::{self, Shard, grid};
+use brownout::sweep::{self, Shard, grid, reuse};
 
 /// Arguments of `brownout sweep`.
 #[derive(Args, Debug)]
@@ -40,6 +40,10 @@ pub struct SweepArgs {
     /// No progress display.
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Simulate every run, even those whose inputs equal another run's (for checking that
+    /// reuse changes no result).
+    #[arg(long, hide = true)]
+    no_reuse: bool,
 }
 
 /// Arguments of `brownout merge`.
@@ -113,21 +117,36 @@ fn run_sweep(args: SweepArgs) -> Result<Value, Failure> {
     let shard = args.shard.unwrap_or(Shard::ALL);
     let plan_bytes = store::plan_bytes(&plan.info).map_err(|e| io(e.into()))?;
     let header = Header { hash: plan.info.hash.clone(), shard: shard.to_string(), plan: store::checksum(&plan_bytes) };
-    let journal::Opened { journal, done, restarted } =
-        journal::open(&out, &plan.info, &header, args.resume).map_err(io)?;
+    let keys = reuse::run_keys(&plan).map_err(io)?;
+    let (journal::Opened { journal, done, restarted }, carried) = if args.no_reuse {
+        (journal::open(&out, &plan.info, &header, args.resume).map_err(io)?, None)
+    } else {
+        journal::open_reusing(&out, &plan.info, &header, args.resume, &keys, shard).map_err(io)?
+    };
     if restarted {
         let path = out.join(store::JOURNAL);
         eprintln!("note: {} has no complete header (torn when it was created); starting it afresh", path.display());
     }
+    if let Some(c) = carried {
+        eprintln!(
+            "note: the spec changed since {} was started: {} runs take finished records (their inputs are unchanged); {} finished runs fit none and are dropped",
+            out.join(store::JOURNAL).display(),
+            c.kept,
+            c.dropped
+        );
+    }
     // Rewritten on every start, so an edited plan.json is replaced by the spec's.
     journal::write_plan(&out, &plan.info).map_err(io)?;
     let todo = sweep::pending(&plan, shard, &done);
+    let schedule = reuse::schedule(&todo, &keys, &done, !args.no_reuse);
     let bar = Progress::new(args.quiet, todo.len() as u64, "finished", runs);
     let (events, requests) = (AtomicU64::new(0), AtomicU64::new(0));
     let started = Instant::now();
-    let result = sweep::execute(&plan, &todo, threads, &|r| journal.append(r), &|r| {
-        events.fetch_add(r.events, Ordering::Relaxed);
-        requests.fetch_add(r.requests, Ordering::Relaxed);
+    let result = reuse::execute(&plan, &keys, &schedule, threads, &|r| journal.append(r), &|r, reused| {
+        if !reused {
+            events.fetch_add(r.events, Ordering::Relaxed);
+            requests.fetch_add(r.requests, Ordering::Relaxed);
+        }
         if let Some(bar) = &bar {
             bar.add(1);
         }
@@ -141,13 +160,14 @@ fn run_sweep(args: SweepArgs) -> Result<Value, Failure> {
     eprintln!(
         "{}",
         escape::terminal(&format!(
-            "sweep {}: {} points x {} policies x {} replications = {} runs ({} run now, {} resumed, shard {shard}); {requests} simulated requests; {wall:.2} s wall; {:.2} M events/s",
+            "sweep {}: {} points x {} policies x {} replications = {} runs ({} run now, {} reused, {} resumed, shard {shard}); {requests} simulated requests; {wall:.2} s wall; {:.2} M events/s",
             plan.info.sweep,
             plan.info.points.len(),
             plan.info.policies.len(),
             plan.info.replications,
             plan.info.runs(),
-            todo.len(),
+            schedule.execute.len(),
+            schedule.reused(),
             done.len(),
             events as f64 / wall.max(1e-9) / 1e6
         ))
@@ -160,7 +180,12 @@ fn run_sweep(args: SweepArgs) -> Result<Value, Failure> {
         "sweep": plan.info.sweep,
         "out": out.display().to_string(),
         "shard": shard.to_string(),
-        "runs": { "planned": plan.info.runs(), "run_now": todo.len(), "resumed": done.len() },
+        "runs": {
+            "planned": plan.info.runs(),
+            "run_now": schedule.execute.len(),
+            "reused": schedule.reused(),
+            "resumed": done.len(),
+        },
         "simulated_requests": requests,
         "files": [],
         "charts": 0,

@@ -7,7 +7,7 @@
 //! loses at most the runs that were in progress, and a header torn at creation means an empty
 //! journal. Any complete line that fails its checksum or the plan is refused, with its line.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
@@ -17,7 +17,9 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
 use crate::report::escape::csv_cell;
+use crate::sweep::Shard;
 use crate::sweep::grid::PlanInfo;
+use crate::sweep::reuse;
 use crate::sweep::stats::mean_ci95;
 use crate::sweep::store::{Header, JOURNAL, PLAN, RunRecord, check_record, checksum, frame, plan_bytes, unframe};
 
@@ -146,6 +148,82 @@ pub fn open(dir: &Path, plan: &PlanInfo, header: &Header, resume: bool) -> Resul
         return Ok(Opened { restarted: true, ..fresh(Journal::recreate(dir, header)?) });
     }
     Ok(Opened { journal: Journal::reopen(dir, read.valid_len)?, done: read.records, restarted: false })
+}
+
+/// What a `--resume` after a spec edit took from the journal of the earlier plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Carried {
+    /// Runs of this plan that took a finished record of the earlier one (equal keys).
+    pub kept: usize,
+    /// Finished runs of the earlier plan that no run of this one (and shard) matches.
+    pub dropped: usize,
+}
+
+/// The header of `dir`'s journal: `None` without a journal or with a torn header.
+fn peek_header(dir: &Path) -> Result<Option<Header>> {
+    let path = dir.join(JOURNAL);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
+    }
+    let bytes = crate::read_regular(&path)?;
+    let Some(end) = bytes.iter().position(|&b| b == b'\n') else { return Ok(None) };
+    let at = |why: String| anyhow::anyhow!("{}:1: {why}", path.display());
+    let json = unframe(&bytes[..end], "header").map_err(at)?;
+    Ok(Some(serde_json::from_slice(json).map_err(|e| at(format!("bad header: {e}")))?))
+}
+
+/// [`open`], except that with `resume` a journal of an earlier plan of the same sweep and
+/// shard (the spec was edited) is taken over: each run of this plan that `shard` owns and
+/// whose key (`keys`, in run order) a finished record has takes that record, renumbered, and
+/// the journal is rewritten for this plan. Refused as [`open`] does when the journal is of
+/// another sweep or shard, when `plan.json` is not the one it started with, or when not one
+/// finished run would be kept (another seed, base scenario or metrics: a new `--out` then
+/// keeps the old results).
+pub fn open_reusing(
+    dir: &Path,
+    plan: &PlanInfo,
+    header: &Header,
+    resume: bool,
+    keys: &[String],
+    shard: Shard,
+) -> Result<(Opened, Option<Carried>)> {
+    let old = match peek_header(dir)? {
+        Some(h) if resume && h.hash != header.hash && h.shard == header.shard => h,
+        _ => return Ok((open(dir, plan, header, resume)?, None)),
+    };
+    let refuse = |why: String| anyhow::anyhow!("{}: cannot resume: {why}", dir.join(JOURNAL).display());
+    let (old_plan, crc) = read_plan(dir)?;
+    if crc != old.plan {
+        return Err(refuse(format!(
+            "{} was changed after the journal was started (checksum {crc}, the journal says {}), so its runs cannot be matched",
+            dir.join(PLAN).display(),
+            old.plan
+        )));
+    }
+    if old_plan.sweep != plan.sweep {
+        return Err(refuse(format!("this journal is of sweep \"{}\", not \"{}\"", old_plan.sweep, plan.sweep)));
+    }
+    let read = read_journal(dir, &old_plan, |_| Ok(()))?;
+    let done = reuse::carry_over(keys, |run| shard.owns(run), &read.records);
+    let used: BTreeSet<&str> = done.iter().filter_map(|r| r.key.as_deref()).collect();
+    let old_runs: BTreeMap<u64, Option<&str>> = read.records.iter().map(|r| (r.run, r.key.as_deref())).collect();
+    let dropped = old_runs.values().filter(|k| k.is_none_or(|k| !used.contains(k))).count();
+    if done.is_empty() && !old_runs.is_empty() {
+        return Err(refuse(format!(
+            "the spec changed (plan {} -> {}) and none of the journal's {} finished runs has inputs it still uses (another seed, base scenario or metrics?): choose another --out",
+            old.hash,
+            header.hash,
+            old_runs.len()
+        )));
+    }
+    let mut bytes = frame("header", header)?;
+    for r in &done {
+        bytes.extend(frame("record", r)?);
+    }
+    crate::write_atomic(&dir.join(JOURNAL), &bytes)?;
+    let journal = Journal::reopen(dir, bytes.len() as u64)?;
+    let carried = Carried { kept: done.len(), dropped };
+    Ok((Opened { journal, done, restarted: false }, Some(carried)))
 }
 
 /// The three result files.

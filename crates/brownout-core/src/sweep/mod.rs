@@ -8,6 +8,7 @@
 //!   common-random-number seeds. All errors surface here, before any run.
 //! - [`stats`]: means and their Student-t intervals.
 //! - [`store`]: the journal's records and checksummed lines (`output::journal` writes them).
+//! - [`reuse`]: each run's content key; runs with equal keys are run once.
 //!
 //! Architecture invariant: result files are a pure function of the plan and the set of
 //! finished runs, rendered in run order. Thread count, completion order, interruption and
@@ -15,6 +16,7 @@
 
 pub mod grid;
 pub(crate) mod path;
+pub mod reuse;
 pub(crate) mod spec;
 pub mod stats;
 pub mod store;
@@ -71,7 +73,7 @@ impl fmt::Display for Shard {
 }
 
 /// Run one run of the plan: build the point's model with the replication's seed, simulate
-/// the policy, keep only the metric values.
+/// the policy, keep only the metric values (the record's key is the caller's to set).
 pub fn run_one(plan: &Plan, run: u64) -> Result<RunRecord> {
     let id = plan.info.run_id(run);
     let seed = plan.info.replication_seed(id.replication);
@@ -98,7 +100,7 @@ pub fn run_one(plan: &Plan, run: u64) -> Result<RunRecord> {
             run.and_then(|r| catalog::value_of(r, m)).filter(|x| !x.is_nan())
         })
         .collect();
-    Ok(RunRecord { run, seed, events: result.summary.events, requests: result.requests, metrics })
+    Ok(RunRecord { run, seed, events: result.summary.events, requests: result.requests, metrics, key: None })
 }
 
 /// Run `todo` on a local pool of `threads` threads, handing each record to `keep` (the

@@ -31,6 +31,11 @@ pub struct RunRecord {
     pub requests: u64,
     /// The plan's metrics, in order (`None` for NaN, which JSON cannot hold).
     pub metrics: Vec<Option<f64>>,
+    /// The run's content key (see [`super::reuse::run_keys`]): what lets a run with the same
+    /// inputs, in this plan or an edited one, take this record. Absent in journals written
+    /// before keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// The journal's first line: what the journal belongs to.
@@ -146,7 +151,7 @@ pub mod fixtures {
     pub fn rec(run: u64, m: f64) -> RunRecord {
         let p = plan();
         let seed = p.replication_seed(p.run_id(run).replication);
-        RunRecord { run, seed, events: 10, requests: 5, metrics: vec![Some(m)] }
+        RunRecord { run, seed, events: 10, requests: 5, metrics: vec![Some(m)], key: None }
     }
 }
 
