@@ -114,6 +114,7 @@ pub fn run_all(
     opts: RunOptions,
     parallel: bool,
     quiet: bool,
+    sinks: runner::Sinks,
 ) -> Result<ScenarioResult, runner::PolicyRunError> {
     let sets = model.scenario().policies.len();
     let reps = model.scenario().replications.max(1) as usize;
@@ -124,7 +125,7 @@ pub fn run_all(
         _ => format!("{sets} policy set(s) x {reps} replications, simulated (mean)"),
     };
     let Some(progress) = Progress::new(quiet, horizon.saturating_mul(n as u64), &what, sim_time) else {
-        return runner::run_all(model, opts, parallel);
+        return runner::run_all_streamed(model, opts, parallel, None, sinks);
     };
     let progress = progress.per(n as u64);
     // Each run's last reported time, so ticks add only the time since.
@@ -133,7 +134,7 @@ pub fn run_all(
         let before = reached[p].swap(now, Ordering::Relaxed);
         progress.add(now.saturating_sub(before));
     };
-    let result = runner::run_all_observed(model, opts, parallel, &observer);
+    let result = runner::run_all_streamed(model, opts, parallel, Some(&observer), sinks);
     progress.finish();
     result
 }

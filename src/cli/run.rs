@@ -200,7 +200,10 @@ fn execute(args: &RunArgs, model: &Model) -> Result<Finished, Failure> {
     let started = Instant::now();
     let events = if args.events.is_some() { usize::try_from(args.events_max).unwrap_or(usize::MAX) } else { 0 };
     let opts = RunOptions { timeseries: true, trace_limit: 0, events };
-    let result = progress::run_all(model, opts, !args.serial, args.quiet)
+    // Staged before running: the runs stream their time series into it as windows close.
+    let stage =
+        output::run::RunStage::new(&lock, s.policies.len()).map_err(|e| Failure::input(format!("error: {e:#}")))?;
+    let result = progress::run_all(model, opts, !args.serial, args.quiet, &|p| stage.sink(p))
         .map_err(|e| Failure::input(format!("error: {e} (seed {}; nothing written)", model.seed())))?;
     let wall = started.elapsed().as_secs_f64();
     if args.check_determinism {
@@ -218,7 +221,8 @@ fn execute(args: &RunArgs, model: &Model) -> Result<Finished, Failure> {
         write_events(path, &result)?;
     }
     let folder_opts = output::run::RunFolder { charts: !args.no_charts, stats, events_file: args.events.clone() };
-    output::run::write_run(&lock, s, model.seed(), &result, &checked, &folder_opts)
+    stage
+        .write(s, model.seed(), &result, &checked, &folder_opts)
         .map_err(|e| Failure::input(format!("error: {e:#}")))?;
     if let Some(path) = &args.junit {
         let xml = output::junit::expectations(&s.name, &s.expect, &checked).map_err(io)?;

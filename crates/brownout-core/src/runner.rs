@@ -6,9 +6,9 @@ use std::fmt;
 use rayon::prelude::*;
 
 use crate::engine::{Time, counter_u64, label_hash, ms_f64};
-use crate::metrics::WindowRow;
 use crate::metrics::summary::{ClassInfo, PhaseSummary, Replications, RunSummary, ScenarioSummary, Setup};
-use crate::model::{Model, RunError, RunOptions, RunResult, run_policy, run_policy_observed};
+use crate::metrics::{RowSink, WindowRow};
+use crate::model::{Model, RunError, RunOptions, RunResult, run_policy, run_policy_observed, run_policy_streamed};
 use crate::report::replicate;
 
 /// Everything one `brownout run` produces.
@@ -16,7 +16,8 @@ use crate::report::replicate;
 pub struct ScenarioResult {
     /// Summary of every policy run (replication 0's) and, with replications, their statistics.
     pub summary: ScenarioSummary,
-    /// Time-series rows of every policy run of replication 0, policy by policy.
+    /// Time-series rows of every policy run of replication 0, policy by policy (empty when
+    /// they went to sinks: [`run_all_streamed`]).
     pub rows: Vec<WindowRow>,
     /// Per-run results (trace hashes, event counts): replication 0's policy sets in scenario
     /// order, then replication 1's, and so on.
@@ -94,7 +95,23 @@ pub fn run_all_observed(
     parallel: bool,
     observer: &(dyn Fn(usize, Time) + Sync),
 ) -> Result<ScenarioResult, PolicyRunError> {
-    run_grid(model, model.scenario().replications, opts, parallel, Some(observer))
+    run_grid(model, model.scenario().replications, opts, parallel, Some(observer), None)
+}
+
+/// Makes the sink of policy set `p`'s replication-0 run (each run writes its own).
+pub type Sinks<'a> = &'a (dyn Fn(usize) -> Box<dyn RowSink> + Sync);
+
+/// As [`run_all_observed`] (`observer` optional), handing the time-series rows of policy set
+/// `p` (replication 0) to `sinks(p)` window by window instead of keeping them: memory stays
+/// flat in the horizon. [`ScenarioResult::rows`] is empty.
+pub fn run_all_streamed(
+    model: &Model,
+    opts: RunOptions,
+    parallel: bool,
+    observer: Observer,
+    sinks: Sinks,
+) -> Result<ScenarioResult, PolicyRunError> {
+    run_grid(model, model.scenario().replications, opts, parallel, observer, Some(sinks))
 }
 
 /// Run every policy set on `replications` seeds ([`replication_seed`]; 0 counts as 1).
@@ -105,7 +122,7 @@ pub fn run_replicated(
     opts: RunOptions,
     parallel: bool,
 ) -> Result<ScenarioResult, PolicyRunError> {
-    run_grid(model, replications, opts, parallel, None)
+    run_grid(model, replications, opts, parallel, None, None)
 }
 
 /// As [`run_replicated`], telling `observer` (run index: replication x policy sets + set,
@@ -117,10 +134,11 @@ pub fn run_replicated_observed(
     parallel: bool,
     observer: &(dyn Fn(usize, Time) + Sync),
 ) -> Result<ScenarioResult, PolicyRunError> {
-    run_grid(model, replications, opts, parallel, Some(observer))
+    run_grid(model, replications, opts, parallel, Some(observer), None)
 }
 
-type Observer<'a> = Option<&'a (dyn Fn(usize, Time) + Sync)>;
+/// Told (run index, simulated time) at every window tick of every run.
+pub type Observer<'a> = Option<&'a (dyn Fn(usize, Time) + Sync)>;
 
 /// Run every (replication, policy set), run index `k * sets + p`, and assemble the results.
 fn run_grid(
@@ -129,6 +147,7 @@ fn run_grid(
     opts: RunOptions,
     parallel: bool,
     observer: Observer,
+    sinks: Option<Sinks>,
 ) -> Result<ScenarioResult, PolicyRunError> {
     let n = model.scenario().policies.len();
     let reps = replications.max(1);
@@ -138,9 +157,11 @@ fn run_grid(
         let (k, p) = (i / n.max(1), i % n.max(1));
         let (m, o) =
             if k == 0 { (model, opts) } else { (&others[k - 1], RunOptions { timeseries: false, events: 0, ..opts }) };
-        match observer {
-            Some(f) => run_policy_observed(m, p, o, &|t| f(i, t)),
-            None => run_policy(m, p, o),
+        let tell = |t: Time| observer.map_or((), |f| f(i, t));
+        match (observer, sinks.filter(|_| k == 0)) {
+            (_, Some(sinks)) => run_policy_streamed(m, p, o, observer.map(|_| &tell as _), sinks(p)),
+            (Some(_), None) => run_policy_observed(m, p, o, &tell),
+            (None, None) => run_policy(m, p, o),
         }
     };
     let total = n * reps as usize;

@@ -17,6 +17,7 @@ pub(crate) mod html;
 pub mod journal;
 pub mod junit;
 pub mod run;
+pub mod series;
 
 use std::io::Write;
 use std::path::Path;
@@ -92,7 +93,7 @@ pub fn summary_csv(s: &ScenarioSummary) -> Result<Vec<u8>> {
 pub fn timeseries_csv(rows: &[WindowRow]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
-        w.serialize(WindowRow { policy: escape::csv_cell(&r.policy), class: escape::csv_cell(&r.class), ..r.clone() })?;
+        series::write_row(&mut w, r)?;
     }
     Ok(w.into_inner()?)
 }

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::{charts, events, folder, report_md, summary_csv, summary_json, timeseries_csv, write_atomic};
+use super::{charts, events, folder, report_md, series, summary_csv, summary_json, write_atomic};
+use crate::metrics::RowSink;
 use crate::report::expect::Checked;
 use crate::runner::ScenarioResult;
 use crate::scenario::Scenario;
@@ -48,9 +49,10 @@ pub struct RunFolder {
 }
 
 /// Write the run folder guarded by `lock`: the scenario as run (with `seed`, so running it
-/// again reproduces the results), `summary.json`, `summary.csv`, `timeseries.csv`,
-/// `report.md`, and as `opts` asks the charts, `report.html` and `stats.json`. The folder is
-/// replaced whole or not at all; a folder holding files brownout did not write is refused.
+/// again reproduces the results), `summary.json`, `summary.csv`, `timeseries.csv` (from
+/// `result.rows`), `report.md`, and as `opts` asks the charts, `report.html` and `stats.json`.
+/// The folder is replaced whole or not at all; a folder holding files brownout did not write
+/// is refused. A run that streamed its rows writes through a [`RunStage`] instead.
 pub fn write_run(
     lock: &folder::Lock,
     scenario: &Scenario,
@@ -59,14 +61,57 @@ pub fn write_run(
     checked: &[Checked],
     opts: &RunFolder,
 ) -> Result<()> {
-    let staged = folder::stage(lock, RUN_FILES)?;
-    let written = write_files(staged.path(), scenario, seed, result, checked, opts).and_then(|()| {
-        opts.stats.map_or(Ok(()), |stats| write_atomic(&staged.path().join("stats.json"), &stats_json(result, &stats)?))
-    });
-    written.and_then(|()| staged.commit()).context("writing results")
+    let stage = RunStage::new(lock, 1)?;
+    stage.sink(0).window(&result.rows);
+    stage.write(scenario, seed, result, checked, opts)
 }
 
-/// The result files of a run, into `dir`.
+/// A run folder being written, staged before the runs so they stream their time-series rows
+/// into it as windows close (`runner::run_all_streamed` with [`RunStage::sink`]); dropped
+/// unwritten (a run failed), it leaves nothing behind.
+#[derive(Debug)]
+pub struct RunStage {
+    staged: folder::Staged,
+    parts: series::Parts,
+}
+
+impl RunStage {
+    /// Stage the folder guarded by `lock` for a run of `policies` policy sets; refuses, before
+    /// anything runs, a folder holding files brownout did not write.
+    pub fn new(lock: &folder::Lock, policies: usize) -> Result<Self> {
+        let staged = folder::stage(lock, RUN_FILES)?;
+        let parts = series::Parts::new(staged.path(), policies);
+        Ok(Self { staged, parts })
+    }
+
+    /// Where policy set `policy`'s time-series rows go.
+    pub fn sink(&self, policy: usize) -> Box<dyn RowSink> {
+        self.parts.sink(policy)
+    }
+
+    /// Write the rest of the folder as [`write_run`] describes (the streamed rows become
+    /// `timeseries.csv`, in policy order) and put it in place.
+    pub fn write(
+        self,
+        scenario: &Scenario,
+        seed: u64,
+        result: &ScenarioResult,
+        checked: &[Checked],
+        opts: &RunFolder,
+    ) -> Result<()> {
+        let dir = self.staged.path();
+        let written = self
+            .parts
+            .join(&dir.join("timeseries.csv"))
+            .and_then(|()| write_files(dir, scenario, seed, result, checked, opts))
+            .and_then(|()| {
+                opts.stats.map_or(Ok(()), |stats| write_atomic(&dir.join("stats.json"), &stats_json(result, &stats)?))
+            });
+        written.and_then(|()| self.staged.commit()).context("writing results")
+    }
+}
+
+/// The result files of a run besides `timeseries.csv` (already in `dir`), into `dir`.
 fn write_files(
     dir: &Path,
     s: &Scenario,
@@ -80,11 +125,10 @@ fn write_files(
     write_atomic(&dir.join("scenario.ron"), scenario_ron.as_bytes())?;
     write_atomic(&dir.join("summary.json"), &summary_json(&result.summary)?)?;
     write_atomic(&dir.join("summary.csv"), &summary_csv(&result.summary)?)?;
-    write_atomic(&dir.join("timeseries.csv"), &timeseries_csv(&result.rows)?)?;
     let kept = events::kept(result);
     let charts = if opts.charts {
         let extra = if kept { events::html_section(result, result.summary.setup.horizon_s) } else { String::new() };
-        charts::write_run_with(dir, &s.description, &result.summary, &result.rows, extra)?
+        charts::write_run_saved(dir, &s.description, &result.summary, extra)?
     } else {
         Vec::new()
     };

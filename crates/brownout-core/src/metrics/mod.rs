@@ -23,7 +23,7 @@ pub use fallback::FallbackUse;
 pub(crate) use hist::UsHist;
 pub use phases::Recorders;
 pub use recorder::{OrderEffect, Outcome, Recorder, RecorderSetup};
-pub use window::WindowRow;
+pub use window::{MAX_CHART_WINDOWS, RowSink, WindowRow, chart_factor};
 
 use crate::engine::Time;
 

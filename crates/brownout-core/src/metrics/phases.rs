@@ -175,6 +175,11 @@ impl Recorders {
         }
     }
 
+    /// Hand the whole run's window rows to `sink` as windows close ([`Recorder::set_sink`]).
+    pub fn set_sink(&mut self, sink: Box<dyn super::window::RowSink>) {
+        self.all.set_sink(sink);
+    }
+
     /// Take the whole run's time-series rows.
     pub fn take_rows(&mut self) -> Vec<WindowRow> {
         self.all.take_rows()

@@ -8,7 +8,7 @@ use super::hist::Lat;
 use super::queue::QueueAcc;
 use super::summary::*;
 use super::to_f64;
-use super::window::{Readings, WindowRow, Windows};
+use super::window::{Readings, RowSink, WindowRow, Windows};
 use crate::breaker_state::BreakerState;
 use crate::engine::{MILLISECOND, SECOND, Time};
 
@@ -409,12 +409,22 @@ impl Recorder {
         self.win.close(now, &self.s, Readings { integrals, levels, limit });
     }
 
-    /// The time-series rows so far.
+    /// The time-series rows kept so far (none once a sink is set).
     pub fn rows(&self) -> &[WindowRow] {
         self.win.rows()
     }
 
-    /// Take the time-series rows.
+    /// Hand each later window's rows to `sink` as the window closes instead of keeping them.
+    pub fn set_sink(&mut self, sink: Box<dyn RowSink>) {
+        self.win.set_sink(sink);
+    }
+
+    /// Time-series rows held in memory (0 between windows with a sink).
+    pub fn rows_held(&self) -> usize {
+        self.win.held()
+    }
+
+    /// Take the kept time-series rows; drops the sink, which flushes it.
     pub fn take_rows(&mut self) -> Vec<WindowRow> {
         self.win.take_rows()
     }

@@ -1,5 +1,6 @@
-//! Time-series windows: per-window figures for `timeseries.csv`, and the dependency calls of
-//! each window, which the summary's throughput CV is computed from.
+//! Time-series windows: per-window figures for `timeseries.csv`, handed to a [`RowSink`] as
+//! each window closes, and the running sums of dependency calls per window that the summary's
+//! throughput CV is computed from. Nothing here grows with the horizon once a sink is set.
 
 use serde::{Deserialize, Serialize};
 
@@ -126,6 +127,24 @@ pub struct WindowRow {
     pub limit: f64,
 }
 
+/// Charts draw at most this many windows per series: a longer run's windows are coalesced by
+/// an integer factor ([`chart_factor`]). Every shipped scenario has fewer windows (at most
+/// 270), so their charts show every window.
+pub const MAX_CHART_WINDOWS: u64 = 500;
+
+/// The factor by which charts coalesce the windows of a run of `windows` windows: the
+/// smallest that leaves at most [`MAX_CHART_WINDOWS`] points per series (1 for shorter runs).
+pub fn chart_factor(windows: u64) -> u64 {
+    windows.div_ceil(MAX_CHART_WINDOWS).max(1)
+}
+
+/// Where closed windows' rows go as the run goes: a file being written, a counter, anything.
+/// Errors are the sink's to keep and report: the run cannot act on them.
+pub trait RowSink: Send {
+    /// The rows of one closed window, one per class in scenario order.
+    fn window(&mut self, rows: &[WindowRow]);
+}
+
 /// Gauge readings at a window's end: integrals (level x ns, after warm-up) and current levels
 /// of the dependency's calls in flight, busy workers, busy connections, open and half-open
 /// breakers (all fleet-wide), and the mean limit across instances.
@@ -135,7 +154,37 @@ pub(super) struct Readings {
     pub(super) limit: f64,
 }
 
-/// The open window and the closed ones.
+/// Running sums of the dependency calls per full window after warm-up: enough for their
+/// sample variance, exactly (integer sums), in constant memory.
+#[derive(Debug, Clone, Copy, Default)]
+struct CallStats {
+    n: u64,
+    sum: u128,
+    squares: u128,
+}
+
+impl CallStats {
+    fn add(&mut self, calls: u64) {
+        self.n += 1;
+        self.sum += u128::from(calls);
+        self.squares += u128::from(calls) * u128::from(calls);
+    }
+
+    /// Sample standard deviation over mean; 0 with fewer than two windows or no calls.
+    fn cv(&self) -> f64 {
+        if self.n < 2 || self.sum == 0 {
+            return 0.0;
+        }
+        let n = u128::from(self.n);
+        // n * sum(c^2) - (sum c)^2 = n * sum((c - mean)^2), exact in integers.
+        let spread = (n * self.squares).saturating_sub(self.sum * self.sum);
+        let m = self.sum as f64 / self.n as f64;
+        let var = spread as f64 / (n * (n - 1)) as f64;
+        var.sqrt() / m
+    }
+}
+
+/// The open window, the rows of the closing one and where they go.
 pub(super) struct Windows {
     /// Per class.
     pub(super) classes: Vec<WindowClass>,
@@ -144,9 +193,12 @@ pub(super) struct Windows {
     /// Dependency calls started in the open window.
     pub(super) dep_calls: u64,
     start: Time,
+    /// The closing window's rows (one per class), emptied as soon as they are handed on.
     rows: Vec<WindowRow>,
-    /// Dependency calls of each full window after warm-up.
-    calls: Vec<u64>,
+    /// Where rows go; without a sink they are kept in `kept` (small runs, tests).
+    sink: Option<Box<dyn RowSink>>,
+    kept: Vec<WindowRow>,
+    calls: CallStats,
     /// The gauge integrals at the open window's start.
     integrals: [f64; 5],
 }
@@ -159,8 +211,10 @@ impl Windows {
             dep_latency: Lat::new(),
             dep_calls: 0,
             start: 0,
-            rows: Vec::new(),
-            calls: Vec::new(),
+            rows: Vec::with_capacity(classes),
+            sink: None,
+            kept: Vec::new(),
+            calls: CallStats::default(),
             integrals: [0.0; 5],
         }
     }
@@ -181,11 +235,16 @@ impl Windows {
         self.integrals = g.integrals;
         if s.timeseries {
             self.push_rows(now, s, &vals, g.limit);
+            match &mut self.sink {
+                Some(sink) => sink.window(&self.rows),
+                None => self.kept.extend_from_slice(&self.rows),
+            }
+            self.rows.clear();
         }
         // A short last window (a horizon that is not a multiple of the window) would count as
         // a dip in the load: only full windows after warm-up enter the throughput CV.
         if self.start >= s.warmup && now - self.start == s.window {
-            self.calls.push(self.dep_calls);
+            self.calls.add(self.dep_calls);
         }
         for w in &mut self.classes {
             w.reset();
@@ -238,25 +297,104 @@ impl Windows {
         }
     }
 
-    /// The time-series rows so far.
-    pub(super) fn rows(&self) -> &[WindowRow] {
-        &self.rows
+    /// Send every later window's rows to `sink` instead of keeping them.
+    pub(super) fn set_sink(&mut self, sink: Box<dyn RowSink>) {
+        self.sink = Some(sink);
     }
 
-    /// Take the time-series rows.
+    /// The time-series rows kept so far (none with a sink).
+    pub(super) fn rows(&self) -> &[WindowRow] {
+        &self.kept
+    }
+
+    /// Rows held in memory: the kept ones and any of a closing window not yet handed on.
+    pub(super) fn held(&self) -> usize {
+        self.kept.len() + self.rows.len()
+    }
+
+    /// Take the kept time-series rows and drop the sink (so a file sink is flushed).
     pub(super) fn take_rows(&mut self) -> Vec<WindowRow> {
-        std::mem::take(&mut self.rows)
+        self.sink = None;
+        std::mem::take(&mut self.kept)
     }
 
     /// Coefficient of variation (sample standard deviation over mean) of the dependency calls
     /// per full window after warm-up; 0 with fewer than two such windows or no calls.
     pub(super) fn throughput_cv(&self) -> f64 {
-        let calls = &self.calls;
-        if calls.len() < 2 {
-            return 0.0;
+        self.calls.cv()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::metrics::Recorder;
+
+    /// Counts the rows and windows it is handed.
+    struct Counting(Arc<[AtomicUsize; 2]>);
+
+    impl RowSink for Counting {
+        fn window(&mut self, rows: &[WindowRow]) {
+            self.0[0].fetch_add(rows.len(), Ordering::Relaxed);
+            self.0[1].fetch_add(1, Ordering::Relaxed);
         }
-        let m = calls.iter().sum::<u64>() as f64 / calls.len() as f64;
-        let var = calls.iter().map(|&c| (c as f64 - m).powi(2)).sum::<f64>() / (calls.len() - 1) as f64;
-        if m > 0.0 { var.sqrt() / m } else { 0.0 }
+    }
+
+    #[test]
+    fn with_a_sink_the_recorder_holds_no_row_after_a_window_closes() {
+        let window = SECOND;
+        let n = 10_000;
+        let setup = RecorderSetup {
+            classes: vec!["a".into(), "b".into(), "c".into()],
+            deadlines: vec![SECOND; 3],
+            timeseries: true,
+            ..RecorderSetup::one_class(n * window, window)
+        };
+        let mut r = Recorder::new(setup);
+        let seen = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+        r.set_sink(Box::new(Counting(seen.clone())));
+        for k in 1..=n {
+            r.dep_start(k * window - 1, 1);
+            r.dep_end(k * window - 1, 0, false, 0);
+            r.tick(k * window);
+            assert_eq!(r.rows_held(), 0, "after window {k}");
+        }
+        // Every window reached the sink, one row per class, and nothing was kept.
+        assert_eq!(seen[1].load(Ordering::Relaxed), n as usize);
+        assert_eq!(seen[0].load(Ordering::Relaxed), 3 * n as usize);
+        assert!(r.take_rows().is_empty());
+    }
+
+    #[test]
+    fn without_a_sink_the_rows_are_kept_as_before() {
+        let mut r = Recorder::new(RecorderSetup { timeseries: true, ..RecorderSetup::one_class(5 * SECOND, SECOND) });
+        for k in 1..=5 {
+            r.tick(k * SECOND);
+        }
+        let t: Vec<f64> = r.take_rows().iter().map(|w| w.t_s).collect();
+        assert_eq!(t, [0.0, 1.0, 2.0, 3.0, 4.0]);
+    }
+
+    fn cv_of(calls: &[u64]) -> f64 {
+        let mut s = CallStats::default();
+        calls.iter().for_each(|&c| s.add(c));
+        s.cv()
+    }
+
+    #[test]
+    fn the_running_throughput_cv_is_the_sample_cv() {
+        // Mean 5, squared deviations 9+1+1+1+0+0+4+16 = 32, sample variance 32/7.
+        assert_eq!(cv_of(&[2, 4, 4, 4, 5, 5, 7, 9]), (32.0f64 / 7.0).sqrt() / 5.0);
+        // Issue 15's example: nine windows of 1,000 calls and one of 100: mean 910, sample
+        // variance (9 x 90^2 + 810^2) / 9 = 81,000.
+        let mut calls = vec![1000; 9];
+        calls.push(100);
+        assert!((cv_of(&calls) - 81_000f64.sqrt() / 910.0).abs() < 1e-15);
+        assert_eq!(cv_of(&[7]), 0.0);
+        assert_eq!(cv_of(&[0, 0, 0]), 0.0);
+        assert_eq!(cv_of(&[1000; 50]), 0.0);
     }
 }

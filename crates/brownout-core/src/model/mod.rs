@@ -205,7 +205,8 @@ pub struct RunResult {
     pub summary: RunSummary,
     /// The same figures per phase, in the order of `scenario::phases_of` (empty without phases).
     pub phases: Vec<RunSummary>,
-    /// Time-series rows (empty unless asked for).
+    /// Time-series rows (empty unless asked for, and empty when they went to a sink:
+    /// [`run_policy_streamed`]).
     pub rows: Vec<WindowRow>,
     /// Hash of the event trace (time and kind of every event), for determinism checks.
     pub trace_hash: u64,
@@ -272,7 +273,7 @@ impl std::error::Error for RunError {}
 
 /// Run policy set `policy` of the model; an error when a guard stopped the run.
 pub fn run_policy(model: &Model, policy: usize, opts: RunOptions) -> Result<RunResult, RunError> {
-    world::run(model, policy, opts, false, None).map(|(r, _)| r)
+    world::run(model, policy, opts, false, None, None).map(|(r, _)| r)
 }
 
 /// As [`run_policy`], telling `observer` the simulated time at every window tick (for a
@@ -283,7 +284,20 @@ pub fn run_policy_observed(
     opts: RunOptions,
     observer: &(dyn Fn(Time) + Sync),
 ) -> Result<RunResult, RunError> {
-    world::run(model, policy, opts, false, Some(observer)).map(|(r, _)| r)
+    world::run(model, policy, opts, false, Some(observer), None).map(|(r, _)| r)
+}
+
+/// As [`run_policy_observed`] (`observer` optional), handing each closed window's time-series
+/// rows to `sink` as the run goes instead of keeping them ([`RunResult::rows`] stays empty), so
+/// memory does not grow with the horizon. The sink is dropped before this returns.
+pub fn run_policy_streamed(
+    model: &Model,
+    policy: usize,
+    opts: RunOptions,
+    observer: Option<&(dyn Fn(Time) + Sync)>,
+    sink: Box<dyn crate::metrics::RowSink>,
+) -> Result<RunResult, RunError> {
+    world::run(model, policy, opts, false, observer, Some(sink)).map(|(r, _)| r)
 }
 
 /// Run policy set `policy` and also keep a record of every request, dependency call and
@@ -293,7 +307,7 @@ pub fn run_policy_recorded(
     policy: usize,
     opts: RunOptions,
 ) -> Result<(RunResult, records::Records), RunError> {
-    world::run(model, policy, opts, true, None)
+    world::run(model, policy, opts, true, None, None)
 }
 
 #[cfg(test)]

@@ -132,17 +132,19 @@ pub fn estimate_with(s: &Scenario, rates: &DataRates) -> Result<Estimate, Refusa
         run += memory.add(&at, held * policies);
         count += events.add(&at, requests * events_per_request(s, c));
     }
-    // Window rows: one per window and class, every policy's kept until the files are written.
+    // Window rows stream to disk as windows close; the charts keep at most MAX_CHART_WINDOWS
+    // (coalesced) rows per class and policy.
+    let charted = windows.min(crate::metrics::MAX_CHART_WINDOWS as f64);
     let classes = s.classes.len() as f64;
     let name_bytes: f64 = s.classes.iter().map(|c| c.name.len() as f64).sum::<f64>() / classes.max(1.0);
     let policy_bytes: f64 = s.policies.iter().map(|p| p.name.len() as f64).sum();
     let row = std::mem::size_of::<crate::metrics::WindowRow>() as f64 + ROW_TEXT_BYTES + name_bytes;
-    let rows = memory.add("horizon", windows * classes * (policies * row + policy_bytes) + windows * 8.0 * policies);
+    let rows = memory.add("horizon", charted * classes * (policies * row + policy_bytes));
     // Further replications keep no rows; counted as if all ran at once, as the policy sets are.
     let more = f64::from(s.replications.max(1) - 1);
-    let replicated = memory.add("replications", more * (run - shared + windows * 8.0 * policies));
+    let replicated = memory.add("replications", more * (run - shared));
     Ok(Estimate {
-        run_bytes: (run - shared) / policies.max(1.0) + shared + windows * 8.0,
+        run_bytes: (run - shared) / policies.max(1.0) + shared,
         memory: run + rows + replicated,
         events: count,
         memory_blame: memory.path,
@@ -291,7 +293,7 @@ fn secs(t: Time) -> f64 {
 
 /// The largest terms of the memory estimate, for the message.
 fn memory_parts(s: &Scenario) -> String {
-    let windows = s.horizon.ns() / s.window.ns().max(1) + 1;
+    let windows = (s.horizon.ns() / s.window.ns().max(1) + 1).min(crate::metrics::MAX_CHART_WINDOWS);
     let mut parts = vec![format!("{} instances", s.fleet.instances)];
     if let Some(c) = &s.catalogue {
         parts.push(format!("{} items", c.items));
@@ -538,16 +540,19 @@ mod tests {
     }
 
     #[test]
-    fn rows_count_windows_classes_and_policies() {
+    fn rows_count_charted_windows_classes_and_policies() {
         let s = scenario(r#"(name: "a", arrivals: Poisson(rate_per_s: 1), deadline: "1s")"#, "");
         let one = estimate(&s).unwrap().memory;
         let mut many = s.clone();
         many.horizon = super::super::Dur::secs(1_000_000);
         let row = std::mem::size_of::<crate::metrics::WindowRow>() as f64 + ROW_TEXT_BYTES + 1.0;
-        // 999,990 more windows, one row each (one class, one policy named "p") plus 8 bytes
-        // of calls per window.
+        // 11 windows in 10 s; the charts keep 500 at most, whatever the horizon: 489 more rows
+        // (one class, one policy named "p"), and nothing per window beyond them.
         let grown = estimate(&many).unwrap().memory - one;
-        assert!((grown - 999_990.0 * (row + 1.0 + 8.0)).abs() < 1.0, "{grown}");
+        assert!((grown - 489.0 * (row + 1.0)).abs() < 1.0, "{grown}");
+        let mut more = s.clone();
+        more.horizon = super::super::Dur::secs(2_000_000);
+        assert_eq!(estimate(&more).unwrap().memory, estimate(&many).unwrap().memory);
     }
 
     #[test]

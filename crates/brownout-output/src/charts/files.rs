@@ -8,8 +8,7 @@ use super::{Rendered, render, run_charts, sweep};
 use crate::metrics::WindowRow;
 use crate::metrics::summary::ScenarioSummary;
 use crate::report;
-use crate::report::escape;
-use crate::{html, read_regular, regular_file, report_md, write_atomic};
+use crate::{html, read_regular, report_md, series, write_atomic};
 
 /// Write each chart as `charts/<stem>.png` and `.svg` under `dir`; returns the PNG paths
 /// relative to `dir`, in order, for `report.md`.
@@ -40,24 +39,40 @@ pub(crate) fn unique_stems(charts: &mut [Rendered]) {
     }
 }
 
-/// Read `DIR/summary.json` and `DIR/timeseries.csv` (no rows when the CSV is absent).
+/// Read `DIR/summary.json` and `DIR/timeseries.csv` (no rows when the CSV is absent), the
+/// rows streamed and coalesced as the charts draw them ([`series::read_series`]: every row as
+/// saved unless the run has more than `MAX_CHART_WINDOWS` windows).
 pub fn load_run(dir: &Path) -> Result<(ScenarioSummary, Vec<WindowRow>)> {
+    let summary = load_summary(dir)?;
+    let rows = load_series(dir, &summary)?.rows;
+    Ok((summary, rows))
+}
+
+fn load_summary(dir: &Path) -> Result<ScenarioSummary> {
     let path = dir.join("summary.json");
     let text = read_regular(&path)?;
-    let summary: ScenarioSummary =
-        serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))?;
+    serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// `DIR/timeseries.csv` as the charts draw it; no rows when the file is absent.
+fn load_series(dir: &Path, summary: &ScenarioSummary) -> Result<series::Series> {
     let path = dir.join("timeseries.csv");
-    let mut rows = Vec::new();
-    if path.exists() {
-        regular_file(&path)?;
-        let mut r = csv::Reader::from_path(&path).with_context(|| format!("reading {}", path.display()))?;
-        for row in r.deserialize() {
-            let row: WindowRow = row.with_context(|| format!("parsing {}", path.display()))?;
-            let (policy, class) = (escape::csv_name(&row.policy), escape::csv_name(&row.class));
-            rows.push(WindowRow { policy, class, ..row });
-        }
+    if !path.exists() {
+        return Ok(series::Series { rows: Vec::new(), factor: 1 });
     }
-    Ok((summary, rows))
+    series::read_series(&path, summary)
+}
+
+/// The run's charts from its (coalesced) series.
+fn series_charts(summary: &ScenarioSummary, s: &series::Series) -> Result<Vec<Rendered>> {
+    run_charts(&series::charted(summary, s.factor), &s.rows)
+}
+
+/// After a run whose `timeseries.csv` is already in `dir`: as [`write_run_with`], the series
+/// read back from the file (streamed and coalesced, so memory does not grow with the horizon).
+pub fn write_run_saved(dir: &Path, description: &str, summary: &ScenarioSummary, extra: String) -> Result<Vec<String>> {
+    let s = load_series(dir, summary)?;
+    write_charts(dir, description, summary, series_charts(summary, &s)?, extra)
 }
 
 /// After a run: render its charts into `dir/charts/` and write `dir/report.html`.
@@ -74,7 +89,17 @@ pub fn write_run_with(
     rows: &[WindowRow],
     extra: String,
 ) -> Result<Vec<String>> {
-    let mut charts = run_charts(summary, rows)?;
+    write_charts(dir, description, summary, run_charts(summary, rows)?, extra)
+}
+
+/// Write `charts` and `report.html` (`extra` after the charts); the PNG paths.
+fn write_charts(
+    dir: &Path,
+    description: &str,
+    summary: &ScenarioSummary,
+    mut charts: Vec<Rendered>,
+    extra: String,
+) -> Result<Vec<String>> {
     unique_stems(&mut charts);
     let paths = write(dir, &charts)?;
     let sections = [html::run_section(description, summary), html::charts_section(&charts), extra];
@@ -97,7 +122,8 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<String>> {
     let mut charts = Vec::new();
     let mut title = String::from("brownout report");
     if has_run {
-        let (summary, rows) = load_run(dir)?;
+        let summary = load_summary(dir)?;
+        let rows = load_series(dir, &summary)?;
         // The saved scenario gives the description and the expectations; it is optional.
         let scenario = read_regular(&dir.join("scenario.ron"))
             .ok()
@@ -105,7 +131,7 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<String>> {
             .and_then(|t| crate::scenario::parse(&dir.join("scenario.ron"), &t).ok());
         let description = scenario.as_ref().map_or("", |s| s.description.as_str());
         sections.push(html::run_section(description, &summary));
-        charts.extend(run_charts(&summary, &rows)?);
+        charts.extend(series_charts(&summary, &rows)?);
         unique_stems(&mut charts);
         title = format!("brownout report: {}", summary.scenario);
         if let Some(s) = &scenario {

@@ -16,7 +16,7 @@ pub(crate) mod timeseries;
 #[cfg(test)]
 mod end_to_end;
 
-pub use files::{load_run, plot_dir, write_run, write_run_with};
+pub use files::{load_run, plot_dir, write_run, write_run_saved, write_run_with};
 
 use std::io::Cursor;
 

@@ -206,10 +206,14 @@ pub(super) fn run<'m>(
     opts: RunOptions,
     record: bool,
     observer: Option<&'m (dyn Fn(Time) + Sync)>,
+    sink: Option<Box<dyn crate::metrics::RowSink>>,
 ) -> Result<(RunResult, Records), RunError> {
     let mut q: EventQueue<Ev> = EventQueue::new();
     let mut w = World::new(m, policy, opts.timeseries);
     w.observer = observer;
+    if let Some(sink) = sink.filter(|_| opts.timeseries) {
+        w.rec.set_sink(sink);
+    }
     w.trace.limit = opts.trace_limit;
     w.trace.records = record.then(Box::default);
     w.trace.log = (opts.events > 0).then(|| Box::new(EventLog::new(opts.events)));

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Peak RSS at 1x and 10x horizon for every shipped scenario (issue 21, target 3), and a
+# simulated week of grocery. Each 10x copy goes to a temporary folder beside a copy of the
+# data and import files the scenarios read; peak RSS is `run --stats`'s peak_rss_kib.
+#   bash benches/rss.sh [BIN]        # BIN defaults to target/release/brownout (built if absent)
+# Prints a Markdown table: scenario, RSS 1x, RSS 10x (MiB), ratio 10x / 1x.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-target/release/brownout}
+[ -x "$bin" ] || cargo build --release --quiet
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# `horizon: "X"` with X times FACTOR, in milliseconds.
+scaled() {
+  python3 - "$1" "$2" <<'PY'
+import re, sys
+text, factor = open(sys.argv[1]).read(), int(sys.argv[2])
+unit = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+def times(m):
+    n, u = re.fullmatch(r"([0-9.]+)\s*(ms|s|m|h|d)", m.group(1)).groups()
+    return f'horizon: "{round(float(n) * unit[u] * factor)}ms"'
+sys.stdout.write(re.sub(r'horizon:\s*"([^"]+)"', times, text, count=1))
+PY
+}
+
+# Peak RSS (KiB) of `brownout run FILE` (expectation failures, exit 1, still count).
+rss() {
+  local out="$tmp/out"
+  "$bin" run "$1" --out "$out" --quiet --stats "${@:2}" >/dev/null 2>&1 || [ $? -eq 1 ]
+  grep -o '"peak_rss_kib": *[0-9]*' "$out/stats.json" | grep -o '[0-9]*$'
+}
+
+echo "| scenario | RSS 1x (MiB) | RSS 10x (MiB) | 10x / 1x |"
+echo "|---|---:|---:|---:|"
+for s in scenarios/*.ron scenarios/bench/*.ron scenarios/verify/*.ron; do
+  dir="$tmp/$(dirname "$s")"
+  mkdir -p "$dir"
+  cp -r scenarios/data scenarios/imports "$dir/" 2>/dev/null || true
+  one="$dir/$(basename "$s")"
+  ten="$dir/$(basename "$s" .ron)-10x.ron"
+  cp "$s" "$one"
+  scaled "$s" 10 >"$ten"
+  a=$(rss "$one") b=$(rss "$ten")
+  awk -v n="${s#scenarios/}" -v a="$a" -v b="$b" \
+    'BEGIN { printf "| %s | %.1f | %.1f | %.2f |\n", n, a / 1024, b / 1024, b / a }'
+done
+
+# A simulated week of grocery (10 s windows: 60,480 windows x 8 classes x 4 policies).
+week="$tmp/scenarios/grocery-week.ron"
+scaled scenarios/grocery.ron 336 >"$week"
+for flags in "--no-charts --serial" ""; do
+  kib=$(rss "$week" $flags)
+  awk -v k="$kib" -v f="${flags:-(charts, parallel)}" 'BEGIN { printf "\ngrocery, 7 days %s: peak RSS %.1f MiB\n", f, k / 1024 }'
+done
