@@ -322,8 +322,10 @@ fn check(c: &TieredBulkheadConfig, classes: &[&str]) -> Result<(), String> {
         return Err("TieredBulkhead.permits must be >= 1".into());
     }
     let mut total = 0.0;
+    // A set, not the slice: a bulkhead may name every one of 100,000 classes.
+    let known: std::collections::BTreeSet<&str> = classes.iter().copied().collect();
     for t in &c.classes {
-        if !classes.contains(&t.name.as_str()) {
+        if !known.contains(t.name.as_str()) {
             return Err(format!(
                 "TieredBulkhead.classes: unknown class \"{}\" (classes are: {})",
                 t.name,

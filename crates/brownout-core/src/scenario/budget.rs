@@ -91,7 +91,7 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, Refusal> {
 /// Request rates a class reads from its data file: (class index, rows of `t_s`, `rate_per_s`).
 pub type ClassRates = (usize, Vec<(f64, f64)>);
 
-/// The request rates of every class whose arrivals live in a data file.
+/// The request rates of every class whose arrivals live in a data file, in class order.
 pub type DataRates = [ClassRates];
 
 /// [`estimate`], with the request rates of the classes whose arrivals live in data files.
@@ -352,7 +352,8 @@ fn class_requests(s: &Scenario, c: &super::Class, index: usize, rates: &DataRate
         }
         Arrivals::Scripted { times } => (times.iter().filter(|t| t.ns() <= h).count() as f64, 0.0),
         // The rates live in a data file: counted once `load` has read it.
-        Arrivals::Csv { .. } => match rates.iter().find(|(i, _)| *i == index) {
+        // `load` lists the rates in class order: a search, not a scan per class.
+        Arrivals::Csv { .. } => match rates.binary_search_by_key(&index, |(i, _)| *i).ok().map(|k| &rates[k]) {
             Some((_, rows)) => (profile_integral(rows.iter().map(|(t, r)| (t * SECOND as f64, *r)), h), 0.0),
             None => (0.0, 0.0),
         },

@@ -76,7 +76,9 @@ impl PolicyConfig for FixedConfig {
         if self.queue > 0 && self.max_wait.ns() == 0 {
             return Err("Limiter.queue > 0 needs a max_wait > 0 (with max_wait 0 nothing ever waits)".into());
         }
-        if self.class_max_wait.iter().any(|(n, _)| !classes.contains(&n.as_str())) {
+        // A set, not the slice: the list may name every one of 100,000 classes.
+        let known: std::collections::BTreeSet<&str> = classes.iter().copied().collect();
+        if self.class_max_wait.iter().any(|(n, _)| !known.contains(n.as_str())) {
             return Err("Limiter.class_max_wait names an unknown class".into());
         }
         Ok(())
