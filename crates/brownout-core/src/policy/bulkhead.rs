@@ -253,6 +253,10 @@ impl Trip {
 }
 
 impl Policy for TieredBulkhead {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::NOTICES.with(crate::policy::Hooks::ADMIT)
+    }
+
     fn admit(&mut self, a: &Attempt) -> Admission {
         if let Some(t) = self.trip.as_mut()
             && !t.degraded

@@ -233,6 +233,10 @@ impl PolicyConfig for DotnetStandardConfig {
 struct Unexpanded;
 
 impl Policy for Unexpanded {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::ADMIT
+    }
+
     fn admit(&mut self, _a: &Attempt) -> Admission {
         Admission::Admit
     }

@@ -191,6 +191,10 @@ impl EnvoyThresholds {
 }
 
 impl Policy for EnvoyThresholds {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::NOTICES.with(crate::policy::Hooks::ALLOW_RETRY).with(crate::policy::Hooks::ADMIT)
+    }
+
     fn admit(&mut self, a: &Attempt) -> Admission {
         let p = index(a.priority);
         self.class_priority.insert(a.class, p);

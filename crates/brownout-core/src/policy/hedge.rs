@@ -106,6 +106,10 @@ impl Hedge {
 }
 
 impl Policy for Hedge {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::NOTICES.with(crate::policy::Hooks::HEDGE_DELAY).with(crate::policy::Hooks::ADMIT)
+    }
+
     fn reports_status(&self) -> bool {
         false // `status` is the default, always
     }

@@ -298,9 +298,9 @@ pub trait Policy {
         describe(&self.status())
     }
 
-    /// False for a policy whose [`Policy::status`] never changes (it keeps the default):
-    /// the world then skips asking for it after every call. A policy that overrides
-    /// `status` must keep the default, true.
+    /// False for a policy whose [`Policy::status`] never changes from the one it is built
+    /// with: the world then skips asking for it after every call. A policy whose status can
+    /// change must keep the default, true.
     fn reports_status(&self) -> bool {
         true
     }
@@ -313,6 +313,51 @@ pub trait Policy {
     /// True for retry layers: they split the stack into per-request and per-attempt parts.
     fn is_retry(&self) -> bool {
         false
+    }
+
+    /// The optional hooks this policy overrides; the world skips calling the others, which
+    /// keep their defaults. Must name every overridden hook (the default, [`Hooks::ALL`],
+    /// always does); `tests/policy_hooks.rs` checks the built-in declarations.
+    fn hooks(&self) -> Hooks {
+        Hooks::ALL
+    }
+}
+
+/// A set of [`Policy`]'s optional hooks ([`Policy::hooks`]); the world calls a hook only on
+/// the layers that have it, so a stack pays per layer only for what each layer does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hooks(u8);
+
+impl Hooks {
+    /// None of the optional hooks.
+    pub const NONE: Hooks = Hooks(0);
+    /// [`Policy::on_request`].
+    pub const ON_REQUEST: Hooks = Hooks(1);
+    /// [`Policy::cancel`] and [`Policy::complete`].
+    pub const NOTICES: Hooks = Hooks(1 << 1);
+    /// [`Policy::attempt_timeout`].
+    pub const ATTEMPT_TIMEOUT: Hooks = Hooks(1 << 2);
+    /// [`Policy::hedge_delay`].
+    pub const HEDGE_DELAY: Hooks = Hooks(1 << 3);
+    /// [`Policy::retry_delay`].
+    pub const RETRY_DELAY: Hooks = Hooks(1 << 4);
+    /// [`Policy::allow_retry`].
+    pub const ALLOW_RETRY: Hooks = Hooks(1 << 5);
+    /// [`Policy::admit`] may answer other than [`Admission::Admit`] or change the policy's
+    /// state; without it the world admits every attempt without asking.
+    pub const ADMIT: Hooks = Hooks(1 << 6);
+    /// Every optional hook.
+    pub const ALL: Hooks = Hooks(0x7f);
+
+    /// Every hook of `self` and of `other`.
+    pub const fn with(self, other: Hooks) -> Hooks {
+        Hooks(self.0 | other.0)
+    }
+
+    /// All of `other`'s hooks are in `self`.
+    #[inline]
+    pub const fn has(self, other: Hooks) -> bool {
+        self.0 & other.0 == other.0
     }
 }
 

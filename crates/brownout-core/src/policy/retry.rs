@@ -90,6 +90,10 @@ impl Retry {
 }
 
 impl Policy for Retry {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::RETRY_DELAY
+    }
+
     fn reports_status(&self) -> bool {
         false // `status` is the default, always
     }

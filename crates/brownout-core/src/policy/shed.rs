@@ -39,6 +39,10 @@ pub struct ShedByDeadline {
 }
 
 impl Policy for ShedByDeadline {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::ADMIT
+    }
+
     fn admit(&mut self, a: &Attempt) -> Admission {
         if a.remaining() < self.min_remaining { Admission::Refuse(Refusal::Rejected) } else { Admission::Admit }
     }

@@ -51,6 +51,10 @@ impl Timeout {
 }
 
 impl Policy for Timeout {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::ATTEMPT_TIMEOUT
+    }
+
     fn reports_status(&self) -> bool {
         false // `status` is the default, always
     }

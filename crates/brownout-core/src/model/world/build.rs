@@ -160,6 +160,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         breaker_layer: find(&|st| st.breaker.is_some()),
         limit_layer: find(&|st| st.limit.is_some()),
         kinds: set.stack.iter().map(|l| outcome::layer_kind(&l.policy)).collect(),
+        hooks: first.layers.iter().map(|l| l.policy.hooks()).collect(),
     }
 }
 

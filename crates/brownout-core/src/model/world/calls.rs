@@ -13,6 +13,10 @@ impl World<'_> {
         };
         let mut timeout: Option<(Time, Time)> = None;
         for &l in &self.layout.class_layers[class] {
+            if !self.layout.hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT) {
+                debug_assert!(self.layer(inst, l).policy.attempt_timeout(class as ClassId).is_none());
+                continue;
+            }
             if let Some(t) = self.layer(inst, l).policy.attempt_timeout(class as ClassId)
                 && timeout.is_none_or(|cur| t.0 < cur.0)
             {
@@ -66,7 +70,11 @@ impl World<'_> {
         let (inst, generation) = (r.who.instance, r.hedge.generation);
         let mut hedge = None;
         for &l in &self.layout.class_layers[class as usize] {
-            hedge = hedge.or(self.layer(inst, l).policy.hedge_delay(class));
+            if self.layout.hooks[l as usize].has(Hooks::HEDGE_DELAY) {
+                hedge = hedge.or(self.layer(inst, l).policy.hedge_delay(class));
+            } else {
+                debug_assert!(self.layer(inst, l).policy.hedge_delay(class).is_none());
+            }
         }
         if let Some(d) = hedge {
             q.schedule_at(now.saturating_add(d), Ev::Hedge { req: tok, generation });

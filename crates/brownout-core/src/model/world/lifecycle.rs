@@ -45,6 +45,9 @@ impl World<'_> {
         }
         for li in 0..self.layout.class_layers[c].len() {
             let l = self.layout.class_layers[c][li];
+            if !self.layout.hooks[l as usize].has(Hooks::ON_REQUEST) {
+                continue;
+            }
             if self.layer_mut(instance, l).policy.on_request(now, class) {
                 self.note(now, q, instance, l);
             } else {

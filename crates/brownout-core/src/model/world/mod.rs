@@ -33,7 +33,7 @@ use crate::engine::{self, Counter, EventQueue, Handler, Slab, Stream, Time, Toke
 use crate::metrics::events::EventLog;
 use crate::metrics::{Cause, LayerKind, OrderEffect, Outcome, RecorderSetup, Recorders};
 use crate::policy::{
-    Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Refusal, RetryAsk, Status,
+    Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Hooks, Refusal, RetryAsk, Status,
 };
 use crate::scenario::{Balancing, Fallback, PartitionMode, Scope};
 use state::{

@@ -81,6 +81,9 @@ impl World<'_> {
             let mut delay = None;
             for li in 0..self.layout.class_layers[class].len() {
                 let l = self.layout.class_layers[class][li];
+                if !self.layout.hooks[l as usize].has(Hooks::RETRY_DELAY) {
+                    continue;
+                }
                 delay = self.layer_mut(inst, l).policy.retry_delay(&ask);
                 if delay.is_some() {
                     break;
@@ -90,7 +93,9 @@ impl World<'_> {
                 let mut allowed = true;
                 for li in 0..layers {
                     let l = self.layout.class_layers[class][li];
-                    allowed &= self.layer_mut(inst, l).policy.allow_retry(&ask);
+                    if self.layout.hooks[l as usize].has(Hooks::ALLOW_RETRY) {
+                        allowed &= self.layer_mut(inst, l).policy.allow_retry(&ask);
+                    }
                     self.note(now, q, inst, l);
                     if !allowed {
                         break;

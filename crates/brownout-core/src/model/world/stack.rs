@@ -36,9 +36,14 @@ impl World<'_> {
             let Some(&l) = self.layout.class_layers[class].get(pos) else {
                 break;
             };
-            let att = self.attempt_of(now, tok, l);
-            let decision = self.layer_mut(inst, l).policy.admit(&att);
-            self.note(now, q, inst, l);
+            let decision = if self.layout.hooks[l as usize].has(Hooks::ADMIT) {
+                let att = self.attempt_of(now, tok, l);
+                let decision = self.layer_mut(inst, l).policy.admit(&att);
+                self.note(now, q, inst, l);
+                decision
+            } else {
+                Admission::Admit // the policy admits everything and keeps no count of it
+            };
             self.rec.layer_offered(now, self.layout.kinds[l as usize]);
             match decision {
                 Admission::Admit => {
@@ -156,6 +161,12 @@ impl World<'_> {
     /// Apply a notice now. A delayed one is re-timed so the policy never sees time go back,
     /// keeping the measured duration.
     pub(super) fn apply_notice(&mut self, now: Time, q: &mut EventQueue<Ev>, inst: u32, l: u8, notice: Notice) {
+        if !self.layout.hooks[l as usize].has(Hooks::NOTICES) {
+            // Nothing for the policy to hear, so its status cannot change; its queue is
+            // still served, as after any notice.
+            self.gateway.pump.push((inst, l));
+            return;
+        }
         let policy = &mut self.layer_mut(inst, l).policy;
         match notice {
             Notice::Cancel(mut a) => {
@@ -175,6 +186,9 @@ impl World<'_> {
 
     pub(super) fn pump_layers(&mut self, now: Time, q: &mut EventQueue<Ev>) {
         while let Some((inst, l)) = self.gateway.pump.pop() {
+            if self.layer(inst, l).queue.is_empty() {
+                continue; // nothing to serve or prune (most layers never queue)
+            }
             while let Some((pos, head)) = self.next_waiting(inst, l) {
                 let mut att = self.attempt_of(now, head, l);
                 att.queued = att.queued.saturating_sub(1);

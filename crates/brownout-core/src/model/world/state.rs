@@ -10,7 +10,7 @@ use crate::metrics::events::EventLog;
 use crate::metrics::{Cause, LayerKind, Outcome};
 use crate::model::arrivals::ArrivalGen;
 use crate::model::records::Records;
-use crate::policy::{ClassId, Policy, Status};
+use crate::policy::{ClassId, Hooks, Policy, Status};
 
 // ---- one request ---------------------------------------------------------------------
 
@@ -251,6 +251,9 @@ pub(super) struct Layout {
     pub limit_layer: Option<u8>,
     /// Per layer, its kind: where its refusals and queue waits count.
     pub kinds: Vec<LayerKind>,
+    /// Per layer, the optional hooks its policy has (`Policy::hooks`): the world calls
+    /// only those.
+    pub hooks: Vec<Hooks>,
 }
 
 // ---- traffic ---------------------------------------------------------------------------

@@ -82,6 +82,12 @@ impl WaitQueue {
         }
     }
 
+    /// No entry at all, live or tombstone ([`WaitQueue::next`] would find and prune nothing).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.lines.iter().all(|(_, l)| l.is_empty())
+    }
+
     /// Every entry (tombstones included) with its position, in arrival order within a line.
     pub fn iter(&self) -> impl Iterator<Item = (Pos, &Waiter)> {
         self.lines.iter().enumerate().flat_map(|(i, (_, l))| l.iter().enumerate().map(move |(j, w)| ((i, j), w)))

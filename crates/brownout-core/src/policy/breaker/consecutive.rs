@@ -124,6 +124,10 @@ impl Consecutive {
 }
 
 impl Policy for Consecutive {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::NOTICES.with(crate::policy::Hooks::ADMIT)
+    }
+
     fn admit(&mut self, a: &Attempt) -> Admission {
         if self.state == BreakerState::Open && a.now >= self.open_until {
             self.state = BreakerState::HalfOpen;

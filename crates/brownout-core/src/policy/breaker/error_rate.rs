@@ -297,6 +297,10 @@ impl ErrorRate {
 }
 
 impl Policy for ErrorRate {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::NOTICES.with(crate::policy::Hooks::ADMIT)
+    }
+
     fn admit(&mut self, a: &Attempt) -> Admission {
         self.tick(a.now);
         if self.state == BreakerState::Open && a.now >= self.open_until {

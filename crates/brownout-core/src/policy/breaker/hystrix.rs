@@ -193,6 +193,10 @@ impl Hystrix {
 }
 
 impl Policy for Hystrix {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::NOTICES.with(crate::policy::Hooks::ATTEMPT_TIMEOUT).with(crate::policy::Hooks::ADMIT)
+    }
+
     fn admit(&mut self, a: &Attempt) -> Admission {
         self.catch_up(a.now);
         match self.state {

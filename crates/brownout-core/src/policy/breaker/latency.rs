@@ -201,6 +201,10 @@ impl Latency {
 }
 
 impl Policy for Latency {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::NOTICES.with(crate::policy::Hooks::ADMIT)
+    }
+
     fn admit(&mut self, a: &Attempt) -> Admission {
         self.tick(a.now);
         if self.state == BreakerState::Open && a.now >= self.open_until {

@@ -254,6 +254,10 @@ impl Opossum {
 }
 
 impl Policy for Opossum {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::NOTICES.with(crate::policy::Hooks::ATTEMPT_TIMEOUT).with(crate::policy::Hooks::ADMIT)
+    }
+
     fn admit(&mut self, a: &Attempt) -> Admission {
         self.catch_up(a.now, true);
         self.window[0].fires += 1;

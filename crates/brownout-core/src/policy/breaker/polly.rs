@@ -216,6 +216,10 @@ impl Polly {
 }
 
 impl Policy for Polly {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::NOTICES.with(crate::policy::Hooks::ADMIT)
+    }
+
     fn admit(&mut self, a: &Attempt) -> Admission {
         if self.state == BreakerState::Open && a.now >= self.blocked_until {
             self.state = BreakerState::HalfOpen;

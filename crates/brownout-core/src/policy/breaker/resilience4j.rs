@@ -315,6 +315,10 @@ impl Resilience4j {
 }
 
 impl Policy for Resilience4j {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::NOTICES.with(crate::policy::Hooks::ADMIT)
+    }
+
     fn admit(&mut self, a: &Attempt) -> Admission {
         self.tick(a.now);
         // OpenState.tryAcquirePermission: clock.instant().isAfter(retryAfterWaitDuration).

@@ -141,6 +141,10 @@ impl Sentinel {
 }
 
 impl Policy for Sentinel {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::NOTICES.with(crate::policy::Hooks::ADMIT)
+    }
+
     fn admit(&mut self, a: &Attempt) -> Admission {
         match self.state {
             BreakerState::Closed => Admission::Admit,

@@ -65,6 +65,10 @@ impl AdaptiveRetry {
 }
 
 impl Policy for AdaptiveRetry {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::ON_REQUEST.with(crate::policy::Hooks::ALLOW_RETRY).with(crate::policy::Hooks::ADMIT)
+    }
+
     fn admit(&mut self, _a: &Attempt) -> Admission {
         Admission::Admit
     }

@@ -43,6 +43,10 @@ impl GrpcThrottle {
 }
 
 impl Policy for GrpcThrottle {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::NOTICES.with(crate::policy::Hooks::ALLOW_RETRY).with(crate::policy::Hooks::ADMIT)
+    }
+
     fn admit(&mut self, _a: &Attempt) -> Admission {
         Admission::Admit
     }

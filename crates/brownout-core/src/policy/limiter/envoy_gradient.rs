@@ -221,6 +221,10 @@ impl EnvoyGradient {
 }
 
 impl Policy for EnvoyGradient {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::NOTICES.with(crate::policy::Hooks::ADMIT)
+    }
+
     fn admit(&mut self, a: &Attempt) -> Admission {
         if !self.started {
             self.start(a.now);

@@ -191,6 +191,10 @@ impl Fixed {
 }
 
 impl Policy for Fixed {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::NOTICES.with(crate::policy::Hooks::ADMIT)
+    }
+
     fn admit(&mut self, a: &Attempt) -> Admission {
         // An attempt asked again from the queue leaves it unless it has to wait on.
         let parked_as = self.shed.as_mut().and_then(|p| p.remove(a.id));
@@ -217,6 +221,10 @@ impl Policy for Fixed {
 
     fn queue_order(&self) -> QueueOrder {
         self.order
+    }
+
+    fn reports_status(&self) -> bool {
+        false // `status` is the configured limit, always
     }
 
     fn status(&self) -> Status {

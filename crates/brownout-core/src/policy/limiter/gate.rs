@@ -94,6 +94,10 @@ impl<A: LimitAlgorithm> Adaptive<A> {
 }
 
 impl<A: LimitAlgorithm> Policy for Adaptive<A> {
+    fn hooks(&self) -> crate::policy::Hooks {
+        crate::policy::Hooks::NOTICES.with(crate::policy::Hooks::ADMIT)
+    }
+
     fn admit(&mut self, a: &Attempt) -> Admission {
         if self.in_flight < self.permits() {
             self.in_flight += 1;
