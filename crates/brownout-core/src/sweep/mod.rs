@@ -7,13 +7,16 @@
 //! - [`grid`]: spec to [`grid::Plan`]: axis values, points, validated scenarios, run numbering,
 //!   common-random-number seeds. All errors surface here, before any run.
 //! - [`stats`]: means and their Student-t intervals.
+//! - [`decide`]: the recommendation (decision vs condition axes); `link`: linked axes.
 //! - [`store`]: the journal's records and checksummed lines (`output::journal` writes them).
 //!
 //! Architecture invariant: result files are a pure function of the plan and the set of
 //! finished runs, rendered in run order. Thread count, completion order, interruption and
 //! sharding therefore cannot change a byte of them.
 
+pub mod decide;
 pub mod grid;
+pub(crate) mod link;
 pub(crate) mod path;
 pub(crate) mod spec;
 pub mod stats;
