@@ -325,6 +325,8 @@ pub struct SweepWritten {
     pub files: Vec<PathBuf>,
     /// How many chart files (and `report.html`) were drawn.
     pub charts: usize,
+    /// The recommendation written to `recommendation.json`, if the sweep decides.
+    pub recommendation: Option<brownout_core::decide::recommendation::Recommendation>,
 }
 
 /// Write a finished sweep's results into `dir`: `plan.json`, the result files rendered from
@@ -334,11 +336,12 @@ pub fn write_sweep(dir: &Path, plan: &PlanInfo, records: &[RunRecord]) -> Result
     let files = render(plan, records)?;
     write_plan(dir, plan)?;
     let mut files = write_results(dir, &files)?;
-    if let Some(d) = crate::sweep::decide::recommend(plan, records) {
-        files.push(write_recommendation(dir, &d)?);
+    let decision = crate::sweep::decide::recommend(plan, records);
+    if let Some(d) = &decision {
+        files.push(write_recommendation(dir, d)?);
     }
     let charts = crate::charts::plot_dir(dir)?.len();
-    Ok(SweepWritten { files, charts })
+    Ok(SweepWritten { files, charts, recommendation: decision.map(|d| d.recommendation) })
 }
 
 #[cfg(test)]

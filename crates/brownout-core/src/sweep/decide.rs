@@ -271,3 +271,66 @@ fn stack(info: &PlanInfo, dp: &DecidePlan, k: usize, point: &[f64]) -> Option<St
     let set: PolicySet = serde_json::from_value(root["policies"][at].take()).ok()?;
     ron::ser::to_string_pretty(&set, ron::ser::PrettyConfig::default()).ok()
 }
+
+/// A candidate as people read it: `tiered with authorize_share=0.8, refund_share=0.2`.
+pub fn candidate_text(c: &recommendation::Candidate) -> String {
+    let setting: Vec<String> = c.setting.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    match setting.is_empty() {
+        true => c.policy.clone(),
+        false => format!("{} with {}", c.policy, setting.join(", ")),
+    }
+}
+
+/// One constraint's line: `brownout:authorize/in_time_ratio >= 0.99: mean 0.995, bound 0.993 (holds)`.
+pub fn constraint_text(c: &ConstraintOut) -> String {
+    let bound = if c.op.starts_with('>') { c.lo } else { c.hi };
+    let verdict = match c.verdict {
+        decide::Verdict::Holds => "holds",
+        decide::Verdict::Fails => "fails",
+        decide::Verdict::Unsure => "unsure: more replications would tell",
+    };
+    let untested = if c.untested { ", one replication: untested" } else { "" };
+    format!(
+        "{} {} {}: mean {:.4}, one-sided 95 % bound {:.4} ({verdict}{untested})",
+        c.metric, c.op, c.value, c.mean, bound
+    )
+}
+
+/// Why the runner-up lost, in words.
+pub fn lost_text(r: &Recommendation) -> Option<String> {
+    let u = r.runner_up.as_ref()?;
+    let why = match r.lost.as_ref()? {
+        decide::Lost::Objective { by, significant: true } => format!("its objective is worse by {by:.4}"),
+        decide::Lost::Objective { by, significant: false } => {
+            format!("a tie: its objective differs by {by:.4}, within the replications' noise")
+        }
+        decide::Lost::Infeasible { constraint, by } => {
+            let m = r.constraints.get(*constraint).map_or("a constraint", |c| c.metric.as_str());
+            format!("it misses {m} by {by:.4} in its worst condition")
+        }
+        decide::Lost::MoreViolation { by } => format!("its worst-case violation is larger by {by:.4}"),
+    };
+    Some(format!("runner-up {}: {why}", candidate_text(u)))
+}
+
+/// The short recommendation printed after a sweep.
+pub fn summary_text(r: &Recommendation) -> String {
+    let sense = match r.sense {
+        Sense::Minimize => "minimize",
+        Sense::Maximize => "maximize",
+    };
+    let Some(c) = &r.recommended else { return format!("no recommendation ({sense} {}): no candidates", r.objective) };
+    let verdict = if r.feasible {
+        "meets every constraint in every condition"
+    } else {
+        "no candidate meets every constraint: this one has the least worst-case violation"
+    };
+    let mut out = format!("recommended ({sense} {}): {}; {verdict}", r.objective, candidate_text(c));
+    for k in &r.constraints {
+        out.push_str(&format!("\n  {}", constraint_text(k)));
+    }
+    if let Some(l) = lost_text(r) {
+        out.push_str(&format!("\n  {l}"));
+    }
+    out
+}

@@ -72,7 +72,8 @@ pub(crate) fn apply(links: &[Link], names: &[&str], point: &mut [f64]) -> Result
         if !x.is_finite() {
             return Err((l.axis, format!("link gives {x}, not a finite number")));
         }
-        point[l.axis] = x;
+        // 12 significant digits: `1 - 0.7` is 0.3, not 0.30000000000000004, in every table.
+        point[l.axis] = format!("{x:.11e}").parse().unwrap_or(x);
     }
     Ok(())
 }
@@ -89,6 +90,15 @@ mod tests {
         let mut p = [0.25, 0.0, 0.0];
         apply(&links, &names, &mut p).unwrap();
         assert_eq!(p, [0.25, 0.75, 1.5]);
+    }
+
+    #[test]
+    fn float_noise_is_rounded_away() {
+        let names = ["a", "b"];
+        let links = parse_all(&names, &[None, Some("1 - a")]).unwrap();
+        let mut p = [0.7, 0.0];
+        apply(&links, &names, &mut p).unwrap();
+        assert_eq!(p[1], 0.3);
     }
 
     #[test]
