@@ -58,6 +58,7 @@ fn parse_fragment(ty: &str, text: &str) -> Option<Result<(), String>> {
         "Layer" => parse_as::<scenario::Layer>(text),
         "Expectation" => parse_as::<scenario::Expectation>(text),
         "Phases" => parse_as::<Vec<scenario::Phase>>(text),
+        "Decide" => parse_as::<scenario::Decide>(text),
         "PolicySpec" => parse_as::<brownout::policy::PolicySpec>(text),
         _ => return None,
     })

@@ -227,6 +227,9 @@ fn finish(
             "{}",
             escape::terminal(&format!("wrote {} chart files and report.html in {}", written.charts, out.display()))
         );
+        if let Some(r) = &written.recommendation {
+            println!("{}", escape::terminal(&sweep::decide::summary_text(r)));
+        }
     }
     Ok((written.files, written.charts))
 }

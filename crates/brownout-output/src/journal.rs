@@ -380,6 +380,22 @@ pub(crate) fn write_results(dir: &Path, files: &Rendered) -> Result<Vec<PathBuf>
     Ok(out.into_iter().map(|(p, _)| p).collect())
 }
 
+/// `recommendation.json`: the recommendation's fields, plus the per-condition table behind it.
+fn write_recommendation(dir: &Path, d: &crate::sweep::decide::SweepDecision) -> Result<PathBuf> {
+    #[derive(Serialize)]
+    struct File<'a> {
+        #[serde(flatten)]
+        recommendation: &'a brownout_core::decide::recommendation::Recommendation,
+        conditions: Vec<crate::sweep::decide::ConditionOut<'a>>,
+    }
+    let file = File { recommendation: &d.recommendation, conditions: d.condition_table() };
+    let path = dir.join("recommendation.json");
+    let mut bytes = serde_json::to_vec_pretty(&file)?;
+    bytes.push(b'\n');
+    crate::write_atomic(&path, &bytes)?;
+    Ok(path)
+}
+
 /// What [`write_sweep`] wrote.
 #[derive(Debug)]
 pub struct SweepWritten {
@@ -387,6 +403,8 @@ pub struct SweepWritten {
     pub files: Vec<PathBuf>,
     /// How many chart files (and `report.html`) were drawn.
     pub charts: usize,
+    /// The recommendation written to `recommendation.json`, if the sweep decides.
+    pub recommendation: Option<brownout_core::decide::recommendation::Recommendation>,
 }
 
 /// Write a finished sweep's results into `dir`: `plan.json`, the result files rendered from
@@ -395,9 +413,13 @@ pub struct SweepWritten {
 pub fn write_sweep(dir: &Path, plan: &PlanInfo, records: &[RunRecord]) -> Result<SweepWritten> {
     let files = render(plan, records)?;
     write_plan(dir, plan)?;
-    let files = write_results(dir, &files)?;
+    let mut files = write_results(dir, &files)?;
+    let decision = crate::sweep::decide::recommend(plan, records);
+    if let Some(d) = &decision {
+        files.push(write_recommendation(dir, d)?);
+    }
     let charts = crate::charts::plot_dir(dir)?.len();
-    Ok(SweepWritten { files, charts })
+    Ok(SweepWritten { files, charts, recommendation: decision.map(|d| d.recommendation) })
 }
 
 #[cfg(test)]

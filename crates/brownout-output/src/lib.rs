@@ -16,6 +16,7 @@ pub mod folder;
 pub(crate) mod html;
 pub mod journal;
 pub mod junit;
+pub(crate) mod recommend_html;
 pub mod run;
 pub mod series;
 

@@ -101,7 +101,8 @@ pub fn op_text(op: Cmp) -> &'static str {
     }
 }
 
-fn constraints_out(d: &Decide, judged: &[Judged]) -> Vec<ConstraintOut> {
+/// `d`'s constraints with their judgements, as written to the file.
+pub fn constraints_out(d: &Decide, judged: &[Judged]) -> Vec<ConstraintOut> {
     d.subject_to
         .iter()
         .zip(judged)

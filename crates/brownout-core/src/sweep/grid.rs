@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::path::{self, Step};
+pub use super::spec::Role;
 use super::spec::{self, Axis, AxisValue, Method, Range, Sample, Scale, SpecError, SweepSpec};
 use crate::engine::{counter_f64, counter_u64, fmt_time, label_hash};
 use crate::model::Model;
@@ -33,8 +34,11 @@ pub struct PlanInfo {
     pub points: Vec<Vec<f64>>,
     /// Policy sets run at each point.
     pub policies: Vec<String>,
-    /// Metrics recorded per run.
+    /// Metrics recorded per run: the spec's, then any measure of `decide` not among them.
     pub metrics: Vec<String>,
+    /// What to recommend, when the spec or the base scenario has a `decide` section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decide: Option<super::decide::DecidePlan>,
     /// FNV-1a hash of everything above plus the base scenario, in hex.
     pub hash: String,
 }
@@ -46,8 +50,21 @@ pub struct AxisInfo {
     pub name: String,
     /// Path in the scenario.
     pub path: String,
-    /// Values as reported (durations in the axis unit).
+    /// Values as reported (durations in the axis unit); a linked axis's distinct values.
     pub values: Vec<f64>,
+    /// The role written in the spec (see [`AxisInfo::role`] for the one in force).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+    /// The link expression of a linked axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+}
+
+impl AxisInfo {
+    /// The axis's role: as written, else a decision for a path under `policies`.
+    pub fn role(&self) -> Role {
+        self.role.unwrap_or_else(|| Role::default_for(&self.path))
+    }
 }
 
 /// Where one run sits in the grid.
@@ -99,14 +116,28 @@ pub struct Plan {
 }
 
 /// How an axis's values become scenario values.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum Kind {
     /// A duration; reported values are in units of `unit_ns` nanoseconds.
-    Duration { unit_ns: f64 },
+    Duration {
+        /// Nanoseconds per reported unit.
+        unit_ns: f64,
+    },
     /// An integer field: values are rounded.
     Integer,
     /// A floating-point field.
     Float,
+}
+
+impl Kind {
+    /// The scenario value of reported value `x` (already rounded by the plan).
+    pub fn scenario_value(self, x: f64) -> Value {
+        match self {
+            Kind::Duration { unit_ns } => Value::String(fmt_time((x * unit_ns).round() as u64)),
+            Kind::Integer => Value::from(x.round() as i64),
+            Kind::Float => Value::from(x),
+        }
+    }
 }
 
 /// An axis resolved against the base scenario.
@@ -118,7 +149,7 @@ struct Resolved<'a> {
     kind: Kind,
 }
 
-type Located = (String, String);
+pub(crate) type Located = (String, String);
 
 /// An error at `at`, a path into the spec (`axes[1].path`), located by `spec::located`.
 fn err(at: impl Into<String>, msg: impl Into<String>) -> Located {
@@ -152,10 +183,12 @@ pub(crate) fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
     check_axis_paths(&resolved, &json)?;
     let (policy_index, policies) = select_policies(spec, &base)?;
     check_size(spec, &base, &json, policies.len())?;
-    let (axes, points) = match &spec.sample {
+    let (mut axes, mut points) = match &spec.sample {
         None => grid_points(&resolved, &json, &base_path)?,
         Some(s) => sample_points(&resolved, s, seed)?,
     };
+    link_points(&resolved, &json, &mut axes, &mut points)?;
+    let (metrics, decide) = super::decide::plan(spec, &base, &json, &axes, &resolved_kinds(&resolved))?;
     let scenario_dir = base_path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let scenarios = points
         .iter()
@@ -169,7 +202,8 @@ pub(crate) fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
         axes,
         points,
         policies,
-        metrics: spec.metrics.clone(),
+        metrics,
+        decide,
         hash: String::new(),
     };
     let canonical = serde_json::to_string(&(&info, &json)).map_err(|e| err("", e.to_string()))?;
@@ -233,7 +267,11 @@ fn check_axis_paths(axes: &[Resolved], base: &Value) -> Result<(), Located> {
 /// Refuse a sweep too large for the base scenario's `limits.max_memory` before any point is
 /// built; points are counted before duplicate grid values are dropped.
 fn check_size(spec: &SweepSpec, base: &Scenario, json: &Value, policies: usize) -> Result<(), Located> {
-    let count = |a: &Axis| a.range.as_ref().map_or(a.values.len() as f64, |r| f64::from(r.steps));
+    let count = |a: &Axis| match (&a.range, &a.link) {
+        (_, Some(_)) => 1.0,
+        (Some(r), None) => f64::from(r.steps),
+        (None, None) => a.values.len() as f64,
+    };
     let points = match &spec.sample {
         Some(s) => f64::from(s.samples),
         None => spec.axes.iter().map(count).product(),
@@ -332,7 +370,7 @@ fn resolve_axis<'a>(index: usize, axis: &'a Axis, base: &Value) -> Result<Resolv
         Value::Number(n) if n.is_f64() => Kind::Float,
         Value::Number(_) => Kind::Integer,
         Value::Null if texts || axis.unit.is_some() => Kind::Duration { unit_ns: unit_ns(index, axis)? },
-        Value::Null if integral && axis.range.is_none() => Kind::Integer,
+        Value::Null if integral && axis.range.is_none() && axis.link.is_none() => Kind::Integer,
         Value::Null => Kind::Float,
         other => {
             return Err(err(
@@ -351,13 +389,27 @@ fn resolve_axis<'a>(index: usize, axis: &'a Axis, base: &Value) -> Result<Resolv
             ));
         }
     };
-    if axis.values.is_empty() == axis.range.is_none() {
+    if axis.link.is_some() && (!axis.values.is_empty() || axis.range.is_some()) {
+        let msg = format!("axis \"{}\": a linked axis takes its values from `link`: drop values and range", axis.name);
+        return Err(err(format!("axes[{index}].link"), msg));
+    }
+    if axis.link.is_none() && axis.values.is_empty() == axis.range.is_none() {
         return Err(err(format!("axes[{index}]"), format!("axis \"{}\": give either values or a range", axis.name)));
     }
     Ok(Resolved { index, axis, steps, kind })
 }
 
 impl Resolved<'_> {
+    fn info(&self, values: Vec<f64>) -> AxisInfo {
+        AxisInfo {
+            name: self.axis.name.clone(),
+            path: self.axis.path.clone(),
+            values,
+            role: self.axis.role,
+            link: self.axis.link.clone(),
+        }
+    }
+
     fn fail(&self, msg: String) -> Located {
         err(format!("axes[{}]", self.index), format!("axis \"{}\": {msg}", self.axis.name))
     }
@@ -454,6 +506,12 @@ fn grid_points(axes: &[Resolved], base: &Value, base_path: &Path) -> Result<(Vec
     let mut infos = Vec::new();
     let mut points: Vec<Vec<f64>> = vec![Vec::new()];
     for a in axes {
+        if a.axis.link.is_some() {
+            // Filled in per point by `link_points`.
+            points.iter_mut().for_each(|p| p.push(f64::NAN));
+            infos.push(a.info(Vec::new()));
+            continue;
+        }
         let values = a.grid_values()?;
         for (k, (shown, v)) in values.iter().enumerate() {
             let mut s = base.clone();
@@ -469,7 +527,7 @@ fn grid_points(axes: &[Resolved], base: &Value, base_path: &Path) -> Result<(Vec
         }
         let shown: Vec<f64> = values.iter().map(|v| v.0).collect();
         points = points.iter().flat_map(|p| shown.iter().map(move |x| [p.as_slice(), &[*x]].concat())).collect();
-        infos.push(AxisInfo { name: a.axis.name.clone(), path: a.axis.path.clone(), values: shown });
+        infos.push(a.info(shown));
     }
     Ok((infos, points))
 }
@@ -484,6 +542,11 @@ fn sample_points(axes: &[Resolved], s: &Sample, seed: u64) -> Result<(Vec<AxisIn
     let mut points = vec![Vec::with_capacity(axes.len()); n];
     let mut infos = Vec::new();
     for a in axes {
+        if a.axis.link.is_some() {
+            points.iter_mut().for_each(|p| p.push(f64::NAN));
+            infos.push(a.info(Vec::new()));
+            continue;
+        }
         let r = a.axis.range.as_ref().ok_or_else(|| a.fail("sampling needs a range, not values".into()))?;
         let label = label_hash(&format!("sweep/sample/{}", a.axis.name));
         let strata = permutation(n, seed, label_hash(&format!("sweep/lhs/{}", a.axis.name)));
@@ -498,7 +561,7 @@ fn sample_points(axes: &[Resolved], s: &Sample, seed: u64) -> Result<(Vec<AxisIn
             p.push(x);
             shown.push(x);
         }
-        infos.push(AxisInfo { name: a.axis.name.clone(), path: a.axis.path.clone(), values: shown });
+        infos.push(a.info(shown));
     }
     Ok((infos, points))
 }
@@ -532,4 +595,53 @@ fn point_scenario(axes: &[Resolved], base: &Value, point: &[f64], seed: u64, dir
     let s = to_scenario(v).map_err(|m| err("axes", format!("point ({}): {m}", describe())))?;
     Model::build(&s, seed, dir).map_err(|m| err("axes", format!("point ({}): {m}", describe())))?;
     Ok(s)
+}
+
+fn resolved_kinds(axes: &[Resolved]) -> Vec<Kind> {
+    axes.iter().map(|a| a.kind).collect()
+}
+
+/// Compute the linked axes' values at every point (rounded as the axis's kind demands) and
+/// check each value alone on the base scenario, so a link giving a bad value is blamed on the
+/// link with the point it happened at.
+fn link_points(
+    axes: &[Resolved],
+    base: &Value,
+    infos: &mut [AxisInfo],
+    points: &mut [Vec<f64>],
+) -> Result<(), Located> {
+    let names: Vec<&str> = axes.iter().map(|a| a.axis.name.as_str()).collect();
+    let texts: Vec<Option<&str>> = axes.iter().map(|a| a.axis.link.as_deref()).collect();
+    let at = |i: usize| format!("axes[{i}].link");
+    let links =
+        super::link::parse_all(&names, &texts).map_err(|(i, m)| err(at(i), format!("axis \"{}\": {m}", names[i])))?;
+    if links.is_empty() {
+        return Ok(());
+    }
+    let here = |p: &[f64]| {
+        let shown: Vec<String> =
+            names.iter().zip(p).filter(|(_, x)| !x.is_nan()).map(|(n, x)| format!("{n}={x}")).collect();
+        shown.join(", ")
+    };
+    for p in points.iter_mut() {
+        super::link::apply(&links, &names, p)
+            .map_err(|(i, m)| err(at(i), format!("axis \"{}\" at point ({}): {m}", names[i], here(p))))?;
+        for l in &links {
+            p[l.axis] = axes[l.axis].finish(p[l.axis]).map_err(|(_, m)| err(at(l.axis), m))?.0;
+        }
+        // The other axes' values were checked alone; a point the scenario refuses is the link's doing.
+        let mut s = base.clone();
+        for (a, x) in axes.iter().zip(p.iter()) {
+            *path::get_mut(&mut s, &a.steps).map_err(|m| a.fail(m))? = a.finish(*x)?.1;
+        }
+        let first = links[0].axis;
+        to_scenario(s).map_err(|m| err(at(first), format!("axis \"{}\" at point ({}): {m}", names[first], here(p))))?;
+    }
+    for l in &links {
+        let mut values: Vec<f64> = points.iter().map(|p| p[l.axis]).collect();
+        values.sort_by(f64::total_cmp);
+        values.dedup();
+        infos[l.axis].values = values;
+    }
+    Ok(())
 }

@@ -7,6 +7,7 @@
 //! - [`grid`]: spec to [`grid::Plan`]: axis values, points, validated scenarios, run numbering,
 //!   common-random-number seeds. All errors surface here, before any run.
 //! - [`stats`]: means and their Student-t intervals.
+//! - [`decide`]: the recommendation (decision vs condition axes); `link`: linked axes.
 //! - [`store`]: the journal's records and checksummed lines (`output::journal` writes them).
 //! - [`reuse`]: each run's content key; runs with equal keys are run once.
 //!
@@ -14,7 +15,9 @@
 //! finished runs, rendered in run order. Thread count, completion order, interruption and
 //! sharding therefore cannot change a byte of them.
 
+pub mod decide;
 pub mod grid;
+pub(crate) mod link;
 pub(crate) mod path;
 pub mod reuse;
 pub(crate) mod spec;

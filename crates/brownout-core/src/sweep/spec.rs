@@ -33,6 +33,10 @@ pub struct SweepSpec {
     /// Random sampling of the axes' ranges instead of their grid product.
     #[serde(default)]
     pub sample: Option<Sample>,
+    /// What to recommend: an objective (a metric, or a decision axis's name) and constraints
+    /// (default: the base scenario's `decide`, else none).
+    #[serde(default)]
+    pub decide: Option<crate::scenario::Decide>,
 }
 
 fn one() -> u32 {
@@ -57,6 +61,30 @@ pub struct Axis {
     /// (`ns`, `us`, `ms`, `s`, `m`, `h`; default `ms`).
     #[serde(default)]
     pub unit: Option<String>,
+    /// Decision (a setting to choose) or condition (an environment to hold in); default: a
+    /// path under `policies` is a decision, anything else a condition.
+    #[serde(default)]
+    pub role: Option<Role>,
+    /// An expression over other axes' names (`"1 - authorize_share"`) computing this axis's
+    /// value at every point, instead of values or a range.
+    #[serde(default)]
+    pub link: Option<String>,
+}
+
+/// What an axis is to a recommendation.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub enum Role {
+    /// A setting the recommendation chooses.
+    Decision,
+    /// An environment the choice must hold in (worst case over its values).
+    Condition,
+}
+
+impl Role {
+    /// The role of an axis at `path` when none is written: policies are decisions.
+    pub fn default_for(path: &str) -> Role {
+        if path.starts_with("policies") { Role::Decision } else { Role::Condition }
+    }
 }
 
 /// A value as written: a number or a duration string.

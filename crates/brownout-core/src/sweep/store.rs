@@ -139,10 +139,11 @@ pub mod fixtures {
             base: "b".into(),
             seed: 9,
             replications: 2,
-            axes: vec![AxisInfo { name: "x".into(), path: "a.x".into(), values: vec![0.5] }],
+            axes: vec![AxisInfo { name: "x".into(), path: "a.x".into(), values: vec![0.5], role: None, link: None }],
             points: vec![vec![0.5]],
             policies: vec!["p".into()],
             metrics: vec!["m".into()],
+            decide: None,
             hash: "h".into(),
         }
     }

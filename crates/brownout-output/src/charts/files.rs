@@ -142,6 +142,12 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<String>> {
     }
     if has_sweep {
         let sw = sweep::load(dir)?;
+        // The sweep's recommendation goes first: it is what the reader came for.
+        if let Some(s) =
+            read_regular(&dir.join("recommendation.json")).ok().and_then(|j| crate::recommend_html::section(&j))
+        {
+            sections.insert(0, s);
+        }
         sections.push(html::sweep_section(&sw));
         let sweep_charts: Vec<Rendered> = sweep::charts(&sw).iter().map(render).collect::<Result<_>>()?;
         charts.extend(sweep_charts);
