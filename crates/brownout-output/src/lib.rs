@@ -17,6 +17,7 @@ pub(crate) mod html;
 pub mod journal;
 pub mod junit;
 pub mod run;
+pub mod tune;
 
 use std::io::Write;
 use std::path::Path;
