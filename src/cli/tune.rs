@@ -72,7 +72,8 @@ fn run_tune(args: TuneArgs) -> Result<Value, Failure> {
         }
         Ok(())
     };
-    let hooks = Hooks { known: files::known(&records), on_eval: &mut on_eval, out_of_time: &out_of_time, threads };
+    let hooks =
+        Hooks { known: files::known(&records).map_err(io)?, on_eval: &mut on_eval, out_of_time: &out_of_time, threads };
     let (done, stop) = tune::search(&space, hooks)
         .map_err(|e| Failure::input(format!("error: {e:#} (finished candidates are kept; fix and --resume)")))?;
     let rec = tune::recommend(&space, &done);

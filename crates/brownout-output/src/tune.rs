@@ -17,7 +17,7 @@ use crate::charts::style::{self, Unit};
 use crate::charts::{Chart, Kind, LegendEntry, LinePanel, LinePanels, Mark, Series, render};
 use crate::html::{self, escape};
 use crate::report::escape::csv_cell;
-use crate::sweep::store::{checksum, frame, unframe};
+use crate::sweep::store::{frame, unframe};
 use crate::write_atomic;
 
 /// The journal's file name.
@@ -83,8 +83,13 @@ impl TuneJournal {
 }
 
 /// The known figures of a resumed search, by setting.
-pub fn known(records: &[Record]) -> BTreeMap<Vec<u64>, brownout_core::decide::Samples> {
-    records.iter().map(|r| (brownout_core::tune::key(&r.values), r.samples())).collect()
+pub fn known(records: &[Record]) -> Result<BTreeMap<Vec<u64>, brownout_core::decide::Samples>> {
+    let mut out = BTreeMap::new();
+    for r in records {
+        let (values, samples) = r.read().map_err(|m| anyhow::anyhow!("{JOURNAL}: bad record: {m}"))?;
+        out.insert(brownout_core::tune::key(&values), samples);
+    }
+    Ok(out)
 }
 
 /// The best feasible objective after each evaluation (`None` until one is feasible).
@@ -263,6 +268,5 @@ pub fn write(dir: &Path, space: &Space, r: &Recommendation, stop: Stop, done: &[
         write_atomic(&p, &bytes)?;
         out.push(p);
     }
-    let _ = checksum;
     Ok(out)
 }

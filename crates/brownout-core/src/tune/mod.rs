@@ -22,39 +22,47 @@ use crate::decide::{Evaluated, Samples, Sense, choose};
 pub use search::{Evaluation, Hooks, Stop, key, search};
 pub use space::{Space, load};
 
-/// One journaled evaluation: the setting and its figures (`None` for NaN).
+/// One journaled evaluation: the setting and its figures, each number as its shortest
+/// round-trip decimal text (`None` for NaN). Text, because a JSON number read back may differ
+/// in the last bit, and a replayed search must see exactly the figures it saw.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Record {
     /// Knob values, in knob order.
-    pub values: Vec<f64>,
+    pub values: Vec<String>,
     /// Objective per replication.
-    pub objective: Vec<Option<f64>>,
+    pub objective: Vec<Option<String>>,
     /// Per constraint, its value per replication.
-    pub constraints: Vec<Vec<Option<f64>>>,
+    pub constraints: Vec<Vec<Option<String>>>,
 }
 
-fn opt(v: &[f64]) -> Vec<Option<f64>> {
-    v.iter().map(|x| x.is_finite().then_some(*x)).collect()
+fn text(v: &[f64]) -> Vec<Option<String>> {
+    v.iter().map(|x| x.is_finite().then(|| x.to_string())).collect()
 }
 
-fn nan(v: &[Option<f64>]) -> Vec<f64> {
-    v.iter().map(|x| x.unwrap_or(f64::NAN)).collect()
+fn number(s: &str) -> Result<f64, String> {
+    s.parse::<f64>().map_err(|_| format!("\"{s}\" is not a number"))
+}
+
+fn numbers(v: &[Option<String>]) -> Result<Vec<f64>, String> {
+    v.iter().map(|x| x.as_deref().map_or(Ok(f64::NAN), number)).collect()
 }
 
 impl Record {
     /// The record of an evaluation.
     pub fn of(e: &Evaluation) -> Record {
         Record {
-            values: e.values.clone(),
-            objective: opt(&e.samples.objective),
-            constraints: e.samples.constraints.iter().map(|c| opt(c)).collect(),
+            values: e.values.iter().map(f64::to_string).collect(),
+            objective: text(&e.samples.objective),
+            constraints: e.samples.constraints.iter().map(|c| text(c)).collect(),
         }
     }
 
-    /// The figures it holds.
-    pub fn samples(&self) -> Samples {
-        Samples { objective: nan(&self.objective), constraints: self.constraints.iter().map(|c| nan(c)).collect() }
+    /// The setting and the figures it holds.
+    pub fn read(&self) -> Result<(Vec<f64>, Samples), String> {
+        let values = self.values.iter().map(|v| number(v)).collect::<Result<_, _>>()?;
+        let constraints = self.constraints.iter().map(|c| numbers(c)).collect::<Result<_, _>>()?;
+        Ok((values, Samples { objective: numbers(&self.objective)?, constraints }))
     }
 }
 
