@@ -27,6 +27,13 @@ const EXAMPLES: &[(&str, &[&str])] = &[
             "brownout sweep scenarios/sweeps/grocery.ron --shard 0/4 --out shard-0 --resume",
         ],
     ),
+    (
+        "tune",
+        &[
+            "brownout tune scenarios/tune/grocery-tiered.ron -j 2 --out output/grocery-tune",
+            "brownout tune scenarios/tune/grocery-tiered.ron --out output/grocery-tune --resume",
+        ],
+    ),
     ("merge", &["brownout merge shard-0 shard-1 shard-2 shard-3 --out merged"]),
     (
         "new",

@@ -13,6 +13,7 @@ mod plot;
 mod progress;
 mod run;
 mod sweep;
+mod tune;
 mod verify;
 
 use std::path::PathBuf;
@@ -38,6 +39,8 @@ enum Command {
     Plot(plot::PlotArgs),
     /// Sweep scenario parameters over a grid or sample, with replications and intervals.
     Sweep(sweep::SweepArgs),
+    /// Search a policy set's knobs for the best setting a decision asks for (Nelder-Mead).
+    Tune(tune::TuneArgs),
     /// Combine the output folders of sweep shards into the unsharded result files.
     Merge(sweep::MergeArgs),
     /// Validate a scenario file without running it.
@@ -87,6 +90,7 @@ pub fn main() -> ExitCode {
         Command::Verify(args) => verify::run(args),
         Command::Plot(args) => plot::plot(args),
         Command::Sweep(args) => sweep::sweep(args),
+        Command::Tune(args) => tune::tune(args),
         Command::Merge(args) => sweep::merge(args),
         Command::Check { scenario, json } => check::check(&scenario, json),
         Command::Diff(args) => diff::diff(args),

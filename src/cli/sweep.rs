@@ -66,7 +66,7 @@ fn io(e: anyhow::Error) -> Failure {
 const THREADS_PER_CORE: usize = 4;
 
 /// The worker thread count: `-j`, or one per core.
-fn threads(jobs: Option<usize>) -> Result<usize, Failure> {
+pub(super) fn threads(jobs: Option<usize>) -> Result<usize, Failure> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let max = cores * THREADS_PER_CORE;
     match jobs {

@@ -28,5 +28,6 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod sweep;
+pub mod tune;
 pub mod units;
 pub mod verify;

@@ -19,6 +19,7 @@ pub mod junit;
 pub(crate) mod recommend_html;
 pub mod run;
 pub mod series;
+pub mod tune;
 
 use std::io::Write;
 use std::path::Path;

@@ -1,0 +1,247 @@
+//! A tune spec resolved against its scenario: the knobs (paths checked, ranges checked, each
+//! end validated), the decision checked against the scenario's classes and phases, and how a
+//! setting becomes a scenario and a candidate's replicated figures.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde_json::Value;
+
+use super::spec::{self, Knob, TuneSpec};
+use crate::decide::{Measure, ObjectiveRef, Samples};
+use crate::engine::{counter_u64, label_hash};
+use crate::metrics::catalog;
+use crate::model::{Model, RunOptions, run_policy};
+use crate::scenario::{self, Scenario, parse_duration};
+use crate::sweep::SpecError;
+use crate::sweep::path::{self, Step};
+
+/// A knob resolved against the base scenario.
+#[derive(Debug, Clone)]
+pub struct Dim {
+    /// The knob as written.
+    pub knob: Knob,
+    steps: Vec<Step>,
+    /// Rounded to whole numbers (asked for, or the field is an integer).
+    pub integer: bool,
+}
+
+/// A resolved tune: everything needed to evaluate a setting.
+#[derive(Debug, Clone)]
+pub struct Space {
+    /// The spec.
+    pub spec: TuneSpec,
+    /// The base scenario.
+    pub base: Scenario,
+    json: Value,
+    /// Index of the tuned policy set in the scenario.
+    pub policy_index: usize,
+    /// The knobs, in spec order.
+    pub dims: Vec<Dim>,
+    /// Root seed.
+    pub seed: u64,
+    /// Folder that resolves the scenario's relative data files.
+    pub dir: PathBuf,
+    /// Hash of the spec (budget aside, so a resumed search may be given more) and the base
+    /// scenario, in hex: a journal of another search is refused.
+    pub hash: String,
+    /// The wall-clock budget in nanoseconds, if any.
+    pub wall_ns: Option<u64>,
+}
+
+type Located = (String, String);
+
+fn err(at: impl Into<String>, msg: impl Into<String>) -> Located {
+    (at.into(), msg.into())
+}
+
+/// Load a spec file and resolve it; every error names the spec file, line and column.
+pub fn load(spec_path: &Path) -> Result<Space, SpecError> {
+    let text = scenario::data::bounded_text(spec_path, "tune spec").map_err(|e| SpecError {
+        file: e.file,
+        line: e.line,
+        col: e.col,
+        message: e.message,
+    })?;
+    let spec = spec::parse(spec_path, &text)?;
+    let dir = spec_path.parent().unwrap_or(Path::new("."));
+    resolve(spec, dir).map_err(|(at, msg)| crate::sweep::spec::located(spec_path, &text, &at, msg))
+}
+
+fn resolve(spec: TuneSpec, dir: &Path) -> Result<Space, Located> {
+    scenario::check_file_name(&spec.name).map_err(|m| err("name", format!("name {m} (it names the output folder)")))?;
+    let base_path = dir.join(&spec.base);
+    let base = scenario::load(&base_path).map_err(|e| err("base", format!("base scenario: {e}")))?;
+    if spec.replications < 2 {
+        return Err(err("replications", "replications must be >= 2: a constraint needs an interval"));
+    }
+    if spec.budget.runs < u64::from(spec.replications) {
+        return Err(err("budget.runs", format!("budget.runs must allow one candidate ({} runs)", spec.replications)));
+    }
+    let wall_ns = match &spec.budget.wall {
+        None => None,
+        Some(w) => Some(parse_duration(w).map_err(|m| err("budget.wall", format!("budget.wall: {m}")))?),
+    };
+    let policy_index = base.policies.iter().position(|p| p.name == spec.policy).ok_or_else(|| {
+        let names: Vec<&str> = base.policies.iter().map(|p| p.name.as_str()).collect();
+        err("policy", format!("unknown policy \"{}\" (the scenario has: {})", spec.policy, names.join(", ")))
+    })?;
+    if spec.knobs.is_empty() {
+        return Err(err("knobs", "a tune needs at least one knob (a decision to search); there is nothing to tune"));
+    }
+    let json = serde_json::to_value(&base).map_err(|e| err("base", e.to_string()))?;
+    let dims = spec.knobs.iter().enumerate().map(|(i, k)| resolve_knob(i, k, &json)).collect::<Result<Vec<_>, _>>()?;
+    check_decide(&spec, &base)?;
+    let seed = spec.seed.unwrap_or(base.seed);
+    let scenario_dir = base_path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let mut hashed = serde_json::to_value(&spec).map_err(|e| err("", e.to_string()))?;
+    hashed["budget"] = Value::Null;
+    let hash = format!("{:016x}", label_hash(&serde_json::to_string(&(&hashed, &json, seed)).unwrap_or_default()));
+    let space = Space { spec, base, json, policy_index, dims, seed, dir: scenario_dir, hash, wall_ns };
+    // Each knob's ends, the others at the base values, must make a valid scenario.
+    for (i, d) in space.dims.iter().enumerate() {
+        for end in [d.knob.range.from, d.knob.range.to] {
+            let mut v = space.json.clone();
+            *path::get_mut(&mut v, &d.steps).map_err(|m| err(format!("knobs[{i}].path"), m))? = d.value(end);
+            let s = to_scenario(v)
+                .map_err(|m| err(format!("knobs[{i}].range"), format!("knob \"{}\" = {end}: {m}", d.knob.name)))?;
+            Model::build(&s, seed, &space.dir)
+                .map_err(|m| err(format!("knobs[{i}].range"), format!("knob \"{}\" = {end}: {m}", d.knob.name)))?;
+        }
+    }
+    Ok(space)
+}
+
+fn resolve_knob(i: usize, k: &Knob, base: &Value) -> Result<Dim, Located> {
+    let at = format!("knobs[{i}].path");
+    let steps = path::parse(&k.path).map_err(|m| err(&at, format!("knob \"{}\": {m}", k.name)))?;
+    let mut probe = base.clone();
+    let current = path::get_mut(&mut probe, &steps)
+        .map_err(|m| err(&at, format!("knob \"{}\": bad path \"{}\": {m}", k.name, k.path)))?;
+    let integer = match current {
+        Value::Number(n) => k.integer || !n.is_f64(),
+        _ => return Err(err(&at, format!("knob \"{}\": \"{}\" is not a number", k.name, k.path))),
+    };
+    let r = k.range;
+    if !(r.from.is_finite() && r.to.is_finite() && r.from < r.to) {
+        return Err(err(format!("knobs[{i}].range"), format!("knob \"{}\": range needs finite from < to", k.name)));
+    }
+    Ok(Dim { knob: k.clone(), steps, integer })
+}
+
+/// The objective may be a metric or a knob; constraints are metrics over known classes and
+/// phases.
+fn check_decide(spec: &TuneSpec, base: &Scenario) -> Result<(), Located> {
+    let resolve = |r: &ObjectiveRef| -> Result<(), (&'static str, String)> {
+        match r {
+            ObjectiveRef::Axis(name) if spec.knobs.iter().any(|k| k.name == *name) => Ok(()),
+            ObjectiveRef::Axis(name) => Err((
+                ".metric",
+                format!("unknown metric or knob \"{name}\" (metrics: {})", catalog::names(catalog::Scope::Run)),
+            )),
+            ObjectiveRef::Metric(m) => {
+                if let Some(c) = m.class.filter(|c| !base.classes.iter().any(|k| k.name == *c)) {
+                    return Err((".class", format!("unknown class \"{c}\"")));
+                }
+                if let Some(p) = m.phase {
+                    scenario::check_phase_name(base, p).map_err(|e| (".phase", e))?;
+                }
+                Ok(())
+            }
+        }
+    };
+    crate::decide::validate(&spec.decide, &resolve).map_err(|(p, m)| err(format!("decide{p}"), m))
+}
+
+fn to_scenario(v: Value) -> Result<Scenario, String> {
+    let s: Scenario = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    scenario::validate(&s).map_err(|e| e.message)?;
+    Ok(s)
+}
+
+impl Dim {
+    /// The knob's value at `u` in [0, 1] (clamped), rounded for integer knobs.
+    pub fn at(&self, u: f64) -> f64 {
+        let r = self.knob.range;
+        let x = r.from + (r.to - r.from) * u.clamp(0.0, 1.0);
+        if self.integer { x.round().clamp(r.from.ceil(), r.to.floor()) } else { x }
+    }
+
+    /// Where `x` lies in [0, 1].
+    pub fn unit(&self, x: f64) -> f64 {
+        let r = self.knob.range;
+        (x - r.from) / (r.to - r.from)
+    }
+
+    fn value(&self, x: f64) -> Value {
+        if self.integer { Value::from(x.round() as i64) } else { Value::from(x) }
+    }
+}
+
+impl Space {
+    /// The knob values at a point of the unit cube.
+    pub fn setting(&self, u: &[f64]) -> Vec<f64> {
+        self.dims.iter().zip(u).map(|(d, &x)| d.at(x)).collect()
+    }
+
+    /// The scenario with `values` set (validated).
+    pub fn scenario(&self, values: &[f64]) -> Result<Scenario, String> {
+        let mut v = self.json.clone();
+        for (d, &x) in self.dims.iter().zip(values) {
+            *path::get_mut(&mut v, &d.steps)? = d.value(x);
+        }
+        to_scenario(v)
+    }
+
+    /// The tuned policy set's stack in `s`, as RON ready to paste.
+    pub fn stack_ron(&self, s: &Scenario) -> String {
+        let pretty = ron::ser::PrettyConfig::new().depth_limit(6).indentor("  ".to_string());
+        ron::ser::to_string_pretty(&s.policies[self.policy_index].stack, pretty).unwrap_or_default()
+    }
+
+    /// Replication `r`'s seed: the one a sweep with this root seed gives replication `r`, so
+    /// a tune and a sweep over the same knobs see the same traffic.
+    pub fn replication_seed(&self, r: u32) -> u64 {
+        counter_u64(self.seed, label_hash("sweep/replication"), u64::from(r), 0)
+    }
+
+    /// Run the setting's replications (in parallel on the current rayon pool) and read the
+    /// objective and every constraint in each.
+    pub fn measure(&self, values: &[f64]) -> Result<Samples, String> {
+        let s = self.scenario(values)?;
+        let d = &self.spec.decide;
+        let objective = d.minimize.as_deref().or(d.maximize.as_deref()).unwrap_or_default();
+        let per_rep: Vec<(f64, Vec<f64>)> = (0..self.spec.replications)
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|r| self.one(&s, values, objective, r))
+            .collect::<Result<_, String>>()?;
+        let mut out = Samples { objective: Vec::new(), constraints: vec![Vec::new(); d.subject_to.len()] };
+        for (o, cs) in per_rep {
+            out.objective.push(o);
+            for (k, c) in cs.into_iter().enumerate() {
+                out.constraints[k].push(c);
+            }
+        }
+        Ok(out)
+    }
+
+    fn one(&self, s: &Scenario, values: &[f64], objective: &str, r: u32) -> Result<(f64, Vec<f64>), String> {
+        let seed = self.replication_seed(r);
+        let model = Model::build(s, seed, &self.dir)?;
+        let result = run_policy(&model, self.policy_index, RunOptions::default())
+            .map_err(|why| format!("replication {r} (seed {seed}): {why}"))?;
+        let phases = scenario::phases_of(model.scenario());
+        let phase = |p: &str| phases.iter().position(|x| x.name == p).and_then(|k| result.phases.get(k));
+        let read = |m: &Measure| m.read(&result.summary, &phase).unwrap_or(f64::NAN);
+        let o = match ObjectiveRef::parse(objective) {
+            Ok(ObjectiveRef::Metric(m)) => read(&m),
+            Ok(ObjectiveRef::Axis(name)) => {
+                self.dims.iter().position(|d| d.knob.name == name).map_or(f64::NAN, |i| values[i])
+            }
+            Err(_) => f64::NAN,
+        };
+        let cs = self.spec.decide.subject_to.iter().map(|c| Measure::of_constraint(c).map_or(f64::NAN, |m| read(&m)));
+        Ok((o, cs.collect()))
+    }
+}

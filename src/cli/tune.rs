@@ -1,0 +1,128 @@
+//! `brownout tune`: resolve the spec, open or resume the journal of evaluations, run the
+//! search, write the recommendation, trace, chart and report.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::{Failure, json};
+use brownout::decide::recommendation::Recommendation;
+use brownout::output::{folder, tune as files};
+use brownout::report::escape;
+use brownout::tune::{self, Hooks, Record};
+
+/// Arguments of `brownout tune`.
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    /// The tune spec (RON).
+    spec: PathBuf,
+    /// Worker threads for a candidate's replications (default: all cores). The result does
+    /// not depend on it.
+    #[arg(short = 'j', long = "jobs")]
+    jobs: Option<usize>,
+    /// Output folder (default: output/<tune name>/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Continue the search journaled in the output folder: journaled candidates are not run
+    /// again, so it reaches the result the uninterrupted search would.
+    #[arg(long)]
+    resume: bool,
+    /// Print one JSON document on stdout instead of the summary.
+    #[arg(long)]
+    json: bool,
+}
+
+fn io(e: anyhow::Error) -> Failure {
+    Failure::input(format!("error: {e:#}"))
+}
+
+/// Run (or resume) a search and write its result files.
+pub fn tune(args: TuneArgs) -> Result<(), Failure> {
+    let as_json = args.json;
+    match run_tune(args) {
+        Ok(doc) => {
+            if as_json {
+                json::print(&doc);
+            }
+            Ok(())
+        }
+        Err(f) => Err(if as_json { json::fail("tune", f, None) } else { f }),
+    }
+}
+
+fn run_tune(args: TuneArgs) -> Result<Value, Failure> {
+    let space = tune::load(&args.spec).map_err(|e| Failure::input(format!("error: {e}")))?;
+    let threads = super::sweep::threads(args.jobs)?;
+    let out = match &args.out {
+        Some(o) => o.clone(),
+        None => folder::default_dir(&space.spec.name).map_err(io)?,
+    };
+    let lock = folder::lock(&out).map_err(io)?;
+    folder::clean_temporaries(&lock).map_err(io)?;
+    let (mut journal, records) = files::open(&out, &space.hash, args.resume).map_err(io)?;
+    let started = Instant::now();
+    let out_of_time = || space.wall_ns.is_some_and(|w| started.elapsed().as_nanos() >= u128::from(w));
+    let mut fresh_runs = 0u64;
+    let mut on_eval = |e: &tune::Evaluation, fresh: bool| {
+        if fresh {
+            fresh_runs += u64::from(space.spec.replications);
+            journal.append(&Record::of(e))?;
+        }
+        Ok(())
+    };
+    let hooks =
+        Hooks { known: files::known(&records).map_err(io)?, on_eval: &mut on_eval, out_of_time: &out_of_time, threads };
+    let (done, stop) = tune::search(&space, hooks)
+        .map_err(|e| Failure::input(format!("error: {e:#} (finished candidates are kept; fix and --resume)")))?;
+    let rec = tune::recommend(&space, &done);
+    let written = files::write(&out, &space, &rec, stop, &done).map_err(io)?;
+    let runs = done.last().map_or(0, |e| e.runs);
+    if !args.json {
+        println!("{}", escape::terminal(&summary(&space.spec.name, &rec, runs, fresh_runs, stop)));
+        for p in &written {
+            println!("{}", escape::terminal(&format!("wrote {}", p.display())));
+        }
+    }
+    Ok(json!({
+        "schema_version": json::SCHEMA_VERSION,
+        "command": "tune",
+        "ok": true,
+        "exit_code": 0,
+        "tune": space.spec.name,
+        "out": out.display().to_string(),
+        "runs": { "spent": runs, "run_now": fresh_runs, "resumed": runs - fresh_runs, "budget": space.spec.budget.runs },
+        "stopped": stop,
+        "recommendation": rec,
+        "files": written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+    }))
+}
+
+/// The terminal summary: what is recommended, its objective and constraints, the budget.
+fn summary(name: &str, r: &Recommendation, runs: u64, fresh: u64, stop: tune::Stop) -> String {
+    let mut s = format!("tune {name}: {} candidates, {runs} runs ({fresh} run now), stopped: {stop:?}\n", r.candidates);
+    match &r.recommended {
+        None => s += "nothing evaluated\n",
+        Some(c) => {
+            let setting: Vec<String> = c.setting.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            s += &format!(
+                "{} {}: {:?} {} = {:.4} (one-sided 95 % {:.4} .. {:.4})\n",
+                if r.feasible { "recommended" } else { "none feasible; least violation" },
+                setting.join(" "),
+                r.sense,
+                r.objective,
+                c.objective.mean,
+                c.objective.lo,
+                c.objective.hi
+            );
+            for k in &c.constraints {
+                s += &format!(
+                    "  {} {} {}: mean {:.4}, bounds {:.4} .. {:.4}: {:?}\n",
+                    k.metric, k.op, k.value, k.mean, k.lo, k.hi, k.verdict
+                );
+            }
+        }
+    }
+    s.trim_end().to_string()
+}
