@@ -166,6 +166,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         json::print(&json::run_doc(&done.result.summary, &done.out, &done.checked, code));
     } else {
         print!("{}", escape::terminal(&report::table::terminal(&done.result.summary)));
+        print!("{}", escape::terminal(&report::decision::terminal(&done.result.summary)));
         println!("{}", escape::terminal(&format!("results in {}", done.out.display())));
         for c in &done.checked {
             let line = format!("{} {} (measured {:.4})", if c.passed { "PASS" } else { "FAIL" }, c.statement, c.actual);

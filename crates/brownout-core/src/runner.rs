@@ -225,6 +225,11 @@ fn assemble(
         summaries.push(r.summary);
     }
     let replications = replicated(seeds, n, &summaries);
+    let names: Vec<String> = resolved.iter().map(|p| p.name.clone()).collect();
+    let decision = crate::report::decision::decide_run(
+        s,
+        &crate::report::decision::Replicated { names: &names, whole: &summaries, phases: &per_phase },
+    );
     summaries.truncate(n);
     Ok(ScenarioResult {
         summary: ScenarioSummary {
@@ -266,6 +271,7 @@ fn assemble(
                 })
                 .collect(),
             replications,
+            decision,
         },
         rows,
         runs,

@@ -67,6 +67,7 @@ pub fn run_section(description: &str, s: &ScenarioSummary) -> String {
     let deadlines: Vec<String> =
         u.classes.iter().map(|c| format!("{} {}", escape(&c.name), fmt_ms(c.deadline_ms))).collect();
     out.push_str(&format!("<p>Class deadlines: {}.</p>\n", deadlines.join(", ")));
+    out.push_str(&decision_section(s));
     if let Some(note) = report::table::replications_note(s) {
         out.push_str(&format!("<p>{}</p>\n", escape(&note)));
     }
@@ -74,6 +75,21 @@ pub fn run_section(description: &str, s: &ScenarioSummary) -> String {
     out.push_str(&markdown_to_html(&report::table::markdown(s)));
     out.push_str("<h2>Verdict</h2>\n");
     out.push_str(&markdown_to_html(&report::table::verdicts(s)));
+    out
+}
+
+/// The run's recommendation (or, without a `decide` section, the incident phase's winners),
+/// with the recommended stack ready to paste.
+fn decision_section(s: &ScenarioSummary) -> String {
+    let mut out = String::from("<section id=\"recommendation\">\n<h2>Recommendation</h2>\n");
+    out.push_str(&markdown_to_html(&report::decision::markdown(s)));
+    if let Some(stack) = s.decision.as_ref().and_then(|d| d.recommended.as_ref()?.stack.as_ref()) {
+        out.push_str(&format!(
+            "<p>The recommended stack, ready to paste:</p>\n<pre><code>{}</code></pre>\n",
+            escape(stack)
+        ));
+    }
+    out.push_str("</section>\n");
     out
 }
 

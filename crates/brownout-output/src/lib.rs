@@ -108,7 +108,7 @@ pub fn report_md(scenario: &Scenario, s: &ScenarioSummary, checked: &[Checked], 
     }
     out.push_str(&format!(
         "Seed {}, horizon {}, warm-up {}, {} gateway instance(s), {} worker slots and {} connections each; \
-         {} measured seconds.\n\n## Comparison\n",
+         {} measured seconds.\n\n",
         s.seed,
         scenario.horizon,
         scenario.warmup,
@@ -117,6 +117,11 @@ pub fn report_md(scenario: &Scenario, s: &ScenarioSummary, checked: &[Checked], 
         scenario.fleet.pool.max_connections,
         s.measured_s
     ));
+    out.push_str(&format!("## Recommendation\n\n{}", report::decision::markdown(s)));
+    if let Some(stack) = s.decision.as_ref().and_then(|d| d.recommended.as_ref()?.stack.as_ref()) {
+        out.push_str(&format!("\nThe recommended stack, ready to paste:\n\n```ron\n{stack}\n```\n"));
+    }
+    out.push_str("\n## Comparison\n");
     if !s.phases.is_empty() {
         out.push_str(&format!("\n{}\n", escape::md(&report::table::phases_line(s))));
     }

@@ -20,6 +20,7 @@ pub const RUN_FILES: &[&str] = &[
     "report.md",
     "report.html",
     "stats.json",
+    "recommendation.json",
     "charts",
 ];
 
@@ -125,6 +126,11 @@ fn write_files(
     write_atomic(&dir.join("scenario.ron"), scenario_ron.as_bytes())?;
     write_atomic(&dir.join("summary.json"), &summary_json(&result.summary)?)?;
     write_atomic(&dir.join("summary.csv"), &summary_csv(&result.summary)?)?;
+    if let Some(d) = &result.summary.decision {
+        let mut json = serde_json::to_vec_pretty(d)?;
+        json.push(b'\n');
+        write_atomic(&dir.join("recommendation.json"), &json)?;
+    }
     let kept = events::kept(result);
     let charts = if opts.charts {
         let extra = if kept { events::html_section(result, result.summary.setup.horizon_s) } else { String::new() };

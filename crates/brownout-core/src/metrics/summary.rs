@@ -21,6 +21,9 @@ pub struct ScenarioSummary {
     /// Means and intervals over the replications; absent with one replication.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replications: Option<Replications>,
+    /// What the scenario's `decide` section recommends; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<crate::decide::recommendation::Recommendation>,
 }
 
 /// One phase's figures: every policy set's run over the requests that arrived in the phase.
@@ -73,6 +76,7 @@ impl ScenarioSummary {
             runs: phase.runs.clone(),
             phases: Vec::new(),
             replications: phase.replications.clone(),
+            decision: None,
         }
     }
 }

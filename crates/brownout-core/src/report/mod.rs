@@ -2,6 +2,7 @@
 //! and the generated verdict, and names escaped for each format they reach. Pure functions
 //! from results to text; no I/O here.
 
+pub mod decision;
 pub mod escape;
 pub mod expect;
 pub mod replicate;

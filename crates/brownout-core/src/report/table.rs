@@ -96,7 +96,7 @@ pub fn replications_note(s: &ScenarioSummary) -> Option<String> {
     ))
 }
 
-fn class_names(s: &ScenarioSummary) -> Vec<String> {
+pub(crate) fn class_names(s: &ScenarioSummary) -> Vec<String> {
     s.runs.first().map(|r| r.classes.iter().map(|c| c.class.clone()).collect()).unwrap_or_default()
 }
 
@@ -178,13 +178,13 @@ fn said_per(s: &ScenarioSummary, p: usize, m: &Metric, class: &str, per: f64) ->
     }
 }
 
-fn said(s: &ScenarioSummary, p: usize, m: &Metric, class: &str) -> String {
+pub(crate) fn said(s: &ScenarioSummary, p: usize, m: &Metric, class: &str) -> String {
     said_per(s, p, m, class, 1.0)
 }
 
 /// The sets tied for best on `m` (best first) and the worst set not among them. Replicated:
 /// the paired comparison decides; one seed: only equal values tie.
-fn ranking(s: &ScenarioSummary, sets: &[usize], m: &Metric, class: &str) -> (Vec<usize>, Option<usize>) {
+pub(crate) fn ranking(s: &ScenarioSummary, sets: &[usize], m: &Metric, class: &str) -> (Vec<usize>, Option<usize>) {
     let value = |p: usize| figure(s, p, m, class).unwrap_or(0.0);
     let better = |a: f64, b: f64| if m.direction == Direction::Lower { a < b } else { a > b };
     let mut best = sets[0];

@@ -238,6 +238,7 @@ fn bars<DB: DrawingBackend>(body: &Area<DB>, b: &BarPanels) -> Res<DB> {
 
 fn bar_panel<DB: DrawingBackend>(a: &Area<DB>, p: &BarPanel) -> Res<DB> {
     let n = p.bars.len();
+    let rows = n.max(2);
     let lo = p.bars.iter().map(|b| b.value).fold(0.0, f64::min);
     let label_w = p.bars.iter().map(|b| b.label.chars().count()).max().unwrap_or(4);
     let y_area = (label_w as u32 * 8 + 14).clamp(50, 240);
@@ -249,11 +250,12 @@ fn bar_panel<DB: DrawingBackend>(a: &Area<DB>, p: &BarPanel) -> Res<DB> {
         .margin_right(16)
         .x_label_area_size(30)
         .y_label_area_size(y_area)
-        // plotters integer ranges include their end, so `0..n - 1` makes exactly n segments.
-        .build_cartesian_2d(lo..x_max, (0..n.saturating_sub(1)).into_segmented())?;
+        // plotters integer ranges include their end, so `0..rows - 1` makes exactly `rows`
+        // segments; a one-segment range has no height to map to (bars came out `height="-10"`).
+        .build_cartesian_2d(lo..x_max, (0..rows - 1).into_segmented())?;
     // Segment k counts from the bottom; the first bar sits at the top.
     let name = |v: &SegmentValue<usize>| match v {
-        SegmentValue::CenterOf(k) if *k < n => p.bars[n - 1 - k].label.clone(),
+        SegmentValue::CenterOf(k) if *k < rows && rows - 1 - k < n => p.bars[rows - 1 - k].label.clone(),
         _ => String::new(),
     };
     let xf = |v: &f64| p.unit.fmt(*v);
@@ -264,13 +266,13 @@ fn bar_panel<DB: DrawingBackend>(a: &Area<DB>, p: &BarPanel) -> Res<DB> {
         .light_line_style(WHITE.mix(0.0))
         .axis_style(INK)
         .x_labels(5)
-        .y_labels(n)
+        .y_labels(rows)
         .x_label_formatter(&xf)
         .y_label_formatter(&name)
         .label_style(text(TICK_SIZE, &INK))
         .draw()?;
     for (i, bar) in p.bars.iter().enumerate() {
-        let k = n - 1 - i;
+        let k = rows - 1 - i;
         let mut r = Rectangle::new(
             [(0.0, SegmentValue::Exact(k)), (bar.value, SegmentValue::Exact(k + 1))],
             bar.color.filled(),

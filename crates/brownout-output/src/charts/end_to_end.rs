@@ -72,6 +72,14 @@ fn check_png(r: &Rendered, width: u32, height: u32) {
     assert!(inked * 100 > total, "{}.png: only {inked} of {total} pixels drawn", r.stem);
 }
 
+/// Browsers draw nothing for a rectangle with a negative width or height: no emitted SVG may
+/// have one.
+fn check_svg_sizes(r: &Rendered) {
+    for attr in ["width=\"-", "height=\"-"] {
+        assert!(!r.svg.contains(attr), "{}.svg has a rectangle with {attr}...", r.stem);
+    }
+}
+
 #[test]
 fn run_every_chart_type_renders() {
     let (s, rows) = small_run();
@@ -96,6 +104,7 @@ fn run_every_chart_type_renders() {
     for c in &list {
         let r = charts::render(c).unwrap();
         check_png(&r, c.width, c.height);
+        check_svg_sizes(&r);
         assert!(r.svg.starts_with("<svg"), "{}.svg", c.stem);
     }
 }
@@ -293,6 +302,7 @@ fn sweep_one_axis_charts_render() {
     for c in &list {
         let r = charts::render(c).unwrap();
         check_png(&r, c.width, c.height);
+        check_svg_sizes(&r);
     }
 }
 
@@ -311,7 +321,25 @@ fn sweep_two_axes_give_heatmaps_with_the_best_cell() {
     for c in &list {
         let r = charts::render(c).unwrap();
         check_png(&r, c.width, c.height);
+        check_svg_sizes(&r);
     }
+}
+
+/// A single-policy sweep's best-setting chart has one bar per panel: each must be drawn with
+/// a positive height (it was `height="-10"`, which browsers do not draw).
+#[test]
+fn sweep_single_policy_best_bars_are_visible() {
+    let mut s = sweep_of(SWEEP_1);
+    s.rows.retain(|r| r.policy == "timeout");
+    let list = sweep::charts(&s);
+    let best = list.iter().find(|c| c.stem == "sweep_best").unwrap();
+    let r = charts::render(best).unwrap();
+    check_svg_sizes(&r);
+    // One filled bar per panel in the policy's colour (3 metrics).
+    let c0 = charts::style::policy_color(0);
+    let colour = format!("fill=\"#{:02X}{:02X}{:02X}\"", c0.0, c0.1, c0.2);
+    let bars = r.svg.lines().filter(|l| l.contains("<rect") && l.contains(&colour)).count();
+    assert!(bars >= 3, "{bars} bars of {colour} in:\n{}", r.svg);
 }
 
 #[test]
