@@ -194,7 +194,7 @@ pub(super) struct Windows {
     pub(super) dep_calls: u64,
     start: Time,
     /// The closing window's rows (one per class), emptied as soon as they are handed on.
-    rows: Vec<WindowRow>,
+    closing: Vec<WindowRow>,
     /// Where rows go; without a sink they are kept in `kept` (small runs, tests).
     sink: Option<Box<dyn RowSink>>,
     kept: Vec<WindowRow>,
@@ -211,7 +211,7 @@ impl Windows {
             dep_latency: Lat::new(),
             dep_calls: 0,
             start: 0,
-            rows: Vec::with_capacity(classes),
+            closing: Vec::with_capacity(classes),
             sink: None,
             kept: Vec::new(),
             calls: CallStats::default(),
@@ -236,10 +236,10 @@ impl Windows {
         if s.timeseries {
             self.push_rows(now, s, &vals, g.limit);
             match &mut self.sink {
-                Some(sink) => sink.window(&self.rows),
-                None => self.kept.extend_from_slice(&self.rows),
+                Some(sink) => sink.window(&self.closing),
+                None => self.kept.extend_from_slice(&self.closing),
             }
-            self.rows.clear();
+            self.closing.clear();
         }
         // A short last window (a horizon that is not a multiple of the window) would count as
         // a dip in the load: only full windows after warm-up enter the throughput CV.
@@ -265,7 +265,7 @@ impl Windows {
             let [latency_p50_ms, latency_p95_ms] = w.latency.quantiles_ms([0.5, 0.95]);
             let [staleness_p95_ms] = w.staleness.quantiles_ms([0.95]);
             let o = w.outcomes.outcomes();
-            self.rows.push(WindowRow {
+            self.closing.push(WindowRow {
                 policy: s.policy.clone(),
                 t_s: self.start as f64 / SECOND as f64,
                 class: name.clone(),
@@ -309,7 +309,7 @@ impl Windows {
 
     /// Rows held in memory: the kept ones and any of a closing window not yet handed on.
     pub(super) fn held(&self) -> usize {
-        self.kept.len() + self.rows.len()
+        self.kept.len() + self.closing.len()
     }
 
     /// Take the kept time-series rows and drop the sink (so a file sink is flushed).
