@@ -257,14 +257,6 @@ fn runaways_are_refused_by_check_naming_their_limit() {
     let cases = [
         (swap("instances: 2", "instances: 1000000000"), "limits.max_memory"),
         (swap("items: 100", "items: 4000000000"), "limits.max_memory"),
-        (
-            // A million windows x 1 class x 12 policies, over 500 bytes a row.
-            swap("horizon: \"2s\"", "horizon: \"500000s\"").replace(
-                "policies: [",
-                &format!("policies: [{}", (0..10).map(|i| format!("(name: \"x{i}\"),")).collect::<String>()),
-            ),
-            "limits.max_memory",
-        ),
         (swap("rate_per_s: 20", "rate_per_s: 1e9"), "limits.max_events"),
         (swap("changes_per_hour: 60", "changes_per_hour: 1e30"), "limits.max_events"),
         (swap("max_attempts: 3", "max_attempts: 4294967295"), "limits.max_attempts"),
@@ -277,4 +269,14 @@ fn runaways_are_refused_by_check_naming_their_limit() {
         assert_eq!(e.code, Some(2), "{limit}: {}", e.describe());
         assert!(e.stderr.contains(limit) && has_location(&e.stderr, "s.ron"), "{}", e.stderr);
     }
+    // A million windows x 12 policies was a memory runaway while every window row was kept; rows
+    // now stream to disk as windows close (issue 21), so the estimate, and check, accept it.
+    let windows = swap("horizon: \"2s\"", "horizon: \"500000s\"").replace(
+        "policies: [",
+        &format!("policies: [{}", (0..10).map(|i| format!("(name: \"x{i}\"),")).collect::<String>()),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("s.ron"), &windows).unwrap();
+    let e = brownout(&["check".into(), "s.ron".into()], tmp.path());
+    assert!(!e.stderr.contains("max_memory"), "{}", e.stderr);
 }

@@ -163,6 +163,8 @@ fn causes_account_for_every_request_not_in_time_in_every_shipped_scenario() {
         s.horizon = Dur(s.horizon.ns().min(s.warmup.ns() + Dur::secs(600).ns()));
         s.phases.retain(|p| p.end.ns() <= s.horizon.ns());
         s.expect.retain(|e| e.phase.as_ref().is_none_or(|n| s.phases.iter().any(|p| &p.name == n)));
+        // The decision may name a phase the shortened run no longer has; this test is about outcomes.
+        s.decide = None;
         for run in run_scenario(&s, path.parent().unwrap()) {
             for c in &run.classes {
                 let at = format!("{} / {} / {}", s.name, run.policy, c.class);

@@ -7,27 +7,14 @@
 //! every candidate: common random numbers), and get back verdicts and a choice. `run`, `sweep`
 //! and `tune` all decide through here, so a constraint means the same thing everywhere.
 
-mod measure;
 pub mod recommendation;
 
-pub use measure::{Measure, ObjectiveRef};
+pub use crate::metrics::decision::{Bounds, Lost, Sense, Verdict};
+pub use crate::metrics::measure::{Measure, ObjectiveRef};
+pub use crate::scenario::{Resolve, measure_of, validate_decide as validate};
 
 use crate::scenario::{Cmp, Constraint, Decide};
 use crate::verify::theory::t_quantile;
-
-/// Checks a measure against its context: `Err((field, message))`, the field being `.class`,
-/// `.phase` or `.metric` of the constraint at fault.
-pub type Resolve<'a> = dyn Fn(&ObjectiveRef) -> Result<(), (&'static str, String)> + 'a;
-
-/// Which way the objective improves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Sense {
-    /// Smaller is better.
-    Minimize,
-    /// Larger is better.
-    Maximize,
-}
 
 impl Sense {
     /// The sense and the objective as written; `None` unless exactly one is given.
@@ -48,19 +35,6 @@ impl Sense {
     }
 }
 
-/// The mean of replicated values and its one-sided 95 % bounds on each side.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Bounds {
-    /// Replications behind the figures.
-    pub n: usize,
-    /// Sample mean.
-    pub mean: f64,
-    /// One-sided 95 % lower bound: mean - t(0.95, n-1) s / sqrt(n) (the mean itself for n < 2).
-    pub lo: f64,
-    /// One-sided 95 % upper bound.
-    pub hi: f64,
-}
-
 impl Bounds {
     /// Bounds of the finite values (NaN figures where there are none).
     pub fn of(values: &[f64]) -> Bounds {
@@ -77,18 +51,6 @@ impl Bounds {
         let half = t_quantile(0.95, n - 1) * (var / n as f64).sqrt();
         Bounds { n, mean, lo: mean - half, hi: mean + half }
     }
-}
-
-/// A constraint's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// The one-sided 95 % bound meets the constraint.
-    Holds,
-    /// The bound on the other side misses it: the constraint fails with 95 % confidence.
-    Fails,
-    /// The interval straddles the target: more replications would tell.
-    Unsure,
 }
 
 /// One constraint judged on one candidate.
@@ -210,34 +172,6 @@ pub fn worst_case(sense: Sense, per_condition: &[Evaluated]) -> Evaluated {
     out
 }
 
-/// Why the runner-up was not chosen.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Lost {
-    /// Both feasible; the runner-up's objective is worse by `by` (in the objective's units).
-    /// `significant`: the paired 95 % interval of the difference excludes zero; false means
-    /// the two are tied within the replications' noise.
-    Objective {
-        /// Objective difference, runner-up minus recommended, in the better-is-positive sense.
-        by: f64,
-        /// The paired difference's two-sided 95 % interval excludes zero.
-        significant: bool,
-    },
-    /// The runner-up fails constraint `constraint` (index into `subject_to`) by `by` (its
-    /// conservative bound's shortfall, in the metric's units).
-    Infeasible {
-        /// Index into `subject_to`.
-        constraint: usize,
-        /// Shortfall in the metric's units.
-        by: f64,
-    },
-    /// Neither is feasible; the runner-up's worst relative shortfall is larger.
-    MoreViolation {
-        /// Runner-up's violation minus the recommended one's.
-        by: f64,
-    },
-}
-
 /// The choice among candidates.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Choice {
@@ -311,39 +245,6 @@ fn why_lost(sense: Sense, r: usize, u: usize, evals: &[Evaluated], samples: &[Sa
         i.lo > 0.0 || i.hi < 0.0
     };
     Lost::Objective { by, significant }
-}
-
-/// Check a `decide` section's shape and names: exactly one objective, constraint ops other
-/// than `Eq`, finite targets, known metrics, classes and phases. `resolve` checks an objective
-/// or constraint measure against the context (scenario classes and phases, sweep axes) and
-/// returns the offending field (`.class`, `.phase`, `.metric`) and a message on failure.
-/// Errors are `(path relative to the section, message)`.
-pub fn validate(d: &Decide, resolve: &Resolve) -> Result<(), (String, String)> {
-    let objective = match (&d.minimize, &d.maximize) {
-        (Some(_), Some(_)) => {
-            return Err((".maximize".into(), "decide: give one of `minimize` or `maximize`, not both".into()));
-        }
-        (None, None) => return Err((String::new(), "decide: give an objective, `minimize` or `maximize`".into())),
-        (Some(m), None) => (".minimize", m),
-        (None, Some(m)) => (".maximize", m),
-    };
-    let r = ObjectiveRef::parse(objective.1).map_err(|m| (objective.0.to_string(), format!("decide: {m}")))?;
-    resolve(&r).map_err(|(_, m)| (objective.0.to_string(), format!("decide: {m}")))?;
-    for (k, c) in d.subject_to.iter().enumerate() {
-        let at = |f: &str| format!(".subject_to[{k}]{f}");
-        if c.op == Cmp::Eq {
-            return Err((
-                at(".op"),
-                "decide: a constraint needs Ge, Gt, Le or Lt (an equality cannot be shown by an interval)".into(),
-            ));
-        }
-        if !c.value.is_finite() {
-            return Err((at(".value"), format!("decide: constraint value must be a finite number, got {}", c.value)));
-        }
-        let m = Measure::of_constraint(c).map_err(|(f, m)| (at(f), format!("decide: {m}")))?;
-        resolve(&ObjectiveRef::Metric(m)).map_err(|(f, msg)| (at(f), format!("decide: {msg}")))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

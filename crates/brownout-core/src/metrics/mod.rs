@@ -8,10 +8,12 @@
 pub mod catalog;
 mod cause;
 mod class_acc;
+pub mod decision;
 pub mod events;
 mod fallback;
 mod gauge;
 mod hist;
+pub mod measure;
 mod phases;
 mod queue;
 mod recorder;

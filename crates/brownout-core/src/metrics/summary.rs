@@ -23,7 +23,7 @@ pub struct ScenarioSummary {
     pub replications: Option<Replications>,
     /// What the scenario's `decide` section recommends; absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decision: Option<crate::decide::recommendation::Recommendation>,
+    pub decision: Option<super::decision::Recommendation>,
 }
 
 /// One phase's figures: every policy set's run over the requests that arrived in the phase.

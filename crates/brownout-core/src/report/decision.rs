@@ -34,7 +34,7 @@ pub fn decide_run(s: &Scenario, runs: &Replicated) -> Option<Recommendation> {
         Ok(ObjectiveRef::Metric(m)) => Some(m),
         _ => None,
     };
-    let measures: Vec<Option<Measure>> = d.subject_to.iter().map(|c| Measure::of_constraint(c).ok()).collect();
+    let measures: Vec<Option<Measure>> = d.subject_to.iter().map(|c| crate::decide::measure_of(c).ok()).collect();
     let read = |m: Option<&Measure>, i: usize| -> f64 {
         let phase = |name: &str| runs.names.iter().position(|n| n == name).map(|ph| &runs.phases[ph][i]);
         m.and_then(|m| m.read(&runs.whole[i], &phase)).unwrap_or(f64::NAN)

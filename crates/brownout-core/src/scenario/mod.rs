@@ -3,6 +3,7 @@
 
 pub(crate) mod budget;
 pub(crate) mod data;
+mod decide_check;
 mod fallback;
 mod import;
 mod load;
@@ -13,6 +14,7 @@ mod validate;
 
 pub use crate::units::Dur;
 pub(crate) use crate::units::parse_duration;
+pub use decide_check::{Resolve, measure_of, validate_decide};
 pub use fallback::FallbackAnswer;
 pub use load::{ScenarioError, load, load_text, load_with_plugins, parse};
 pub(crate) use names::check_file_name;

@@ -86,7 +86,7 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
         }
     }
     if let Some(d) = &s.decide {
-        crate::decide::validate(d, &|r| resolve_measure(s, &classes, r))
+        super::validate_decide(d, &|r| resolve_measure(s, &classes, r))
             .map_err(|(p, m)| bad(format!("decide{p}"), m))?;
     }
     super::budget::check(s).map_err(|r| bad(r.path, r.message))?;
@@ -97,9 +97,9 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
 fn resolve_measure(
     s: &Scenario,
     classes: &BTreeMap<&str, usize>,
-    r: &crate::decide::ObjectiveRef,
+    r: &crate::metrics::measure::ObjectiveRef,
 ) -> Result<(), (&'static str, String)> {
-    use crate::decide::ObjectiveRef;
+    use crate::metrics::measure::ObjectiveRef;
     let m = match r {
         ObjectiveRef::Axis(name) => {
             let known = catalog::names(catalog::Scope::Run);

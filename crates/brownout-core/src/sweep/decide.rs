@@ -13,7 +13,7 @@ use super::path;
 use super::spec::SweepSpec;
 use super::store::RunRecord;
 use crate::decide::recommendation::{self, ConstraintOut, Label, Recommendation};
-use crate::decide::{self, Bounds, Evaluated, Measure, ObjectiveRef, Samples, Sense};
+use crate::decide::{self, Bounds, Evaluated, ObjectiveRef, Samples, Sense};
 use crate::scenario::{self, Decide, PolicySet, Scenario};
 
 /// What the plan keeps to recommend after the runs (in `plan.json`, so `merge` can too).
@@ -135,7 +135,7 @@ fn measures(d: &Decide) -> Vec<String> {
         Ok(ObjectiveRef::Metric(m)) => Some(m.path()),
         _ => None,
     });
-    let constraints = d.subject_to.iter().filter_map(|c| Measure::of_constraint(c).ok().map(|m| m.path()));
+    let constraints = d.subject_to.iter().filter_map(|c| crate::decide::measure_of(c).ok().map(|m| m.path()));
     objective.into_iter().chain(constraints).collect()
 }
 
@@ -178,7 +178,7 @@ pub fn recommend(info: &PlanInfo, records: &[RunRecord]) -> Option<SweepDecision
         ObjectiveRef::Metric(m) => Source::Metric(metric(&m.path())?),
     };
     let cons: Vec<usize> =
-        d.subject_to.iter().map(|c| metric(&Measure::of_constraint(c).ok()?.path())).collect::<Option<_>>()?;
+        d.subject_to.iter().map(|c| metric(&crate::decide::measure_of(c).ok()?.path())).collect::<Option<_>>()?;
     let decision: Vec<usize> = (0..info.axes.len()).filter(|&i| info.axes[i].role() == Role::Decision).collect();
     let r = info.replications as usize;
     let value =

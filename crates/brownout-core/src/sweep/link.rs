@@ -4,7 +4,30 @@
 
 use std::collections::BTreeMap;
 
-use evalexpr::{ContextWithMutableVariables, DefaultNumericTypes, HashMapContext, Node, Value};
+use evalexpr::{Context, DefaultNumericTypes, EvalexprError, EvalexprResult, Node, Value};
+
+/// The axes a link reads, by name: an ordered map, as everywhere in simulation code.
+struct Vars(BTreeMap<String, Value<DefaultNumericTypes>>);
+
+impl Context for Vars {
+    type NumericTypes = DefaultNumericTypes;
+    fn get_value(&self, identifier: &str) -> Option<&Value<DefaultNumericTypes>> {
+        self.0.get(identifier)
+    }
+    fn call_function(
+        &self,
+        identifier: &str,
+        _: &Value<DefaultNumericTypes>,
+    ) -> EvalexprResult<Value<DefaultNumericTypes>, DefaultNumericTypes> {
+        Err(EvalexprError::FunctionIdentifierNotFound(identifier.to_string()))
+    }
+    fn are_builtin_functions_disabled(&self) -> bool {
+        false
+    }
+    fn set_builtin_functions_disabled(&mut self, _: bool) -> EvalexprResult<(), DefaultNumericTypes> {
+        Err(EvalexprError::BuiltinFunctionsCannotBeDisabled)
+    }
+}
 
 /// A parsed link: the axis it belongs to, its expression and the axes it reads.
 pub(crate) struct Link {
@@ -64,10 +87,7 @@ fn order(mut todo: Vec<Link>, names: &[&str]) -> Result<Vec<Link>, (usize, Strin
 /// Fill in the linked axes' values of `point` (in axis order; linked entries are overwritten).
 pub(crate) fn apply(links: &[Link], names: &[&str], point: &mut [f64]) -> Result<(), (usize, String)> {
     for l in links {
-        let mut ctx = HashMapContext::<DefaultNumericTypes>::new();
-        for &j in &l.reads {
-            ctx.set_value(names[j].to_string(), Value::Float(point[j])).map_err(|e| (l.axis, e.to_string()))?;
-        }
+        let ctx = Vars(l.reads.iter().map(|&j| (names[j].to_string(), Value::Float(point[j]))).collect());
         let x = l.tree.eval_number_with_context(&ctx).map_err(|e| (l.axis, format!("link: {e}")))?;
         if !x.is_finite() {
             return Err((l.axis, format!("link gives {x}, not a finite number")));

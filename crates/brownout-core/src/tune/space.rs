@@ -241,7 +241,8 @@ impl Space {
             }
             Err(_) => f64::NAN,
         };
-        let cs = self.spec.decide.subject_to.iter().map(|c| Measure::of_constraint(c).map_or(f64::NAN, |m| read(&m)));
+        let cs =
+            self.spec.decide.subject_to.iter().map(|c| crate::decide::measure_of(c).map_or(f64::NAN, |m| read(&m)));
         Ok((o, cs.collect()))
     }
 }

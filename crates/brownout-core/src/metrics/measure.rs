@@ -1,9 +1,8 @@
 //! What a decision measures: a catalogue metric, optionally per class and over a phase, or (in
 //! sweeps and `tune`) the value of a decision axis.
 
-use crate::metrics::catalog::{self, Metric, Scope};
-use crate::metrics::summary::RunSummary;
-use crate::scenario::Constraint;
+use super::catalog::{self, Metric, Scope};
+use super::summary::RunSummary;
 
 /// A catalogue metric, per class or per run, over the whole run or a phase.
 #[derive(Debug, Clone, Copy)]
@@ -51,19 +50,6 @@ impl<'a> ObjectiveRef<'a> {
 }
 
 impl<'a> Measure<'a> {
-    /// The measure a constraint names; `Err((field, message))` for an unknown metric.
-    pub fn of_constraint(c: &'a Constraint) -> Result<Measure<'a>, (&'static str, String)> {
-        let scope = if c.class.is_some() { Scope::Class } else { Scope::Run };
-        let metric = catalog::find(scope, &c.metric).ok_or_else(|| {
-            let hint = match (scope, catalog::find(Scope::Class, &c.metric)) {
-                (Scope::Run, Some(_)) => format!("\"{}\" is a per-class metric: give `class`", c.metric),
-                _ => format!("unknown metric \"{}\" (expected one of: {})", c.metric, catalog::names(scope)),
-            };
-            (".metric", hint)
-        })?;
-        Ok(Measure { phase: c.phase.as_deref(), class: c.class.as_deref(), metric })
-    }
-
     /// Written as sweep metrics are: `[phase:][class/]metric`.
     pub fn path(&self) -> String {
         let mut s = String::new();

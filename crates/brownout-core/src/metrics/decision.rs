@@ -1,0 +1,143 @@
+//! The decision's data, as summaries and `recommendation.json` carry it: the objective's
+//! sense, bounds over replications, verdicts and the recommendation. The logic that computes
+//! them is in the `decide` module; the types live here so a summary can hold a decision without the
+//! metrics depending on the deciding.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Which way the objective improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sense {
+    /// Smaller is better.
+    Minimize,
+    /// Larger is better.
+    Maximize,
+}
+
+/// The mean of replicated values and its one-sided 95 % bounds on each side.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bounds {
+    /// Replications behind the figures.
+    pub n: usize,
+    /// Sample mean.
+    pub mean: f64,
+    /// One-sided 95 % lower bound: mean - t(0.95, n-1) s / sqrt(n) (the mean itself for n < 2).
+    pub lo: f64,
+    /// One-sided 95 % upper bound.
+    pub hi: f64,
+}
+
+/// A constraint's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The one-sided 95 % bound meets the constraint.
+    Holds,
+    /// The bound on the other side misses it: the constraint fails with 95 % confidence.
+    Fails,
+    /// The interval straddles the target: more replications would tell.
+    Unsure,
+}
+
+/// Why the runner-up was not chosen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lost {
+    /// Both feasible; the runner-up's objective is worse by `by` (in the objective's units).
+    /// `significant`: the paired 95 % interval of the difference excludes zero; false means
+    /// the two are tied within the replications' noise.
+    Objective {
+        /// Objective difference, runner-up minus recommended, in the better-is-positive sense.
+        by: f64,
+        /// The paired difference's two-sided 95 % interval excludes zero.
+        significant: bool,
+    },
+    /// The runner-up fails constraint `constraint` (index into `subject_to`) by `by` (its
+    /// conservative bound's shortfall, in the metric's units).
+    Infeasible {
+        /// Index into `subject_to`.
+        constraint: usize,
+        /// Shortfall in the metric's units.
+        by: f64,
+    },
+    /// Neither is feasible; the runner-up's worst relative shortfall is larger.
+    MoreViolation {
+        /// Runner-up's violation minus the recommended one's.
+        by: f64,
+    },
+}
+
+/// The file's contents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recommendation {
+    /// `"run"`, `"sweep"` or `"tune"`.
+    pub source: String,
+    /// Minimise or maximise.
+    pub sense: Sense,
+    /// The objective as written.
+    pub objective: String,
+    /// The chosen candidate; `None` only when there was nothing to choose from.
+    pub recommended: Option<Candidate>,
+    /// Whether the recommended candidate meets every constraint (if not, it is the one with
+    /// the least worst-case violation).
+    pub feasible: bool,
+    /// The recommended candidate's constraints, each with its interval and verdict (the same
+    /// as `recommended.constraints`, at the top for readers).
+    pub constraints: Vec<ConstraintOut>,
+    /// The runner-up, if any.
+    pub runner_up: Option<Candidate>,
+    /// Why the runner-up lost.
+    pub lost: Option<Lost>,
+    /// Replications behind each candidate's figures.
+    pub replications: usize,
+    /// Candidates evaluated (policy sets, settings, or points `tune` tried).
+    pub candidates: usize,
+}
+
+/// One candidate: a policy set, with the decision settings that made it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// The policy set's name.
+    pub policy: String,
+    /// Decision axis values (name to value in the axis's unit); empty in a run.
+    pub setting: BTreeMap<String, f64>,
+    /// The policy stack with the setting applied, as RON ready to paste into a scenario.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<String>,
+    /// The objective's mean and one-sided 95 % bounds.
+    pub objective: Bounds,
+    /// Each constraint judged.
+    pub constraints: Vec<ConstraintOut>,
+    /// Every constraint holds.
+    pub feasible: bool,
+    /// Worst relative shortfall (0 when feasible).
+    pub violation: f64,
+}
+
+/// One constraint, as written and as judged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConstraintOut {
+    /// `[phase:][class/]metric`.
+    pub metric: String,
+    /// `>=`, `>`, `<=` or `<`.
+    pub op: String,
+    /// The target.
+    pub value: f64,
+    /// Replications.
+    pub n: usize,
+    /// Mean.
+    pub mean: f64,
+    /// One-sided 95 % lower bound.
+    pub lo: f64,
+    /// One-sided 95 % upper bound.
+    pub hi: f64,
+    /// Verdict.
+    pub verdict: Verdict,
+    /// Slack of the conservative bound (negative: short by that much).
+    pub margin: f64,
+    /// One replication: no interval was estimated.
+    pub untested: bool,
+}
