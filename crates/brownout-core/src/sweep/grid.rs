@@ -158,13 +158,7 @@ fn err(at: impl Into<String>, msg: impl Into<String>) -> Located {
 
 /// Load a spec file and resolve it; every error names the spec file, line and column.
 pub fn load(spec_path: &Path) -> Result<Plan, SpecError> {
-    // Bounded like a scenario file: a spec at /dev/zero must not be read without end.
-    let text = scenario::data::bounded_text(spec_path, "sweep spec").map_err(|e| SpecError {
-        file: e.file,
-        line: e.line,
-        col: e.col,
-        message: e.message,
-    })?;
+    let text = crate::sweep::spec::read_text(spec_path, "sweep spec")?;
     let spec = spec::parse(spec_path, &text)?;
     let dir = spec_path.parent().unwrap_or(Path::new("."));
     resolve(&spec, dir).map_err(|(at, msg)| spec::located(spec_path, &text, &at, msg))

@@ -180,6 +180,17 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
+/// A spec file's text (`what` names it in messages), bounded like a scenario file: a spec at
+/// /dev/zero must not be read without end.
+pub(crate) fn read_text(path: &Path, what: &str) -> Result<String, SpecError> {
+    crate::scenario::data::bounded_text(path, what).map_err(|e| SpecError {
+        file: e.file,
+        line: e.line,
+        col: e.col,
+        message: e.message,
+    })
+}
+
 /// Parse spec text; `path` is only used in messages.
 pub fn parse(path: &Path, text: &str) -> Result<SweepSpec, SpecError> {
     ron::Options::default()

@@ -57,12 +57,7 @@ fn err(at: impl Into<String>, msg: impl Into<String>) -> Located {
 
 /// Load a spec file and resolve it; every error names the spec file, line and column.
 pub fn load(spec_path: &Path) -> Result<Space, SpecError> {
-    let text = scenario::data::bounded_text(spec_path, "tune spec").map_err(|e| SpecError {
-        file: e.file,
-        line: e.line,
-        col: e.col,
-        message: e.message,
-    })?;
+    let text = crate::sweep::spec::read_text(spec_path, "tune spec")?;
     let spec = spec::parse(spec_path, &text)?;
     let dir = spec_path.parent().unwrap_or(Path::new("."));
     resolve(spec, dir).map_err(|(at, msg)| crate::sweep::spec::located(spec_path, &text, &at, msg))
