@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Side-by-side speed of brownout, SimPy 4.1.2 and the hand-written limit on the reference
-# models of /work/shared/bench, in one go, plus the memory check (peak RSS at 10x horizon).
+# Side-by-side speed of brownout, SimPy 4.1.2, the hand-written limit and the equal-work limit
+# (the same loops doing the per-request work brownout must do: counter-based draws and full
+# metrics) on the reference models of /work/shared/bench, in one go, plus the memory check
+# (peak RSS at 10x horizon). The ratios to the two limits are of time per request (lower is
+# better; issue 21's target is brownout / equal-work <= 1.5).
 #
 #   bash benches/compare.sh            # REPS=3 runs each, medians; SimPy at full size
 #   REPS=5 SIMPY_REPS=1 SIMPY_N=200000 bash benches/compare.sh
@@ -32,6 +35,7 @@ if ! "$VENV/bin/python" -c "import simpy" 2>/dev/null; then
 fi
 BIN=target/release/brownout
 LIM=$LIMIT_TARGET/release/models
+EQ=$LIMIT_TARGET/release/equal_work
 
 echo "== uptime before: $(uptime)" >&2
 for m in mmc timeout-race timeout-race-bulkhead; do
@@ -55,6 +59,10 @@ echo "== limit" >&2
 "$LIM" mmc --n "$N" --reps "$REPS" | sed 's/^{/{"model":"mmc",/' >>"$OUT/limit.jsonl"
 "$LIM" race --mode abandon --n "$N" --reps "$REPS" | sed 's/^{/{"model":"timeout-race",/' >>"$OUT/limit.jsonl"
 "$LIM" race --mode cancel --cap 20 --n "$N" --reps "$REPS" | sed 's/^{/{"model":"timeout-race-bulkhead",/' >>"$OUT/limit.jsonl"
+echo "== equal-work limit" >&2
+"$EQ" mmc --n "$N" --reps "$REPS" | sed 's/^{/{"model":"mmc",/' >>"$OUT/equal.jsonl"
+"$EQ" race --n "$N" --reps "$REPS" | sed 's/^{/{"model":"timeout-race",/' >>"$OUT/equal.jsonl"
+"$EQ" race-bulkhead --n "$N" --reps "$REPS" | sed 's/^{/{"model":"timeout-race-bulkhead",/' >>"$OUT/equal.jsonl"
 echo "== SimPy (slow: ~10-25 s per run at 1,000,000 requests)" >&2
 PY="$VENV/bin/python"
 $PY "$BENCH/peers/mmc.py" --n "$SIMPY_N" --reps "$SIMPY_REPS" | sed 's/^{/{"model":"mmc",/' >>"$OUT/simpy.jsonl"
@@ -78,20 +86,23 @@ def load(f):
     for line in open(f"{out}/{f}"):
         d = json.loads(line); rows.setdefault(d["model"], []).append(d)
     return rows
-bo, lim, sp = load("brownout.jsonl"), load("limit.jsonl"), load("simpy.jsonl")
+bo, lim, eq, sp = load("brownout.jsonl"), load("limit.jsonl"), load("equal.jsonl"), load("simpy.jsonl")
 med = statistics.median
 def eps(rows): return med(r["logical_events_per_s"] for r in rows)
 def peer_stat(m, r): return r["Wq_sim_ms"] if m == "mmc" else r["timeout_frac"]
-print("| model | brownout M ev/s | limit M ev/s | SimPy M ev/s | brownout/limit | brownout/SimPy | statistic: brownout / limit / SimPy |")
-print("|---|---|---|---|---|---|---|")
+print("| model | brownout M ev/s | limit M ev/s | equal-work M ev/s | SimPy M ev/s | time/request: brownout/limit "
+      "| time/request: brownout/equal-work | speed: brownout/SimPy | statistic: brownout / limit / equal-work / SimPy |")
+print("|---|---|---|---|---|---|---|---|---|")
 for m in ["mmc", "timeout-race", "timeout-race-bulkhead"]:
-    b = med(r["logical"] / r["wall"] for r in bo[m]); l = eps(lim[m]); s = eps(sp[m])
+    b = med(r["logical"] / r["wall"] for r in bo[m]); l = eps(lim[m]); e = eps(eq[m]); s = eps(sp[m])
     name = "mean wait ms" if m == "mmc" else "timeout fraction"
     stat = " / ".join(f"{med(x):.4f}" for x in ([r["stat"] for r in bo[m]],
-                      [peer_stat(m, r) for r in lim[m]], [peer_stat(m, r) for r in sp[m]]))
-    print(f"| {m} | {b/1e6:.2f} | {l/1e6:.2f} | {s/1e6:.3f} | {b/l:.2f} | {b/s:.1f} | {name}: {stat} |")
+                      [peer_stat(m, r) for r in lim[m]], [peer_stat(m, r) for r in eq[m]],
+                      [peer_stat(m, r) for r in sp[m]]))
+    print(f"| {m} | {b/1e6:.2f} | {l/1e6:.2f} | {e/1e6:.2f} | {s/1e6:.3f} | {l/b:.2f} | {e/b:.2f} | {b/s:.1f} "
+          f"| {name}: {stat} |")
 rss = [line.split() for line in open(f"{out}/rss.txt")]
 (h1, k1), (h2, k2) = rss
 print(f"\npeak RSS, M/M/c: {k1} KiB at horizon {h1}, {k2} KiB at {h2} ({(int(k2)/int(k1)-1)*100:+.1f} %)")
-print(f"medians of {len(bo['mmc'])} brownout/limit runs and {len(sp['mmc'])} SimPy runs per model; raw JSON in {out}")
+print(f"medians of {len(bo['mmc'])} brownout/limit/equal-work runs and {len(sp['mmc'])} SimPy runs per model; raw JSON in {out}")
 PY
