@@ -14,7 +14,7 @@ mod time;
 
 pub use queue::{EventQueue, Scheduled};
 pub use radix::RadixQueue;
-pub use rng::{Counter, Stream, counter_f64, counter_u64, label_hash, stream};
+pub use rng::{Counter, CounterRng, Stream, counter_f64, counter_u64, label_hash, stream};
 pub use slab::{Slab, Token};
 pub use time::{MICROSECOND, MILLISECOND, MINUTE, SECOND, Time, fmt_time, ms_f64};
 

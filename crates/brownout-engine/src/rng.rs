@@ -5,8 +5,10 @@
 //! identical across policies whatever order they ask in (the latency of request 17's
 //! second attempt), a counter-based draw hashes (seed, label, counters) instead.
 
-use rand::SeedableRng;
+use std::convert::Infallible;
+
 use rand::rngs::Xoshiro256PlusPlus;
+use rand::{SeedableRng, TryRng};
 
 /// The PRNG used everywhere in simulation code: Xoshiro256++.
 pub type Stream = Xoshiro256PlusPlus;
@@ -24,10 +26,13 @@ pub const fn label_hash(label: &str) -> u64 {
     h
 }
 
+/// SplitMix64's increment (the golden ratio's fraction, odd).
+const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
 /// SplitMix64 finaliser: a bijective 64-bit mixer.
 #[inline]
 const fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = z.wrapping_add(GAMMA);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
@@ -68,13 +73,54 @@ impl Counter {
     /// The 64-bit draw for counters (`a`, `b`).
     #[inline]
     pub fn u64(self, a: u64, b: u64) -> u64 {
-        mix(mix(self.0 ^ a) ^ b.wrapping_mul(0x2545_f491_4f6c_dd1d))
+        mix(self.key(a, b))
+    }
+
+    /// The generator for counters (`a`, `b`), to hand a sampler that may need more than one
+    /// word: its first output is [`Counter::u64`]`(a, b)`.
+    #[inline]
+    pub fn rng(self, a: u64, b: u64) -> CounterRng {
+        CounterRng(self.key(a, b))
+    }
+
+    /// The unmixed key of counters (`a`, `b`).
+    #[inline]
+    fn key(self, a: u64, b: u64) -> u64 {
+        mix(self.0 ^ a) ^ b.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
     /// The uniform draw in the open interval (0, 1) for counters (`a`, `b`).
     #[inline]
     pub fn f64(self, a: u64, b: u64) -> f64 {
         ((self.u64(a, b) >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+}
+
+/// The words of one counter-based draw: SplitMix64 started at the draw's key, so output `i`
+/// is the mixed key plus `i` increments. Seeding a state-heavy generator per draw cost more
+/// than the sampling; this costs one mixing round per word and keeps each draw a pure
+/// function of its counters.
+#[derive(Debug)]
+pub struct CounterRng(u64);
+
+impl TryRng for CounterRng {
+    type Error = Infallible;
+
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        self.try_next_u64().map(|w| (w >> 32) as u32)
+    }
+
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        let w = mix(self.0);
+        self.0 = self.0.wrapping_add(GAMMA);
+        Ok(w)
+    }
+
+    #[inline]
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+        rand::rand_core::utils::fill_bytes_via_next_word(dst, || self.try_next_u64())
     }
 }
 
@@ -121,6 +167,26 @@ mod tests {
         let k = Counter::new(42, label_hash("dependency/latency"));
         assert_eq!(k.u64((7 << 48) ^ 17, 1), 0xe1bd_e4e2_74e6_2712);
         assert_eq!(k.f64(5, 6), 0.40184066692877246);
+    }
+
+    #[test]
+    fn counter_rng_words_match_values_computed_independently() {
+        // Same Python as above: key = m(m(seed ^ label) ^ a) ^ ((b * 0x2545f4914f6cdd1d) & M),
+        // word i = m((key + i * 0x9e3779b97f4a7c15) & M): SplitMix64 started at the key.
+        let mut r = Counter::new(1, 2).rng(3, 4);
+        assert_eq!(r.next_u64(), 0x4988_d95c_6046_63bd);
+        assert_eq!(r.next_u64(), 0x3c59_fc62_0c84_b049);
+        assert_eq!(r.next_u64(), 0x0a6e_875f_5505_9001);
+        // A u32 is the high half of the next word.
+        assert_eq!(Counter::new(1, 2).rng(3, 4).next_u32(), 0x4988_d95c);
+    }
+
+    #[test]
+    fn counter_rng_bytes_are_its_words_little_endian() {
+        let mut bytes = [0u8; 12];
+        Counter::new(1, 2).rng(3, 4).fill_bytes(&mut bytes);
+        assert_eq!(bytes[..8], 0x4988_d95c_6046_63bd_u64.to_le_bytes());
+        assert_eq!(bytes[8..], 0x3c59_fc62_0c84_b049_u64.to_le_bytes()[..4]);
     }
 
     #[test]

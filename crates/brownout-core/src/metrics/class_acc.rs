@@ -32,7 +32,7 @@ pub(super) struct Judged {
 #[derive(Debug, Clone, Default)]
 pub(super) struct ClassAcc {
     outcomes: Tally,
-    latency: Lat,
+    // The whole class's latency is answered + failed, merged at summary time.
     in_time_latency: Lat,
     answered_latency: Lat,
     failed_latency: Lat,
@@ -60,7 +60,6 @@ impl ClassAcc {
     #[inline]
     pub(super) fn record(&mut self, j: Judged) {
         self.outcomes.bump(j.outcome);
-        self.latency.record(j.latency);
         if j.answered {
             self.answered_latency.record(j.latency);
             self.good += j.in_deadline as u64;
@@ -106,7 +105,7 @@ impl ClassAcc {
             class: name.to_string(),
             requests: n,
             outcomes,
-            latency_ms: c.latency.stats(),
+            latency_ms: Lat::merged(&c.answered_latency, &c.failed_latency).stats(),
             throughput_per_s: n as f64 / secs,
             goodput_per_s: c.good as f64 / secs,
             fresh_goodput_per_s: c.fresh_good as f64 / secs,

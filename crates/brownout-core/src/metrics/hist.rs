@@ -4,7 +4,6 @@
 use hdrhistogram::Histogram;
 
 use super::summary::LatencyMs;
-use super::to_f64;
 use crate::engine::{MICROSECOND, MILLISECOND, Time};
 
 /// Values a `UsHist` keeps as a plain list before it spills into its HDR histogram: 128 KiB,
@@ -76,6 +75,18 @@ impl UsHist {
             _ => list_quantile(&mut self.few, q),
         }
     }
+    /// Add every value of `other`, as if each had been recorded here.
+    fn absorb(&mut self, other: &UsHist) {
+        match &other.hist {
+            Some(h) if other.spilled => {
+                if !self.spilled {
+                    self.spill();
+                }
+                self.hist.as_mut().expect("spilled").add(h).expect("histograms of one shape");
+            }
+            _ => other.few.iter().for_each(|&v| self.record(v)),
+        }
+    }
     /// Forget every value (a spilled histogram is kept, cleared, for the next overflow).
     pub fn reset(&mut self) {
         if self.spilled
@@ -116,7 +127,8 @@ fn bucket_value(q: f64, x: u64) -> u64 {
 #[derive(Debug, Clone)]
 pub struct Lat {
     vals: UsHist,
-    sum_ns: f64,
+    /// An integer sum: exact, so merged latencies have the same mean in any order.
+    sum_ns: u128,
     min_ns: Time,
     max_ns: Time,
 }
@@ -124,15 +136,25 @@ pub struct Lat {
 impl Lat {
     /// Empty.
     pub fn new() -> Self {
-        Self { vals: UsHist::new(), sum_ns: 0.0, min_ns: Time::MAX, max_ns: 0 }
+        Self { vals: UsHist::new(), sum_ns: 0, min_ns: Time::MAX, max_ns: 0 }
     }
     /// Record one value in nanoseconds.
     #[inline]
     pub fn record(&mut self, ns: Time) {
         self.vals.record(us(ns));
-        self.sum_ns += to_f64(ns);
+        self.sum_ns += ns as u128;
         self.min_ns = self.min_ns.min(ns);
         self.max_ns = self.max_ns.max(ns);
+    }
+    /// The values of `a` and `b` together, as one `Lat` recording both would hold them: a
+    /// latency that is the union of two kept anyway costs nothing per request.
+    pub fn merged(a: &Lat, b: &Lat) -> Lat {
+        let mut m = a.clone();
+        m.vals.absorb(&b.vals);
+        m.sum_ns += b.sum_ns;
+        m.min_ns = m.min_ns.min(b.min_ns);
+        m.max_ns = m.max_ns.max(b.max_ns);
+        m
     }
     /// Number of values.
     pub fn len(&self) -> u64 {
@@ -192,12 +214,12 @@ impl Lat {
     }
     /// Exact mean in milliseconds.
     pub fn mean_ms(&self) -> f64 {
-        if self.is_empty() { 0.0 } else { self.sum_ns / self.len() as f64 / MILLISECOND as f64 }
+        if self.is_empty() { 0.0 } else { self.sum_ns as f64 / self.len() as f64 / MILLISECOND as f64 }
     }
     /// Forget everything (a spilled histogram is kept, cleared, for the next overflow).
     pub fn reset(&mut self) {
         self.vals.reset();
-        self.sum_ns = 0.0;
+        self.sum_ns = 0;
         self.min_ns = Time::MAX;
         self.max_ns = 0;
     }
@@ -263,6 +285,45 @@ mod tests {
                 _ => l.quantiles_ms([qs[0], qs[1], qs[2]]).to_vec(),
             };
             prop_assert_eq!(&one[..together.len()], &together[..]);
+        }
+    }
+
+    proptest! {
+        /// Two merged latencies report what one latency fed all their values reports, in
+        /// list form, spilled or mixed.
+        #[test]
+        fn merged_equals_recorded_together(
+            a in prop::collection::vec(0u64..5_000_000_000, 0..300),
+            b in prop::collection::vec(0u64..5_000_000_000, 0..300),
+            spill_a in any::<bool>(),
+            spill_b in any::<bool>(),
+        ) {
+            let (mut la, mut lb, mut all) = (Lat::new(), Lat::new(), hist());
+            for &v in &a {
+                la.record(v);
+                all.saturating_record(us(v));
+            }
+            for &v in &b {
+                lb.record(v);
+                all.saturating_record(us(v));
+            }
+            if spill_a {
+                la.vals.spill();
+            }
+            if spill_b {
+                lb.vals.spill();
+            }
+            let mut m = Lat::merged(&la, &lb);
+            prop_assert_eq!(m.len(), all.len());
+            for q in [0.0, 0.5, 0.95, 0.99, 1.0] {
+                prop_assert_eq!(m.q_us(q), all.value_at_quantile(q));
+            }
+            let n = (a.len() + b.len()) as f64;
+            let sum: u128 = a.iter().chain(&b).map(|&v| v as u128).sum();
+            let mean = if n == 0.0 { 0.0 } else { sum as f64 / n / 1e6 };
+            prop_assert_eq!(m.stats().mean, mean);
+            let max = a.iter().chain(&b).max().map_or(0.0, |&v| v as f64 / 1e6);
+            prop_assert_eq!(m.max_ms(), max);
         }
     }
 

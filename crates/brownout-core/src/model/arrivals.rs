@@ -149,7 +149,7 @@ impl ArrivalGen {
     }
 
     /// For closed loops: the think time before a user's next request.
-    pub(crate) fn think(&self, rng: &mut Stream) -> Time {
+    pub(crate) fn think<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> Time {
         match self {
             ArrivalGen::Closed { think: Some(t), .. } => t.sample(rng) as Time,
             _ => 0,

@@ -7,7 +7,7 @@
 use rand_distr::Distribution;
 use rand_distr::weighted::WeightedAliasIndex;
 
-use crate::engine::{Counter, SECOND, Stream, Time, label_hash};
+use crate::engine::{Counter, SECOND, Time, label_hash};
 use crate::scenario::Catalogue;
 
 const CHANGES: u64 = label_hash("catalogue/changes");
@@ -32,7 +32,7 @@ impl Popularity {
     }
 
     /// Draw an item index in `0..items`.
-    pub(crate) fn draw(&self, rng: &mut Stream) -> u32 {
+    pub(crate) fn draw<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> u32 {
         match &self.alias {
             Some(a) => a.sample(rng) as u32,
             None => (rand::RngExt::random::<f64>(rng) * self.items as f64) as u32 % self.items,

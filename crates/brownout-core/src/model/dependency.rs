@@ -6,10 +6,9 @@
 
 use std::path::Path;
 
-use rand::SeedableRng;
 use rand_distr::{Distribution, Exp, LogNormal};
 
-use crate::engine::{Counter, MILLISECOND, SECOND, Stream, Time, label_hash};
+use crate::engine::{Counter, MILLISECOND, SECOND, Time, label_hash};
 use crate::scenario::{Delay, Dependency, Drift, Latency, Mode, Profile, data};
 
 /// A latency distribution ready to sample.
@@ -46,7 +45,7 @@ impl LatencyDist {
     }
 
     /// Draw with a generator.
-    pub(crate) fn sample(&self, rng: &mut Stream) -> f64 {
+    pub(crate) fn sample<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> f64 {
         match self {
             LatencyDist::Constant(t) => *t as f64,
             LatencyDist::Exponential(e) => e.sample(rng),
@@ -90,10 +89,7 @@ impl DelayDist {
     pub(crate) fn at(&self, key: u64, what: u64) -> Time {
         match self {
             DelayDist::Fixed(t) => *t,
-            DelayDist::Random(dist, draws) => {
-                let mut rng = Stream::seed_from_u64(draws.u64(key, what));
-                dist.sample(&mut rng).clamp(0.0, 1.0e15) as Time
-            }
+            DelayDist::Random(dist, draws) => dist.sample(&mut draws.rng(key, what)).clamp(0.0, 1.0e15) as Time,
         }
     }
 }
@@ -272,8 +268,7 @@ impl DependencyModel {
         match self.mode(now) {
             Mode::Unavailable => CallPlan { latency: hop, error: true },
             mode => {
-                let mut rng = Stream::seed_from_u64(self.latency_draws.u64(key, attempt));
-                let base = self.base.sample(&mut rng) * self.drift(now) * factor;
+                let base = self.base.sample(&mut self.latency_draws.rng(key, attempt)) * self.drift(now) * factor;
                 let extra = if let Mode::Slow(d) = mode { d.ns() } else { 0 };
                 let error = !self.never_errors && self.error_draws.f64(key, attempt) < self.error_rate.at(now);
                 let latency = (base.clamp(0.0, 1.0e15) as Time).saturating_add(extra).saturating_add(hop);
@@ -323,6 +318,91 @@ mod tests {
         }
         // A 10 ms constant call started at 11 s takes 50 ms.
         assert_eq!(m.plan(11 * SECOND, 0, 0, 1, 1.0).latency, 50 * MILLISECOND);
+    }
+
+    /// A dependency with latency `latency`, a drawn hop and a 10 % error rate.
+    fn drawn(latency: Latency) -> DependencyModel {
+        let d = Dependency {
+            name: "d".into(),
+            latency,
+            drift: Drift::None,
+            error_rate: Profile::Constant(0.1),
+            modes: vec![],
+            capacity: None,
+            hop: Delay::Random(Latency::Exponential { mean: crate::scenario::Dur::ms(1) }),
+            replicas: None,
+            cancellation: Default::default(),
+        };
+        DependencyModel::build(&d, 7, Path::new(".")).expect("builds")
+    }
+
+    /// Kolmogorov-Smirnov statistic of `xs` against `cdf`.
+    fn ks(mut xs: Vec<f64>, cdf: impl Fn(f64) -> f64) -> f64 {
+        xs.sort_by(f64::total_cmp);
+        let n = xs.len() as f64;
+        xs.iter().enumerate().fold(0.0, |d, (i, &x)| {
+            let f = cdf(x);
+            d.max((f - i as f64 / n).abs()).max(((i + 1) as f64 / n - f).abs())
+        })
+    }
+
+    /// `n` latencies of attempt 0 of distinct requests of class 3, without the hop.
+    fn latencies(m: &DependencyModel, n: u64) -> Vec<f64> {
+        (0..n).map(|i| (m.plan(0, 3, i, 0, 1.0).latency - m.hop(3, i, 0)) as f64).collect()
+    }
+
+    #[test]
+    fn exponential_draws_match_the_closed_form() {
+        let mean = 10.0e6;
+        let n = 200_000;
+        let xs = latencies(&drawn(Latency::Exponential { mean: crate::scenario::Dur::ms(10) }), n);
+        let m = xs.iter().sum::<f64>() / n as f64;
+        let var = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+        // Exp(mean): variance mean^2; the sample mean's standard error is mean/sqrt(n), the
+        // sample variance's sqrt(8/n) mean^2 (fourth central moment 9 mean^4).
+        let se_m = mean / (n as f64).sqrt();
+        let se_v = (8.0 / n as f64).sqrt() * mean * mean;
+        assert!((m - mean).abs() < 4.0 * se_m, "mean {m}");
+        assert!((var - mean * mean).abs() < 4.0 * se_v, "variance {var}");
+        // KS critical value at the 0.1 % level: 1.95 / sqrt(n).
+        let d = ks(xs, |x| 1.0 - (-x / mean).exp());
+        assert!(d < 1.95 / (n as f64).sqrt(), "KS D = {d}");
+    }
+
+    #[test]
+    fn lognormal_draws_match_the_closed_form() {
+        use statrs::distribution::{ContinuousCDF, LogNormal as Ln};
+        let n = 100_000;
+        let l = Latency::LogNormal { median: crate::scenario::Dur::ms(20), sigma: 0.5 };
+        let xs = latencies(&drawn(l), n);
+        let cdf = Ln::new((20.0e6f64).ln(), 0.5).expect("valid");
+        // The far tail: P(X > median e^(2 sigma)) = 1 - Phi(2) = 0.02275.
+        let tail = xs.iter().filter(|&&x| x > 20.0e6 * 1.0f64.exp()).count() as f64 / n as f64;
+        assert!((tail - 0.02275).abs() < 4.0 * (0.02275f64 * 0.97725 / n as f64).sqrt(), "tail {tail}");
+        let d = ks(xs, |x| cdf.cdf(x));
+        assert!(d < 1.95 / (n as f64).sqrt(), "KS D = {d}");
+    }
+
+    proptest::proptest! {
+        /// Common random numbers: a call's plan is a function of its own (class, request,
+        /// attempt) alone, whatever other calls were drawn before it.
+        #[test]
+        fn a_draw_does_not_depend_on_other_draws(
+            class in 0u64..8,
+            index in 0u64..1_000_000,
+            attempt in 0u64..4,
+            others in proptest::collection::vec((0u64..8, 0u64..1_000_000, 0u64..4), 0..20),
+        ) {
+            let alone = drawn(Latency::LogNormal { median: crate::scenario::Dur::ms(20), sigma: 0.5 });
+            let first = alone.plan(0, class, index, attempt, 1.0);
+            let busy = drawn(Latency::LogNormal { median: crate::scenario::Dur::ms(20), sigma: 0.5 });
+            for &(c, i, a) in &others {
+                busy.plan(0, c, i, a, 1.0);
+            }
+            let after = busy.plan(0, class, index, attempt, 1.0);
+            proptest::prop_assert_eq!((first.latency, first.error), (after.latency, after.error));
+            proptest::prop_assert_eq!(alone.hop(class, index, attempt), busy.hop(class, index, attempt));
+        }
     }
 
     #[test]

@@ -90,9 +90,11 @@ impl World<'_> {
             }
             Source::User { user, k } => {
                 let key = self.user_key(class, user, k);
-                let item = self.m.popularity.as_ref().map_or(0, |p| {
-                    p.draw(&mut Stream::seed_from_u64(self.draws.item.u64(((class as u64) << 48) ^ key, 0)))
-                });
+                let item = self
+                    .m
+                    .popularity
+                    .as_ref()
+                    .map_or(0, |p| p.draw(&mut self.draws.item.rng(((class as u64) << 48) ^ key, 0)));
                 (key, key, item)
             }
             Source::Reload { origin, number, item } => (self.reload_key(class, origin, number), origin, item),
@@ -111,7 +113,7 @@ impl World<'_> {
 
     /// The think time before closed-loop user `user`'s `k`-th request of `class`.
     pub(super) fn think(&self, class: ClassId, user: u32, k: u32) -> Time {
-        let mut rng = Stream::seed_from_u64(self.draws.think.u64(((class as u64) << 32) | user as u64, k as u64));
+        let mut rng = self.draws.think.rng(((class as u64) << 32) | user as u64, k as u64);
         self.traffic.arrivals[class as usize].think(&mut rng)
     }
 
@@ -141,8 +143,7 @@ impl World<'_> {
             Some(dist) => {
                 let r = self.reqs.get(tok).expect("live request");
                 let key = ((class as u64) << 48) ^ r.who.key;
-                let mut rng = Stream::seed_from_u64(self.draws.work.u64(key, 0));
-                let d = dist.sample(&mut rng).max(0.0) as Time;
+                let d = dist.sample(&mut self.draws.work.rng(key, 0)).max(0.0) as Time;
                 self.reqs.get_mut(tok).expect("live request").phase = Phase::Local;
                 self.timer(q, tok, now.saturating_add(d), Timer::LocalWork);
             }

@@ -23,13 +23,11 @@ mod waitq;
 
 use std::collections::VecDeque;
 
-use rand::SeedableRng;
-
 use super::catalogue::Stock;
 use super::fallback::LastAnswers;
 use super::records::{AttemptRecord, CallRecord, Origin, Records, RequestRecord};
 use super::{Model, RunError, RunOptions, RunResult};
-use crate::engine::{self, Counter, EventQueue, Handler, Slab, Stream, Time, Token, label_hash, stream};
+use crate::engine::{self, Counter, EventQueue, Handler, Slab, Time, Token, label_hash, stream};
 use crate::metrics::events::EventLog;
 use crate::metrics::{Cause, LayerKind, OrderEffect, Outcome, RecorderSetup, Recorders};
 use crate::policy::{
