@@ -21,6 +21,8 @@ pub enum Action {
     Scenario(String),
     /// `brownout sweep FILE --out DIR`.
     Sweep(String),
+    /// `brownout tune FILE --out DIR`.
+    Tune(String),
     /// A command line (`{dir}` is the case folder) that must be refused, and a text its
     /// message must mention.
     Cli(Vec<String>, String),
@@ -159,10 +161,11 @@ fn judge(case: &Case) -> (Vec<String>, bool) {
             }
             run.code != Some(2)
         }
-        Action::Sweep(file) => {
-            let e = brownout(&[s("sweep"), s(file), s("-j"), s("1"), s("--out"), out_s.clone()], dir);
+        Action::Sweep(file) | Action::Tune(file) => {
+            let verb = if matches!(case.action, Action::Sweep(_)) { "sweep" } else { "tune" };
+            let e = brownout(&[s(verb), s(file), s("-j"), s("1"), s("--out"), out_s.clone()], dir);
             if !e.clean() {
-                problems.push(format!("sweep: {}", e.describe()));
+                problems.push(format!("{verb}: {}", e.describe()));
             }
             if e.code == Some(2) {
                 judge_refusal(case, file, &e, &out, &mut problems);
@@ -193,6 +196,7 @@ fn corpus() -> Vec<Case> {
     all.extend(scenarios::fallbacks());
     all.extend(files::csvs());
     all.extend(files::sweeps());
+    all.extend(files::tunes());
     all.extend(files::commands());
     all
 }
@@ -237,6 +241,21 @@ fn no_bad_input_panics_aborts_hangs_or_goes_unlocated() {
     )
     .ok();
     assert!(failures.is_empty(), "{} cases failed:\n{}", failures.len(), failures.join("\n"));
+    // Issue 18's decision inputs have no harmless reading: each must be refused.
+    let decision = |n: &str| ["tune ", "sweep decide ", "sweep link ", "sweep role "].iter().any(|p| n.starts_with(p));
+    let let_through: Vec<&str> = results
+        .iter()
+        .filter(|(i, _, accepted)| *accepted && decision(&cases[*i].name) && !cases[*i].name.ends_with("control"))
+        .map(|(i, _, _)| cases[*i].name.as_str())
+        .collect();
+    assert!(let_through.is_empty(), "decision inputs accepted: {let_through:?}");
+    // Their controls run, so each refusal is the edit's doing, not a broken template.
+    let controls: Vec<&str> = results
+        .iter()
+        .filter(|(i, _, accepted)| !*accepted && decision(&cases[*i].name) && cases[*i].name.ends_with("control"))
+        .map(|(i, _, _)| cases[*i].name.as_str())
+        .collect();
+    assert!(controls.is_empty(), "valid controls refused: {controls:?}");
 }
 
 /// Issue 20: a fallback that cannot take effect is refused (by `check` and `run` alike, with

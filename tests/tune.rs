@@ -5,7 +5,8 @@
 //! - `resumed_search_reaches_the_same_result`: a journal cut mid-search (a torn last line) and
 //!   resumed gives the uninterrupted search's files, running only the missing candidates.
 //! - `bad_specs_exit_2_with_line_and_column`: no knobs, an unknown metric, an unknown phase,
-//!   a path that does not exist.
+//!   a path that does not exist, a knob outside the searched policy set (a condition such as
+//!   the dependency's latency is not a decision), an unknown policy set.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -13,13 +14,14 @@ use std::process::{Command, Output};
 const BIN: &str = env!("CARGO_BIN_EXE_brownout");
 
 /// A loss system: Poisson 50/s, exponential 40 ms calls (offered load a = 2 erlangs), a
-/// limiter of `permits` with no queue, so the refused fraction is Erlang B(permits, 2).
+/// limiter of `permits` with no queue (`max_wait` only matters to a queue, which a test
+/// searches), so the refused fraction is Erlang B(permits, 2).
 const ERLANG: &str = r#"Scenario(
     name: "erlang", seed: 3, horizon: "200s", warmup: "5s",
     fleet: (workers: (slots: 10000), pool: (max_connections: 10000, acquire_timeout: "60s")),
     classes: [(name: "api", arrivals: Poisson(rate_per_s: 50.0), deadline: "60s")],
     dependency: (latency: Exponential(mean: "40ms")),
-    policies: [(name: "limit", stack: [(policy: Limiter((permits: 3, queue: 0)))])],
+    policies: [(name: "limit", stack: [(policy: Limiter((permits: 3, queue: 0, max_wait: "20ms")))])],
 )"#;
 
 /// The tune spec with `knobs` and `decide` spliced in.
@@ -92,10 +94,10 @@ fn same_files(a: &Path, b: &Path) {
     }
 }
 
-/// A 2-knob problem (permits and the arrival rate), so the simplex moves in two dimensions.
+/// A 2-knob problem (permits and the limiter's queue), so the simplex moves in two dimensions.
 fn two_knobs(runs: u64) -> String {
-    let rate = r#"(name: "rate", path: "classes[api].arrivals.Poisson.rate_per_s", range: (from: 30, to: 70))"#;
-    spec(&format!("{KNOB}, {rate}"), DECIDE, runs)
+    let queue = r#"(name: "queue", path: "policies[limit].stack[0].policy.Limiter.queue", range: (from: 0, to: 8), integer: true)"#;
+    spec(&format!("{KNOB}, {queue}"), DECIDE, runs)
 }
 
 #[test]
@@ -135,7 +137,7 @@ fn resumed_search_reaches_the_same_result() {
 
 #[test]
 fn bad_specs_exit_2_with_line_and_column() {
-    let cases: [(&str, String, &str); 4] = [
+    let cases: [(&str, String, &str); 6] = [
         ("no knobs", spec("", DECIDE, 30), "knob"),
         ("unknown metric", spec(KNOB, r#"(minimize: "api/bogus_ratio")"#, 30), "bogus_ratio"),
         (
@@ -156,6 +158,27 @@ fn bad_specs_exit_2_with_line_and_column() {
             ),
             "nope",
         ),
+        (
+            // The traffic is a condition, not a decision: a space of it alone has no
+            // decision to search.
+            "condition knob",
+            spec(
+                r#"(name: "rate", path: "classes[api].arrivals.Poisson.rate_per_s", range: (from: 10, to: 60))"#,
+                DECIDE,
+                30,
+            ),
+            "decision",
+        ),
+        (
+            "unknown policy",
+            spec(
+                r#"(name: "p", path: "policies[0].stack[0].policy.Limiter.queue", range: (from: 0, to: 4))"#,
+                DECIDE,
+                30,
+            )
+            .replace("policy: \"limit\"", "policy: \"other\""),
+            "other",
+        ),
     ];
     for (what, text, needle) in cases {
         let (dir, p) = setup(&text);
@@ -164,7 +187,11 @@ fn bad_specs_exit_2_with_line_and_column() {
         assert_eq!(o.status.code(), Some(2), "{what}: {}", String::from_utf8_lossy(&o.stderr));
         let err = String::from_utf8_lossy(&o.stderr);
         // The line of the offending value in the spec (knobs on line 7, decide on line 8).
-        let line = if what == "no knobs" || what == "missing path" { 7 } else { 8 };
+        let line = match what {
+            "no knobs" | "missing path" | "condition knob" => 7,
+            "unknown policy" => 6,
+            _ => 8,
+        };
         assert!(err.contains(&format!("tune.ron:{line}:")), "{what}: {err}");
         assert!(err.contains(needle), "{what}: {err}");
         assert!(!out.exists(), "{what}: nothing may be written");

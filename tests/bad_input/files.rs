@@ -145,10 +145,151 @@ pub fn sweeps() -> Vec<Case> {
         sweep("unknown field", spec("replications: 2,", "replications: 2, colour: 1,")),
         sweep("truncated", SPEC[..SPEC.len() / 2].to_string()),
     ];
+    out.extend(decisions(&spec));
     out.push(sweep_on("base invalid", SPEC.into(), base.replace("slots: 4", "slots: 0")));
     let tiny = base.replace("max_events: 100000000", "max_events: 100000000, max_memory: \"1MiB\"");
     out.push(sweep_on("memory tiny", SPEC.into(), tiny));
     out
+}
+
+/// The permits of the guarded set's limiter, a decision axis.
+const PERMITS: &str =
+    r#"(name: "permits", path: "policies[guarded].stack[1].policy.Limiter.permits", values: [4, 8]),"#;
+
+/// Issue 18's decisions in a sweep: objectives, constraints, roles and linked axes.
+fn decisions(spec: &dyn Fn(&str, &str) -> String) -> Vec<Case> {
+    let axes = |more: &str| spec(AXIS, &format!("{AXIS}\n        {PERMITS}\n        {more}"));
+    let decide = |d: &str| spec("replications: 2,", &format!("replications: 2,\n    decide: {d},"));
+    let link = |l: &str| {
+        axes(&format!("(name: \"l\", path: \"policies[guarded].stack[0].policy.Retry.max_attempts\", link: \"{l}\"),"))
+    };
+    vec![
+        sweep(
+            "decide valid control",
+            decide(
+                r#"(minimize: "dependency_peak_in_flight", subject_to: [(class: "api", metric: "ok_ratio", op: Ge, value: 0.5)])"#,
+            ),
+        ),
+        sweep("decide unknown metric", decide(r#"(minimize: "api/bogus_ratio")"#)),
+        sweep("decide unknown class", decide(r#"(maximize: "nobody/ok_ratio")"#)),
+        sweep(
+            "decide unknown phase",
+            decide(
+                r#"(minimize: "dependency_calls", subject_to: [(class: "api", metric: "ok_ratio", phase: "storm", op: Ge, value: 0.5)])"#,
+            ),
+        ),
+        sweep(
+            "decide constraint NaN",
+            decide(
+                r#"(minimize: "dependency_calls", subject_to: [(class: "api", metric: "ok_ratio", op: Ge, value: NaN)])"#,
+            ),
+        ),
+        sweep("decide both senses", decide(r#"(minimize: "dependency_calls", maximize: "api/ok_ratio")"#)),
+        sweep("decide no objective", decide("(subject_to: [])")),
+        sweep("link valid control", link("permits / 4")),
+        sweep("link to itself", link("l + 1")),
+        sweep("link unknown axis", link("nobody * 2")),
+        sweep("link invalid value", link("0 - permits")),
+        sweep("link not a number", link("\\\"text\\\"")),
+        sweep("link garbage", link("((")),
+        sweep(
+            "link cycle",
+            axes(
+                r#"(name: "l", path: "policies[guarded].stack[0].policy.Retry.max_attempts", link: "m"),
+        (name: "m", path: "policies[guarded].stack[0].policy.Retry.multiplier", link: "l"),"#,
+            ),
+        ),
+        sweep("link and values", link("permits\", values: [1, 2], unit: \"ms")),
+        sweep(
+            "role unknown",
+            axes(r#"(name: "r", path: "policies[guarded].stack[0].policy.Retry.jitter", values: [0.1], role: Knob),"#),
+        ),
+    ]
+}
+
+/// `brownout tune FILE` on BASE: a valid spec, then each edit.
+const TUNE: &str = r#"TuneSpec(
+    name: "tu",
+    base: "s.ron",
+    replications: 2,
+    policy: "guarded",
+    knobs: [
+        (name: "permits", path: "policies[guarded].stack[1].policy.Limiter.permits", range: (from: 1, to: 16), integer: true),
+    ],
+    decide: (minimize: "permits", subject_to: [(class: "api", metric: "ok_ratio", op: Ge, value: 0.2)]),
+    budget: (runs: 4),
+)
+"#;
+
+/// Tune specs: issue 18's bad inputs (no decision to search, unknown metric or phase) and
+/// bad knobs, budgets and fields.
+pub fn tunes() -> Vec<Case> {
+    let spec = |from: &str, to: &str| {
+        assert_eq!(TUNE.matches(from).count(), 1, "TUNE must contain {from:?} once");
+        TUNE.replacen(from, to, 1)
+    };
+    let knob = |k: &str| {
+        spec(
+            r#"(name: "permits", path: "policies[guarded].stack[1].policy.Limiter.permits", range: (from: 1, to: 16), integer: true),"#,
+            k,
+        )
+    };
+    let decide = |d: &str| {
+        spec(r#"(minimize: "permits", subject_to: [(class: "api", metric: "ok_ratio", op: Ge, value: 0.2)])"#, d)
+    };
+    let cases = [
+        ("valid control", TUNE.to_string()),
+        ("no knobs", knob("")),
+        (
+            "condition knob",
+            knob(r#"(name: "rate", path: "classes[api].arrivals.Poisson.rate_per_s", range: (from: 1, to: 30)),"#),
+        ),
+        ("other policy's knob", knob(r#"(name: "q", path: "policies[direct].stack", range: (from: 1, to: 3)),"#)),
+        (
+            "knob path missing",
+            knob(r#"(name: "p", path: "policies[guarded].stack[1].policy.Limiter.nope", range: (from: 1, to: 3)),"#),
+        ),
+        (
+            "knob range reversed",
+            knob(r#"(name: "p", path: "policies[guarded].stack[1].policy.Limiter.permits", range: (from: 9, to: 3)),"#),
+        ),
+        (
+            "knob range NaN",
+            knob(
+                r#"(name: "p", path: "policies[guarded].stack[1].policy.Limiter.permits", range: (from: NaN, to: 3)),"#,
+            ),
+        ),
+        (
+            "knob range invalid end",
+            knob(r#"(name: "p", path: "policies[guarded].stack[1].policy.Limiter.permits", range: (from: 0, to: 3)),"#),
+        ),
+        ("unknown metric", decide(r#"(minimize: "api/bogus_ratio")"#)),
+        (
+            "unknown phase",
+            decide(
+                r#"(minimize: "permits", subject_to: [(class: "api", metric: "ok_ratio", phase: "storm", op: Ge, value: 0.2)])"#,
+            ),
+        ),
+        ("unknown policy", spec("policy: \"guarded\"", "policy: \"nobody\"")),
+        ("replications 1", spec("replications: 2", "replications: 1")),
+        ("budget below one candidate", spec("budget: (runs: 4)", "budget: (runs: 1)")),
+        ("budget wall garbage", spec("budget: (runs: 4)", "budget: (runs: 4, wall: \"soon\")")),
+        ("unknown field", spec("replications: 2,", "replications: 2, colour: 1,")),
+        ("missing base", spec("base: \"s.ron\"", "base: \"nothing.ron\"")),
+        ("truncated", TUNE[..TUNE.len() / 2].to_string()),
+    ];
+    cases
+        .into_iter()
+        .map(|(name, text)| Case {
+            name: format!("tune {name}"),
+            files: vec![
+                ("tu.ron".into(), text.into_bytes()),
+                ("s.ron".into(), super::scenarios::BASE.as_bytes().to_vec()),
+            ],
+            action: Action::Tune("tu.ron".into()),
+            located: true,
+        })
+        .collect()
 }
 
 /// A sweep case on the valid base scenario.

@@ -85,7 +85,12 @@ fn resolve(spec: TuneSpec, dir: &Path) -> Result<Space, Located> {
         return Err(err("knobs", "a tune needs at least one knob (a decision to search); there is nothing to tune"));
     }
     let json = serde_json::to_value(&base).map_err(|e| err("base", e.to_string()))?;
-    let dims = spec.knobs.iter().enumerate().map(|(i, k)| resolve_knob(i, k, &json)).collect::<Result<Vec<_>, _>>()?;
+    let dims = spec
+        .knobs
+        .iter()
+        .enumerate()
+        .map(|(i, k)| resolve_knob(i, k, &json, (&spec.policy, policy_index)))
+        .collect::<Result<Vec<_>, _>>()?;
     check_decide(&spec, &base)?;
     let seed = spec.seed.unwrap_or(base.seed);
     let scenario_dir = base_path.parent().unwrap_or(Path::new(".")).to_path_buf();
@@ -107,9 +112,26 @@ fn resolve(spec: TuneSpec, dir: &Path) -> Result<Space, Located> {
     Ok(space)
 }
 
-fn resolve_knob(i: usize, k: &Knob, base: &Value) -> Result<Dim, Located> {
+/// A knob is a decision: a value inside the searched policy set (`policy` by name and index).
+/// Anything else (traffic, the dependency) is a condition tune must not choose.
+fn resolve_knob(i: usize, k: &Knob, base: &Value, policy: (&str, usize)) -> Result<Dim, Located> {
     let at = format!("knobs[{i}].path");
     let steps = path::parse(&k.path).map_err(|m| err(&at, format!("knob \"{}\": {m}", k.name)))?;
+    let inside = match steps.as_slice() {
+        [Step::Key(root), Step::Named(n), ..] => root == "policies" && n == policy.0,
+        [Step::Key(root), Step::Index(j), ..] => root == "policies" && *j == policy.1,
+        _ => false,
+    };
+    if !inside {
+        return Err(err(
+            &at,
+            format!(
+                "knob \"{}\": \"{}\" is not a decision: a knob must lie under policies[{}] (the searched policy set); \
+                 conditions such as traffic or the dependency belong on a sweep axis",
+                k.name, k.path, policy.0
+            ),
+        ));
+    }
     let mut probe = base.clone();
     let current = path::get_mut(&mut probe, &steps)
         .map_err(|m| err(&at, format!("knob \"{}\": bad path \"{}\": {m}", k.name, k.path)))?;
