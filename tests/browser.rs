@@ -24,11 +24,13 @@ const SCENARIO: &str = r#"Scenario(
     decide: (minimize: "api/p95_ms", subject_to: [(class: "api", metric: "in_time_ratio", op: Ge, value: 0.9)]),
 )"#;
 
-/// One policy, one axis: the sweep whose best-setting chart had `height="-10"` bars.
+/// One policy, one axis: the sweep whose best-setting chart had `height="-10"` bars, with a
+/// `decide` section so its page carries a recommendation too.
 const SWEEP: &str = r#"SweepSpec(
     name: "browser-sweep", base: "s.ron", seed: 3, replications: 2,
     metrics: ["api/ok_ratio", "api/p95_ms"],
     axes: [(name: "timeout_ms", path: "policies[direct].stack[0].policy.Timeout.timeout", values: ["100ms", "800ms"])],
+    decide: (minimize: "api/p95_ms", subject_to: [(class: "api", metric: "ok_ratio", op: Ge, value: 0.5)]),
 )"#;
 
 fn on_path(name: &str) -> bool {
@@ -62,6 +64,8 @@ fn reports_render_with_visible_charts_and_the_recommendation_in_chromium() {
     let out = String::from_utf8_lossy(&o.stdout);
     println!("{out}");
     assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
-    assert!(out.contains("recommendation-section: present (names a choice)"), "{out}");
+    // Both pages, the run's and the sweep's, open with a recommendation naming a choice.
+    assert_eq!(out.matches("recommendation-section: present (names a choice)").count(), 2, "{out}");
+    assert!(dir.join("sweep/recommendation.json").is_file());
     assert!(out.contains("chart sweep_best:") && !out.contains("FAIL"), "{out}");
 }
