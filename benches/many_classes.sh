@@ -4,9 +4,12 @@
 # naming a quarter of them each, a TieredBulkhead and a Limiter naming every class, one
 # expectation per class with a phase, and N/10 phases, so validation, name lookups, locating
 # and the budget all see N of everything.
+# With ONLY=classes, only the class list grows (N classes, three policy sets naming none of
+# them, no expectations): the scenario a team with many endpoints writes.
 # Usage: bash benches/many_classes.sh [N] > /tmp/many.ron && brownout check /tmp/many.ron
 set -euo pipefail
 n=${1:-100000}
+only=${ONLY:-all}
 each() { # each FROM STEP FORMAT: printf FORMAT for i = FROM, FROM+STEP, ... < n
     awk -v n="$n" -v from="$1" -v step="$2" -v fmt="$3" 'BEGIN { for (i = from; i < n; i += step) printf fmt, i, i }'
 }
@@ -25,6 +28,19 @@ awk -v n="$n" 'BEGIN {
     for (i = 0; i < n; i++)
         printf "        (name: \"c%d\", arrivals: Poisson(rate_per_s: 0.01), deadline: \"%dms\", priority: %d),\n", i, 100 + i % 900, i % 4
 }'
+if [ "$only" = classes ]; then
+    cat <<SMALL
+    ],
+    dependency: (latency: LogNormal(median: "20ms", sigma: 0.4)),
+    policies: [
+        (name: "none"),
+        (name: "timeout", stack: [(policy: Timeout((timeout: "200ms")))]),
+        (name: "limit", stack: [(policy: Limiter((permits: 10)))]),
+    ],
+)
+SMALL
+    exit 0
+fi
 cat <<MID
     ],
     dependency: (latency: LogNormal(median: "20ms", sigma: 0.4)),
