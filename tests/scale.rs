@@ -101,3 +101,20 @@ fn validating_twice_the_classes_does_about_twice_the_work() {
     // Each class costs a bounded number of allocations, whatever n.
     assert!(b < 200 * two_n as u64, "{b} allocations for {two_n} classes");
 }
+
+/// A name that is not among thousands is refused in a message a reader can take in: a few
+/// of the names it could have been and how many more, never the whole list.
+#[test]
+fn an_unknown_name_among_thousands_gets_a_short_message() {
+    let n = 4_000;
+    let cases = [
+        (many_classes(n).replacen(r#"(name: "c7", share: 0.0"#, r#"(name: "nobody", share: 0.0"#, 1), "nobody"),
+        (many_classes(n).replacen(r#"("c7", "50ms")"#, r#"("nobody", "50ms")"#, 1), "nobody"),
+    ];
+    for (text, name) in cases {
+        let e = brownout::scenario::load_text(Path::new("many.ron"), &text).expect_err("an unknown class");
+        let message = e.to_string();
+        assert!(message.contains(name), "{message}");
+        assert!(message.len() < 600, "{} characters: {}", message.len(), &message[..600]);
+    }
+}

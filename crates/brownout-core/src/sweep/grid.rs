@@ -15,7 +15,7 @@ use super::spec::{self, Axis, AxisValue, Method, Range, Sample, Scale, SpecError
 use crate::engine::{counter_f64, counter_u64, fmt_time, label_hash};
 use crate::model::Model;
 use crate::scenario::budget::{self, SweepSize};
-use crate::scenario::{self, Scenario, parse_duration};
+use crate::scenario::{self, Scenario, names, parse_duration};
 
 /// What a plan is, as written to `plan.json` and read back by `brownout merge`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -299,7 +299,7 @@ fn check_metric(written: &str, base: &Scenario) -> Result<(), String> {
         Some((class, name)) => {
             if !base.classes.iter().any(|c| c.name == class) {
                 let names: Vec<&str> = base.classes.iter().map(|c| c.name.as_str()).collect();
-                return Err(format!("metric \"{m}\": unknown class \"{class}\" (classes: {})", names.join(", ")));
+                return Err(format!("metric \"{m}\": unknown class \"{class}\" (classes: {})", names::listing(&names)));
             }
             if find(Scope::Class, name).is_none() {
                 return Err(format!(
@@ -327,7 +327,10 @@ fn select_policies(spec: &SweepSpec, base: &Scenario) -> Result<(Vec<usize>, Vec
     let mut index = Vec::new();
     for (k, name) in spec.policies.iter().enumerate() {
         let i = all.iter().position(|p| p == name).ok_or_else(|| {
-            err(format!("policies[{k}]"), format!("unknown policy \"{name}\" (the scenario has: {})", all.join(", ")))
+            err(
+                format!("policies[{k}]"),
+                format!("unknown policy \"{name}\" (the scenario has: {})", names::listing(&all)),
+            )
         })?;
         if index.contains(&i) {
             return Err(err(format!("policies[{k}]"), format!("policy \"{name}\" is listed twice")));

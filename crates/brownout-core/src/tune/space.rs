@@ -79,7 +79,10 @@ fn resolve(spec: TuneSpec, dir: &Path) -> Result<Space, Located> {
     };
     let policy_index = base.policies.iter().position(|p| p.name == spec.policy).ok_or_else(|| {
         let names: Vec<&str> = base.policies.iter().map(|p| p.name.as_str()).collect();
-        err("policy", format!("unknown policy \"{}\" (the scenario has: {})", spec.policy, names.join(", ")))
+        err(
+            "policy",
+            format!("unknown policy \"{}\" (the scenario has: {})", spec.policy, scenario::names::listing(&names)),
+        )
     })?;
     if spec.knobs.is_empty() {
         return Err(err("knobs", "a tune needs at least one knob (a decision to search); there is nothing to tune"));

@@ -78,8 +78,11 @@ impl PolicyConfig for FixedConfig {
         }
         // A set, not the slice: the list may name every one of 100,000 classes.
         let known: std::collections::BTreeSet<&str> = classes.iter().copied().collect();
-        if self.class_max_wait.iter().any(|(n, _)| !known.contains(n.as_str())) {
-            return Err("Limiter.class_max_wait names an unknown class".into());
+        if let Some((n, _)) = self.class_max_wait.iter().find(|(n, _)| !known.contains(n.as_str())) {
+            return Err(format!(
+                "Limiter.class_max_wait: unknown class \"{n}\" (classes are: {})",
+                crate::scenario::names::listing(classes)
+            ));
         }
         Ok(())
     }
