@@ -28,6 +28,7 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod sweep;
+pub mod text;
 pub mod tune;
 pub mod units;
 pub mod verify;

@@ -333,7 +333,7 @@ fn check(c: &TieredBulkheadConfig, classes: &[&str]) -> Result<(), String> {
             return Err(format!(
                 "TieredBulkhead.classes: unknown class \"{}\" (classes are: {})",
                 t.name,
-                crate::scenario::names::listing(classes)
+                crate::text::listing(classes)
             ));
         }
         if !(0.0..=1.0).contains(&t.share) {

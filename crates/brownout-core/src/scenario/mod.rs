@@ -8,7 +8,7 @@ mod fallback;
 mod import;
 mod load;
 pub(crate) mod locate;
-pub(crate) mod names;
+mod names;
 mod types;
 mod validate;
 

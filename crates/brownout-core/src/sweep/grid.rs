@@ -15,7 +15,8 @@ use super::spec::{self, Axis, AxisValue, Method, Range, Sample, Scale, SpecError
 use crate::engine::{counter_f64, counter_u64, fmt_time, label_hash};
 use crate::model::Model;
 use crate::scenario::budget::{self, SweepSize};
-use crate::scenario::{self, Scenario, names, parse_duration};
+use crate::scenario::{self, Scenario, parse_duration};
+use crate::text;
 
 /// What a plan is, as written to `plan.json` and read back by `brownout merge`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -299,7 +300,7 @@ fn check_metric(written: &str, base: &Scenario) -> Result<(), String> {
         Some((class, name)) => {
             if !base.classes.iter().any(|c| c.name == class) {
                 let names: Vec<&str> = base.classes.iter().map(|c| c.name.as_str()).collect();
-                return Err(format!("metric \"{m}\": unknown class \"{class}\" (classes: {})", names::listing(&names)));
+                return Err(format!("metric \"{m}\": unknown class \"{class}\" (classes: {})", text::listing(&names)));
             }
             if find(Scope::Class, name).is_none() {
                 return Err(format!(
@@ -329,7 +330,7 @@ fn select_policies(spec: &SweepSpec, base: &Scenario) -> Result<(Vec<usize>, Vec
         let i = all.iter().position(|p| p == name).ok_or_else(|| {
             err(
                 format!("policies[{k}]"),
-                format!("unknown policy \"{name}\" (the scenario has: {})", names::listing(&all)),
+                format!("unknown policy \"{name}\" (the scenario has: {})", text::listing(&all)),
             )
         })?;
         if index.contains(&i) {

@@ -81,7 +81,7 @@ fn resolve(spec: TuneSpec, dir: &Path) -> Result<Space, Located> {
         let names: Vec<&str> = base.policies.iter().map(|p| p.name.as_str()).collect();
         err(
             "policy",
-            format!("unknown policy \"{}\" (the scenario has: {})", spec.policy, scenario::names::listing(&names)),
+            format!("unknown policy \"{}\" (the scenario has: {})", spec.policy, crate::text::listing(&names)),
         )
     })?;
     if spec.knobs.is_empty() {

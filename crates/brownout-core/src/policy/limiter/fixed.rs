@@ -81,7 +81,7 @@ impl PolicyConfig for FixedConfig {
         if let Some((n, _)) = self.class_max_wait.iter().find(|(n, _)| !known.contains(n.as_str())) {
             return Err(format!(
                 "Limiter.class_max_wait: unknown class \"{n}\" (classes are: {})",
-                crate::scenario::names::listing(classes)
+                crate::text::listing(classes)
             ));
         }
         Ok(())
