@@ -4,7 +4,8 @@
 //! - `engine_mmc`: the hand-written limit's M/M/c loop (`../shared/bench/limit`, `models
 //!   mmc`) on brownout's `EventQueue` with the same rand_distr exponential draws from a
 //!   Xoshiro256++ stream as brownout's arrivals: the engine's floor for the model.
-//! - `latency_draw`: one counter-based latency draw (`DependencyModel::plan`), the price of
+//! - `latency_draw`: one counter-based latency draw (`DependencyModel::plan`: the SplitMix64
+//!   words of the call's key fed straight to rand_distr, no generator seeded), the price of
 //!   common random numbers (every policy sees the same latency for the same call).
 //! - `recorder`: the ten recorder calls a request makes in `scenarios/bench/mmc.ron`
 //!   (arrival, worker and pool gauges up and down, slot and connection waits, dependency
