@@ -14,6 +14,7 @@ impl<'m> World<'m> {
             m,
             policy,
             reqs: Slab::new(),
+            admitted: Vec::new(),
             traffic: Traffic {
                 arrivals: m.arrivals.clone(),
                 arrival_rng: s.classes.iter().map(|c| stream(m.seed, &format!("arrivals/{}", c.name))).collect(),
@@ -145,6 +146,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         .iter()
         .map(|ls| ls.iter().position(|&l| first.layers[l as usize].policy.is_retry()).unwrap_or(0) as u8)
         .collect();
+    let depth = class_layers.iter().map(Vec::len).max().unwrap_or(0);
     let find = |f: &dyn Fn(&Status) -> bool| first.layers.iter().position(|l| f(&l.last)).map(|i| i as u8);
     Layout {
         class_layers,
@@ -161,6 +163,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         limit_layer: find(&|st| st.limit.is_some()),
         kinds: set.stack.iter().map(|l| outcome::layer_kind(&l.policy)).collect(),
         hooks: first.layers.iter().map(|l| l.policy.hooks()).collect(),
+        depth,
     }
 }
 

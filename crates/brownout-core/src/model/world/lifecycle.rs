@@ -27,18 +27,11 @@ impl World<'_> {
             generation: 0,
             worker: false,
             calls: 0,
-            attempt: AttemptState {
-                number: 0,
-                id: 0,
-                pos: 0,
-                admitted_at: [0; MAX_LAYERS],
-                timed: false,
-                call: None,
-                conns: 0,
-            },
+            attempt: AttemptState { number: 0, id: 0, pos: 0, timed: false, call: None, conns: 0 },
             hedge: HedgeState { call: None, generation: 0 },
             answer: Answer { outcome: Outcome::Ok, staleness: None, cause: None },
         });
+        self.clear_admitted(tok);
         self.rec.arrival(now, c);
         if self.trace.records.is_some() {
             self.log_arrival(now, class, source, key, instance, item);
@@ -259,7 +252,7 @@ impl World<'_> {
                     let l = self.layout.class_layers[class][p];
                     let r = self.reqs.get(tok).expect("live request");
                     let outcome = CallOutcome::Error;
-                    let done = Completed::new(now, r.who.class, r.attempt.id, r.attempt.admitted_at[p], outcome);
+                    let done = Completed::new(now, r.who.class, r.attempt.id, self.admitted_at(tok, p), outcome);
                     self.deliver(now, q, inst, l, Notice::Complete(done));
                 }
             }

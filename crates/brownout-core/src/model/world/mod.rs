@@ -173,6 +173,10 @@ struct World<'m> {
     /// Requests in flight, by token: inserted by `lifecycle::arrive`, removed by
     /// `outcome::finish`.
     reqs: Slab<Req>,
+    /// When each layer position admitted a request's current attempt (ns), `layout.depth`
+    /// entries per slab slot of `reqs`: out of `Req`, so a request in flight spans fewer
+    /// cache lines (BENCHMARKS.md, "fleets II"); zeroed at arrival.
+    admitted: Vec<Time>,
     /// Where requests come from: arrivals, closed-loop users, reloads.
     traffic: Traffic,
     /// The gateway instances: worker slots, pools, policy stacks.
@@ -260,6 +264,28 @@ impl World<'_> {
     fn timer_fixed(&mut self, q: &mut EventQueue<Ev>, tok: Token, delay: Time, timer: Timer) {
         let generation = self.bump_generation(tok);
         q.schedule_fixed(delay, Ev::Timer { req: tok, generation, timer });
+    }
+
+    /// When layer position `p` admitted the current attempt of request `tok`.
+    fn admitted_at(&self, tok: Token, p: usize) -> Time {
+        debug_assert!(p < self.layout.depth && self.reqs.get(tok).is_some());
+        self.admitted[tok.index as usize * self.layout.depth + p]
+    }
+
+    /// Layer position `p` admits the current attempt of request `tok` at `now`.
+    fn set_admitted(&mut self, tok: Token, p: usize, now: Time) {
+        debug_assert!(p < self.layout.depth && self.reqs.get(tok).is_some());
+        self.admitted[tok.index as usize * self.layout.depth + p] = now;
+    }
+
+    /// A new request `tok` has been admitted by no layer yet: its row of `admitted`, zeroed.
+    fn clear_admitted(&mut self, tok: Token) {
+        let depth = self.layout.depth;
+        let start = tok.index as usize * depth;
+        if self.admitted.len() < start + depth {
+            self.admitted.resize(start + depth, 0);
+        }
+        self.admitted[start..start + depth].fill(0);
     }
 
     /// Supersede the request's pending timer (it becomes a tombstone); the new generation.
@@ -377,3 +403,7 @@ impl Handler<Ev> for World<'_> {
         self.progress.abort.is_some()
     }
 }
+
+// Hundreds of thousands of requests are in flight in a large fleet, each touched at random:
+// keep a request within three cache lines (BENCHMARKS.md, "fleets II").
+const _: () = assert!(std::mem::size_of::<Req>() <= 168);

@@ -71,7 +71,7 @@ impl World<'_> {
         for p in (start..layers).rev() {
             let l = self.layout.class_layers[class][p];
             let r = self.reqs.get(tok).expect("live request");
-            let done = Completed::new(now, r.who.class, r.attempt.id, r.attempt.admitted_at[p], outcome);
+            let done = Completed::new(now, r.who.class, r.attempt.id, self.admitted_at(tok, p), outcome);
             self.deliver(now, q, inst, l, Notice::Complete(done));
         }
         if outcome.is_failure() {

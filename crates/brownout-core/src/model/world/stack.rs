@@ -47,9 +47,8 @@ impl World<'_> {
             self.rec.layer_offered(now, self.layout.kinds[l as usize]);
             match decision {
                 Admission::Admit => {
-                    let r = self.reqs.get_mut(tok).expect("live request");
-                    r.attempt.admitted_at[pos] = now;
-                    r.attempt.pos += 1;
+                    self.set_admitted(tok, pos, now);
+                    self.reqs.get_mut(tok).expect("live request").attempt.pos += 1;
                 }
                 Admission::Wait { max_wait } => {
                     self.park(now, q, tok, inst, l, max_wait);
@@ -141,7 +140,7 @@ impl World<'_> {
         for p in (0..outer).rev() {
             let l = self.layout.class_layers[class][p];
             let r = self.reqs.get(tok).expect("live request");
-            let done = Completed::new(now, r.who.class, r.attempt.id, r.attempt.admitted_at[p], outcome);
+            let done = Completed::new(now, r.who.class, r.attempt.id, self.admitted_at(tok, p), outcome);
             self.deliver(now, q, inst, l, Notice::Complete(done));
         }
     }
@@ -207,8 +206,9 @@ impl World<'_> {
                 match decision {
                     Admission::Admit => {
                         let r = self.reqs.get_mut(head).expect("live request");
-                        r.attempt.admitted_at[r.attempt.pos as usize] = now;
+                        let pos = r.attempt.pos as usize;
                         r.attempt.pos += 1;
+                        self.set_admitted(head, pos, now);
                         self.admit_from(now, q, head);
                     }
                     Admission::Refuse(why) => self.refused(now, q, head, l, why),

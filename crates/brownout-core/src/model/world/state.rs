@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use super::waitq::WaitQueue;
-use super::{MAX_LAYERS, Notice, PendingReload};
+use super::{Notice, PendingReload};
 use crate::engine::{Slab, Stream, Time, Token};
 use crate::metrics::events::EventLog;
 use crate::metrics::{Cause, LayerKind, Outcome};
@@ -85,9 +85,8 @@ pub(super) struct AttemptState {
     /// Run-wide attempt id, the identity the layers see (`policy::Attempt::id`).
     pub id: u64,
     /// How many of the class's layers admitted this attempt (index into `class_layers`).
+    /// When each position admitted it is kept beside the slab (`World::admitted_at`).
     pub pos: u8,
-    /// When each layer position admitted it (ns), for the layers' completions.
-    pub admitted_at: [Time; MAX_LAYERS],
     /// An `Attempt` timer is pending for the current call (none when the answer was due first).
     pub timed: bool,
     /// The first call of the attempt, while it is out.
@@ -254,6 +253,8 @@ pub(super) struct Layout {
     /// Per layer, the optional hooks its policy has (`Policy::hooks`): the world calls
     /// only those.
     pub hooks: Vec<Hooks>,
+    /// The most layers any class passes: the stride of `World::admitted`.
+    pub depth: usize,
 }
 
 // ---- traffic ---------------------------------------------------------------------------
