@@ -248,6 +248,8 @@ struct JsonDoc<'a> {
     seed: u64,
     replications: u32,
     axes: &'a [crate::sweep::grid::AxisInfo],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    scenario_policies: &'a [String],
     rows: Vec<JsonRow<'a>>,
 }
 
@@ -316,6 +318,7 @@ pub(crate) fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered>
         seed: plan.seed,
         replications: plan.replications,
         axes: &plan.axes,
+        scenario_policies: &plan.scenario_policies,
         rows,
     };
     let mut json = serde_json::to_vec_pretty(&doc)?;

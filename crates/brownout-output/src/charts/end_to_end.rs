@@ -336,7 +336,7 @@ fn sweep_single_policy_best_bars_are_visible() {
     let r = charts::render(best).unwrap();
     check_svg_sizes(&r);
     // One filled bar per panel in the policy's colour (3 metrics).
-    let c0 = charts::style::policy_color(0);
+    let c0 = sweep::colors(&s).of("timeout");
     let colour = format!("fill=\"#{:02X}{:02X}{:02X}\"", c0.0, c0.1, c0.2);
     let bars = r.svg.lines().filter(|l| l.contains("<rect") && l.contains(&colour)).count();
     assert!(bars >= 3, "{bars} bars of {colour} in:\n{}", r.svg);
@@ -355,4 +355,80 @@ fn sweep_plot_writes_charts_and_html() {
     assert!(html.contains(
         "<tr><td>checkout/goodput_per_s</td><td>timeout</td><td>18</td><td>17 .. 19</td><td>timeout_ms=500</td></tr>"
     ));
+}
+
+/// The small run with grocery's policy names: timeout-only and limiter-fallback both prefer
+/// slot 1 (CRC-32 mod 10), no-protection slot 2. Sorted, limiter-fallback keeps 1,
+/// no-protection keeps 2 and timeout-only moves on to 3 (#CC79A7).
+fn grocery_named_run() -> (ScenarioSummary, Vec<WindowRow>) {
+    let text = SCENARIO
+        .replace("\"direct\"", "\"no-protection\"")
+        .replace("\"breaker\"", "\"timeout-only\"")
+        .replace("\"limit-4\"", "\"limiter-fallback\"");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("small.ron");
+    std::fs::write(&path, text).unwrap();
+    let s = scenario::load(&path).unwrap();
+    let model = Model::build(&s, s.seed, dir.path()).unwrap();
+    let r = runner::run_all(&model, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, false).expect("runs");
+    (r.summary, r.rows)
+}
+
+/// How a colour is written in the SVG.
+fn fill(c: plotters::style::RGBColor) -> String {
+    format!("fill=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2)
+}
+
+const TIMEOUT_ONLY: plotters::style::RGBColor = plotters::style::RGBColor(204, 121, 167);
+
+#[test]
+fn colours_follow_the_policy_name_in_a_run_and_a_sweep_over_some_of_its_policies() {
+    let (s, rows) = grocery_named_run();
+    let names: Vec<String> = s.runs.iter().map(|r| r.policy.clone()).collect();
+    assert_eq!(names, ["no-protection", "timeout-only", "limiter-fallback"]);
+    // Run: the comparison bars, the time-series lines and the legends.
+    let compare = charts::compare::charts(&s);
+    let Kind::Bars(b) = &compare[0].kind else { panic!("bars") };
+    let bar = b.panels[0].bars.iter().find(|b| b.label == "timeout-only").unwrap();
+    assert_eq!(bar.color, TIMEOUT_ONLY);
+    let series = charts::timeseries::charts(&s, &rows);
+    let Kind::Lines(l) = &series[0].kind else { panic!("lines") };
+    assert_eq!(l.panels[0].series[1].color, TIMEOUT_ONLY, "second policy's p95 line");
+    assert_eq!(series[0].legend[1].color, TIMEOUT_ONLY);
+    assert!(charts::render(&compare[0]).unwrap().svg.contains(&fill(TIMEOUT_ONLY)));
+    // Sweep over timeout-only alone, whose file lists the base scenario's policy sets.
+    let mut sw = sweep_of(&SWEEP_1.replace("\"policy\": \"timeout\"", "\"policy\": \"timeout-only\""));
+    sw.rows.retain(|r| r.policy == "timeout-only");
+    sw.scenario_policies = names.clone();
+    for c in sweep::charts(&sw) {
+        assert_eq!(c.legend[0].color, TIMEOUT_ONLY, "{}", c.stem);
+        let r = charts::render(&c).unwrap();
+        assert!(r.svg.contains(&fill(TIMEOUT_ONLY)), "{} has no {}", c.stem, fill(TIMEOUT_ONLY));
+    }
+    // A re-rendered sweep.json keeps the roster, so `plot` colours the same way.
+    let back: sweep::SweepResult = serde_json::from_str(&serde_json::to_string(&sw).unwrap()).unwrap();
+    assert_eq!(sweep::colors(&back).of("timeout-only"), TIMEOUT_ONLY);
+}
+
+#[test]
+fn colours_of_a_sweep_come_from_its_base_scenarios_policy_sets() {
+    // The grocery timeout sweep runs three of grocery's six policy sets.
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/sweeps/grocery-timeout.ron");
+    let plan = brownout_core::sweep::grid::load(&spec).unwrap().info;
+    assert_eq!(plan.policies, ["timeout-only", "limiter-fallback", "tiered"]);
+    let all = ["no-protection", "timeout-only", "error-breaker", "latency-breaker", "limiter-fallback", "tiered"];
+    assert_eq!(plan.scenario_policies, all);
+    // sweep.json carries them.
+    let mut fixture = brownout_core::sweep::store::fixtures::plan();
+    fixture.scenario_policies = vec!["q".into(), "p".into()];
+    let recs = [1.0, 3.0].iter().enumerate().map(|(i, v)| brownout_core::sweep::store::fixtures::rec(i as u64, *v));
+    let out = crate::journal::render(&fixture, &recs.collect::<Vec<_>>()).unwrap();
+    let back: sweep::SweepResult = serde_json::from_slice(&out.json).unwrap();
+    assert_eq!(back.scenario_policies, ["q", "p"]);
+    // Among all six (sorted: error-breaker 1, latency-breaker 7, limiter-fallback 1 -> 2,
+    // no-protection 2 -> 3, tiered 2 -> 4, timeout-only 1 -> 5), timeout-only is sky blue,
+    // tiered orange; among the three run alone it would be 3 and 2.
+    let c = charts::style::PolicyColors::new(&plan.scenario_policies);
+    assert_eq!(c.of("timeout-only"), plotters::style::RGBColor(86, 180, 233));
+    assert_eq!(c.of("tiered"), plotters::style::RGBColor(230, 159, 0));
 }

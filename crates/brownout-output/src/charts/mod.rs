@@ -305,13 +305,9 @@ pub(crate) fn slug(s: &str) -> String {
     format!("{}-{:08x}", &slug[..SLUG_MAX], crc32fast::hash(s.as_bytes()))
 }
 
-/// Legend entries for policies, coloured by their index.
-pub(crate) fn policy_legend(policies: &[String]) -> Vec<LegendEntry> {
-    policies
-        .iter()
-        .enumerate()
-        .map(|(i, p)| LegendEntry { label: p.clone(), color: style::policy_color(i), mark: Mark::Box })
-        .collect()
+/// Legend entries for policies, each in its colour by name.
+pub(crate) fn policy_legend(policies: &[String], colors: &style::PolicyColors) -> Vec<LegendEntry> {
+    policies.iter().map(|p| LegendEntry { label: p.clone(), color: colors.of(p), mark: Mark::Box }).collect()
 }
 
 #[cfg(test)]
