@@ -432,3 +432,61 @@ fn colours_of_a_sweep_come_from_its_base_scenarios_policy_sets() {
     assert_eq!(c.of("timeout-only"), plotters::style::RGBColor(86, 180, 233));
     assert_eq!(c.of("tiered"), plotters::style::RGBColor(230, 159, 0));
 }
+
+/// One axis, one policy, a ratio at 93, 96 and 99 % (intervals half a point either side).
+fn ratio_sweep() -> sweep::SweepResult {
+    let mut s = sweep_of(SWEEP_1);
+    s.rows.retain(|r| r.policy == "timeout");
+    for (r, v) in s.rows.iter_mut().zip([0.93, 0.96, 0.99]) {
+        r.metrics =
+            [("checkout/goodput_ratio".to_string(), sweep::Estimate { mean: v, ci_lo: v - 0.005, ci_hi: v + 0.005 })]
+                .into();
+    }
+    s
+}
+
+#[test]
+fn ratio_axes_zoom_to_the_data() {
+    let list = sweep::charts(&ratio_sweep());
+    let curve = list.iter().find(|c| c.stem == "sweep_checkout_goodput_ratio").unwrap();
+    let Kind::Lines(l) = &curve.kind else { panic!("lines") };
+    // Data 0.925..0.995 (bands); a tenth of the span each side: 0.918..1.002, clamped to 1;
+    // step 0.082 / 5 -> 0.02: 0.90..1.00.
+    let (lo, hi) = charts::draw::line_y_range(&l.panels[0]);
+    assert!((lo - 0.9).abs() < 1e-9 && (hi - 1.0).abs() < 1e-9, "{lo}..{hi}");
+    let svg = charts::render(curve).unwrap().svg;
+    // Text is written on a line of its own.
+    let has = |t: &str| svg.lines().any(|l| l == t);
+    assert!(has("92%") && has("98%") && !has("0%") && !has("50%"), "ticks of a zoomed axis:\n{svg}");
+    // Best bar 0.99 (0.985..0.995): span 0.01, margin at least a point: 0.975..1.0, step
+    // 0.005; the end leaves room for the label past 100 %.
+    let best = list.iter().find(|c| c.stem == "sweep_best").unwrap();
+    let Kind::Bars(b) = &best.kind else { panic!("bars") };
+    let (lo, hi) = charts::draw::bar_x_range(&b.panels[0], 500.0);
+    assert!((lo - 0.975).abs() < 1e-9 && hi > 1.0, "{lo}..{hi}");
+    check_svg_sizes(&charts::render(best).unwrap());
+    // A flat ratio still gets a visible range: a point either side, on 0.5-point steps.
+    let (lo, hi) = charts::style::value_range(charts::style::Unit::Fraction, 0.5, 0.5);
+    assert!((lo - 0.49).abs() < 1e-9 && (hi - 0.51).abs() < 1e-9, "{lo}..{hi}");
+    // Latencies and counts still start at 0.
+    let p95 = sweep::charts(&sweep_of(SWEEP_1)).into_iter().find(|c| c.stem == "sweep_checkout_p95_ms").unwrap();
+    let Kind::Lines(l) = &p95.kind else { panic!("lines") };
+    assert_eq!(charts::draw::line_y_range(&l.panels[0]).0, 0.0);
+}
+
+#[test]
+fn heatmaps_have_a_colour_bar_in_the_metrics_unit() {
+    let list = sweep::charts(&sweep_of(SWEEP_2));
+    let heat = list.iter().find(|c| c.stem == "heatmap_checkout_goodput_per_s").unwrap();
+    assert!(heat.note.contains("colour = checkout/goodput_per_s in /s from 5/s to 9/s"), "{}", heat.note);
+    let Kind::Heatmap(h) = &heat.kind else { panic!("a heatmap") };
+    let ticks: Vec<String> = h.bar_ticks().into_iter().map(|t| t.1).collect();
+    assert_eq!(ticks, ["5/s", "7/s", "9/s"]);
+    assert_eq!(h.bar_title, "/s");
+    let svg = charts::render(heat).unwrap().svg;
+    // 5/s and 9/s label a cell and the bar; 7/s labels a cell and the bar's middle.
+    for label in ["5/s", "7/s", "9/s"] {
+        assert_eq!(svg.lines().filter(|l| *l == label).count(), 2, "{label} in:\n{svg}");
+    }
+    assert!(svg.lines().any(|l| l == "/s"), "the bar's unit");
+}

@@ -7,7 +7,7 @@
 //! every iteration is over ordered vectors.
 
 pub(crate) mod compare;
-mod draw;
+pub(crate) mod draw;
 mod files;
 pub(crate) mod style;
 pub(crate) mod sweep;
@@ -223,6 +223,8 @@ pub(crate) struct HeatPanels {
     pub unit: Unit,
     /// Colour scale shared by all panels: (lowest, highest).
     pub scale: (f64, f64),
+    /// Caption over the colour bar: the metric's unit.
+    pub bar_title: String,
     /// Panels per row of the grid.
     pub columns: usize,
     /// One panel per policy.

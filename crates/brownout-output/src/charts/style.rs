@@ -117,6 +117,30 @@ impl Unit {
     }
 }
 
+/// A value axis's range for data spanning `lo..=hi`. A ratio zooms to the data: a tenth of
+/// its span (at least one percentage point) each side, ends on a 1-2-5 tick step, clamped to
+/// 0..100 %. Anything else starts at 0 with a little headroom (see [`upper`]).
+pub fn value_range(unit: Unit, lo: f64, hi: f64) -> (f64, f64) {
+    if unit != Unit::Fraction || !lo.is_finite() || !hi.is_finite() || lo > hi {
+        return (0.0, upper(hi));
+    }
+    let margin = ((hi - lo) * 0.1).max(0.01);
+    let (a, b) = ((lo - margin).max(0.0), (hi + margin).min(1.0));
+    let step = nice_step((b - a) / 5.0);
+    (tidy((a / step).floor() * step).max(0.0), tidy((b / step).ceil() * step).min(1.0))
+}
+
+/// The 1-2-5 step (times a power of ten) at or above `raw`.
+fn nice_step(raw: f64) -> f64 {
+    let mag = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw * (1.0 - 1e-9)).unwrap_or(10.0 * mag)
+}
+
+/// `k * step` without its float noise (0.9200000000000002 becomes 0.92).
+fn tidy(x: f64) -> f64 {
+    (x * 1e9).round() / 1e9
+}
+
 /// Milliseconds as "250 ms" below one second and "1.5 s" above.
 pub fn fmt_ms(v: f64) -> String {
     if v.abs() >= 1000.0 { format!("{} s", fmt_num(v / 1000.0)) } else { format!("{} ms", fmt_num(v)) }

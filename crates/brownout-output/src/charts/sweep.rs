@@ -103,6 +103,20 @@ pub fn unit_of(metric: &str) -> Unit {
     }
 }
 
+/// The name of `metric`'s catalogue unit in notes and colour bars ("ms", "/s", "%",
+/// "count", ...); "value" for a plain number or a name the catalogue lacks.
+pub fn unit_name(metric: &str) -> &'static str {
+    match catalog::by_path(metric).map(|m| m.unit) {
+        Some(catalog::Unit::Ms) => "ms",
+        Some(catalog::Unit::PerS) => "/s",
+        Some(catalog::Unit::PerMin) => "/min",
+        Some(catalog::Unit::Fraction) => "%",
+        Some(catalog::Unit::Count) => "count",
+        Some(catalog::Unit::Cost) => "cost units",
+        _ => "value",
+    }
+}
+
 /// Policies in order of first appearance.
 pub fn policies(s: &SweepResult) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -276,8 +290,14 @@ fn heatmap(s: &SweepResult, metric: &str) -> Chart {
         stem: format!("heatmap_{}", slug(metric)),
         title: format!("{}: {metric}", s.sweep),
         note: format!(
-            "mean of {} replications; brighter = higher ({}){}",
+            "mean of {} replications; colour = {metric} in {}{}, brighter = higher ({}){}",
             s.replications,
+            unit_name(metric),
+            if scale.0 <= scale.1 {
+                format!(" from {} to {}", unit_of(metric).fmt(scale.0), unit_of(metric).fmt(scale.1))
+            } else {
+                String::new()
+            },
             better(metric),
             if direction(metric) == Direction::Neither { "" } else { "; red outline = best cell per policy" }
         ),
@@ -291,6 +311,7 @@ fn heatmap(s: &SweepResult, metric: &str) -> Chart {
             y_ticks: ay.values.iter().map(|v| fmt_num(*v)).collect(),
             unit: unit_of(metric),
             scale,
+            bar_title: unit_name(metric).to_string(),
             columns,
             panels,
         }),
