@@ -448,6 +448,16 @@ mod tests {
     }
 
     #[test]
+    fn sweep_json_lists_the_base_scenarios_policy_sets() {
+        // The charts colour policies by name among these (charts::style::PolicyColors).
+        let mut p = plan();
+        p.scenario_policies = vec!["q".into(), "p".into()];
+        let r = render(&p, &[rec(0, 1.0), rec(1, 3.0)]).unwrap();
+        let v: crate::charts::sweep::SweepResult = serde_json::from_slice(&r.json).unwrap();
+        assert_eq!(v.scenario_policies, ["q", "p"]);
+    }
+
+    #[test]
     fn torn_tail_is_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let header = Header { hash: "h".into(), shard: "0/1".into(), plan: "0".into() };

@@ -418,13 +418,6 @@ fn colours_of_a_sweep_come_from_its_base_scenarios_policy_sets() {
     assert_eq!(plan.policies, ["timeout-only", "limiter-fallback", "tiered"]);
     let all = ["no-protection", "timeout-only", "error-breaker", "latency-breaker", "limiter-fallback", "tiered"];
     assert_eq!(plan.scenario_policies, all);
-    // sweep.json carries them.
-    let mut fixture = brownout_core::sweep::store::fixtures::plan();
-    fixture.scenario_policies = vec!["q".into(), "p".into()];
-    let recs = [1.0, 3.0].iter().enumerate().map(|(i, v)| brownout_core::sweep::store::fixtures::rec(i as u64, *v));
-    let out = crate::journal::render(&fixture, &recs.collect::<Vec<_>>()).unwrap();
-    let back: sweep::SweepResult = serde_json::from_slice(&out.json).unwrap();
-    assert_eq!(back.scenario_policies, ["q", "p"]);
     // Among all six (sorted: error-breaker 1, latency-breaker 7, limiter-fallback 1 -> 2,
     // no-protection 2 -> 3, tiered 2 -> 4, timeout-only 1 -> 5), timeout-only is sky blue,
     // tiered orange; among the three run alone it would be 3 and 2.
