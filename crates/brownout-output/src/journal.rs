@@ -248,6 +248,8 @@ struct JsonDoc<'a> {
     seed: u64,
     replications: u32,
     axes: &'a [crate::sweep::grid::AxisInfo],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    scenario_policies: &'a [String],
     rows: Vec<JsonRow<'a>>,
 }
 
@@ -316,6 +318,7 @@ pub(crate) fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered>
         seed: plan.seed,
         replications: plan.replications,
         axes: &plan.axes,
+        scenario_policies: &plan.scenario_policies,
         rows,
     };
     let mut json = serde_json::to_vec_pretty(&doc)?;
@@ -442,6 +445,16 @@ mod tests {
         let runs = String::from_utf8(r.runs_csv).unwrap();
         let row = format!("1,0,0.5,p,1,{},10,5,3", rec(1, 3.0).seed);
         assert_eq!(runs.lines().nth(2), Some(row.as_str()));
+    }
+
+    #[test]
+    fn sweep_json_lists_the_base_scenarios_policy_sets() {
+        // The charts colour policies by name among these (charts::style::PolicyColors).
+        let mut p = plan();
+        p.scenario_policies = vec!["q".into(), "p".into()];
+        let r = render(&p, &[rec(0, 1.0), rec(1, 3.0)]).unwrap();
+        let v: crate::charts::sweep::SweepResult = serde_json::from_slice(&r.json).unwrap();
+        assert_eq!(v.scenario_policies, ["q", "p"]);
     }
 
     #[test]

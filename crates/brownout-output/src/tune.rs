@@ -142,6 +142,9 @@ fn trace_chart(space: &Space, done: &[Evaluation]) -> Chart {
     let objective = Sense::of(&space.spec.decide).map_or(String::new(), |(_, o)| o.to_string());
     let line = |color, segments, dots| Series { color, dashed: false, segments, band: Vec::new(), dots, best: None };
     let max_runs = done.last().map_or(1.0, |e| e.runs as f64);
+    // The tuned policy set's own colour, as in the scenario's run and sweep charts.
+    let colors = style::PolicyColors::new(space.base.policies.iter().map(|p| p.name.as_str()));
+    let own = colors.of(&space.spec.policy);
     Chart {
         stem: "best".into(),
         title: format!("Best feasible {objective} against runs"),
@@ -149,7 +152,7 @@ fn trace_chart(space: &Space, done: &[Evaluation]) -> Chart {
         width: 900,
         height: 420,
         legend: vec![
-            LegendEntry { label: "best feasible so far".into(), color: style::policy_color(0), mark: Mark::Box },
+            LegendEntry { label: "best feasible so far".into(), color: own, mark: Mark::Box },
             LegendEntry { label: "feasible candidate".into(), color: style::REFERENCE, mark: Mark::Box },
         ],
         kind: Kind::Lines(LinePanels {
@@ -161,7 +164,7 @@ fn trace_chart(space: &Space, done: &[Evaluation]) -> Chart {
                 title: objective.clone(),
                 y_label: objective,
                 unit: Unit::Plain,
-                series: vec![line(style::REFERENCE, vec![], false), line(style::policy_color(0), vec![step], true)]
+                series: vec![line(style::REFERENCE, vec![], false), line(own, vec![step], true)]
                     .into_iter()
                     .chain(feasible.into_iter().map(|p| line(style::REFERENCE, vec![vec![p]], true)))
                     .collect(),

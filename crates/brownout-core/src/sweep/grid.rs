@@ -42,6 +42,10 @@ pub struct PlanInfo {
     pub decide: Option<super::decide::DecidePlan>,
     /// FNV-1a hash of everything above plus the base scenario, in hex.
     pub hash: String,
+    /// Every policy set of the base scenario, in scenario order: the charts colour a policy by
+    /// its name among these. Not hashed: the base scenario, which the hash covers, holds them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scenario_policies: Vec<String>,
 }
 
 /// An axis in the results.
@@ -200,9 +204,11 @@ pub(crate) fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
         metrics,
         decide,
         hash: String::new(),
+        scenario_policies: Vec::new(),
     };
     let canonical = serde_json::to_string(&(&info, &json)).map_err(|e| err("", e.to_string()))?;
     info.hash = format!("{:016x}", label_hash(&canonical));
+    info.scenario_policies = base.policies.iter().map(|p| p.name.clone()).collect();
     Ok(Plan { info, scenarios, policy_index, dir: scenario_dir })
 }
 

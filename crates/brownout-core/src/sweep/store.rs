@@ -144,6 +144,7 @@ pub mod fixtures {
             policies: vec!["p".into()],
             metrics: vec!["m".into()],
             decide: None,
+            scenario_policies: Vec::new(),
             hash: "h".into(),
         }
     }

@@ -1,6 +1,6 @@
 //! Per-class comparison bar charts: one bar per policy for each headline metric.
 
-use super::style::{Unit, policy_color};
+use super::style::{PolicyColors, Unit};
 use super::{Bar, BarPanel, BarPanels, Chart, Kind, policy_legend, slug};
 use crate::metrics::summary::{ClassSummary, ScenarioSummary};
 
@@ -25,13 +25,14 @@ pub fn charts(s: &ScenarioSummary) -> Vec<Chart> {
     if policies.is_empty() {
         return Vec::new();
     }
+    let colors = PolicyColors::new(&policies);
     s.setup
         .classes
         .iter()
         .map(|k| {
             let panels = METRICS
                 .iter()
-                .map(|m| BarPanel { title: m.title.into(), unit: m.unit, bars: bars(s, &k.name, m) })
+                .map(|m| BarPanel { title: m.title.into(), unit: m.unit, bars: bars(s, &k.name, m, &colors) })
                 .collect();
             let rows = METRICS.len().div_ceil(2) as u32;
             Chart {
@@ -44,23 +45,22 @@ pub fn charts(s: &ScenarioSummary) -> Vec<Chart> {
                 ),
                 width: 1100,
                 height: 100 + rows * (70 + 30 * policies.len() as u32),
-                legend: policy_legend(&policies),
+                legend: policy_legend(&policies, &colors),
                 kind: Kind::Bars(BarPanels { columns: 2, panels }),
             }
         })
         .collect()
 }
 
-/// One bar per policy that ran this class; colour by the policy's index in the summary.
-fn bars(s: &ScenarioSummary, class: &str, m: &Metric) -> Vec<Bar> {
+/// One bar per policy that ran this class, in the policy's colour.
+fn bars(s: &ScenarioSummary, class: &str, m: &Metric, colors: &PolicyColors) -> Vec<Bar> {
     s.runs
         .iter()
-        .enumerate()
-        .filter_map(|(i, r)| {
+        .filter_map(|r| {
             let c = r.classes.iter().find(|c| c.class == class)?;
             Some(Bar {
                 label: r.policy.clone(),
-                color: policy_color(i),
+                color: colors.of(&r.policy),
                 value: (m.get)(c),
                 ci: None,
                 note: String::new(),

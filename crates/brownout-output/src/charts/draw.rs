@@ -83,24 +83,33 @@ fn lines<DB: DrawingBackend>(body: &Area<DB>, l: &LinePanels) -> Res<DB> {
     Ok(())
 }
 
-fn panel_max(p: &LinePanel) -> f64 {
-    let mut m = f64::MIN;
+/// A line panel's y range: ratios zoom to the data, anything else starts at 0.
+pub(crate) fn line_y_range(p: &LinePanel) -> (f64, f64) {
+    let (lo, hi) = panel_extent(p);
+    style::value_range(p.unit, lo, hi)
+}
+
+/// The lowest and highest value a panel draws (lines, bands, reference lines).
+fn panel_extent(p: &LinePanel) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut see = |v: f64| {
+        if v.is_finite() {
+            (lo, hi) = (lo.min(v), hi.max(v));
+        }
+    };
     for s in &p.series {
-        for (_, y) in s.segments.iter().flatten() {
-            m = m.max(*y);
-        }
-        for (_, _, hi) in &s.band {
-            m = m.max(*hi);
-        }
+        s.segments.iter().flatten().for_each(|(_, y)| see(*y));
+        s.band.iter().for_each(|(_, l, h)| {
+            see(*l);
+            see(*h);
+        });
     }
-    for h in &p.hlines {
-        m = m.max(h.y);
-    }
-    m
+    p.hlines.iter().for_each(|h| see(h.y));
+    (lo, hi)
 }
 
 fn line_panel<DB: DrawingBackend>(a: &Area<DB>, l: &LinePanels, p: &LinePanel) -> Res<DB> {
-    let y_max = style::upper(panel_max(p));
+    let (y_min, y_max) = line_y_range(p);
     let (x0, x1) = l.x_range;
     let mut chart = ChartBuilder::on(a)
         .caption(&p.title, text(15.0, &INK))
@@ -108,12 +117,12 @@ fn line_panel<DB: DrawingBackend>(a: &Area<DB>, l: &LinePanels, p: &LinePanel) -
         .margin_right(28)
         .x_label_area_size(42)
         .y_label_area_size(86)
-        .build_cartesian_2d(x0..x1, 0f64..y_max)?;
+        .build_cartesian_2d(x0..x1, y_min..y_max)?;
     for sh in &l.shade {
-        chart.draw_series(std::iter::once(Rectangle::new([(sh.from, 0.0), (sh.to, y_max)], sh.color.filled())))?;
+        chart.draw_series(std::iter::once(Rectangle::new([(sh.from, y_min), (sh.to, y_max)], sh.color.filled())))?;
         chart.draw_series(std::iter::once(Text::new(
             sh.label.clone(),
-            (sh.from, y_max * 0.98),
+            (sh.from, y_min + (y_max - y_min) * 0.98),
             text(TICK_SIZE, &RGBColor(120, 120, 120)),
         )))?;
     }
@@ -239,11 +248,12 @@ fn bars<DB: DrawingBackend>(body: &Area<DB>, b: &BarPanels) -> Res<DB> {
 fn bar_panel<DB: DrawingBackend>(a: &Area<DB>, p: &BarPanel) -> Res<DB> {
     let n = p.bars.len();
     let rows = n.max(2);
-    let lo = p.bars.iter().map(|b| b.value).fold(0.0, f64::min);
     let label_w = p.bars.iter().map(|b| b.label.chars().count()).max().unwrap_or(4);
     let y_area = (label_w as u32 * 8 + 14).clamp(50, 240);
     let plot_w = (a.dim_in_pixel().0 as f64 - y_area as f64 - 24.0).max(50.0);
-    let x_max = bar_x_max(p, plot_w);
+    let (lo, x_max) = bar_x_range(p, plot_w);
+    // A zoomed ratio axis starts above 0: bars start at the axis.
+    let base = lo.max(0.0);
     let mut chart = ChartBuilder::on(a)
         .caption(&p.title, text(15.0, &INK))
         .margin(8)
@@ -258,7 +268,8 @@ fn bar_panel<DB: DrawingBackend>(a: &Area<DB>, p: &BarPanel) -> Res<DB> {
         SegmentValue::CenterOf(k) if *k < rows && rows - 1 - k < n => p.bars[rows - 1 - k].label.clone(),
         _ => String::new(),
     };
-    let xf = |v: &f64| p.unit.fmt(*v);
+    // The room left for value labels past 100 % gets no ticks: a ratio never reaches there.
+    let xf = |v: &f64| if p.unit == Unit::Fraction && *v > 1.0 + 1e-9 { String::new() } else { p.unit.fmt(*v) };
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -274,7 +285,7 @@ fn bar_panel<DB: DrawingBackend>(a: &Area<DB>, p: &BarPanel) -> Res<DB> {
     for (i, bar) in p.bars.iter().enumerate() {
         let k = rows - 1 - i;
         let mut r = Rectangle::new(
-            [(0.0, SegmentValue::Exact(k)), (bar.value, SegmentValue::Exact(k + 1))],
+            [(base, SegmentValue::Exact(k)), (bar.value, SegmentValue::Exact(k + 1))],
             bar.color.filled(),
         );
         r.set_margin(5, 5, 0, 0);
@@ -299,6 +310,25 @@ fn bar_panel<DB: DrawingBackend>(a: &Area<DB>, p: &BarPanel) -> Res<DB> {
     Ok(())
 }
 
+/// A bar panel's x range: from 0 (or the lowest negative value), or for a ratio zoomed to the
+/// bars and whiskers ([`style::value_range`]), to an end that leaves room for the labels.
+pub(crate) fn bar_x_range(p: &BarPanel, plot_w: f64) -> (f64, f64) {
+    if p.unit != Unit::Fraction || p.bars.is_empty() {
+        return (p.bars.iter().map(|b| b.value).fold(0.0, f64::min), bar_x_max(p, plot_w));
+    }
+    let ends = p.bars.iter().flat_map(|b| [b.value, b.ci.map_or(b.value, |c| c.0), b.ci.map_or(b.value, |c| c.1)]);
+    let (lo, hi) = ends.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(v), h.max(v)));
+    let (a, b) = style::value_range(Unit::Fraction, lo, hi);
+    let widest = p.bars.iter().map(|b| label_share(p, b, plot_w)).fold(0.0, f64::max);
+    (a, a + (b - a) / (1.0 - widest))
+}
+
+/// The share of the plot width a bar's value label takes (about 7 px a character, at most 70%).
+fn label_share(p: &BarPanel, b: &super::Bar, plot_w: f64) -> f64 {
+    let text = format!("  {}{}", p.unit.fmt(b.value), b.note);
+    (text.chars().count() as f64 * 7.0 / plot_w).min(0.7)
+}
+
 /// The x range end that leaves room for every bar's value label after its end.
 fn bar_x_max(p: &BarPanel, plot_w: f64) -> f64 {
     let ends: Vec<(f64, f64)> = p
@@ -306,9 +336,7 @@ fn bar_x_max(p: &BarPanel, plot_w: f64) -> f64 {
         .iter()
         .map(|b| {
             let end = b.ci.map_or(b.value, |c| c.1.max(b.value)).max(0.0);
-            let text = format!("  {}{}", p.unit.fmt(b.value), b.note);
-            // About 7 px per character at the tick size; at most 70% of the plot for text.
-            (end, (text.chars().count() as f64 * 7.0 / plot_w).min(0.7))
+            (end, label_share(p, b, plot_w))
         })
         .collect();
     let widest = ends.iter().map(|e| e.1).fold(0.0, f64::max);
@@ -321,10 +349,53 @@ fn bar_x_max(p: &BarPanel, plot_w: f64) -> f64 {
     x_max
 }
 
+/// Width of the colour bar strip at a heatmap's right.
+const BAR_STRIP: u32 = 120;
+
 fn heatmap<DB: DrawingBackend>(body: &Area<DB>, h: &HeatPanels) -> Res<DB> {
-    let areas = grid(body, h.panels.len(), h.columns);
+    let width = body.dim_in_pixel().0;
+    let (plots, strip) = body.split_horizontally(width.saturating_sub(BAR_STRIP));
+    let areas = grid(&plots, h.panels.len(), h.columns);
     for (a, p) in areas.iter().zip(&h.panels) {
         heat_panel(a, h, p)?;
+    }
+    color_bar(&strip, h)
+}
+
+impl HeatPanels {
+    /// The colour bar's ticks, bottom to top: the scale's low end, middle and high end, each
+    /// with its label in the metric's unit; none when no cell has a value.
+    pub(crate) fn bar_ticks(&self) -> Vec<(f64, String)> {
+        let (lo, hi) = self.scale;
+        if !(lo.is_finite() && hi.is_finite()) {
+            return Vec::new();
+        }
+        [lo, (lo + hi) / 2.0, hi].into_iter().map(|v| (v, self.unit.fmt(v))).collect()
+    }
+}
+
+/// The gradient from the scale's low end (bottom) to its high end, labelled at both ends and
+/// the middle, under the unit's name.
+fn color_bar<DB: DrawingBackend>(a: &Area<DB>, h: &HeatPanels) -> Res<DB> {
+    let ticks = h.bar_ticks();
+    if ticks.is_empty() {
+        return Ok(());
+    }
+    let (top, bottom) = (40, (a.dim_in_pixel().1 as i32 - 60).clamp(80, 420));
+    let (x0, x1) = (12, 34);
+    a.draw(&Text::new(h.bar_title.clone(), (x0, top - 24), text(TEXT_SIZE, &INK)))?;
+    const STEPS: i32 = 64;
+    for k in 0..STEPS {
+        let (y0, y1) = (bottom - (bottom - top) * (k + 1) / STEPS, bottom - (bottom - top) * k / STEPS);
+        let t = (f64::from(k) + 0.5) / f64::from(STEPS);
+        a.draw(&Rectangle::new([(x0, y0), (x1, y1)], style::sequential(t).filled()))?;
+    }
+    a.draw(&Rectangle::new([(x0, top), (x1, bottom)], INK.stroke_width(1)))?;
+    let anchor = Pos::new(HPos::Left, VPos::Center);
+    for (i, (_, label)) in ticks.iter().enumerate() {
+        let y = bottom - (bottom - top) * i as i32 / 2;
+        a.draw(&PathElement::new(vec![(x1, y), (x1 + 4, y)], INK.stroke_width(1)))?;
+        a.draw(&Text::new(label.clone(), (x1 + 8, y), text(TICK_SIZE, &INK).pos(anchor)))?;
     }
     Ok(())
 }

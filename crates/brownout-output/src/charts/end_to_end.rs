@@ -336,7 +336,7 @@ fn sweep_single_policy_best_bars_are_visible() {
     let r = charts::render(best).unwrap();
     check_svg_sizes(&r);
     // One filled bar per panel in the policy's colour (3 metrics).
-    let c0 = charts::style::policy_color(0);
+    let c0 = sweep::colors(&s).of("timeout");
     let colour = format!("fill=\"#{:02X}{:02X}{:02X}\"", c0.0, c0.1, c0.2);
     let bars = r.svg.lines().filter(|l| l.contains("<rect") && l.contains(&colour)).count();
     assert!(bars >= 3, "{bars} bars of {colour} in:\n{}", r.svg);
@@ -355,4 +355,131 @@ fn sweep_plot_writes_charts_and_html() {
     assert!(html.contains(
         "<tr><td>checkout/goodput_per_s</td><td>timeout</td><td>18</td><td>17 .. 19</td><td>timeout_ms=500</td></tr>"
     ));
+}
+
+/// The small run with grocery's policy names: timeout-only and limiter-fallback both prefer
+/// slot 1 (CRC-32 mod 10), no-protection slot 2. Sorted, limiter-fallback keeps 1,
+/// no-protection keeps 2 and timeout-only moves on to 3 (#CC79A7).
+fn grocery_named_run() -> (ScenarioSummary, Vec<WindowRow>) {
+    let text = SCENARIO
+        .replace("\"direct\"", "\"no-protection\"")
+        .replace("\"breaker\"", "\"timeout-only\"")
+        .replace("\"limit-4\"", "\"limiter-fallback\"");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("small.ron");
+    std::fs::write(&path, text).unwrap();
+    let s = scenario::load(&path).unwrap();
+    let model = Model::build(&s, s.seed, dir.path()).unwrap();
+    let r = runner::run_all(&model, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, false).expect("runs");
+    (r.summary, r.rows)
+}
+
+/// How a colour is written in the SVG.
+fn fill(c: plotters::style::RGBColor) -> String {
+    format!("fill=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2)
+}
+
+const TIMEOUT_ONLY: plotters::style::RGBColor = plotters::style::RGBColor(204, 121, 167);
+
+#[test]
+fn colours_follow_the_policy_name_in_a_run_and_a_sweep_over_some_of_its_policies() {
+    let (s, rows) = grocery_named_run();
+    let names: Vec<String> = s.runs.iter().map(|r| r.policy.clone()).collect();
+    assert_eq!(names, ["no-protection", "timeout-only", "limiter-fallback"]);
+    // Run: the comparison bars, the time-series lines and the legends.
+    let compare = charts::compare::charts(&s);
+    let Kind::Bars(b) = &compare[0].kind else { panic!("bars") };
+    let bar = b.panels[0].bars.iter().find(|b| b.label == "timeout-only").unwrap();
+    assert_eq!(bar.color, TIMEOUT_ONLY);
+    let series = charts::timeseries::charts(&s, &rows);
+    let Kind::Lines(l) = &series[0].kind else { panic!("lines") };
+    assert_eq!(l.panels[0].series[1].color, TIMEOUT_ONLY, "second policy's p95 line");
+    assert_eq!(series[0].legend[1].color, TIMEOUT_ONLY);
+    assert!(charts::render(&compare[0]).unwrap().svg.contains(&fill(TIMEOUT_ONLY)));
+    // Sweep over timeout-only alone, whose file lists the base scenario's policy sets.
+    let mut sw = sweep_of(&SWEEP_1.replace("\"policy\": \"timeout\"", "\"policy\": \"timeout-only\""));
+    sw.rows.retain(|r| r.policy == "timeout-only");
+    sw.scenario_policies = names.clone();
+    for c in sweep::charts(&sw) {
+        assert_eq!(c.legend[0].color, TIMEOUT_ONLY, "{}", c.stem);
+        let r = charts::render(&c).unwrap();
+        assert!(r.svg.contains(&fill(TIMEOUT_ONLY)), "{} has no {}", c.stem, fill(TIMEOUT_ONLY));
+    }
+    // A re-rendered sweep.json keeps the roster, so `plot` colours the same way.
+    let back: sweep::SweepResult = serde_json::from_str(&serde_json::to_string(&sw).unwrap()).unwrap();
+    assert_eq!(sweep::colors(&back).of("timeout-only"), TIMEOUT_ONLY);
+}
+
+#[test]
+fn colours_of_a_sweep_come_from_its_base_scenarios_policy_sets() {
+    // The grocery timeout sweep runs three of grocery's six policy sets.
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/sweeps/grocery-timeout.ron");
+    let plan = brownout_core::sweep::grid::load(&spec).unwrap().info;
+    assert_eq!(plan.policies, ["timeout-only", "limiter-fallback", "tiered"]);
+    let all = ["no-protection", "timeout-only", "error-breaker", "latency-breaker", "limiter-fallback", "tiered"];
+    assert_eq!(plan.scenario_policies, all);
+    // Among all six (sorted: error-breaker 1, latency-breaker 7, limiter-fallback 1 -> 2,
+    // no-protection 2 -> 3, tiered 2 -> 4, timeout-only 1 -> 5), timeout-only is sky blue,
+    // tiered orange; among the three run alone it would be 3 and 2.
+    let c = charts::style::PolicyColors::new(&plan.scenario_policies);
+    assert_eq!(c.of("timeout-only"), plotters::style::RGBColor(86, 180, 233));
+    assert_eq!(c.of("tiered"), plotters::style::RGBColor(230, 159, 0));
+}
+
+/// One axis, one policy, a ratio at 93, 96 and 99 % (intervals half a point either side).
+fn ratio_sweep() -> sweep::SweepResult {
+    let mut s = sweep_of(SWEEP_1);
+    s.rows.retain(|r| r.policy == "timeout");
+    for (r, v) in s.rows.iter_mut().zip([0.93, 0.96, 0.99]) {
+        r.metrics =
+            [("checkout/goodput_ratio".to_string(), sweep::Estimate { mean: v, ci_lo: v - 0.005, ci_hi: v + 0.005 })]
+                .into();
+    }
+    s
+}
+
+#[test]
+fn ratio_axes_zoom_to_the_data() {
+    let list = sweep::charts(&ratio_sweep());
+    let curve = list.iter().find(|c| c.stem == "sweep_checkout_goodput_ratio").unwrap();
+    let Kind::Lines(l) = &curve.kind else { panic!("lines") };
+    // Data 0.925..0.995 (bands); a tenth of the span each side: 0.918..1.002, clamped to 1;
+    // step 0.082 / 5 -> 0.02: 0.90..1.00.
+    let (lo, hi) = charts::draw::line_y_range(&l.panels[0]);
+    assert!((lo - 0.9).abs() < 1e-9 && (hi - 1.0).abs() < 1e-9, "{lo}..{hi}");
+    let svg = charts::render(curve).unwrap().svg;
+    // Text is written on a line of its own.
+    let has = |t: &str| svg.lines().any(|l| l == t);
+    assert!(has("92%") && has("98%") && !has("0%") && !has("50%"), "ticks of a zoomed axis:\n{svg}");
+    // Best bar 0.99 (0.985..0.995): span 0.01, margin at least a point: 0.975..1.0, step
+    // 0.005; the end leaves room for the label past 100 %.
+    let best = list.iter().find(|c| c.stem == "sweep_best").unwrap();
+    let Kind::Bars(b) = &best.kind else { panic!("bars") };
+    let (lo, hi) = charts::draw::bar_x_range(&b.panels[0], 500.0);
+    assert!((lo - 0.975).abs() < 1e-9 && hi > 1.0, "{lo}..{hi}");
+    check_svg_sizes(&charts::render(best).unwrap());
+    // A flat ratio still gets a visible range: a point either side, on 0.5-point steps.
+    let (lo, hi) = charts::style::value_range(charts::style::Unit::Fraction, 0.5, 0.5);
+    assert!((lo - 0.49).abs() < 1e-9 && (hi - 0.51).abs() < 1e-9, "{lo}..{hi}");
+    // Latencies and counts still start at 0.
+    let p95 = sweep::charts(&sweep_of(SWEEP_1)).into_iter().find(|c| c.stem == "sweep_checkout_p95_ms").unwrap();
+    let Kind::Lines(l) = &p95.kind else { panic!("lines") };
+    assert_eq!(charts::draw::line_y_range(&l.panels[0]).0, 0.0);
+}
+
+#[test]
+fn heatmaps_have_a_colour_bar_in_the_metrics_unit() {
+    let list = sweep::charts(&sweep_of(SWEEP_2));
+    let heat = list.iter().find(|c| c.stem == "heatmap_checkout_goodput_per_s").unwrap();
+    assert!(heat.note.contains("colour = checkout/goodput_per_s in /s from 5/s to 9/s"), "{}", heat.note);
+    let Kind::Heatmap(h) = &heat.kind else { panic!("a heatmap") };
+    let ticks: Vec<String> = h.bar_ticks().into_iter().map(|t| t.1).collect();
+    assert_eq!(ticks, ["5/s", "7/s", "9/s"]);
+    assert_eq!(h.bar_title, "/s");
+    let svg = charts::render(heat).unwrap().svg;
+    // 5/s and 9/s label a cell and the bar; 7/s labels a cell and the bar's middle.
+    for label in ["5/s", "7/s", "9/s"] {
+        assert_eq!(svg.lines().filter(|l| *l == label).count(), 2, "{label} in:\n{svg}");
+    }
+    assert!(svg.lines().any(|l| l == "/s"), "the bar's unit");
 }

@@ -7,7 +7,7 @@
 //! every iteration is over ordered vectors.
 
 pub(crate) mod compare;
-mod draw;
+pub(crate) mod draw;
 mod files;
 pub(crate) mod style;
 pub(crate) mod sweep;
@@ -223,6 +223,8 @@ pub(crate) struct HeatPanels {
     pub unit: Unit,
     /// Colour scale shared by all panels: (lowest, highest).
     pub scale: (f64, f64),
+    /// Caption over the colour bar: the metric's unit.
+    pub bar_title: String,
     /// Panels per row of the grid.
     pub columns: usize,
     /// One panel per policy.
@@ -305,13 +307,9 @@ pub(crate) fn slug(s: &str) -> String {
     format!("{}-{:08x}", &slug[..SLUG_MAX], crc32fast::hash(s.as_bytes()))
 }
 
-/// Legend entries for policies, coloured by their index.
-pub(crate) fn policy_legend(policies: &[String]) -> Vec<LegendEntry> {
-    policies
-        .iter()
-        .enumerate()
-        .map(|(i, p)| LegendEntry { label: p.clone(), color: style::policy_color(i), mark: Mark::Box })
-        .collect()
+/// Legend entries for policies, each in its colour by name.
+pub(crate) fn policy_legend(policies: &[String], colors: &style::PolicyColors) -> Vec<LegendEntry> {
+    policies.iter().map(|p| LegendEntry { label: p.clone(), color: colors.of(p), mark: Mark::Box }).collect()
 }
 
 #[cfg(test)]

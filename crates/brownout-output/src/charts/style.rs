@@ -1,5 +1,6 @@
 //! The look shared by every chart: embedded font, policy colours, units and tick labels.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Once;
 
 use plotters::style::{FontStyle, RGBColor, register_font};
@@ -7,8 +8,8 @@ use plotters::style::{FontStyle, RGBColor, register_font};
 /// The font family every chart asks for; registered from the embedded DejaVu Sans.
 pub const FONT: &str = "sans-serif";
 
-/// Okabe-Ito colours (safe for the common colour-vision deficiencies), then Tableau extras.
-/// A policy keeps its colour in every chart because colour is chosen by its index.
+/// Okabe-Ito colours (safe for the common colour-vision deficiencies; its yellow is too pale on
+/// white), then Tableau extras; no grey, which the charts keep for reference lines.
 const PALETTE: [RGBColor; 10] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
@@ -18,7 +19,7 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(86, 180, 233),
     RGBColor(0, 0, 0),
     RGBColor(140, 86, 75),
-    RGBColor(127, 127, 127),
+    RGBColor(148, 103, 189),
     RGBColor(188, 189, 34),
 ];
 
@@ -49,9 +50,46 @@ pub fn init_font() {
     });
 }
 
-/// The colour of the policy at `index` in summary order.
-pub fn policy_color(index: usize) -> RGBColor {
-    PALETTE[index % PALETTE.len()]
+/// The palette slot a policy name prefers: the CRC-32 (IEEE, as zlib's `crc32`) of its UTF-8
+/// bytes, modulo the palette's size.
+pub fn preferred_slot(name: &str) -> usize {
+    crc32fast::hash(name.as_bytes()) as usize % PALETTE.len()
+}
+
+/// Policy colours chosen by name, so a policy keeps its colour in every chart of a scenario:
+/// run, sweep (over any subset of the policy sets), tune and `plot`.
+///
+/// The rule: the scenario's policy names (its *roster*) are taken in sorted (byte) order; each
+/// takes its [`preferred_slot`] if still free, else the next free slot after it (wrapping).
+/// So the same roster always gets the same colours, distinct names get distinct colours while
+/// the palette has room, and adding or removing a policy moves only names that sort after it
+/// and collide with it. Beyond the palette's size, and for a name not on the roster, a name
+/// gets its preferred slot.
+#[derive(Debug, Clone, Default)]
+pub struct PolicyColors {
+    slots: BTreeMap<String, usize>,
+}
+
+impl PolicyColors {
+    /// The colours of a scenario's policy sets, `roster` being every one of their names.
+    pub fn new<S: AsRef<str>>(roster: impl IntoIterator<Item = S>) -> Self {
+        let names: BTreeSet<String> = roster.into_iter().map(|s| s.as_ref().to_string()).collect();
+        let mut taken = [false; PALETTE.len()];
+        let mut slots = BTreeMap::new();
+        for name in names {
+            let want = preferred_slot(&name);
+            let free = (0..PALETTE.len()).map(|k| (want + k) % PALETTE.len()).find(|&k| !taken[k]);
+            let slot = free.unwrap_or(want);
+            taken[slot] = true;
+            slots.insert(name, slot);
+        }
+        Self { slots }
+    }
+
+    /// The colour of policy `name`.
+    pub fn of(&self, name: &str) -> RGBColor {
+        PALETTE[self.slots.get(name).copied().unwrap_or_else(|| preferred_slot(name))]
+    }
 }
 
 /// What a value measures, which decides its tick labels.
@@ -77,6 +115,30 @@ impl Unit {
             Unit::Plain => fmt_num(v),
         }
     }
+}
+
+/// A value axis's range for data spanning `lo..=hi`. A ratio zooms to the data: a tenth of
+/// its span (at least one percentage point) each side, ends on a 1-2-5 tick step, clamped to
+/// 0..100 %. Anything else starts at 0 with a little headroom (see [`upper`]).
+pub fn value_range(unit: Unit, lo: f64, hi: f64) -> (f64, f64) {
+    if unit != Unit::Fraction || !lo.is_finite() || !hi.is_finite() || lo > hi {
+        return (0.0, upper(hi));
+    }
+    let margin = ((hi - lo) * 0.1).max(0.01);
+    let (a, b) = ((lo - margin).max(0.0), (hi + margin).min(1.0));
+    let step = nice_step((b - a) / 5.0);
+    (tidy((a / step).floor() * step).max(0.0), tidy((b / step).ceil() * step).min(1.0))
+}
+
+/// The 1-2-5 step (times a power of ten) at or above `raw`.
+fn nice_step(raw: f64) -> f64 {
+    let mag = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw * (1.0 - 1e-9)).unwrap_or(10.0 * mag)
+}
+
+/// `k * step` without its float noise (0.9200000000000002 becomes 0.92).
+fn tidy(x: f64) -> f64 {
+    (x * 1e9).round() / 1e9
 }
 
 /// Milliseconds as "250 ms" below one second and "1.5 s" above.
@@ -139,6 +201,38 @@ mod tests {
         assert_eq!(fmt_num(0.125), "0.125");
         assert_eq!(Unit::Fraction.fmt(0.25), "25%");
         assert_eq!(Unit::PerS.fmt(40.0), "40/s");
+    }
+
+    #[test]
+    fn preferred_slots_are_crc32_of_the_name_modulo_ten() {
+        // Python's zlib.crc32: 0x2017154e, 0xf7e4ed10, 0x8b6bc2de, 0xbc8b7ae4, 0x9a099ac7, whose
+        // decimal values end in 4, 8, 2, 2, 1.
+        let slots: Vec<usize> = ["direct", "breaker", "limit-4", "tiered", "timeout-only"].map(preferred_slot).into();
+        assert_eq!(slots, [4, 8, 2, 2, 1]);
+    }
+
+    #[test]
+    fn colliding_names_take_the_next_free_slot_in_sorted_order() {
+        // All four prefer slot 2; sorted: fifo, limit-4, tiered, timeout take 2, 3, 4, 5.
+        let c = PolicyColors::new(["timeout", "tiered", "limit-4", "fifo"]);
+        let got: Vec<RGBColor> = ["fifo", "limit-4", "tiered", "timeout"].map(|n| c.of(n)).into();
+        assert_eq!(got, [PALETTE[2], PALETTE[3], PALETTE[4], PALETTE[5]]);
+        // Order of the roster does not matter; a name that collides with nobody (a: slot 7)
+        // changes nothing for the others.
+        let d = PolicyColors::new(["a", "fifo", "limit-4", "tiered", "timeout"]);
+        assert!(["fifo", "limit-4", "tiered", "timeout"].iter().all(|n| c.of(n) == d.of(n)));
+        assert_eq!(d.of("a"), PALETTE[7]);
+    }
+
+    #[test]
+    fn distinct_names_get_distinct_colours_while_the_palette_has_room() {
+        let names: Vec<String> = (0..PALETTE.len()).map(|i| format!("policy-{i}")).collect();
+        let c = PolicyColors::new(&names);
+        let colours: BTreeSet<(u8, u8, u8)> = names.iter().map(|n| c.of(n)).map(|k| (k.0, k.1, k.2)).collect();
+        assert_eq!(colours.len(), PALETTE.len());
+        // An eleventh name, sorted last, finds no free slot and shares its preferred one (2).
+        let more = PolicyColors::new(names.iter().map(String::as_str).chain(["zzz"]));
+        assert_eq!(more.of("zzz"), PALETTE[2]);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::style::{Unit, fmt_num, policy_color};
+use super::style::{PolicyColors, Unit, fmt_num};
 use super::{
     Bar, BarPanel, BarPanels, Chart, HeatPanel, HeatPanels, Kind, LinePanel, LinePanels, Series, policy_legend, slug,
 };
@@ -26,6 +26,10 @@ pub struct SweepResult {
     pub replications: u32,
     /// The swept parameters.
     pub axes: Vec<SweepAxis>,
+    /// Every policy set of the base scenario, in scenario order (the sweep may run only some):
+    /// the roster whose names choose the charts' colours. Absent from older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scenario_policies: Vec<String>,
     /// One row per (point, policy).
     pub rows: Vec<SweepRow>,
 }
@@ -99,6 +103,20 @@ pub fn unit_of(metric: &str) -> Unit {
     }
 }
 
+/// The name of `metric`'s catalogue unit in notes and colour bars ("ms", "/s", "%",
+/// "count", ...); "value" for a plain number or a name the catalogue lacks.
+pub fn unit_name(metric: &str) -> &'static str {
+    match catalog::by_path(metric).map(|m| m.unit) {
+        Some(catalog::Unit::Ms) => "ms",
+        Some(catalog::Unit::PerS) => "/s",
+        Some(catalog::Unit::PerMin) => "/min",
+        Some(catalog::Unit::Fraction) => "%",
+        Some(catalog::Unit::Count) => "count",
+        Some(catalog::Unit::Cost) => "cost units",
+        _ => "value",
+    }
+}
+
 /// Policies in order of first appearance.
 pub fn policies(s: &SweepResult) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -108,6 +126,16 @@ pub fn policies(s: &SweepResult) -> Vec<String> {
         }
     }
     out
+}
+
+/// The policies' colours: by name among the base scenario's policy sets (among the policies
+/// run, for a file that does not list them).
+pub fn colors(s: &SweepResult) -> PolicyColors {
+    if s.scenario_policies.is_empty() {
+        PolicyColors::new(policies(s))
+    } else {
+        PolicyColors::new(&s.scenario_policies)
+    }
 }
 
 /// Metric names, sorted.
@@ -168,10 +196,10 @@ pub fn charts(s: &SweepResult) -> Vec<Chart> {
 fn against_axis(s: &SweepResult, metric: &str) -> Chart {
     let axis = &s.axes[0];
     let pols = policies(s);
+    let colors = colors(s);
     let series = pols
         .iter()
-        .enumerate()
-        .map(|(i, p)| {
+        .map(|p| {
             let mut pts: Vec<(f64, Estimate)> = s
                 .rows
                 .iter()
@@ -181,7 +209,7 @@ fn against_axis(s: &SweepResult, metric: &str) -> Chart {
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             let best = best(s, p, metric).and_then(|r| Some((*r.params.get(&axis.name)?, r.metrics.get(metric)?.mean)));
             Series {
-                color: policy_color(i),
+                color: colors.of(p),
                 dashed: false,
                 segments: vec![pts.iter().map(|(x, e)| (*x, e.mean)).collect()],
                 band: pts.iter().map(|(x, e)| (*x, e.ci_lo, e.ci_hi)).collect(),
@@ -221,7 +249,7 @@ fn against_axis(s: &SweepResult, metric: &str) -> Chart {
         ),
         width: 1100,
         height: 520,
-        legend: policy_legend(&pols),
+        legend: policy_legend(&pols, &colors),
         kind: Kind::Lines(lines),
     }
 }
@@ -229,11 +257,11 @@ fn against_axis(s: &SweepResult, metric: &str) -> Chart {
 fn heatmap(s: &SweepResult, metric: &str) -> Chart {
     let (ax, ay) = (&s.axes[0], &s.axes[1]);
     let pols = policies(s);
+    let colors = colors(s);
     let mut scale = (f64::INFINITY, f64::NEG_INFINITY);
     let panels: Vec<HeatPanel> = pols
         .iter()
-        .enumerate()
-        .map(|(i, p)| {
+        .map(|p| {
             let cells: Vec<Vec<Option<f64>>> = ax
                 .values
                 .iter()
@@ -253,7 +281,7 @@ fn heatmap(s: &SweepResult, metric: &str) -> Chart {
                 let by = r.params.get(&ay.name)?;
                 Some((ax.values.iter().position(|v| v == bx)?, ay.values.iter().position(|v| v == by)?))
             });
-            HeatPanel { title: p.clone(), color: policy_color(i), cells, best }
+            HeatPanel { title: p.clone(), color: colors.of(p), cells, best }
         })
         .collect();
     let columns = panels.len().clamp(1, 2);
@@ -262,8 +290,14 @@ fn heatmap(s: &SweepResult, metric: &str) -> Chart {
         stem: format!("heatmap_{}", slug(metric)),
         title: format!("{}: {metric}", s.sweep),
         note: format!(
-            "mean of {} replications; brighter = higher ({}){}",
+            "mean of {} replications; colour = {metric} in {}{}, brighter = higher ({}){}",
             s.replications,
+            unit_name(metric),
+            if scale.0 <= scale.1 {
+                format!(" from {} to {}", unit_of(metric).fmt(scale.0), unit_of(metric).fmt(scale.1))
+            } else {
+                String::new()
+            },
             better(metric),
             if direction(metric) == Direction::Neither { "" } else { "; red outline = best cell per policy" }
         ),
@@ -277,6 +311,7 @@ fn heatmap(s: &SweepResult, metric: &str) -> Chart {
             y_ticks: ay.values.iter().map(|v| fmt_num(*v)).collect(),
             unit: unit_of(metric),
             scale,
+            bar_title: unit_name(metric).to_string(),
             columns,
             panels,
         }),
@@ -293,6 +328,7 @@ fn cell(s: &SweepResult, policy: &str, metric: &str, x: (&str, f64), y: (&str, f
 
 fn best_chart(s: &SweepResult, names: &[String]) -> Chart {
     let pols = policies(s);
+    let colors = colors(s);
     let panels: Vec<BarPanel> = names
         .iter()
         .map(|m| BarPanel {
@@ -300,13 +336,12 @@ fn best_chart(s: &SweepResult, names: &[String]) -> Chart {
             unit: unit_of(m),
             bars: pols
                 .iter()
-                .enumerate()
-                .filter_map(|(i, p)| {
+                .filter_map(|p| {
                     let r = best(s, p, m)?;
                     let e = r.metrics.get(m)?;
                     Some(Bar {
                         label: p.clone(),
-                        color: policy_color(i),
+                        color: colors.of(p),
                         value: e.mean,
                         ci: Some((e.ci_lo, e.ci_hi)),
                         note: format!(" at {}", setting(s, r)),
@@ -322,7 +357,7 @@ fn best_chart(s: &SweepResult, names: &[String]) -> Chart {
         note: "bar = best mean over the sweep, whisker = its confidence interval, text = the setting".into(),
         width: 1100,
         height: 100 + rows * (70 + 30 * pols.len() as u32),
-        legend: policy_legend(&pols),
+        legend: policy_legend(&pols, &colors),
         kind: Kind::Bars(BarPanels { columns: 2, panels }),
     }
 }
@@ -349,7 +384,15 @@ mod tests {
             path: "x".into(),
             values: (0..values.len()).map(|i| i as f64).collect(),
         }];
-        SweepResult { sweep: "s".into(), base: "b".into(), seed: 1, replications: 1, axes, rows }
+        SweepResult {
+            sweep: "s".into(),
+            base: "b".into(),
+            seed: 1,
+            replications: 1,
+            axes,
+            scenario_policies: Vec::new(),
+            rows,
+        }
     }
 
     #[test]

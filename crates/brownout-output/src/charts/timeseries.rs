@@ -2,7 +2,7 @@
 
 use plotters::style::RGBColor;
 
-use super::style::{self, REFERENCE, Unit, policy_color};
+use super::style::{self, PolicyColors, REFERENCE, Unit};
 use super::{
     BandRow, BandRows, Chart, HLine, Kind, LegendEntry, LinePanel, LinePanels, Mark, Series, Shade, policy_legend, slug,
 };
@@ -18,6 +18,8 @@ const MINUTES_AFTER_S: f64 = 600.0;
 struct Ctx<'a> {
     s: &'a ScenarioSummary,
     policies: Vec<String>,
+    /// Each policy's colour, by name.
+    colors: PolicyColors,
     /// Rows per policy (all classes), in file order.
     rows: Vec<Vec<&'a WindowRow>>,
     /// Seconds per x unit (1 or 60).
@@ -29,7 +31,8 @@ impl<'a> Ctx<'a> {
         let policies: Vec<String> = s.runs.iter().map(|r| r.policy.clone()).collect();
         let by_policy = policies.iter().map(|p| rows.iter().filter(|r| &r.policy == p).collect()).collect();
         let per_unit = if s.setup.horizon_s > MINUTES_AFTER_S { 60.0 } else { 1.0 };
-        Self { s, policies, rows: by_policy, per_unit }
+        let colors = PolicyColors::new(&policies);
+        Self { s, policies, colors, rows: by_policy, per_unit }
     }
 
     /// Fleet-wide columns repeat on every class row; the first class's rows carry them once.
@@ -88,7 +91,7 @@ impl<'a> Ctx<'a> {
     ) -> Vec<Series> {
         (0..self.policies.len())
             .map(|p| Series {
-                color: policy_color(p),
+                color: self.colors.of(&self.policies[p]),
                 dashed,
                 segments: segments(&rows_of(p), |r| self.x(r), &y),
                 band: Vec::new(),
@@ -99,7 +102,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn chart(&self, stem: &str, title: String, note: &str, kind: Kind, panels: usize) -> Chart {
-        let legend = policy_legend(&self.policies);
+        let legend = policy_legend(&self.policies, &self.colors);
         Chart {
             stem: stem.to_string(),
             title,
@@ -259,7 +262,7 @@ fn breaker(c: &Ctx) -> Option<Chart> {
         .filter(|&p| c.s.runs[p].breaker.is_some())
         .map(|p| BandRow {
             label: c.policies[p].clone(),
-            color: policy_color(p),
+            color: c.colors.of(&c.policies[p]),
             cells: c
                 .fleet(p)
                 .iter()
