@@ -10,6 +10,7 @@ use crate::metrics::summary::{ClassInfo, PhaseSummary, Replications, RunSummary,
 use crate::metrics::{RowSink, WindowRow};
 use crate::model::{Model, RunError, RunOptions, RunResult, run_policy, run_policy_observed, run_policy_streamed};
 use crate::report::replicate;
+use crate::scenario::{Fallback, FallbackAnswer};
 
 /// Everything one `brownout run` produces.
 #[derive(Debug, Clone)]
@@ -250,6 +251,14 @@ fn assemble(
                         name: c.name.clone(),
                         deadline_ms: ms_f64(c.deadline.ns()),
                         calls_dependency: c.calls_dependency,
+                        fallback: c.fallback != Fallback::None,
+                        staleness: c.fallback != Fallback::None
+                            && matches!(
+                                c.fallback_answer,
+                                FallbackAnswer::Catalogue | FallbackAnswer::LastAnswer { .. }
+                            ),
+                        cost: (s.business.is_some() && c.order_fraction > 0.0)
+                            || (c.fallback != Fallback::None && c.fallback_answer.cost_per_use() > 0.0),
                     })
                     .collect(),
             },

@@ -111,24 +111,43 @@ pub fn sweep_section(sw: &SweepResult) -> String {
         sw.replications,
         axes.join("; ")
     );
-    out.push_str(
-        "<table>\n<tr><th>metric</th><th>policy</th><th>best mean</th><th>interval</th><th>setting</th></tr>\n",
-    );
+    out.push_str(&best_table(sw));
+    out
+}
+
+/// The best decision settings per policy and metric (per condition where the sweep has
+/// condition axes), ties all listed; none when every axis is a condition.
+fn best_table(sw: &SweepResult) -> String {
+    if !sw.axes.iter().any(sweep::SweepAxis::is_decision) {
+        return "<p>Every axis is a condition: there is no setting to choose per metric; the recommendation \
+                weighs the conditions.</p>\n"
+            .into();
+    }
+    let conditions = sw.axes.iter().any(|a| !a.is_decision());
+    let mut out = String::new();
+    if conditions {
+        out.push_str("<p>Best settings per condition; across conditions see the recommendation.</p>\n");
+    }
+    let cond_th = if conditions { "<th>condition</th>" } else { "" };
+    out.push_str(&format!(
+        "<table>\n<tr><th>metric</th><th>policy</th>{cond_th}<th>best mean</th><th>interval</th><th>setting</th></tr>\n"
+    ));
     for m in sweep::metrics(sw) {
         for p in sweep::policies(sw) {
-            let Some(r) = sweep::best(sw, &p, &m) else {
-                continue;
-            };
-            let e = r.metrics[&m];
-            out.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} .. {}</td><td>{}</td></tr>\n",
-                escape(&m),
-                escape(&p),
-                fmt_num(e.mean),
-                fmt_num(e.ci_lo),
-                fmt_num(e.ci_hi),
-                escape(&sweep::setting(sw, r))
-            ));
+            for b in sweep::best(sw, &p, &m) {
+                let e = b.rows[0].metrics[&m];
+                let cond = if conditions { format!("<td>{}</td>", escape(&b.condition)) } else { String::new() };
+                out.push_str(&format!(
+                    "<tr><td>{}</td><td>{}</td>{cond}<td>{}</td><td>{} .. {}</td><td>{}{}</td></tr>\n",
+                    escape(&m),
+                    escape(&p),
+                    fmt_num(e.mean),
+                    fmt_num(e.ci_lo),
+                    fmt_num(e.ci_hi),
+                    escape(&sweep::settings_text(sw, &b)),
+                    if b.rows.len() > 1 { " (tie)" } else { "" }
+                ));
+            }
         }
     }
     out.push_str("</table>\n");

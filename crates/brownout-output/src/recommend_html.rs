@@ -12,7 +12,7 @@ pub fn section(json: &[u8]) -> Option<String> {
     if v.get("source")?.as_str()? != "sweep" {
         return None;
     }
-    let r: Recommendation = serde_json::from_value(nan_for_null(v.clone())).ok()?;
+    let r: Recommendation = serde_json::from_value(v.clone()).ok()?;
     let c = r.recommended.as_ref()?;
     let mut out = String::from("<h2>Recommendation</h2>\n");
     let sense = serde_json::to_value(r.sense).ok()?.as_str().unwrap_or_default().to_string();
@@ -42,24 +42,6 @@ pub fn section(json: &[u8]) -> Option<String> {
 
 fn num(x: f64) -> String {
     if x.is_finite() { format!("{x:.4}") } else { "–".into() }
-}
-
-/// JSON has no NaN: the file writes it as null; read it back as NaN.
-fn nan_for_null(v: serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    match v {
-        Value::Null => Value::from(f64::NAN),
-        Value::Array(a) => Value::Array(a.into_iter().map(nan_for_null).collect()),
-        Value::Object(o) => {
-            let keep_null = |k: &str| matches!(k, "recommended" | "runner_up" | "lost" | "stack");
-            Value::Object(
-                o.into_iter()
-                    .map(|(k, x)| if x.is_null() && keep_null(&k) { (k, x) } else { (k.clone(), nan_for_null(x)) })
-                    .collect(),
-            )
-        }
-        other => other,
-    }
 }
 
 fn constraints_table(cs: &[ConstraintOut]) -> String {
@@ -105,7 +87,7 @@ fn conditions_table(v: &serde_json::Value) -> String {
             .as_object()
             .map(|o| o.iter().map(|(k, x)| format!("{k}={x}")).collect())
             .unwrap_or_default();
-        let cons: Vec<String> = serde_json::from_value::<Vec<ConstraintOut>>(nan_for_null(row["constraints"].clone()))
+        let cons: Vec<String> = serde_json::from_value::<Vec<ConstraintOut>>(row["constraints"].clone())
             .unwrap_or_default()
             .iter()
             .map(|k| escape(&constraint_text(k)))

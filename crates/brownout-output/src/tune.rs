@@ -140,7 +140,8 @@ fn trace_chart(space: &Space, done: &[Evaluation]) -> Chart {
         .map(|e| (e.runs as f64, e.eval.objective.mean))
         .collect();
     let objective = Sense::of(&space.spec.decide).map_or(String::new(), |(_, o)| o.to_string());
-    let line = |color, segments, dots| Series { color, dashed: false, segments, band: Vec::new(), dots, best: None };
+    let line =
+        |color, segments, dots| Series { color, dashed: false, segments, band: Vec::new(), dots, best: Vec::new() };
     let max_runs = done.last().map_or(1.0, |e| e.runs as f64);
     // The tuned policy set's own colour, as in the scenario's run and sweep charts.
     let colors = style::PolicyColors::new(space.base.policies.iter().map(|p| p.name.as_str()));

@@ -17,8 +17,11 @@ pub enum Sense {
     Maximize,
 }
 
-/// The mean of replicated values and its one-sided 95 % bounds on each side.
+/// The mean of replicated values and its one-sided 95 % bounds on each side. In JSON a figure
+/// that is not a number is `null`, and so are the bounds of fewer than two replications (none
+/// was estimated); read back, they are the mean again.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(into = "BoundsFile", from = "BoundsFile")]
 pub struct Bounds {
     /// Replications behind the figures.
     pub n: usize,
@@ -51,6 +54,7 @@ pub enum Lost {
     /// the two are tied within the replications' noise.
     Objective {
         /// Objective difference, runner-up minus recommended, in the better-is-positive sense.
+        #[serde(with = "figure")]
         by: f64,
         /// The paired difference's two-sided 95 % interval excludes zero.
         significant: bool,
@@ -61,11 +65,13 @@ pub enum Lost {
         /// Index into `subject_to`.
         constraint: usize,
         /// Shortfall in the metric's units.
+        #[serde(with = "figure")]
         by: f64,
     },
     /// Neither is feasible; the runner-up's worst relative shortfall is larger.
     MoreViolation {
         /// Runner-up's violation minus the recommended one's.
+        #[serde(with = "figure")]
         by: f64,
     },
 }
@@ -114,11 +120,14 @@ pub struct Candidate {
     /// Every constraint holds.
     pub feasible: bool,
     /// Worst relative shortfall (0 when feasible).
+    #[serde(with = "figure")]
     pub violation: f64,
 }
 
-/// One constraint, as written and as judged.
+/// One constraint, as written and as judged. In JSON, as [`Bounds`]: `null` for a figure that
+/// is not a number and for the bounds of an untested constraint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "ConstraintFile", from = "ConstraintFile")]
 pub struct ConstraintOut {
     /// `[phase:][class/]metric`.
     pub metric: String,
@@ -140,4 +149,100 @@ pub struct ConstraintOut {
     pub margin: f64,
     /// One replication: no interval was estimated.
     pub untested: bool,
+}
+
+/// JSON has no NaN or infinity: a figure that is not finite is written `null`, read as NaN.
+mod figure {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() { s.serialize_some(v) } else { s.serialize_none() }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
+}
+
+/// A bound as the file holds it: `None` when not estimated (fewer than two values) or not finite.
+fn bound_out(n: usize, v: f64) -> Option<f64> {
+    (n >= 2 && v.is_finite()).then_some(v)
+}
+
+/// A bound read back: an untested one is the mean, as [`Bounds`] holds it.
+fn bound_in(n: usize, mean: f64, v: Option<f64>) -> f64 {
+    v.unwrap_or(if n == 1 { mean } else { f64::NAN })
+}
+
+/// [`Bounds`] as written to JSON.
+#[derive(Serialize, Deserialize)]
+struct BoundsFile {
+    n: usize,
+    #[serde(with = "figure")]
+    mean: f64,
+    lo: Option<f64>,
+    hi: Option<f64>,
+}
+
+impl From<Bounds> for BoundsFile {
+    fn from(b: Bounds) -> Self {
+        BoundsFile { n: b.n, mean: b.mean, lo: bound_out(b.n, b.lo), hi: bound_out(b.n, b.hi) }
+    }
+}
+
+impl From<BoundsFile> for Bounds {
+    fn from(b: BoundsFile) -> Self {
+        Bounds { n: b.n, mean: b.mean, lo: bound_in(b.n, b.mean, b.lo), hi: bound_in(b.n, b.mean, b.hi) }
+    }
+}
+
+/// [`ConstraintOut`] as written to JSON.
+#[derive(Serialize, Deserialize)]
+struct ConstraintFile {
+    metric: String,
+    op: String,
+    value: f64,
+    n: usize,
+    #[serde(with = "figure")]
+    mean: f64,
+    lo: Option<f64>,
+    hi: Option<f64>,
+    verdict: Verdict,
+    #[serde(with = "figure")]
+    margin: f64,
+    untested: bool,
+}
+
+impl From<ConstraintOut> for ConstraintFile {
+    fn from(c: ConstraintOut) -> Self {
+        ConstraintFile {
+            lo: bound_out(c.n, c.lo),
+            hi: bound_out(c.n, c.hi),
+            metric: c.metric,
+            op: c.op,
+            value: c.value,
+            n: c.n,
+            mean: c.mean,
+            verdict: c.verdict,
+            margin: c.margin,
+            untested: c.untested,
+        }
+    }
+}
+
+impl From<ConstraintFile> for ConstraintOut {
+    fn from(c: ConstraintFile) -> Self {
+        ConstraintOut {
+            lo: bound_in(c.n, c.mean, c.lo),
+            hi: bound_in(c.n, c.mean, c.hi),
+            metric: c.metric,
+            op: c.op,
+            value: c.value,
+            n: c.n,
+            mean: c.mean,
+            verdict: c.verdict,
+            margin: c.margin,
+            untested: c.untested,
+        }
+    }
 }

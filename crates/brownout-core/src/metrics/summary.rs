@@ -186,6 +186,20 @@ pub struct ClassInfo {
     pub deadline_ms: f64,
     /// Calls the dependency.
     pub calls_dependency: bool,
+    /// Has a fallback (its `fallback` is not `None`): fallback figures say something.
+    #[serde(default = "yes")]
+    pub fallback: bool,
+    /// Its fallback answers with a value that has an age (the catalogue's or the last answer).
+    #[serde(default = "yes")]
+    pub staleness: bool,
+    /// Can cost something: orders under a business section, or a fallback with a cost per use.
+    #[serde(default = "yes")]
+    pub cost: bool,
+}
+
+/// Older summaries lack the class facts: show everything, as they did.
+fn yes() -> bool {
+    true
 }
 
 /// One policy set's run.

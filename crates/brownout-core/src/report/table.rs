@@ -31,6 +31,22 @@ fn columns() -> Vec<(&'static Metric, Column)> {
     cols
 }
 
+/// Whether `metric` (a catalogue name) says anything for `class` in this scenario: fallback,
+/// staleness and cost figures only where the class has a fallback, one with an age, or a cost;
+/// breaker figures only where some policy set has a breaker. Decided from the scenario's
+/// facts, so a fallback that served nothing still shows its 0.
+pub fn says_something(s: &ScenarioSummary, metric: &str, class: &str) -> bool {
+    let info = s.setup.classes.iter().find(|c| c.name == class);
+    let fact = |f: fn(&crate::metrics::summary::ClassInfo) -> bool| info.is_none_or(f);
+    match metric {
+        "fallback_ratio" => fact(|c| c.fallback),
+        "staleness_p95_ms" => fact(|c| c.staleness),
+        "business_cost" => fact(|c| c.cost),
+        "transitions" => s.runs.iter().any(|r| r.breaker.is_some()),
+        _ => true,
+    }
+}
+
 /// Where a column's metric is read: the class for a per-class metric, the run otherwise.
 fn place<'a>(m: &Metric, class: &'a str) -> Option<&'a str> {
     (m.scope() == Scope::Class).then_some(class)
@@ -60,7 +76,8 @@ fn cell(s: &ScenarioSummary, p: usize, m: &Metric, col: &Column, class: &str) ->
 
 /// Rows of cells for one class: header first.
 fn class_table(s: &ScenarioSummary, class: &str) -> Vec<Vec<String>> {
-    let cols = columns();
+    let mut cols = columns();
+    cols.retain(|(m, _)| says_something(s, m.name, class));
     let mut out =
         vec![std::iter::once("policy".to_string()).chain(cols.iter().map(|(_, c)| c.title.to_string())).collect()];
     for (p, r) in s.runs.iter().enumerate().filter(|(_, r)| r.classes.iter().any(|c| c.class == class)) {
@@ -242,23 +259,30 @@ pub fn verdict(s: &ScenarioSummary) -> String {
         }
         let (top, worst) = ranking(s, &sets, headline, &class);
         let b = top[0];
-        // The headline is the in-time ratio; these say what that success was made of and cost.
-        let details = format!(
-            "{} answered by a fallback, staleness p95 {} s, business cost {}",
-            said(s, b, fallback, &class),
-            said_per(s, b, stale, &class, 1000.0),
-            said(s, b, cost, &class),
-        );
+        // The headline is the in-time ratio; these say what that success was made of and cost
+        // (each only where the class has it).
+        let shown = |m: &Metric| says_something(s, m.name, &class);
+        let parts: Vec<String> = [
+            shown(fallback).then(|| format!("{} answered by a fallback", said(s, b, fallback, &class))),
+            shown(stale).then(|| format!("staleness p95 {} s", said_per(s, b, stale, &class, 1000.0))),
+            shown(cost).then(|| format!("business cost {}", said(s, b, cost, &class))),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let details = parts.join(", ");
+        let paren = |text: String| if details.is_empty() { text } else { format!("{text} ({details})") };
         let who = |p: usize| md_code(&s.runs[p].policy);
         let title = md(headline.column.map_or(headline.name, |c| c.title));
         let mut line = if sets.len() == 1 {
-            format!("{} had {title} {} ({details})", who(b), said(s, b, headline, &class))
+            paren(format!("{} had {title} {}", who(b), said(s, b, headline, &class)))
         } else if top.len() == 1 {
-            format!("{} was best on {title} at {} ({details})", who(b), said(s, b, headline, &class))
+            paren(format!("{} was best on {title} at {}", who(b), said(s, b, headline, &class)))
         } else {
             let names: Vec<String> =
                 top.iter().map(|&p| format!("{} at {}", who(p), said(s, p, headline, &class))).collect();
-            format!("{} tie for best on {title} ({details} for {})", names.join(", "), who(b))
+            let tie = format!("{} tie for best on {title}", names.join(", "));
+            if details.is_empty() { tie } else { format!("{tie} ({details} for {})", who(b)) }
         };
         if let Some(w) = worst {
             line.push_str(&format!("; the worst was {} at {}", who(w), said(s, w, headline, &class)));

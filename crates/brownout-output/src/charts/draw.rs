@@ -176,7 +176,7 @@ fn draw_series<DB: DrawingBackend>(
                 chart.draw_series(dots)?;
             }
         }
-        if let Some(b) = s.best {
+        for &b in &s.best {
             chart.draw_series(std::iter::once(Circle::new(b, 9, s.color.stroke_width(3))))?;
         }
     }
@@ -282,6 +282,21 @@ fn bar_panel<DB: DrawingBackend>(a: &Area<DB>, p: &BarPanel) -> Res<DB> {
         .y_label_formatter(&name)
         .label_style(text(TICK_SIZE, &INK))
         .draw()?;
+    for t in &p.targets {
+        let (bottom, top) = (SegmentValue::Exact(0), SegmentValue::Exact(rows));
+        chart.draw_series(DashedLineSeries::new(
+            vec![(t.y, bottom), (t.y, top.clone())],
+            8,
+            5,
+            t.color.stroke_width(2),
+        ))?;
+        let anchor = Pos::new(HPos::Left, VPos::Top);
+        chart.draw_series(std::iter::once(Text::new(
+            format!(" {}", t.label),
+            (t.y, top),
+            text(TICK_SIZE, &t.color).pos(anchor),
+        )))?;
+    }
     for (i, bar) in p.bars.iter().enumerate() {
         let k = rows - 1 - i;
         let mut r = Rectangle::new(
@@ -340,13 +355,14 @@ fn bar_x_max(p: &BarPanel, plot_w: f64) -> f64 {
         })
         .collect();
     let widest = ends.iter().map(|e| e.1).fold(0.0, f64::max);
-    let top = ends.iter().map(|e| e.0).fold(0.0, f64::max);
+    // A target line must fall inside the range too.
+    let top = ends.iter().map(|e| e.0).chain(p.targets.iter().map(|t| t.y)).fold(0.0, f64::max);
     // All-zero panels still need a range (`upper` gives 0..1), with room for their labels.
     let mut x_max = if top > 0.0 { 0.0 } else { style::upper(0.0) / (1.0 - widest) };
     for (end, frac) in ends {
         x_max = x_max.max(end * 1.08 / (1.0 - frac));
     }
-    x_max
+    p.targets.iter().map(|t| t.y * 1.08).fold(x_max, f64::max)
 }
 
 /// Width of the colour bar strip at a heatmap's right.
@@ -452,7 +468,7 @@ fn heat_panel<DB: DrawingBackend>(a: &Area<DB>, h: &HeatPanels, p: &HeatPanel) -
             )))?;
         }
     }
-    if let Some((i, j)) = p.best {
+    for &(i, j) in &p.best {
         let corners = [
             (SegmentValue::Exact(i), SegmentValue::Exact(j)),
             (SegmentValue::Exact(i + 1), SegmentValue::Exact(j + 1)),

@@ -85,14 +85,14 @@ fn run_every_chart_type_renders() {
     let (s, rows) = small_run();
     let list = [charts::timeseries::charts(&s, &rows), charts::compare::charts(&s)].concat();
     // One of each: latency, goodput and comparison per class, resources; breaker for the
-    // one breaker policy, limit for the one limiter, staleness because the classes fall back.
+    // one breaker policy, staleness because the classes fall back; no limit chart: the one
+    // limiter is fixed, a flat line (issue 18).
     let expected: BTreeSet<String> = [
         "latency",
         "goodput_checkout",
         "goodput_browse",
         "resources",
         "breaker",
-        "limit",
         "staleness",
         "compare_checkout",
         "compare_browse",
@@ -184,10 +184,10 @@ fn run_plot_rerenders_the_same_files_from_saved_results() {
     crate::write_atomic(&d.join("summary.json"), &crate::summary_json(&s).unwrap()).unwrap();
     crate::write_atomic(&d.join("timeseries.csv"), &crate::timeseries_csv(&rows).unwrap()).unwrap();
     let paths = charts::write_run(d, "described", &s, &rows).unwrap();
-    assert_eq!(paths.len(), 9);
+    assert_eq!(paths.len(), 8);
     assert!(paths.iter().all(|p| d.join(p).exists()));
     let first = read_dir_files(&d.join("charts"));
-    assert_eq!(first.len(), 18, "a PNG and an SVG per chart");
+    assert_eq!(first.len(), 16, "a PNG and an SVG per chart");
     std::fs::remove_dir_all(d.join("charts")).unwrap();
     // From the saved JSON and CSV only (floats round-trip), the same bytes come back.
     let again = charts::plot_dir(d).unwrap();
@@ -204,7 +204,7 @@ fn run_html_is_self_contained() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("A &lt;small&gt; run."), "description, escaped");
     assert!(html.contains("<th>goodput/s</th>"), "comparison table");
-    assert_eq!(html.matches("<svg").count(), 9, "every chart inline");
+    assert_eq!(html.matches("<svg").count(), 8, "every chart inline");
     assert!(!html.contains("<?xml"));
     // Nothing to fetch: no external references other than the SVG namespace name.
     let without_ns = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
@@ -273,13 +273,13 @@ fn sweep_of(text: &str) -> sweep::SweepResult {
 #[test]
 fn sweep_best_setting_follows_the_metric_direction() {
     let s = sweep_of(SWEEP_1);
-    let best = |p: &str, m: &str| sweep::setting(&s, sweep::best(&s, p, m).unwrap());
+    let best = |p: &str, m: &str| sweep::settings_text(&s, &sweep::best(&s, p, m)[0]);
     assert_eq!(best("timeout", "checkout/goodput_per_s"), "timeout_ms=500");
     assert_eq!(best("timeout", "checkout/p95_ms"), "timeout_ms=200");
     assert_eq!(best("breaker", "checkout/goodput_per_s"), "timeout_ms=1000");
     assert_eq!(best("breaker", "transitions"), "timeout_ms=1000");
-    // All-equal values: the first row wins.
-    assert_eq!(best("timeout", "transitions"), "timeout_ms=200");
+    // All-equal values: every setting ties for best (issue 18), none is "the first one".
+    assert_eq!(best("timeout", "transitions"), "timeout_ms=200 | timeout_ms=500 | timeout_ms=1000");
 }
 
 #[test]
@@ -297,7 +297,7 @@ fn sweep_one_axis_charts_render() {
         panic!("a line chart");
     };
     let timeout = &l.panels[0].series[0];
-    assert_eq!(timeout.best, Some((500.0, 18.0)));
+    assert_eq!(timeout.best, vec![(500.0, 18.0)]);
     assert_eq!(timeout.band, vec![(200.0, 9.0, 11.0), (500.0, 17.0, 19.0), (1000.0, 12.5, 15.5)]);
     for c in &list {
         let r = charts::render(c).unwrap();
@@ -316,7 +316,7 @@ fn sweep_two_axes_give_heatmaps_with_the_best_cell() {
     };
     // cells[permits][timeout]: (8, 750) has no row.
     assert_eq!(h.panels[0].cells, vec![vec![Some(5.0), Some(7.0)], vec![Some(9.0), None]]);
-    assert_eq!(h.panels[0].best, Some((1, 0)));
+    assert_eq!(h.panels[0].best, vec![(1, 0)]);
     assert_eq!(h.scale, (5.0, 9.0));
     for c in &list {
         let r = charts::render(c).unwrap();
@@ -482,4 +482,26 @@ fn heatmaps_have_a_colour_bar_in_the_metrics_unit() {
         assert_eq!(svg.lines().filter(|l| *l == label).count(), 2, "{label} in:\n{svg}");
     }
     assert!(svg.lines().any(|l| l == "/s"), "the bar's unit");
+}
+
+/// payments-brownout constrains authorize's in-time ratio during the brownout: its comparison
+/// chart has that metric's panel with the target line at the constraint's value, read from
+/// the scenario file (issue 18).
+#[test]
+fn payments_brownout_draws_the_constraint_target() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/payments-brownout.ron");
+    let s = scenario::load(&path).unwrap();
+    let want = &s.decide.as_ref().expect("a decide section").subject_to[0];
+    let model = Model::build(&s, s.seed, path.parent().unwrap()).unwrap();
+    let opts = RunOptions { timeseries: false, trace_limit: 0, events: 0 };
+    let summary = runner::run_all(&model, opts, false).expect("runs").summary;
+    let list = charts::compare::charts(&summary);
+    let chart = list.iter().find(|c| c.stem == format!("compare_{}", want.class.as_deref().unwrap())).unwrap();
+    let Kind::Bars(b) = &chart.kind else { panic!("bars") };
+    let panel = b.panels.iter().find(|p| p.title.contains("in_time_ratio during brownout")).expect("the panel");
+    assert_eq!(panel.targets.len(), 1);
+    assert_eq!(panel.targets[0].y, want.value);
+    assert_eq!(panel.targets[0].label, format!("target ≥ {}%", want.value * 100.0));
+    assert_eq!(panel.bars.len(), s.policies.len());
+    check_svg_sizes(&charts::render(chart).unwrap());
 }

@@ -143,13 +143,17 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<String>> {
     if has_sweep {
         let sw = sweep::load(dir)?;
         // The sweep's recommendation goes first: it is what the reader came for.
-        if let Some(s) =
-            read_regular(&dir.join("recommendation.json")).ok().and_then(|j| crate::recommend_html::section(&j))
-        {
+        let rec = read_regular(&dir.join("recommendation.json")).ok();
+        if let Some(s) = rec.as_deref().and_then(crate::recommend_html::section) {
             sections.insert(0, s);
         }
+        let targets = rec
+            .and_then(|j| serde_json::from_slice::<brownout_core::decide::recommendation::Recommendation>(&j).ok())
+            .map(|r| r.constraints)
+            .unwrap_or_default();
         sections.push(html::sweep_section(&sw));
-        let sweep_charts: Vec<Rendered> = sweep::charts(&sw).iter().map(render).collect::<Result<_>>()?;
+        let sweep_charts: Vec<Rendered> =
+            sweep::charts_with(&sw, &targets).iter().map(render).collect::<Result<_>>()?;
         charts.extend(sweep_charts);
         unique_stems(&mut charts);
         if !has_run {

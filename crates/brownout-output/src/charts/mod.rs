@@ -47,6 +47,9 @@ pub(crate) struct Chart {
     pub kind: Kind,
 }
 
+/// The colour of a constraint's target line.
+pub(crate) const TARGET: RGBColor = RGBColor(200, 50, 50);
+
 /// One legend entry.
 #[derive(Debug, Clone)]
 pub(crate) struct LegendEntry {
@@ -136,8 +139,8 @@ pub(crate) struct Series {
     pub band: Vec<(f64, f64, f64)>,
     /// Draw a dot at every point.
     pub dots: bool,
-    /// A point to mark with a ring (the best setting).
-    pub best: Option<(f64, f64)>,
+    /// Points to mark with a ring (the best settings, ties all marked).
+    pub best: Vec<(f64, f64)>,
 }
 
 /// A horizontal reference line.
@@ -191,6 +194,8 @@ pub(crate) struct BarPanel {
     pub unit: Unit,
     /// Bars, top to bottom.
     pub bars: Vec<Bar>,
+    /// Constraint targets, drawn as dashed vertical lines across the bars.
+    pub targets: Vec<HLine>,
 }
 
 /// One bar.
@@ -240,8 +245,8 @@ pub(crate) struct HeatPanel {
     pub color: RGBColor,
     /// `cells[x][y]`; `None` where the sweep has no row.
     pub cells: Vec<Vec<Option<f64>>>,
-    /// The best cell, outlined.
-    pub best: Option<(usize, usize)>,
+    /// The best cells, outlined (ties and one per condition).
+    pub best: Vec<(usize, usize)>,
 }
 
 /// A chart drawn to both formats.

@@ -9,9 +9,12 @@ use serde::{Deserialize, Serialize};
 
 use super::style::{PolicyColors, Unit, fmt_num};
 use super::{
-    Bar, BarPanel, BarPanels, Chart, HeatPanel, HeatPanels, Kind, LinePanel, LinePanels, Series, policy_legend, slug,
+    Bar, BarPanel, BarPanels, Chart, HLine, HeatPanel, HeatPanels, Kind, LinePanel, LinePanels, Series, TARGET,
+    policy_legend, slug,
 };
 use crate::metrics::catalog::{self, Direction};
+use crate::sweep::grid::Role;
+use brownout_core::decide::recommendation::ConstraintOut;
 
 /// The saved result of a sweep (`sweep.json`), as the sweep command writes it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -43,6 +46,16 @@ pub struct SweepAxis {
     pub path: String,
     /// Values tried, in order.
     pub values: Vec<f64>,
+    /// The role written in the spec; without one, a decision for a path under `policies`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+}
+
+impl SweepAxis {
+    /// A decision (a knob the user sets), not a condition (the environment).
+    pub fn is_decision(&self) -> bool {
+        self.role.unwrap_or_else(|| Role::default_for(&self.path)) == Role::Decision
+    }
 }
 
 /// One (point, policy) result.
@@ -144,56 +157,121 @@ pub fn metrics(s: &SweepResult) -> Vec<String> {
     set.into_iter().cloned().collect()
 }
 
-/// The row of `policy` with the best mean of `metric` (first one on ties); none for a metric
-/// with no better direction.
-pub fn best<'a>(s: &'a SweepResult, policy: &str, metric: &str) -> Option<&'a SweepRow> {
+/// The best settings of one policy in one condition.
+#[derive(Debug, Clone)]
+pub struct Best<'a> {
+    /// The condition axes' values (`axis=value, ...`); empty without condition axes.
+    pub condition: String,
+    /// Every row whose mean equals the best: ties are all listed, in point order.
+    pub rows: Vec<&'a SweepRow>,
+}
+
+/// Per condition (the values of the condition axes), the rows of `policy` with the best mean
+/// of `metric` over the decision axes, ties all kept. Empty for a metric with no better
+/// direction, or a sweep with no decision axis (a condition is never a setting to choose).
+pub fn best<'a>(s: &'a SweepResult, policy: &str, metric: &str) -> Vec<Best<'a>> {
     let up = match direction(metric) {
         Direction::Higher => true,
         Direction::Lower => false,
-        Direction::Neither => return None,
+        Direction::Neither => return Vec::new(),
     };
-    let mut found: Option<(&SweepRow, f64)> = None;
+    if !s.axes.iter().any(SweepAxis::is_decision) {
+        return Vec::new();
+    }
+    let mut out: Vec<(Best, f64)> = Vec::new();
     for r in s.rows.iter().filter(|r| r.policy == policy) {
-        let Some(e) = r.metrics.get(metric) else {
+        let Some(e) = r.metrics.get(metric).filter(|e| !e.mean.is_nan()) else {
             continue;
         };
-        let better = match found {
-            None => true,
-            Some((_, b)) => (up && e.mean > b) || (!up && e.mean < b),
+        let condition = axes_text(s, r, false);
+        let Some(at) = out.iter().position(|(b, _)| b.condition == condition) else {
+            out.push((Best { condition, rows: vec![r] }, e.mean));
+            continue;
         };
-        if better {
-            found = Some((r, e.mean));
+        let (group, top) = &mut out[at];
+        if e.mean == *top {
+            group.rows.push(r);
+        } else if (up && e.mean > *top) || (!up && e.mean < *top) {
+            (group.rows, *top) = (vec![r], e.mean);
         }
     }
-    found.map(|(r, _)| r)
+    out.into_iter().map(|(b, _)| b).collect()
 }
 
-/// "axis=value, axis=value" in axis order.
-pub fn setting(s: &SweepResult, r: &SweepRow) -> String {
+/// "axis=value, axis=value" over the decision axes (`decision`) or the condition axes.
+fn axes_text(s: &SweepResult, r: &SweepRow, decision: bool) -> String {
     s.axes
         .iter()
+        .filter(|a| a.is_decision() == decision)
         .filter_map(|a| r.params.get(&a.name).map(|v| format!("{}={}", a.name, fmt_num(*v))))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
+/// The decision setting of `r`: "axis=value, axis=value" over the decision axes.
+pub fn decision_setting(s: &SweepResult, r: &SweepRow) -> String {
+    axes_text(s, r, true)
+}
+
+/// The tied best settings, joined: "a=1 | a=2".
+pub fn settings_text(s: &SweepResult, b: &Best) -> String {
+    b.rows.iter().map(|r| decision_setting(s, r)).collect::<Vec<_>>().join(" | ")
+}
+
 /// Every sweep chart: per metric a line chart (one axis) or heatmap (two axes), then the
 /// best-setting chart.
+#[allow(dead_code)] // the tests' entry, and any caller without a recommendation
 pub fn charts(s: &SweepResult) -> Vec<Chart> {
+    charts_with(s, &[])
+}
+
+/// [`charts`], with the constraints of the sweep's `decide` section drawn as target lines on
+/// the charts of their metrics.
+pub fn charts_with(s: &SweepResult, targets: &[ConstraintOut]) -> Vec<Chart> {
     let names = metrics(s);
     let mut out: Vec<Chart> = match s.axes.len() {
-        1 => names.iter().map(|m| against_axis(s, m)).collect(),
-        2 => names.iter().map(|m| heatmap(s, m)).collect(),
+        1 => names.iter().map(|m| against_axis(s, m, targets)).collect(),
+        2 => names.iter().map(|m| heatmap(s, m, targets)).collect(),
         _ => Vec::new(),
     };
-    let ranked: Vec<String> = names.into_iter().filter(|m| direction(m) != Direction::Neither).collect();
+    let pols = policies(s);
+    let ranked: Vec<String> = names.into_iter().filter(|m| pols.iter().any(|p| !best(s, p, m).is_empty())).collect();
     if !ranked.is_empty() {
-        out.push(best_chart(s, &ranked));
+        out.push(best_chart(s, &ranked, targets));
     }
     out
 }
 
-fn against_axis(s: &SweepResult, metric: &str) -> Chart {
+/// "≥" for `>=` and so on.
+fn op_sign(op: &str) -> &str {
+    match op {
+        ">=" => "≥",
+        "<=" => "≤",
+        other => other,
+    }
+}
+
+/// The target line of the constraints on `metric` (a sweep's or a run's metric path).
+pub(crate) fn targets_of(targets: &[ConstraintOut], metric: &str, unit: Unit) -> Vec<HLine> {
+    targets
+        .iter()
+        .filter(|c| c.metric == metric)
+        .map(|c| HLine { y: c.value, label: format!("target {} {}", op_sign(&c.op), unit.fmt(c.value)), color: TARGET })
+        .collect()
+}
+
+/// Why a sweep has no best setting for `metric`, or what the ring marks.
+fn best_note(s: &SweepResult, metric: &str) -> String {
+    if direction(metric) == Direction::Neither {
+        "no best setting (neither is better)".to_string()
+    } else if !s.axes.iter().any(SweepAxis::is_decision) {
+        "no best setting: every axis is a condition (see the recommendation)".to_string()
+    } else {
+        format!("ring = best setting ({}; ties all ringed)", better(metric))
+    }
+}
+
+fn against_axis(s: &SweepResult, metric: &str, targets: &[ConstraintOut]) -> Chart {
     let axis = &s.axes[0];
     let pols = policies(s);
     let colors = colors(s);
@@ -207,7 +285,11 @@ fn against_axis(s: &SweepResult, metric: &str) -> Chart {
                 .filter_map(|r| Some((*r.params.get(&axis.name)?, *r.metrics.get(metric)?)))
                 .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let best = best(s, p, metric).and_then(|r| Some((*r.params.get(&axis.name)?, r.metrics.get(metric)?.mean)));
+            let best = best(s, p, metric)
+                .iter()
+                .flat_map(|b| b.rows.iter())
+                .filter_map(|r| Some((*r.params.get(&axis.name)?, r.metrics.get(metric)?.mean)))
+                .collect();
             Series {
                 color: colors.of(p),
                 dashed: false,
@@ -226,7 +308,7 @@ fn against_axis(s: &SweepResult, metric: &str) -> Chart {
         y_label: metric.to_string(),
         unit: unit_of(metric),
         series,
-        hlines: Vec::new(),
+        hlines: targets_of(targets, metric, unit_of(metric)),
     };
     let lines = LinePanels {
         x_label: format!("{} ({})", axis.name, axis.path),
@@ -241,11 +323,7 @@ fn against_axis(s: &SweepResult, metric: &str) -> Chart {
         note: format!(
             "mean of {} replications, shaded = confidence interval, {}",
             s.replications,
-            if direction(metric) == Direction::Neither {
-                "no best setting (neither is better)".to_string()
-            } else {
-                format!("ring = best setting ({})", better(metric))
-            }
+            best_note(s, metric)
         ),
         width: 1100,
         height: 520,
@@ -254,7 +332,7 @@ fn against_axis(s: &SweepResult, metric: &str) -> Chart {
     }
 }
 
-fn heatmap(s: &SweepResult, metric: &str) -> Chart {
+fn heatmap(s: &SweepResult, metric: &str, targets: &[ConstraintOut]) -> Chart {
     let (ax, ay) = (&s.axes[0], &s.axes[1]);
     let pols = policies(s);
     let colors = colors(s);
@@ -276,11 +354,15 @@ fn heatmap(s: &SweepResult, metric: &str) -> Chart {
                         .collect()
                 })
                 .collect();
-            let best = best(s, p, metric).and_then(|r| {
-                let bx = r.params.get(&ax.name)?;
-                let by = r.params.get(&ay.name)?;
-                Some((ax.values.iter().position(|v| v == bx)?, ay.values.iter().position(|v| v == by)?))
-            });
+            let best = best(s, p, metric)
+                .iter()
+                .flat_map(|b| b.rows.iter())
+                .filter_map(|r| {
+                    let bx = r.params.get(&ax.name)?;
+                    let by = r.params.get(&ay.name)?;
+                    Some((ax.values.iter().position(|v| v == bx)?, ay.values.iter().position(|v| v == by)?))
+                })
+                .collect();
             HeatPanel { title: p.clone(), color: colors.of(p), cells, best }
         })
         .collect();
@@ -290,7 +372,7 @@ fn heatmap(s: &SweepResult, metric: &str) -> Chart {
         stem: format!("heatmap_{}", slug(metric)),
         title: format!("{}: {metric}", s.sweep),
         note: format!(
-            "mean of {} replications; colour = {metric} in {}{}, brighter = higher ({}){}",
+            "mean of {} replications; colour = {metric} in {}{}, brighter = higher ({}){}{}",
             s.replications,
             unit_name(metric),
             if scale.0 <= scale.1 {
@@ -299,7 +381,12 @@ fn heatmap(s: &SweepResult, metric: &str) -> Chart {
                 String::new()
             },
             better(metric),
-            if direction(metric) == Direction::Neither { "" } else { "; red outline = best cell per policy" }
+            if pols.iter().any(|p| !best(s, p, metric).is_empty()) {
+                "; red outline = best cells per policy (and condition), ties all outlined"
+            } else {
+                ""
+            },
+            targets_of(targets, metric, unit_of(metric)).iter().map(|t| format!("; {}", t.label)).collect::<String>()
         ),
         width: 1100,
         height: 80 + rows * 420,
@@ -326,7 +413,7 @@ fn cell(s: &SweepResult, policy: &str, metric: &str, x: (&str, f64), y: (&str, f
         .map(|e| e.mean)
 }
 
-fn best_chart(s: &SweepResult, names: &[String]) -> Chart {
+fn best_chart(s: &SweepResult, names: &[String], targets: &[ConstraintOut]) -> Chart {
     let pols = policies(s);
     let colors = colors(s);
     let panels: Vec<BarPanel> = names
@@ -336,27 +423,36 @@ fn best_chart(s: &SweepResult, names: &[String]) -> Chart {
             unit: unit_of(m),
             bars: pols
                 .iter()
-                .filter_map(|p| {
-                    let r = best(s, p, m)?;
-                    let e = r.metrics.get(m)?;
-                    Some(Bar {
-                        label: p.clone(),
-                        color: colors.of(p),
-                        value: e.mean,
-                        ci: Some((e.ci_lo, e.ci_hi)),
-                        note: format!(" at {}", setting(s, r)),
+                .flat_map(|p| {
+                    let colors = &colors;
+                    best(s, p, m).into_iter().filter_map(move |b| {
+                        let e = b.rows.first()?.metrics.get(m)?;
+                        let tie = if b.rows.len() > 1 { " (tie)" } else { "" };
+                        Some(Bar {
+                            label: if b.condition.is_empty() { p.clone() } else { format!("{p} @ {}", b.condition) },
+                            color: colors.of(p),
+                            value: e.mean,
+                            ci: Some((e.ci_lo, e.ci_hi)),
+                            note: format!(" at {}{tie}", settings_text(s, &b)),
+                        })
                     })
                 })
                 .collect(),
+            targets: targets_of(targets, m, unit_of(m)),
         })
         .collect();
     let rows = panels.len().div_ceil(2) as u32;
+    let bars = panels.iter().map(|p| p.bars.len()).max().unwrap_or(1) as u32;
+    let conditions = s.axes.iter().any(|a| !a.is_decision());
     Chart {
         stem: "sweep_best".into(),
         title: format!("{}: best setting per policy", s.sweep),
-        note: "bar = best mean over the sweep, whisker = its confidence interval, text = the setting".into(),
+        note: format!(
+            "bar = best mean over the decision axes{}, whisker = its confidence interval, text = the setting (ties all listed)",
+            if conditions { " per condition (across conditions: see the recommendation)" } else { "" }
+        ),
         width: 1100,
-        height: 100 + rows * (70 + 30 * pols.len() as u32),
+        height: 100 + rows * (70 + 30 * bars),
         legend: policy_legend(&pols, &colors),
         kind: Kind::Bars(BarPanels { columns: 2, panels }),
     }
@@ -381,8 +477,9 @@ mod tests {
             .collect();
         let axes = vec![SweepAxis {
             name: "x".into(),
-            path: "x".into(),
+            path: "policies.0.stack.0.timeout".into(),
             values: (0..values.len()).map(|i| i as f64).collect(),
+            role: None,
         }];
         SweepResult {
             sweep: "s".into(),
@@ -400,16 +497,93 @@ mod tests {
         // The name contains "throughput", yet lower (an even load) is better: the direction
         // comes from the catalogue, never from the name (issue 15 defect 4).
         let s = sweep("dependency_throughput_cv", &[0.3, 0.1, 0.2]);
-        assert_eq!(setting(&s, best(&s, "p", "dependency_throughput_cv").unwrap()), "x=1");
+        let b = best(&s, "p", "dependency_throughput_cv");
+        assert_eq!(b.len(), 1);
+        assert_eq!(settings_text(&s, &b[0]), "x=1");
     }
 
     #[test]
     fn a_metric_with_no_better_direction_has_no_best_setting() {
         // Requests finished per second, failures included: set by the traffic.
         let s = sweep("c/throughput_per_s", &[10.0, 30.0, 20.0]);
-        assert!(best(&s, "p", "c/throughput_per_s").is_none());
+        assert!(best(&s, "p", "c/throughput_per_s").is_empty());
         let list = charts(&s);
         assert!(list.iter().all(|c| c.stem != "sweep_best"), "nothing to rank");
         assert!(list[0].note.contains("no best setting"), "{}", list[0].note);
+    }
+
+    #[test]
+    fn settings_with_identical_results_all_rank_best() {
+        // x=0 and x=2 give the same goodput: both are best, neither is "the first one".
+        let s = sweep("c/goodput_per_s", &[7.0, 3.0, 7.0]);
+        let b = best(&s, "p", "c/goodput_per_s");
+        assert_eq!(b.len(), 1);
+        assert_eq!(settings_text(&s, &b[0]), "x=0 | x=2");
+        let list = charts(&s);
+        let chart = list.iter().find(|c| c.stem == "sweep_best").expect("a best chart");
+        let Kind::Bars(bars) = &chart.kind else { panic!("bars") };
+        assert!(bars.panels[0].bars[0].note.contains("x=0 | x=2 (tie)"), "{:?}", bars.panels[0].bars[0]);
+        let Kind::Lines(l) = &list[0].kind else { panic!("lines") };
+        assert_eq!(l.panels[0].series[0].best, vec![(0.0, 7.0), (2.0, 7.0)]);
+    }
+
+    #[test]
+    fn a_condition_axis_is_never_offered_as_the_best_setting() {
+        // One condition axis alone: nothing to choose.
+        let mut s = sweep("c/goodput_per_s", &[7.0, 3.0, 5.0]);
+        s.axes[0].path = "dependency.drift".into();
+        assert!(best(&s, "p", "c/goodput_per_s").is_empty());
+        assert!(charts(&s).iter().all(|c| c.stem != "sweep_best"));
+        // A decision axis `d` and a condition axis `depth` (written as one, though under
+        // `policies`): the best `d` per depth, and the setting names `d` only.
+        let row = |point: usize, d: f64, depth: f64, v: f64| SweepRow {
+            point,
+            params: BTreeMap::from([("d".to_string(), d), ("depth".to_string(), depth)]),
+            policy: "p".into(),
+            replications: 1,
+            metrics: BTreeMap::from([("c/goodput_per_s".to_string(), Estimate { mean: v, ci_lo: v, ci_hi: v })]),
+        };
+        let axis = |name: &str, role| SweepAxis {
+            name: name.into(),
+            path: format!("policies.0.stack.0.{name}"),
+            values: vec![1.0, 2.0],
+            role,
+        };
+        s.axes = vec![axis("d", None), axis("depth", Some(Role::Condition))];
+        // depth 1: d=2 best (9 > 4); depth 2: d=1 best (8 > 6).
+        s.rows = vec![row(0, 1.0, 1.0, 4.0), row(1, 1.0, 2.0, 8.0), row(2, 2.0, 1.0, 9.0), row(3, 2.0, 2.0, 6.0)];
+        let b = best(&s, "p", "c/goodput_per_s");
+        let got: Vec<(String, String)> = b.iter().map(|b| (b.condition.clone(), settings_text(&s, b))).collect();
+        assert_eq!(got, vec![("depth=1".to_string(), "d=2".to_string()), ("depth=2".to_string(), "d=1".to_string())]);
+        let html = crate::html::sweep_section(&s);
+        assert!(html.contains("<td>depth=1</td><td>9</td><td>9 .. 9</td><td>d=2</td>"), "{html}");
+    }
+
+    #[test]
+    fn a_constrained_metric_draws_its_target() {
+        let s = sweep("c/in_time_ratio", &[0.95, 0.99, 0.995]);
+        let target = ConstraintOut {
+            metric: "c/in_time_ratio".into(),
+            op: ">=".into(),
+            value: 0.99,
+            n: 1,
+            mean: 0.99,
+            lo: 0.99,
+            hi: 0.99,
+            verdict: crate::metrics::decision::Verdict::Holds,
+            margin: 0.0,
+            untested: true,
+        };
+        let list = charts_with(&s, std::slice::from_ref(&target));
+        let Kind::Lines(l) = &list[0].kind else { panic!("lines") };
+        let h = &l.panels[0].hlines;
+        assert_eq!((h.len(), h[0].y, h[0].label.as_str()), (1, 0.99, "target ≥ 99%"));
+        let best = list.iter().find(|c| c.stem == "sweep_best").unwrap();
+        let Kind::Bars(b) = &best.kind else { panic!("bars") };
+        assert_eq!(b.panels[0].targets[0].y, 0.99);
+        // A constraint on another metric draws nothing here.
+        let other = charts_with(&sweep("c/goodput_per_s", &[1.0, 2.0]), &[target]);
+        let Kind::Lines(l) = &other[0].kind else { panic!("lines") };
+        assert!(l.panels[0].hlines.is_empty());
     }
 }

@@ -8,6 +8,7 @@ use super::{
 };
 use crate::metrics::WindowRow;
 use crate::metrics::summary::ScenarioSummary;
+use crate::report::table::says_something;
 
 const WIDTH: u32 = 1100;
 const PANEL_H: u32 = 300;
@@ -96,7 +97,7 @@ impl<'a> Ctx<'a> {
                 segments: segments(&rows_of(p), |r| self.x(r), &y),
                 band: Vec::new(),
                 dots: false,
-                best: None,
+                best: Vec::new(),
             })
             .collect()
     }
@@ -203,32 +204,38 @@ fn goodput(c: &Ctx, class: &str) -> Chart {
             segments: offered,
             band: Vec::new(),
             dots: false,
-            best: None,
+            best: Vec::new(),
         },
     );
-    let fallback = c.per_policy(|p| c.class(p, class), |r| Some(r.fallback_per_s), false);
-    let panels = vec![
-        LinePanel {
-            title: format!("Goodput of {class} (answered within the deadline)"),
-            y_label: "requests per second".into(),
-            unit: Unit::PerS,
-            series: good,
-            hlines: Vec::new(),
-        },
-        LinePanel {
+    let mut panels = vec![LinePanel {
+        title: format!("Goodput of {class} (answered within the deadline)"),
+        y_label: "requests per second".into(),
+        unit: Unit::PerS,
+        series: good,
+        hlines: Vec::new(),
+    }];
+    // A class without a fallback has no fallback panel: it would say nothing.
+    let fallback = says_something(c.s, "fallback_ratio", class);
+    if fallback {
+        panels.push(LinePanel {
             title: format!("Fallbacks served to {class} (answers from the cache)"),
             y_label: "fallbacks per second".into(),
             unit: Unit::PerS,
-            series: fallback,
+            series: c.per_policy(|p| c.class(p, class), |r| Some(r.fallback_per_s), false),
             hlines: Vec::new(),
-        },
-    ];
+        });
+    }
+    let n = panels.len();
     let mut chart = c.chart(
         &format!("goodput_{}", slug(class)),
-        format!("{}: goodput and fallbacks, class {class}", c.s.scenario),
+        if fallback {
+            format!("{}: goodput and fallbacks, class {class}", c.s.scenario)
+        } else {
+            format!("{}: goodput, class {class}", c.s.scenario)
+        },
         "per window; grey dashed line = offered load",
         Kind::Lines(c.lines(panels)),
-        2,
+        n,
     );
     chart.legend.push(LegendEntry { label: "offered".into(), color: RGBColor(150, 150, 150), mark: Mark::Dashed });
     chart
@@ -302,7 +309,9 @@ fn state_entry(label: &str, color: RGBColor) -> LegendEntry {
 }
 
 fn limit(c: &Ctx) -> Option<Chart> {
-    let limited: Vec<usize> = (0..c.policies.len()).filter(|&p| c.s.runs[p].limit.is_some()).collect();
+    // A limit that never moved (a fixed limiter) is a flat line the setup already states.
+    let moved = |p: usize| c.s.runs[p].limit.as_ref().is_some_and(|l| l.min < l.max);
+    let limited: Vec<usize> = (0..c.policies.len()).filter(|&p| moved(p)).collect();
     if limited.is_empty() {
         return None;
     }
@@ -337,7 +346,7 @@ fn staleness(c: &Ctx) -> Option<Chart> {
         c.s.setup
             .classes
             .iter()
-            .filter(|k| c.rows.iter().flatten().any(|r| r.class == k.name && r.fallback > 0))
+            .filter(|k| says_something(c.s, "staleness_p95_ms", &k.name))
             .map(|k| LinePanel {
                 title: format!("Staleness p95 of fallbacks served to {}", k.name),
                 y_label: "age of the cached value".into(),
