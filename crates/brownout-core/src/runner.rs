@@ -38,6 +38,8 @@ pub struct RunMeta {
     pub trace_hash: u64,
     /// Events processed.
     pub events: u64,
+    /// The most events pending at once ([`crate::model::RunResult::peak_pending`]).
+    pub peak_pending: u64,
     /// Requests that arrived.
     pub requests: u64,
     /// The first events, when traced.
@@ -218,6 +220,7 @@ fn assemble(
             seed: seeds[k as usize],
             trace_hash: r.trace_hash,
             events: r.summary.events,
+            peak_pending: r.peak_pending,
             requests: r.requests,
             trace: r.trace,
             log: r.log,

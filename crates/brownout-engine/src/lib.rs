@@ -27,14 +27,24 @@ pub trait Handler<E> {
     fn halted(&self) -> bool {
         false
     }
+
+    /// True when `event` is a tombstone: handling it would do nothing now or later (a timer
+    /// whose generation no longer matches). The run loop drops such fixed-delay events in
+    /// bulk once they pile up, so lazily cancelled long timers keep memory O(in flight).
+    /// Must stay true once true. The default keeps every event.
+    fn is_stale(&self, _event: &E) -> bool {
+        false
+    }
 }
 
 /// What a run loop did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunStats {
-    /// Events popped and handed to the handler.
+    /// Events popped and handed to the handler, plus the stale ones (see
+    /// [`Handler::is_stale`]) dropped early that would have been popped by the horizon.
     pub events: u64,
-    /// Virtual time of the last event handled (or the horizon if reached).
+    /// Virtual time of the last event popped, or of the last dropped stale one due by the
+    /// horizon if later.
     pub end: Time,
 }
 
@@ -43,6 +53,7 @@ pub struct RunStats {
 /// Events at exactly `horizon` still run. Events left in the queue are not handled.
 pub fn run<E: Copy, H: Handler<E>>(handler: &mut H, queue: &mut EventQueue<E>, horizon: Time) -> RunStats {
     let mut stats = RunStats::default();
+    let mut dropped_until: Option<Time> = None;
     // `next_until` and `take` rather than `pop_until`: see `queue::Due`.
     while let Some(due) = queue.next_until(horizon) {
         let now = due.time;
@@ -51,8 +62,17 @@ pub fn run<E: Copy, H: Handler<E>>(handler: &mut H, queue: &mut EventQueue<E>, h
         stats.end = now;
         handler.handle(now, event, queue);
         if handler.halted() {
+            // A halted run stops here: tombstones dropped ahead of time still count, which
+            // only a run that reports an error rather than its figures can see.
             break;
         }
+        if queue.wants_compaction() {
+            let (due, latest) = queue.compact_fixed(|e| handler.is_stale(e), horizon);
+            stats.events += due;
+            dropped_until = dropped_until.max(latest);
+        }
     }
+    // A dropped tombstone due after the last popped event would have been the last popped.
+    stats.end = stats.end.max(dropped_until.unwrap_or(0));
     stats
 }

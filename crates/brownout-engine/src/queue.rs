@@ -69,7 +69,14 @@ pub struct EventQueue<E> {
     fifos: Vec<Fifo<E>>,
     /// Events waiting in the `fifos`.
     fifo_len: usize,
+    /// Above this many events in the `fifos`, [`EventQueue::wants_compaction`] says a sweep
+    /// for stale ones pays: twice what the last sweep kept, at least `compaction_floor`.
+    compact_at: usize,
+    compaction_floor: usize,
 }
+
+/// The default floor of [`EventQueue::compact_at`]: below it stale timers cost little memory.
+const COMPACTION_FLOOR: usize = 1 << 16;
 
 /// Events scheduled `delay` after the then current time: in time order by construction.
 struct Fifo<E> {
@@ -106,7 +113,56 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
-        Self { heap: Vec::new(), hole: false, radix: None, seq: 0, now: 0, peak_len: 0, fifos: Vec::new(), fifo_len: 0 }
+        Self::with_compaction_floor(COMPACTION_FLOOR)
+    }
+
+    /// An empty queue whose fixed-delay lines are swept for stale events only once more than
+    /// `floor` events wait in them (tests pick 1 to sweep at every chance, `usize::MAX` never).
+    pub fn with_compaction_floor(floor: usize) -> Self {
+        Self {
+            heap: Vec::new(),
+            hole: false,
+            radix: None,
+            seq: 0,
+            now: 0,
+            peak_len: 0,
+            fifos: Vec::new(),
+            fifo_len: 0,
+            compact_at: floor,
+            compaction_floor: floor,
+        }
+    }
+
+    /// True when the fixed-delay lines grew past the point where sweeping out stale events
+    /// pays (amortised O(1) per event: each sweep at least doubles the next threshold).
+    #[inline]
+    pub fn wants_compaction(&self) -> bool {
+        self.fifo_len > self.compact_at
+    }
+
+    /// Drop the fixed-delay events `stale` picks, keeping the others in order (their
+    /// insertion numbers, so ties still pop FIFO). Returns how many of the dropped events fire
+    /// at or before `horizon` and the latest such time: a run counts them as if it had popped
+    /// and ignored them.
+    pub fn compact_fixed(&mut self, mut stale: impl FnMut(&E) -> bool, horizon: Time) -> (u64, Option<Time>) {
+        let mut due = 0;
+        let mut latest = None;
+        for f in &mut self.fifos {
+            f.line.retain(|e| {
+                let drop = stale(&e.event);
+                if drop && e.time <= horizon {
+                    due += 1;
+                    latest = latest.max(Some(e.time));
+                }
+                !drop
+            });
+            if f.line.len() < f.line.capacity() / 4 {
+                f.line.shrink_to(f.line.len() * 2);
+            }
+        }
+        self.fifo_len = self.fifos.iter().map(|f| f.line.len()).sum();
+        self.compact_at = self.fifo_len.saturating_mul(2).max(self.compaction_floor);
+        (due, latest)
     }
 
     /// The time of the event most recently popped (the current virtual time).

@@ -160,6 +160,7 @@ fn stats_json(result: &ScenarioResult, stats: &RunStats) -> Result<Vec<u8>> {
         "parallel": stats.parallel,
         "threads": stats.threads,
         "peak_rss_kib": stats.peak_rss_kib,
+        "peak_pending_events": result.runs.iter().map(|r| r.peak_pending).max().unwrap_or(0),
     });
     let mut bytes = serde_json::to_vec_pretty(&json)?;
     bytes.push(b'\n');

@@ -208,7 +208,11 @@ pub struct RunResult {
     /// Time-series rows (empty unless asked for, and empty when they went to a sink:
     /// [`run_policy_streamed`]).
     pub rows: Vec<WindowRow>,
-    /// Hash of the event trace (time and kind of every event), for determinism checks.
+    /// The most events pending in the queue at once: memory follows it, and it stays
+    /// O(in flight) because lazily cancelled timers are swept out (`Handler::is_stale`).
+    pub peak_pending: u64,
+    /// Hash of the event trace (time and kind of every event handled), for determinism
+    /// checks. Stale timers swept out early are not handled, so they are not in it.
     pub trace_hash: u64,
     /// Simulated time reached (the horizon: a run that stops early is a [`RunError`]).
     pub end: Time,

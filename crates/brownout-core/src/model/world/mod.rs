@@ -245,6 +245,7 @@ pub(super) fn run<'m>(
         phases,
         rows: if opts.timeseries { w.rec.take_rows() } else { Vec::new() },
         trace_hash: w.trace.hash,
+        peak_pending: q.peak_len() as u64,
         end: horizon,
         requests: w.traffic.arrived,
         trace: w.trace.events,
@@ -295,10 +296,16 @@ impl World<'_> {
         r.generation
     }
 
+    /// A request timer still counts: its request lives and has not moved on to another
+    /// generation. False stays false (generations only grow), which lets the run loop drop
+    /// such tombstones early (`is_stale`).
+    fn timer_live(&self, tok: Token, generation: u32) -> bool {
+        self.reqs.get(tok).is_some_and(|r| r.generation == generation)
+    }
+
     fn on_timer(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, generation: u32, timer: Timer) {
-        match self.reqs.get(tok) {
-            Some(r) if r.generation == generation => {}
-            _ => return, // a tombstone: the timer was superseded
+        if !self.timer_live(tok, generation) {
+            return; // a tombstone: the timer was superseded
         }
         match timer {
             Timer::SlotWait => {
@@ -401,6 +408,17 @@ impl Handler<Ev> for World<'_> {
 
     fn halted(&self) -> bool {
         self.progress.abort.is_some()
+    }
+
+    /// A request timer whose request ended or whose generation moved on: `on_timer` would
+    /// ignore it, now and later (a request's generation only grows). Long wait timers
+    /// (one-hour slot and queue waits) are cancelled this way, so dropping them early keeps
+    /// the queue O(in flight) rather than O(rate x wait).
+    fn is_stale(&self, ev: &Ev) -> bool {
+        match *ev {
+            Ev::Timer { req, generation, .. } => !self.timer_live(req, generation),
+            _ => false,
+        }
     }
 }
 
