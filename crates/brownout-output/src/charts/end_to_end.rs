@@ -5,7 +5,9 @@
 //! - `run_*`: charts of a small inline run (every run chart type, determinism, PNG pixels,
 //!   `plot` re-rendering from saved files, the HTML page).
 //! - `sweep_*`: charts of hand-written `sweep.json` fixtures (one axis, two axes) and the
-//!   best-setting choice worked by hand.
+//!   best-setting choice worked by hand; an old `sweep.json` without axis units.
+//! - constraint targets: payments-brownout's on its comparison bars and (moved to a quantity
+//!   a panel plots) on its time series; a heatmap's boundary on a 3 x 3 grid worked by hand.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -521,6 +523,63 @@ fn payments_brownout_draws_the_constraint_target() {
     assert_eq!(panel.targets[0].label, format!("target ≥ {}%", want.value * 100.0));
     assert_eq!(panel.bars.len(), s.policies.len());
     check_svg_sizes(&charts::render(chart).unwrap());
+}
+
+/// The time-series panels that carry constraint targets, as (chart stem, panel title, line).
+fn time_series_targets(list: &[Chart]) -> Vec<(String, String, charts::HLine)> {
+    let mut out = Vec::new();
+    for c in list {
+        let Kind::Lines(l) = &c.kind else { continue };
+        for p in &l.panels {
+            for h in p.hlines.iter().filter(|h| h.color == TARGET) {
+                out.push((c.stem.clone(), p.title.clone(), h.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// payments-brownout constrains authorize's in-time ratio during the brownout. No time-series
+/// panel plots an in-time ratio, so none gets a target (no panel is invented for it). The same
+/// constraint on authorize's goodput, which the goodput panel plots per window, is drawn there
+/// and nowhere else, at the value read from the scenario file.
+#[test]
+fn payments_brownout_time_series_draw_a_constraint_where_a_panel_plots_it() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/payments-brownout.ron");
+    let s = scenario::load(&path).unwrap();
+    let want = &s.decide.as_ref().expect("a decide section").subject_to[0];
+    let (class, phase) = (want.class.as_deref().unwrap(), want.phase.as_deref().unwrap());
+    let model = Model::build(&s, s.seed, path.parent().unwrap()).unwrap();
+    let opts = RunOptions { timeseries: true, trace_limit: 0, events: 0 };
+    let r = runner::run_all(&model, opts, false).expect("runs");
+    let constraints = &r.summary.decision.as_ref().expect("a decision").constraints;
+    assert_eq!(constraints.len(), 1);
+    assert_eq!(constraints[0].metric, format!("{phase}:{class}/{}", want.metric));
+    let list = charts::timeseries::charts(&r.summary, &r.rows);
+    assert!(time_series_targets(&list).is_empty(), "{:?}", time_series_targets(&list));
+    assert!(list.iter().all(|c| !c.note.contains("target")));
+    // The constraint moved to the goodput the panel plots.
+    let mut moved = r.summary.clone();
+    let c = &mut moved.decision.as_mut().unwrap().constraints[0];
+    c.metric = format!("{phase}:{class}/goodput_per_s");
+    let list = charts::timeseries::charts(&moved, &r.rows);
+    let drawn = time_series_targets(&list);
+    assert_eq!(drawn.len(), 1, "{drawn:?}");
+    let (stem, panel, line) = &drawn[0];
+    assert_eq!(
+        (stem.as_str(), panel.as_str()),
+        ("goodput_authorize", "Goodput of authorize (answered within the deadline)")
+    );
+    assert_eq!(line.y, want.value);
+    let label = format!("target ≥ {}/s during {phase}", want.value);
+    assert_eq!(line.label, label);
+    let chart = list.iter().find(|c| &c.stem == stem).unwrap();
+    assert!(chart.note.contains("red dashed line = a constraint's target"), "{}", chart.note);
+    let rendered = charts::render(chart).unwrap();
+    check_svg_sizes(&rendered);
+    assert!(rendered.svg.lines().any(|l| l == label), "the label in the SVG");
+    let stroke = format!("stroke=\"#{:02X}{:02X}{:02X}\"", TARGET.0, TARGET.1, TARGET.2);
+    assert!(rendered.svg.contains(&stroke), "the line in the target colour");
 }
 
 /// A 3 x 3 grid of in-time ratios, one policy, `cells[a][b]`, with the target >= 99 %:
