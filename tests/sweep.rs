@@ -7,6 +7,8 @@
 //!   one unsharded run; a killed sweep resumed equals an uninterrupted one; bad paths and a
 //!   changed spec are refused with exit 2.
 //! - `every_scenario_round_trips_through_json`: what sweeps rely on to set parameters.
+//! - `duration_axes_carry_their_unit_to_the_chart_titles`: plan.json, sweep.json and the
+//!   heatmap's and curve's axis titles name a duration axis's unit, a plain number none.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -311,4 +313,44 @@ fn every_scenario_round_trips_through_json() {
         checked += 1;
     }
     assert!(checked >= 2);
+}
+
+/// A duration axis reported in seconds and a count of permits: the plan and `sweep.json` say
+/// "s" for the first and nothing for the second, and the charts title the axes "mean (s)" and
+/// "permits" (issue 18). The shares of the payments sweep are plain numbers too.
+#[test]
+fn duration_axes_carry_their_unit_to_the_chart_titles() {
+    let spec = |axes: &str| {
+        format!(
+            r#"SweepSpec(name: "units", base: "erlang.ron", seed: 5, replications: 1, metrics: ["api/p95_ms"],
+                axes: [{axes}])"#
+        )
+    };
+    let permits = r#"(name: "permits", path: "policies[limit].stack[0].policy.Limiter.permits", values: [1, 3])"#;
+    let mean = r#"(name: "mean", path: "dependency.latency.Exponential.mean", values: ["20ms", "40ms"], unit: "s")"#;
+    let (dir, two) = setup("3s", &spec(&format!("{permits}, {mean}")));
+    let plan = grid::load(&two).unwrap().info;
+    let units: Vec<Option<&str>> = plan.axes.iter().map(|a| a.unit.as_deref()).collect();
+    assert_eq!(units, [None, Some("s")]);
+    assert_eq!(plan.axes[1].values, [0.02, 0.04], "20 ms and 40 ms in seconds");
+    let out = dir.path().join("two");
+    ok(&sweep(&two, &out, &[]));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(v["axes"][1]["unit"], "s");
+    assert!(v["axes"][0].get("unit").is_none(), "a count has no unit: {}", v["axes"][0]);
+    // Plotters writes each text on a line of its own.
+    let svg = std::fs::read_to_string(out.join("charts/heatmap_api_p95_ms.svg")).unwrap();
+    let has = |svg: &str, t: &str| svg.lines().any(|l| l.trim() == t);
+    assert!(has(&svg, "mean (s)") && has(&svg, "permits"), "axis titles in:\n{svg}");
+    // One axis: the curve's x axis.
+    let one = dir.path().join("one.ron");
+    std::fs::write(&one, spec(mean)).unwrap();
+    let out = dir.path().join("one");
+    ok(&sweep(&one, &out, &[]));
+    let svg = std::fs::read_to_string(out.join("charts/sweep_api_p95_ms.svg")).unwrap();
+    assert!(has(&svg, "mean (s) — dependency.latency.Exponential.mean"), "x axis title in:\n{svg}");
+    // The payments sweep's shares and depth are plain numbers.
+    let shares = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/sweeps/payments-share.ron");
+    let plan = grid::load(&shares).unwrap().info;
+    assert!(plan.axes.iter().all(|a| a.unit.is_none()), "{:?}", plan.axes);
 }

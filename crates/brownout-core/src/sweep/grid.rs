@@ -63,6 +63,11 @@ pub struct AxisInfo {
     /// The link expression of a linked axis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
+    /// The unit of `values` on a duration parameter (`ms`, `s`, ...: the spec's `unit`, `ms`
+    /// when none is written); `None` for a plain number (a share, a count of permits). Absent
+    /// from older plans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
 }
 
 impl AxisInfo {
@@ -411,6 +416,17 @@ impl Resolved<'_> {
             values,
             role: self.axis.role,
             link: self.axis.link.clone(),
+            unit: self.unit().map(str::to_string),
+        }
+    }
+
+    /// The unit reported values are in: the spec's (default `ms`) on a duration, none on a
+    /// plain number. Part of the plan's hash, rightly: the same numbers in another unit are
+    /// other scenarios.
+    fn unit(&self) -> Option<&str> {
+        match self.kind {
+            Kind::Duration { .. } => Some(self.axis.unit.as_deref().unwrap_or("ms")),
+            Kind::Integer | Kind::Float => None,
         }
     }
 
@@ -520,10 +536,7 @@ fn grid_points(axes: &[Resolved], base: &Value, base_path: &Path) -> Result<(Vec
         for (k, (shown, v)) in values.iter().enumerate() {
             let mut s = base.clone();
             *path::get_mut(&mut s, &a.steps).map_err(|m| a.fail(m))? = v.clone();
-            let unit = match a.kind {
-                Kind::Duration { .. } => a.axis.unit.as_deref().unwrap_or("ms"),
-                _ => "",
-            };
+            let unit = a.unit().unwrap_or("");
             to_scenario(s).map_err(|m| {
                 let (_, msg) = a.fail(format!("value {shown}{unit}: {m} (base {})", base_path.display()));
                 (a.value_path(k), msg)

@@ -9,7 +9,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::style::{self, CLOSED, FONT, GRID, HALF_OPEN, INK, OPEN, SHADE, Unit};
 use super::{
     BandRow, BandRows, BarPanel, BarPanels, Chart, HeatPanel, HeatPanels, Kind, LegendEntry, LinePanel, LinePanels,
-    Mark,
+    Mark, TARGET,
 };
 
 type Area<DB> = DrawingArea<DB, Shift>;
@@ -474,6 +474,14 @@ fn heat_panel<DB: DrawingBackend>(a: &Area<DB>, h: &HeatPanels, p: &HeatPanel) -
             (SegmentValue::Exact(i + 1), SegmentValue::Exact(j + 1)),
         ];
         chart.draw_series(std::iter::once(Rectangle::new(corners, OPEN.stroke_width(4))))?;
+    }
+    // Dashed, so the target's boundary does not read as a best cell's solid outline.
+    for &((x0, y0), (x1, y1)) in &p.target_edges {
+        let ends = vec![
+            (SegmentValue::Exact(x0), SegmentValue::Exact(y0)),
+            (SegmentValue::Exact(x1), SegmentValue::Exact(y1)),
+        ];
+        chart.draw_series(std::iter::once(DashedPathElement::new(ends, 8, 5, TARGET.stroke_width(3))))?;
     }
     Ok(())
 }

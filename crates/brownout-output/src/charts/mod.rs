@@ -247,7 +247,14 @@ pub(crate) struct HeatPanel {
     pub cells: Vec<Vec<Option<f64>>>,
     /// The best cells, outlined (ties and one per condition).
     pub best: Vec<(usize, usize)>,
+    /// Where the constraints on the metric part cells that meet them from cells that do not:
+    /// cell edges as (from, to) corners, cell `(i, j)` spanning corners `i..=i+1` by
+    /// `j..=j+1`; drawn dashed in the [`TARGET`] colour.
+    pub target_edges: Vec<Edge>,
 }
+
+/// A cell edge of a heatmap: its two corners, `(column, row)` each, from low to high.
+pub(crate) type Edge = ((usize, usize), (usize, usize));
 
 /// A chart drawn to both formats.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::style::{PolicyColors, Unit, fmt_num};
 use super::{
-    Bar, BarPanel, BarPanels, Chart, HLine, HeatPanel, HeatPanels, Kind, LinePanel, LinePanels, Series, TARGET,
+    Bar, BarPanel, BarPanels, Chart, Edge, HLine, HeatPanel, HeatPanels, Kind, LinePanel, LinePanels, Series, TARGET,
     policy_legend, slug,
 };
 use crate::metrics::catalog::{self, Direction};
@@ -49,12 +49,24 @@ pub struct SweepAxis {
     /// The role written in the spec; without one, a decision for a path under `policies`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<Role>,
+    /// The unit of `values` on a duration parameter (`ms`, `s`, ...); `None` for a plain
+    /// number, and in files written before axes carried their unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
 }
 
 impl SweepAxis {
     /// A decision (a knob the user sets), not a condition (the environment).
     pub fn is_decision(&self) -> bool {
         self.role.unwrap_or_else(|| Role::default_for(&self.path)) == Role::Decision
+    }
+
+    /// The axis's title on a chart: its name, and its unit where it has one ("timeout (ms)").
+    pub fn title(&self) -> String {
+        match &self.unit {
+            Some(u) => format!("{} ({u})", self.name),
+            None => self.name.clone(),
+        }
     }
 }
 
@@ -260,6 +272,48 @@ pub(crate) fn targets_of(targets: &[ConstraintOut], metric: &str, unit: Unit) ->
         .collect()
 }
 
+/// Whether `v` meets the constraint `op value` (`op` as [`ConstraintOut`] writes it); `None`
+/// for an operator this chart does not know. The heatmap judges the cell's mean, as it shows.
+fn meets(op: &str, value: f64, v: f64) -> Option<bool> {
+    Some(match op {
+        ">=" => v >= value,
+        ">" => v > value,
+        "<=" => v <= value,
+        "<" => v < value,
+        "==" => (v - value).abs() <= 1e-9,
+        _ => return None,
+    })
+}
+
+/// The cell edges between horizontally or vertically adjacent cells of which one meets a
+/// constraint and the other does not; an empty cell (no row) does neither, so it has no edge.
+/// `cells[x][y]` as in [`HeatPanel::cells`]; edges in order, each once.
+pub(crate) fn target_edges(cells: &[Vec<Option<f64>>], constraints: &[&ConstraintOut]) -> Vec<Edge> {
+    let mut out = Vec::new();
+    for c in constraints {
+        let ok = |i: usize, j: usize| -> Option<bool> {
+            let v = (*cells.get(i)?.get(j)?)?;
+            meets(&c.op, c.value, v)
+        };
+        for (i, col) in cells.iter().enumerate() {
+            for j in 0..col.len() {
+                let Some(here) = ok(i, j) else { continue };
+                // The right neighbour shares the vertical edge at x = i + 1.
+                if ok(i + 1, j).is_some_and(|r| r != here) {
+                    out.push(((i + 1, j), (i + 1, j + 1)));
+                }
+                // The neighbour above shares the horizontal edge at y = j + 1.
+                if ok(i, j + 1).is_some_and(|u| u != here) {
+                    out.push(((i, j + 1), (i + 1, j + 1)));
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// Why a sweep has no best setting for `metric`, or what the ring marks.
 fn best_note(s: &SweepResult, metric: &str) -> String {
     if direction(metric) == Direction::Neither {
@@ -311,7 +365,7 @@ fn against_axis(s: &SweepResult, metric: &str, targets: &[ConstraintOut]) -> Cha
         hlines: targets_of(targets, metric, unit_of(metric)),
     };
     let lines = LinePanels {
-        x_label: format!("{} ({})", axis.name, axis.path),
+        x_label: format!("{} — {}", axis.title(), axis.path),
         x_unit: Unit::Plain,
         x_range: if lo.is_finite() { (lo - pad, hi + pad) } else { (0.0, 1.0) },
         shade: Vec::new(),
@@ -363,7 +417,9 @@ fn heatmap(s: &SweepResult, metric: &str, targets: &[ConstraintOut]) -> Chart {
                     Some((ax.values.iter().position(|v| v == bx)?, ay.values.iter().position(|v| v == by)?))
                 })
                 .collect();
-            HeatPanel { title: p.clone(), color: colors.of(p), cells, best }
+            let constraints: Vec<&ConstraintOut> = targets.iter().filter(|c| c.metric == metric).collect();
+            let target_edges = target_edges(&cells, &constraints);
+            HeatPanel { title: p.clone(), color: colors.of(p), cells, best, target_edges }
         })
         .collect();
     let columns = panels.len().clamp(1, 2);
@@ -386,14 +442,17 @@ fn heatmap(s: &SweepResult, metric: &str, targets: &[ConstraintOut]) -> Chart {
             } else {
                 ""
             },
-            targets_of(targets, metric, unit_of(metric)).iter().map(|t| format!("; {}", t.label)).collect::<String>()
+            targets_of(targets, metric, unit_of(metric))
+                .iter()
+                .map(|t| format!("; dashed line = {} (it parts the cells whose mean meets it from the rest)", t.label))
+                .collect::<String>()
         ),
         width: 1100,
         height: 80 + rows * 420,
         legend: Vec::new(),
         kind: Kind::Heatmap(HeatPanels {
-            x_label: ax.name.clone(),
-            y_label: ay.name.clone(),
+            x_label: ax.title(),
+            y_label: ay.title(),
             x_ticks: ax.values.iter().map(|v| fmt_num(*v)).collect(),
             y_ticks: ay.values.iter().map(|v| fmt_num(*v)).collect(),
             unit: unit_of(metric),
@@ -480,6 +539,7 @@ mod tests {
             path: "policies.0.stack.0.timeout".into(),
             values: (0..values.len()).map(|i| i as f64).collect(),
             role: None,
+            unit: None,
         }];
         SweepResult {
             sweep: "s".into(),
@@ -548,6 +608,7 @@ mod tests {
             path: format!("policies.0.stack.0.{name}"),
             values: vec![1.0, 2.0],
             role,
+            unit: None,
         };
         s.axes = vec![axis("d", None), axis("depth", Some(Role::Condition))];
         // depth 1: d=2 best (9 > 4); depth 2: d=1 best (8 > 6).

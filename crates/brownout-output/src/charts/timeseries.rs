@@ -4,11 +4,13 @@ use plotters::style::RGBColor;
 
 use super::style::{self, PolicyColors, REFERENCE, Unit};
 use super::{
-    BandRow, BandRows, Chart, HLine, Kind, LegendEntry, LinePanel, LinePanels, Mark, Series, Shade, policy_legend, slug,
+    BandRow, BandRows, Chart, HLine, Kind, LegendEntry, LinePanel, LinePanels, Mark, Series, Shade, TARGET,
+    policy_legend, slug,
 };
 use crate::metrics::WindowRow;
 use crate::metrics::summary::ScenarioSummary;
 use crate::report::table::says_something;
+use brownout_core::decide::ObjectiveRef;
 
 const WIDTH: u32 = 1100;
 const PANEL_H: u32 = 300;
@@ -102,12 +104,38 @@ impl<'a> Ctx<'a> {
             .collect()
     }
 
+    /// The target lines of the `decide` section's constraints on catalogue metric `metric` of
+    /// `class` (`None`: a run-level metric), for the panel that plots that same quantity per
+    /// window. A constraint over a phase says so in its label: it judges the phase's figure,
+    /// while the line spans the run.
+    fn targets(&self, class: Option<&str>, metric: &str, unit: Unit) -> Vec<HLine> {
+        let Some(d) = &self.s.decision else { return Vec::new() };
+        d.constraints
+            .iter()
+            .filter_map(|c| {
+                let Ok(ObjectiveRef::Metric(m)) = ObjectiveRef::parse(&c.metric) else { return None };
+                if m.class != class || m.metric.name != metric {
+                    return None;
+                }
+                let during = m.phase.map(|p| format!(" during {p}")).unwrap_or_default();
+                let lines = super::sweep::targets_of(std::slice::from_ref(c), &c.metric, unit);
+                Some(lines.into_iter().map(move |h| HLine { label: format!("{}{during}", h.label), ..h }))
+            })
+            .flatten()
+            .collect()
+    }
+
     fn chart(&self, stem: &str, title: String, note: &str, kind: Kind, panels: usize) -> Chart {
         let legend = policy_legend(&self.policies, &self.colors);
+        let targeted = match &kind {
+            Kind::Lines(l) => l.panels.iter().any(|p| p.hlines.iter().any(|h| h.color == TARGET)),
+            _ => false,
+        };
+        let key = if targeted { "; red dashed line = a constraint's target (decide)" } else { "" };
         Chart {
             stem: stem.to_string(),
             title,
-            note: note.to_string(),
+            note: format!("{note}{key}"),
             width: WIDTH,
             height: header_h(&legend) + PANEL_H * panels as u32,
             legend,
@@ -164,7 +192,7 @@ fn latency(c: &Ctx) -> Chart {
     let has = |r: &WindowRow| r.dep_latency_p50_ms > 0.0 || r.dep_latency_p95_ms > 0.0 || r.dep_calls_per_s > 0.0;
     let mut series = c.per_policy(|p| c.fleet(p), |r| has(r).then_some(r.dep_latency_p95_ms), false);
     series.extend(c.per_policy(|p| c.fleet(p), |r| has(r).then_some(r.dep_latency_p50_ms), true));
-    let hlines =
+    let mut hlines: Vec<HLine> =
         c.s.setup
             .classes
             .iter()
@@ -174,6 +202,9 @@ fn latency(c: &Ctx) -> Chart {
                 color: REFERENCE,
             })
             .collect();
+    // The panel's lines are the dependency's p95 and p50, the run-level metrics' per window.
+    hlines.extend(c.targets(None, "dependency_p95_ms", Unit::Ms));
+    hlines.extend(c.targets(None, "dependency_p50_ms", Unit::Ms));
     let panel = LinePanel {
         title: "Dependency latency (time the dependency took to answer)".into(),
         y_label: "latency".into(),
@@ -212,7 +243,7 @@ fn goodput(c: &Ctx, class: &str) -> Chart {
         y_label: "requests per second".into(),
         unit: Unit::PerS,
         series: good,
-        hlines: Vec::new(),
+        hlines: c.targets(Some(class), "goodput_per_s", Unit::PerS),
     }];
     // A class without a fallback has no fallback panel: it would say nothing.
     let fallback = says_something(c.s, "fallback_ratio", class);
@@ -357,7 +388,7 @@ fn staleness(c: &Ctx) -> Option<Chart> {
                     |r| (r.fallback > 0).then_some(r.staleness_p95_ms),
                     false,
                 ),
-                hlines: Vec::new(),
+                hlines: c.targets(Some(&k.name), "staleness_p95_ms", Unit::Ms),
             })
             .collect();
     if panels.is_empty() {
