@@ -42,8 +42,11 @@ const SPEC: &str = r#"SweepSpec(
 /// fewer rejections, more requests ok, a lower p95; `requests` is the offered load, neither.
 const DIRECTED: [(&str, bool); 3] = [("api/rejected", false), ("api/ok_ratio", true), ("api/p95_ms", false)];
 
-/// (metric, policy, mean_ms) to (best permits, tied permits in point order, significant).
-type Sets = BTreeMap<(String, String, String), (String, Vec<String>, bool)>;
+/// (metric, policy, mean_ms): a best set's key, as runs.csv writes the numbers.
+type Key = (String, String, String);
+
+/// Key to (best permits, tied permits in point order, significant).
+type Sets = BTreeMap<Key, (String, Vec<String>, bool)>;
 
 /// Recomputed from runs.csv with the t table.
 fn expected(out: &Path) -> (Sets, usize) {
@@ -52,7 +55,7 @@ fn expected(out: &Path) -> (Sets, usize) {
     let col = |n: &str| head.iter().position(|h| h == n).unwrap_or_else(|| panic!("no column {n}"));
     let (permits, mean_ms, policy, rep) = (col("permits"), col("mean_ms"), col("policy"), col("replication"));
     // (metric, policy, condition) -> settings in point order, each with its values by replication.
-    let mut groups: BTreeMap<(String, String, String), Vec<(String, Vec<f64>)>> = BTreeMap::new();
+    let mut groups: BTreeMap<Key, Vec<(String, Vec<f64>)>> = BTreeMap::new();
     for r in rd.records() {
         let r = r.unwrap();
         for (m, _) in DIRECTED {
