@@ -125,9 +125,12 @@ fn best_table(sw: &SweepResult) -> String {
     }
     let conditions = sw.axes.iter().any(|a| !a.is_decision());
     let mut out = String::new();
-    if conditions {
-        out.push_str("<p>Best settings per condition; across conditions see the recommendation.</p>\n");
-    }
+    // How ties were decided: a difference claimed without the replications behind it is noise.
+    out.push_str(&format!(
+        "<p>Best settings{}; {}.</p>\n",
+        if conditions { " per condition; across conditions see the recommendation" } else { "" },
+        escape(&sweep::tie_rule(sw))
+    ));
     let cond_th = if conditions { "<th>condition</th>" } else { "" };
     out.push_str(&format!(
         "<table>\n<tr><th>metric</th><th>policy</th>{cond_th}<th>best mean</th><th>interval</th><th>setting</th></tr>\n"
@@ -135,7 +138,7 @@ fn best_table(sw: &SweepResult) -> String {
     for m in sweep::metrics(sw) {
         for p in sweep::policies(sw) {
             for b in sweep::best(sw, &p, &m) {
-                let e = b.rows[0].metrics[&m];
+                let Some(e) = b.top.metrics.get(&m) else { continue };
                 let cond = if conditions { format!("<td>{}</td>", escape(&b.condition)) } else { String::new() };
                 out.push_str(&format!(
                     "<tr><td>{}</td><td>{}</td>{cond}<td>{}</td><td>{} .. {}</td><td>{}{}</td></tr>\n",

@@ -251,6 +251,7 @@ struct JsonDoc<'a> {
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     scenario_policies: &'a [String],
     rows: Vec<JsonRow<'a>>,
+    best: Vec<crate::sweep::best::BestSet>,
 }
 
 #[derive(Serialize)]
@@ -320,6 +321,8 @@ pub(crate) fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered>
         axes: &plan.axes,
         scenario_policies: &plan.scenario_policies,
         rows,
+        // Ties need the per-replication values, which only the records hold: decided here.
+        best: crate::sweep::best::best_sets(plan, records),
     };
     let mut json = serde_json::to_vec_pretty(&doc)?;
     json.push(b'\n');

@@ -8,7 +8,7 @@
 
 use crate::metrics::catalog::{CATALOG, Direction, Metric, Scope};
 use crate::metrics::summary::{Comparison, MetricInterval, PairedDifference, ReplicatedRun, Replications, RunSummary};
-use crate::sweep::stats::mean_ci95;
+use crate::sweep::stats::{mean_ci95, paired_best};
 
 /// The value of metric `m` (of `class`) in `run`, as tables and expectations compare it.
 fn value(m: &Metric, run: &RunSummary, class: Option<&str>) -> Option<f64> {
@@ -46,42 +46,25 @@ pub fn aggregate(reps: &[&RunSummary]) -> Vec<MetricInterval> {
         .collect()
 }
 
-/// Whether `a` is better than `b` in direction `d`.
-fn better(d: Direction, a: f64, b: f64) -> bool {
-    match d {
-        Direction::Higher => a > b,
-        Direction::Lower => a < b,
-        Direction::Neither => false,
-    }
-}
-
-/// The paired comparison of one metric: `sets[p][k]` is set p's value in replication k.
+/// The paired comparison of one metric: `sets[p][k]` is set p's value in replication k. The
+/// best and its ties follow [`paired_best`], the rule a sweep's best settings follow too.
 fn compare_one(m: &Metric, class: Option<String>, names: &[&str], sets: &[Vec<f64>]) -> Option<Comparison> {
-    let means: Vec<f64> = sets.iter().map(|v| mean_ci95(v).mean).collect();
-    let mut best = 0;
-    for p in 1..sets.len() {
-        if better(m.direction, means[p], means[best]) {
-            best = p;
-        }
-    }
-    let versus: Vec<PairedDifference> = (0..sets.len())
-        .filter(|&p| p != best)
-        .map(|p| {
-            let diffs: Vec<f64> = sets[best].iter().zip(&sets[p]).map(|(b, o)| b - o).collect();
-            let ci = mean_ci95(&diffs);
-            PairedDifference {
-                policy: names[p].to_string(),
-                mean: ci.mean,
-                ci95: [ci.ci_lo, ci.ci_hi],
-                excludes_zero: ci.ci_lo > 0.0 || ci.ci_hi < 0.0,
-            }
+    let pb = paired_best(m.direction, sets)?;
+    let versus: Vec<PairedDifference> = pb
+        .versus
+        .iter()
+        .map(|&(p, d)| PairedDifference {
+            policy: names[p].to_string(),
+            mean: d.diff.mean,
+            ci95: [d.diff.ci_lo, d.diff.ci_hi],
+            excludes_zero: d.excludes_zero,
         })
         .collect();
     Some(Comparison {
         metric: m.name.to_string(),
         class,
-        best: names.get(best)?.to_string(),
-        significant: !versus.is_empty() && versus.iter().all(|d| d.excludes_zero),
+        best: names.get(pb.best)?.to_string(),
+        significant: pb.significant(),
         versus,
     })
 }

@@ -6,7 +6,8 @@
 //! - `path`: `policies[tiered].stack[0].policy.Limiter.permits` on a JSON scenario.
 //! - [`grid`]: spec to [`grid::Plan`]: axis values, points, validated scenarios, run numbering,
 //!   common-random-number seeds. All errors surface here, before any run.
-//! - [`stats`]: means and their Student-t intervals.
+//! - [`stats`]: means and their Student-t intervals; the paired comparison by seed.
+//! - [`best`]: the best settings per metric, ties decided by paired intervals.
 //! - [`decide`]: the recommendation (decision vs condition axes); `link`: linked axes.
 //! - [`store`]: the journal's records and checksummed lines (`output::journal` writes them).
 //! - [`reuse`]: each run's content key; runs with equal keys are run once.
@@ -15,6 +16,7 @@
 //! finished runs, rendered in run order. Thread count, completion order, interruption and
 //! sharding therefore cannot change a byte of them.
 
+pub mod best;
 pub mod decide;
 pub mod grid;
 pub(crate) mod link;

@@ -1,6 +1,10 @@
-//! Means and 95 % Student-t confidence intervals across replications. The t quantile
-//! comes from `statrs` through [`crate::verify::theory::t_quantile`], the one place brownout
-//! computes it.
+//! Means and 95 % Student-t confidence intervals across replications, and the paired (by
+//! seed) comparison that says which of several alternatives is best and which tie with it:
+//! the one rule the run report's stars ([`crate::report::replicate`]) and a sweep's best
+//! settings ([`super::best`]) both follow. The t quantile comes from `statrs` through
+//! [`crate::verify::theory::t_quantile`], the one place brownout computes it.
+
+use crate::metrics::catalog::Direction;
 
 /// A mean with its two-sided 95 % confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -28,6 +32,79 @@ pub fn mean_ci95(values: &[f64]) -> MeanCi {
     }
     let i = crate::verify::theory::t_interval(&xs, 0.95);
     MeanCi { mean: i.mean, ci_lo: i.lo, ci_hi: i.hi }
+}
+
+/// The paired difference `a[k] - b[k]` of two alternatives run on the same seed in each
+/// replication k (common random numbers), with its 95 % Student-t interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Paired {
+    /// The mean difference and its interval.
+    pub diff: MeanCi,
+    /// The interval excludes zero: the difference is backed by the replications. With one
+    /// replication the interval is the difference itself, so only an exact equality ties.
+    pub excludes_zero: bool,
+}
+
+/// [`Paired`] for `a` against `b`, replication by replication (a replication where either is
+/// undefined drops out).
+pub fn paired_ci95(a: &[f64], b: &[f64]) -> Paired {
+    let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+    let diff = mean_ci95(&diffs);
+    // A NaN bound (no replication defined on both sides) excludes nothing: a tie, not a claim.
+    Paired { diff, excludes_zero: diff.ci_lo > 0.0 || diff.ci_hi < 0.0 }
+}
+
+/// The best of several alternatives and how each other one compares with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairedBest {
+    /// Index of the alternative with the best mean (the first such).
+    pub best: usize,
+    /// Every other alternative, in order, with the paired difference best minus it.
+    pub versus: Vec<(usize, Paired)>,
+}
+
+impl PairedBest {
+    /// The alternatives tied for best, in order: the best and every one whose paired interval
+    /// includes zero.
+    pub fn tied(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = self.versus.iter().filter(|(_, p)| !p.excludes_zero).map(|(i, _)| *i).collect();
+        out.push(self.best);
+        out.sort_unstable();
+        out
+    }
+
+    /// The best is better than every other alternative (each paired interval excludes zero);
+    /// false when it is alone, as there is nothing it was shown to beat.
+    pub fn significant(&self) -> bool {
+        !self.versus.is_empty() && self.versus.iter().all(|(_, p)| p.excludes_zero)
+    }
+}
+
+/// Whether `a` is better than `b` in direction `d`.
+fn better(d: Direction, a: f64, b: f64) -> bool {
+    match d {
+        Direction::Higher => a > b,
+        Direction::Lower => a < b,
+        Direction::Neither => false,
+    }
+}
+
+/// The best of `sets` in direction `d` by mean (the first such; a set with no defined value
+/// is never best unless all are undefined), and each other set's paired difference to it.
+/// `sets[i][k]` is alternative i's value in replication k, every alternative having run
+/// replication k on the same seed. `None` for no sets.
+pub fn paired_best(d: Direction, sets: &[Vec<f64>]) -> Option<PairedBest> {
+    let means: Vec<f64> = sets.iter().map(|v| mean_ci95(v).mean).collect();
+    let mut best = 0;
+    for p in 1..sets.len() {
+        // An undefined mean (NaN) compares false both ways: a defined one replaces it.
+        if better(d, means[p], means[best]) || (means[best].is_nan() && !means[p].is_nan()) {
+            best = p;
+        }
+    }
+    let base = sets.get(best)?;
+    let versus = (0..sets.len()).filter(|&p| p != best).map(|p| (p, paired_ci95(base, &sets[p]))).collect();
+    Some(PairedBest { best, versus })
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use super::{
 use crate::metrics::catalog::{self, Direction};
 use crate::sweep::grid::Role;
 use brownout_core::decide::recommendation::ConstraintOut;
+use brownout_core::sweep::best::BestSet;
 
 /// The saved result of a sweep (`sweep.json`), as the sweep command writes it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -35,6 +36,11 @@ pub struct SweepResult {
     pub scenario_policies: Vec<String>,
     /// One row per (point, policy).
     pub rows: Vec<SweepRow>,
+    /// The best settings per metric, policy and condition, ties decided at sweep time by the
+    /// replications paired by seed (`sweep::best`). Absent from files written before it: the
+    /// charts then tie only equal means.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best: Option<Vec<BestSet>>,
 }
 
 /// One swept parameter.
@@ -174,14 +180,45 @@ pub fn metrics(s: &SweepResult) -> Vec<String> {
 pub struct Best<'a> {
     /// The condition axes' values (`axis=value, ...`); empty without condition axes.
     pub condition: String,
-    /// Every row whose mean equals the best: ties are all listed, in point order.
+    /// The row with the best mean.
+    pub top: &'a SweepRow,
+    /// Every row tied for best, the best included, in point order (see [`tie_rule`]).
     pub rows: Vec<&'a SweepRow>,
 }
 
-/// Per condition (the values of the condition axes), the rows of `policy` with the best mean
-/// of `metric` over the decision axes, ties all kept. Empty for a metric with no better
-/// direction, or a sweep with no decision axis (a condition is never a setting to choose).
+/// Per condition (the values of the condition axes), the rows of `policy` tied for the best
+/// mean of `metric` over the decision axes, as `sweep.json`'s `best` list gives them (ties by
+/// paired intervals); for a file without the list, the rows whose mean equals the best.
+/// Empty for a metric with no better direction, or a sweep with no decision axis (a
+/// condition is never a setting to choose).
 pub fn best<'a>(s: &'a SweepResult, policy: &str, metric: &str) -> Vec<Best<'a>> {
+    let Some(sets) = &s.best else { return best_by_equal_means(s, policy, metric) };
+    sets.iter()
+        .filter(|b| b.policy == policy && b.metric == metric)
+        .filter_map(|b| {
+            // Indices from a file: one that points nowhere drops the set rather than panicking.
+            let top = s.rows.get(b.best_row)?;
+            let rows = b.tied_rows.iter().map(|&i| s.rows.get(i)).collect::<Option<Vec<_>>>()?;
+            Some(Best { condition: axes_text(s, top, false), top, rows })
+        })
+        .collect()
+}
+
+/// How the best settings' ties were decided, for the notes and the report: "tied: paired
+/// 95 % interval of the difference includes zero, N replications", or equal means for a
+/// `sweep.json` written before the paired ties.
+pub fn tie_rule(s: &SweepResult) -> String {
+    match s.best {
+        Some(_) => {
+            format!("tied: paired 95 % interval of the difference includes zero, {} replications", s.replications)
+        }
+        None => "tied: equal means (a sweep.json from before ties were judged by seed)".to_string(),
+    }
+}
+
+/// [`best`] for a `sweep.json` without the `best` list: only equal means tie, as the
+/// per-replication values it would take to pair them are not in the file.
+fn best_by_equal_means<'a>(s: &'a SweepResult, policy: &str, metric: &str) -> Vec<Best<'a>> {
     let up = match direction(metric) {
         Direction::Higher => true,
         Direction::Lower => false,
@@ -197,14 +234,14 @@ pub fn best<'a>(s: &'a SweepResult, policy: &str, metric: &str) -> Vec<Best<'a>>
         };
         let condition = axes_text(s, r, false);
         let Some(at) = out.iter().position(|(b, _)| b.condition == condition) else {
-            out.push((Best { condition, rows: vec![r] }, e.mean));
+            out.push((Best { condition, top: r, rows: vec![r] }, e.mean));
             continue;
         };
         let (group, top) = &mut out[at];
         if e.mean == *top {
             group.rows.push(r);
         } else if (up && e.mean > *top) || (!up && e.mean < *top) {
-            (group.rows, *top) = (vec![r], e.mean);
+            (group.top, group.rows, *top) = (r, vec![r], e.mean);
         }
     }
     out.into_iter().map(|(b, _)| b).collect()
@@ -485,7 +522,7 @@ fn best_chart(s: &SweepResult, names: &[String], targets: &[ConstraintOut]) -> C
                 .flat_map(|p| {
                     let colors = &colors;
                     best(s, p, m).into_iter().filter_map(move |b| {
-                        let e = b.rows.first()?.metrics.get(m)?;
+                        let e = b.top.metrics.get(m)?;
                         let tie = if b.rows.len() > 1 { " (tie)" } else { "" };
                         Some(Bar {
                             label: if b.condition.is_empty() { p.clone() } else { format!("{p} @ {}", b.condition) },
@@ -507,8 +544,9 @@ fn best_chart(s: &SweepResult, names: &[String], targets: &[ConstraintOut]) -> C
         stem: "sweep_best".into(),
         title: format!("{}: best setting per policy", s.sweep),
         note: format!(
-            "bar = best mean over the decision axes{}, whisker = its confidence interval, text = the setting (ties all listed)",
-            if conditions { " per condition (across conditions: see the recommendation)" } else { "" }
+            "bar = best mean over the decision axes{}, whisker = its confidence interval, text = the setting (ties all listed; {})",
+            if conditions { " per condition (across conditions: see the recommendation)" } else { "" },
+            tie_rule(s)
         ),
         width: 1100,
         height: 100 + rows * (70 + 30 * bars),
@@ -549,6 +587,7 @@ mod tests {
             axes,
             scenario_policies: Vec::new(),
             rows,
+            best: None,
         }
     }
 
@@ -618,6 +657,64 @@ mod tests {
         assert_eq!(got, vec![("depth=1".to_string(), "d=2".to_string()), ("depth=2".to_string(), "d=1".to_string())]);
         let html = crate::html::sweep_section(&s);
         assert!(html.contains("<td>depth=1</td><td>9</td><td>9 .. 9</td><td>d=2</td>"), "{html}");
+    }
+
+    /// The best bar chart's panel for the first metric, and the chart's note.
+    fn best_bars(s: &SweepResult) -> (Vec<Bar>, String) {
+        let list = charts(s);
+        let chart = list.into_iter().find(|c| c.stem == "sweep_best").expect("a best chart");
+        let Kind::Bars(bars) = chart.kind else { panic!("bars") };
+        (bars.panels[0].bars.clone(), chart.note)
+    }
+
+    #[test]
+    fn ties_come_from_the_sweeps_paired_comparison() {
+        // Goodput 9, 8, 3 over three replications. Means alone make x=0 the one best; the
+        // sweep's paired intervals (sweep::best, at sweep time) found x=1 tied with it. The
+        // charts and the report draw what the file says, and say how it was decided.
+        let mut s = sweep("c/goodput_per_s", &[9.0, 8.0, 3.0]);
+        s.replications = 3;
+        s.best = Some(vec![BestSet {
+            metric: "c/goodput_per_s".into(),
+            policy: "p".into(),
+            condition: BTreeMap::new(),
+            best_row: 0,
+            tied_rows: vec![0, 1],
+            significant: false,
+        }]);
+        let b = best(&s, "p", "c/goodput_per_s");
+        assert_eq!((b.len(), b[0].top.point, settings_text(&s, &b[0])), (1, 0, "x=0 | x=1".to_string()));
+        let (bars, note) = best_bars(&s);
+        assert_eq!((bars[0].value, bars[0].note.as_str()), (9.0, " at x=0 | x=1 (tie)"));
+        let rule = "tied: paired 95 % interval of the difference includes zero, 3 replications";
+        assert!(note.contains(rule), "{note}");
+        let Kind::Lines(l) = &charts(&s)[0].kind else { panic!("lines") };
+        assert_eq!(l.panels[0].series[0].best, vec![(0.0, 9.0), (1.0, 8.0)]);
+        assert!(crate::html::sweep_section(&s).contains(rule));
+        // A set whose row index points nowhere (a hand-edited file) is dropped, not a panic.
+        s.best.as_mut().unwrap()[0].tied_rows.push(7);
+        assert!(best(&s, "p", "c/goodput_per_s").is_empty());
+    }
+
+    #[test]
+    fn a_sweep_json_without_the_best_list_still_loads() {
+        // Written before paired ties: no `best`. It loads, and ties fall back to equal means.
+        let text = r#"{"sweep": "s", "base": "b", "seed": 1, "replications": 3,
+            "axes": [{"name": "x", "path": "policies.0.stack.0.timeout", "values": [0, 1, 2]}],
+            "rows": [
+              {"point": 0, "params": {"x": 0}, "policy": "p", "replications": 3,
+               "metrics": {"c/goodput_per_s": {"mean": 7.0, "ci_lo": 6.0, "ci_hi": 8.0}}},
+              {"point": 1, "params": {"x": 1}, "policy": "p", "replications": 3,
+               "metrics": {"c/goodput_per_s": {"mean": 6.5, "ci_lo": 5.0, "ci_hi": 8.0}}},
+              {"point": 2, "params": {"x": 2}, "policy": "p", "replications": 3,
+               "metrics": {"c/goodput_per_s": {"mean": 7.0, "ci_lo": 6.5, "ci_hi": 7.5}}}]}"#;
+        let s: SweepResult = serde_json::from_str(text).unwrap();
+        assert_eq!(s.best, None);
+        let b = best(&s, "p", "c/goodput_per_s");
+        assert_eq!(settings_text(&s, &b[0]), "x=0 | x=2");
+        let (_, note) = best_bars(&s);
+        assert!(note.contains("tied: equal means"), "{note}");
+        assert!(!note.contains("interval of the difference"), "{note}");
     }
 
     #[test]

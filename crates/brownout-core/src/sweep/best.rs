@@ -1,0 +1,220 @@
+//! A sweep's best settings per metric: within one policy set and one condition (the condition
+//! axes' values), the decision setting with the best mean and every setting tied with it.
+//!
+//! A claimed difference is backed by replications: every point and policy runs replication k
+//! on the same seed (common random numbers), so settings are compared replication by
+//! replication with [`paired_best`], the rule the run report's stars follow. A setting whose
+//! paired 95 % interval of the difference to the best includes zero is tied for best; with one
+//! replication only an exactly equal value ties. The per-run values exist only here, at sweep
+//! time, so the result goes into `sweep.json` for the charts and the report to read.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::grid::{PlanInfo, Role};
+use super::stats::paired_best;
+use super::store::RunRecord;
+use crate::metrics::catalog::{self, Direction};
+
+/// The best settings of one policy set on one metric in one condition: one entry of
+/// `sweep.json`'s `best` list.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BestSet {
+    /// The metric as the sweep names it (`class/metric`, a run-level name, a `phase:` prefix).
+    pub metric: String,
+    /// The policy set.
+    pub policy: String,
+    /// The condition axes' values; empty without condition axes.
+    pub condition: BTreeMap<String, f64>,
+    /// Index into `sweep.json`'s `rows` of the setting with the best mean (the first such in
+    /// point order).
+    pub best_row: usize,
+    /// Indices into `rows` of every setting tied for best, the best included, in row order:
+    /// those whose paired 95 % interval of the difference to the best includes zero.
+    pub tied_rows: Vec<usize>,
+    /// The best is better than every other setting of its condition (each paired interval
+    /// excludes zero); false when it is the condition's only setting.
+    pub significant: bool,
+}
+
+/// Every best set of a finished sweep, from its complete, run-ordered `records`: per metric
+/// (plan order) with a better direction in the catalogue, per policy set (plan order), per
+/// condition (in order of first appearance). Empty without a decision axis: a condition is
+/// never a setting to choose. A setting whose metric is undefined in every replication is
+/// not a candidate.
+pub fn best_sets(plan: &PlanInfo, records: &[RunRecord]) -> Vec<BestSet> {
+    let conditions: Vec<usize> = (0..plan.axes.len()).filter(|&i| plan.axes[i].role() == Role::Condition).collect();
+    if conditions.len() == plan.axes.len() {
+        return Vec::new();
+    }
+    // Points grouped by condition, exact values as keys, in order of first appearance.
+    let mut groups: Vec<(Vec<u64>, Vec<usize>)> = Vec::new();
+    for (p, point) in plan.points.iter().enumerate() {
+        let key: Vec<u64> = conditions.iter().map(|&i| point[i].to_bits()).collect();
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, points)) => points.push(p),
+            None => groups.push((key, vec![p])),
+        }
+    }
+    let (np, r) = (plan.policies.len(), plan.replications as usize);
+    let mut out = Vec::new();
+    for (k, metric) in plan.metrics.iter().enumerate() {
+        let d = catalog::by_path(metric).map_or(Direction::Neither, |m| m.direction);
+        if d == Direction::Neither {
+            continue;
+        }
+        for (policy, name) in plan.policies.iter().enumerate() {
+            for (_, points) in &groups {
+                // Row index of each setting in this condition, and its values by replication.
+                let (rows, sets): (Vec<usize>, Vec<Vec<f64>>) = points
+                    .iter()
+                    .map(|&pt| {
+                        let row = pt * np + policy;
+                        let value =
+                            |i: usize| records.get(row * r + i).and_then(|x| x.metrics.get(k).copied().flatten());
+                        (row, (0..r).map(|i| value(i).unwrap_or(f64::NAN)).collect::<Vec<f64>>())
+                    })
+                    .filter(|(_, xs)| xs.iter().any(|x| !x.is_nan()))
+                    .unzip();
+                let Some(pb) = paired_best(d, &sets) else { continue };
+                out.push(BestSet {
+                    metric: metric.clone(),
+                    policy: name.clone(),
+                    condition: conditions
+                        .iter()
+                        .map(|&i| (plan.axes[i].name.clone(), plan.points[points[0]][i]))
+                        .collect(),
+                    best_row: rows[pb.best],
+                    tied_rows: pb.tied().into_iter().map(|i| rows[i]).collect(),
+                    significant: pb.significant(),
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::grid::AxisInfo;
+    use crate::sweep::stats::mean_ci95;
+
+    /// One policy, one decision axis `x` with a point per entry of `values`, and a condition
+    /// axis `depth` when `depth` gives each point's depth; `values[point][replication]` is the
+    /// goodput (higher is better).
+    fn sweep(values: &[&[f64]], depth: Option<&[f64]>) -> (PlanInfo, Vec<RunRecord>) {
+        let reps = values[0].len() as u32;
+        let mut axes = vec![AxisInfo {
+            name: "x".into(),
+            path: "policies[p].stack[0].policy.Limiter.permits".into(),
+            values: (0..values.len()).map(|i| i as f64).collect(),
+            role: None,
+            link: None,
+        }];
+        if depth.is_some() {
+            axes.push(AxisInfo {
+                name: "depth".into(),
+                path: "dependency.drift".into(),
+                values: vec![1.0, 2.0],
+                role: None,
+                link: None,
+            });
+        }
+        let points = (0..values.len())
+            .map(|i| match depth {
+                Some(d) => vec![i as f64, d[i]],
+                None => vec![i as f64],
+            })
+            .collect();
+        let plan = PlanInfo {
+            sweep: "s".into(),
+            base: "b".into(),
+            seed: 1,
+            replications: reps,
+            axes,
+            points,
+            policies: vec!["p".into()],
+            metrics: vec!["c/goodput_per_s".into(), "c/throughput_per_s".into()],
+            decide: None,
+            hash: "h".into(),
+            scenario_policies: Vec::new(),
+        };
+        let records = values
+            .iter()
+            .flat_map(|xs| xs.iter())
+            .enumerate()
+            .map(|(run, &v)| RunRecord {
+                run: run as u64,
+                seed: plan.replication_seed(plan.run_id(run as u64).replication),
+                events: 0,
+                requests: 0,
+                metrics: vec![Some(v), Some(v)],
+                key: None,
+            })
+            .collect();
+        (plan, records)
+    }
+
+    fn goodput(plan: &PlanInfo, records: &[RunRecord]) -> Vec<BestSet> {
+        best_sets(plan, records).into_iter().filter(|b| b.metric == "c/goodput_per_s").collect()
+    }
+
+    // A = 10, 12, 14 (mean 12), the best.
+    const A: [f64; 3] = [10.0, 12.0, 14.0];
+    // B = 9, 13, 13 (mean 11.667). A - B = 1, -1, 1: mean 1/3, s^2 = (4/9 + 16/9 + 4/9) / 2 =
+    // 4/3, half-width t(0.975, 2) sqrt(4/9) = 4.302653 * 0.666667 = 2.868435: [-2.535, 3.202]
+    // includes zero, a tie.
+    const B: [f64; 3] = [9.0, 13.0, 13.0];
+    // C = 8, 9.5, 12.5 (mean 10). A - C = 2, 2.5, 1.5: mean 2, s^2 = 0.25, half-width
+    // 4.302653 * 0.5 / sqrt(3) = 1.242069: [0.758, 3.242] excludes zero, not tied.
+    const C: [f64; 3] = [8.0, 9.5, 12.5];
+
+    #[test]
+    fn a_setting_ties_when_its_paired_interval_includes_zero() {
+        let (plan, recs) = sweep(&[&B, &A, &C], None);
+        let b = goodput(&plan, &recs);
+        assert_eq!(b.len(), 1);
+        // Rows: B = 0, A = 1, C = 2 (one policy, so row = point).
+        assert_eq!((b[0].best_row, b[0].tied_rows.clone(), b[0].significant), (1, vec![0, 1], false));
+        assert!(b[0].condition.is_empty());
+        // Throughput is better neither high nor low: no best set.
+        assert!(best_sets(&plan, &recs).iter().all(|b| b.metric == "c/goodput_per_s"));
+    }
+
+    #[test]
+    fn pairing_by_seed_separates_what_overlapping_intervals_hide() {
+        // A and C alone. Unpaired, their own intervals overlap: A 12 +- 4.302653 * 2 / sqrt(3)
+        // = [7.032, 16.968], C 10 +- 4.302653 * sqrt(5.25 / 3) = [4.308, 15.692]. Paired by
+        // seed, A - C = [0.758, 3.242] excludes zero: A alone is best, and significantly.
+        let (a, c) = (mean_ci95(&A), mean_ci95(&C));
+        assert!((a.ci_lo - 7.032).abs() < 1e-3 && (c.ci_hi - 15.692).abs() < 1e-3, "{a:?} {c:?}");
+        assert!(a.ci_lo < c.ci_hi, "the unpaired intervals overlap");
+        let (plan, recs) = sweep(&[&C, &A], None);
+        let b = goodput(&plan, &recs);
+        assert_eq!((b[0].best_row, b[0].tied_rows.clone(), b[0].significant), (1, vec![1], true));
+    }
+
+    #[test]
+    fn one_replication_ties_only_exact_equality() {
+        // 7 and 7 tie; 6.999 does not, however close: one replication has no spread to judge by.
+        let (plan, recs) = sweep(&[&[7.0], &[6.999], &[7.0]], None);
+        let b = goodput(&plan, &recs);
+        assert_eq!((b[0].best_row, b[0].tied_rows.clone(), b[0].significant), (0, vec![0, 2], false));
+    }
+
+    #[test]
+    fn ties_are_judged_within_each_condition() {
+        // depth 1: points 0 (B) and 1 (A), a tie; depth 2: points 2 (C) and 3 (A), A alone.
+        let (plan, recs) = sweep(&[&B, &A, &C, &A], Some(&[1.0, 1.0, 2.0, 2.0]));
+        let b = goodput(&plan, &recs);
+        let got: Vec<(f64, usize, Vec<usize>, bool)> =
+            b.iter().map(|b| (b.condition["depth"], b.best_row, b.tied_rows.clone(), b.significant)).collect();
+        assert_eq!(got, vec![(1.0, 1, vec![0, 1], false), (2.0, 3, vec![3], true)]);
+        // Every axis a condition: nothing to choose.
+        let mut all = plan.clone();
+        all.axes[0].role = Some(Role::Condition);
+        assert!(best_sets(&all, &recs).is_empty());
+    }
+}
