@@ -112,6 +112,7 @@ mod tests {
             values: (0..values.len()).map(|i| i as f64).collect(),
             role: None,
             link: None,
+            unit: None,
         }];
         if depth.is_some() {
             axes.push(AxisInfo {
@@ -120,6 +121,7 @@ mod tests {
                 values: vec![1.0, 2.0],
                 role: None,
                 link: None,
+                unit: None,
             });
         }
         let points = (0..values.len())

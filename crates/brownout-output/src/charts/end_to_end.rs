@@ -620,6 +620,7 @@ fn target_grid() -> (sweep::SweepResult, brownout_core::decide::recommendation::
         axes: vec![axis("a", vec![1.0, 2.0, 3.0]), axis("b", vec![10.0, 20.0, 30.0])],
         scenario_policies: Vec::new(),
         rows,
+        best: None,
     };
     let target = brownout_core::decide::recommendation::ConstraintOut {
         metric: "c/in_time_ratio".into(),
