@@ -53,7 +53,10 @@ impl UsHist {
         for &v in &self.few {
             h.saturating_record(v);
         }
-        self.few.clear();
+        // Free the buffer, not just the values: a whole-run histogram would otherwise carry
+        // up to 128 KiB of dead list beside its own array for the rest of the run (a window's
+        // histogram regrows its list after a reset, a few doublings per window).
+        self.few = Vec::new();
         self.spilled = true;
     }
     /// Number of values.
@@ -349,6 +352,26 @@ mod tests {
         assert_eq!(l.q_ms(0.5), 3.0005);
         l.record(2 * MICROSECOND);
         assert_eq!(l.q_ms(0.5), 0.002);
+    }
+
+    #[test]
+    fn a_spilled_histogram_holds_no_list() {
+        // Once spilled, the list's buffer (up to EXACT values, 128 KiB) is dead weight beside
+        // the histogram: a whole-run histogram that spilled must not keep it for the run.
+        let mut u = UsHist::new();
+        for v in 0..=EXACT as u64 {
+            u.record(v);
+        }
+        assert!(u.spilled);
+        assert_eq!(u.few.capacity(), 0, "a spilled histogram kept its list's buffer");
+        // After a reset the list takes values again, and quantiles still match the oracle.
+        u.reset();
+        let mut h = hist();
+        for v in [5u64, 7, 1_000] {
+            u.record(v);
+            h.saturating_record(v);
+        }
+        assert_eq!(u.value_at_quantile(0.5), h.value_at_quantile(0.5));
     }
 
     #[test]
