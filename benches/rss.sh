@@ -3,7 +3,9 @@
 # simulated week of grocery. Each 10x copy goes to a temporary folder beside a copy of the
 # data and import files the scenarios read; peak RSS is `run --stats`'s peak_rss_kib.
 #   bash benches/rss.sh [BIN]        # BIN defaults to target/release/brownout (built if absent)
-# Prints a Markdown table: scenario, RSS 1x, RSS 10x (MiB), ratio 10x / 1x.
+#   ONLY="limiters-demo verify/mmc-limiter" bash benches/rss.sh BIN   # these scenarios, no week
+# Prints a Markdown table: scenario, RSS 1x, RSS 10x (MiB), ratio 10x / 1x, and the events
+# pending in the queue at the peak at 10x (`stats.json`'s peak_pending_events).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/release/brownout}
@@ -33,9 +35,16 @@ rss() {
   grep -o '"peak_rss_kib": *[0-9]*' "$out/stats.json" | grep -o '[0-9]*$'
 }
 
-echo "| scenario | RSS 1x (MiB) | RSS 10x (MiB) | 10x / 1x |"
-echo "|---|---:|---:|---:|"
+# The last run's events pending at the peak.
+pending() {
+  grep -o '"peak_pending_events": *[0-9]*' "$tmp/out/stats.json" | grep -o '[0-9]*$'
+}
+
+echo "| scenario | RSS 1x (MiB) | RSS 10x (MiB) | 10x / 1x | pending at the peak, 10x |"
+echo "|---|---:|---:|---:|---:|"
 for s in scenarios/*.ron scenarios/bench/*.ron scenarios/verify/*.ron; do
+  name=${s#scenarios/}
+  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" ${name%.ron} "* ]]; then continue; fi
   dir="$tmp/$(dirname "$s")"
   mkdir -p "$dir"
   cp -r scenarios/data scenarios/imports "$dir/" 2>/dev/null || true
@@ -43,10 +52,11 @@ for s in scenarios/*.ron scenarios/bench/*.ron scenarios/verify/*.ron; do
   ten="$dir/$(basename "$s" .ron)-10x.ron"
   cp "$s" "$one"
   scaled "$s" 10 >"$ten"
-  a=$(rss "$one") b=$(rss "$ten")
-  awk -v n="${s#scenarios/}" -v a="$a" -v b="$b" \
-    'BEGIN { printf "| %s | %.1f | %.1f | %.2f |\n", n, a / 1024, b / 1024, b / a }'
+  a=$(rss "$one") b=$(rss "$ten") p=$(pending)
+  awk -v n="$name" -v a="$a" -v b="$b" -v p="$p" \
+    'BEGIN { printf "| %s | %.1f | %.1f | %.2f | %d |\n", n, a / 1024, b / 1024, b / a, p }'
 done
+[ -z "${ONLY:-}" ] || exit 0
 
 # A simulated week of grocery (10 s windows: 60,480 windows per class and policy set), its
 # rates divided by 100 so the week simulates about 3.4x the requests of the 30-minute run:

@@ -10,8 +10,12 @@
 //! - `duration_axes_carry_their_unit_to_the_chart_titles`: plan.json, sweep.json and the
 //!   heatmap's and curve's axis titles name a duration axis's unit, a plain number none.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use common::erlang_scenario as scenario;
 
 use brownout::sweep::grid::{self, Plan};
 use brownout::sweep::stats::mean_ci95;
@@ -20,22 +24,6 @@ use brownout::verify::theory::t_quantile;
 use rayon::prelude::*;
 
 const BIN: &str = env!("CARGO_BIN_EXE_brownout");
-
-/// An Erlang loss system (see scenarios/sweep-demo.ron), shortened for debug-build tests.
-fn scenario(horizon: &str) -> String {
-    format!(
-        r#"Scenario(
-    name: "erlang", seed: 3, horizon: "{horizon}", warmup: "2s",
-    fleet: (workers: (slots: 10000), pool: (max_connections: 10000, acquire_timeout: "60s")),
-    classes: [(name: "api", arrivals: Poisson(rate_per_s: 50.0), deadline: "60s")],
-    dependency: (latency: Exponential(mean: "40ms")),
-    policies: [
-        (name: "direct", stack: []),
-        (name: "limit", stack: [(policy: Limiter((permits: 3, queue: 0)))]),
-    ],
-)"#
-    )
-}
 
 /// A folder holding `erlang.ron` and `sweep.ron` (the given spec body).
 fn setup(horizon: &str, spec: &str) -> (tempfile::TempDir, PathBuf) {

@@ -16,18 +16,6 @@ use common::brownout;
 const T_975_4: f64 = 2.776445;
 const REPLICATIONS: usize = 5;
 
-/// An Erlang loss system: a limiter without a queue (the `limit` set) against none (`direct`).
-const SCENARIO: &str = r#"Scenario(
-    name: "erlang", seed: 3, horizon: "12s", warmup: "2s",
-    fleet: (workers: (slots: 10000), pool: (max_connections: 10000, acquire_timeout: "60s")),
-    classes: [(name: "api", arrivals: Poisson(rate_per_s: 50.0), deadline: "60s")],
-    dependency: (latency: Exponential(mean: "40ms")),
-    policies: [
-        (name: "direct", stack: []),
-        (name: "limit", stack: [(policy: Limiter((permits: 3, queue: 0)))]),
-    ],
-)"#;
-
 /// A decision axis (permits) and a condition axis (the dependency's mean latency).
 const SPEC: &str = r#"SweepSpec(
     name: "ties", base: "erlang.ron", seed: 5, replications: 5,
@@ -127,7 +115,7 @@ fn written(out: &Path) -> Sets {
 #[test]
 fn sweep_json_ties_settings_whose_paired_interval_includes_zero() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("erlang.ron"), SCENARIO).unwrap();
+    std::fs::write(dir.path().join("erlang.ron"), common::erlang_scenario("12s")).unwrap();
     std::fs::write(dir.path().join("ties.ron"), SPEC).unwrap();
     let out = dir.path().join("out");
     let o = brownout(&["sweep", "ties.ron", "-q", "-j", "2", "--out", out.to_str().unwrap()], dir.path());

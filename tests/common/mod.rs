@@ -8,6 +8,24 @@ use std::process::{Command, Output};
 /// The `brownout` binary cargo built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_brownout");
 
+/// An Erlang loss system (see scenarios/sweep-demo.ron) over `horizon`: Poisson arrivals at
+/// 50/s to a dependency with exponential latency (mean 40 ms), through no limit (`direct`) or
+/// a limiter of 3 permits without a queue (`limit`).
+pub fn erlang_scenario(horizon: &str) -> String {
+    format!(
+        r#"Scenario(
+    name: "erlang", seed: 3, horizon: "{horizon}", warmup: "2s",
+    fleet: (workers: (slots: 10000), pool: (max_connections: 10000, acquire_timeout: "60s")),
+    classes: [(name: "api", arrivals: Poisson(rate_per_s: 50.0), deadline: "60s")],
+    dependency: (latency: Exponential(mean: "40ms")),
+    policies: [
+        (name: "direct", stack: []),
+        (name: "limit", stack: [(policy: Limiter((permits: 3, queue: 0)))]),
+    ],
+)"#
+    )
+}
+
 /// Run the binary with `args` in `cwd`.
 pub fn brownout(args: &[&str], cwd: &Path) -> Output {
     Command::new(BIN).args(args).current_dir(cwd).output().unwrap()

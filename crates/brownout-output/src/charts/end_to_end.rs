@@ -622,18 +622,7 @@ fn target_grid() -> (sweep::SweepResult, brownout_core::decide::recommendation::
         rows,
         best: None,
     };
-    let target = brownout_core::decide::recommendation::ConstraintOut {
-        metric: "c/in_time_ratio".into(),
-        op: ">=".into(),
-        value: 0.99,
-        n: 1,
-        mean: 0.99,
-        lo: 0.99,
-        hi: 0.99,
-        verdict: crate::metrics::decision::Verdict::Holds,
-        margin: 0.0,
-        untested: true,
-    };
+    let target = sweep::target_at_least("c/in_time_ratio", 0.99);
     (s, target)
 }
 

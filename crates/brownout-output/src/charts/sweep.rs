@@ -555,6 +555,23 @@ fn best_chart(s: &SweepResult, names: &[String], targets: &[ConstraintOut]) -> C
     }
 }
 
+/// A constraint `metric >= value` judged on one replication (untested), for chart tests.
+#[cfg(test)]
+pub(crate) fn target_at_least(metric: &str, value: f64) -> ConstraintOut {
+    ConstraintOut {
+        metric: metric.into(),
+        op: ">=".into(),
+        value,
+        n: 1,
+        mean: value,
+        lo: value,
+        hi: value,
+        verdict: crate::metrics::decision::Verdict::Holds,
+        margin: 0.0,
+        untested: true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -720,18 +737,7 @@ mod tests {
     #[test]
     fn a_constrained_metric_draws_its_target() {
         let s = sweep("c/in_time_ratio", &[0.95, 0.99, 0.995]);
-        let target = ConstraintOut {
-            metric: "c/in_time_ratio".into(),
-            op: ">=".into(),
-            value: 0.99,
-            n: 1,
-            mean: 0.99,
-            lo: 0.99,
-            hi: 0.99,
-            verdict: crate::metrics::decision::Verdict::Holds,
-            margin: 0.0,
-            untested: true,
-        };
+        let target = target_at_least("c/in_time_ratio", 0.99);
         let list = charts_with(&s, std::slice::from_ref(&target));
         let Kind::Lines(l) = &list[0].kind else { panic!("lines") };
         let h = &l.panels[0].hlines;
