@@ -19,7 +19,7 @@ use std::hint::black_box;
 use std::path::Path;
 
 use brownout::engine::{EventQueue, MILLISECOND, SECOND, Time, stream};
-use brownout::metrics::{OrderEffect, Outcome, Recorder, RecorderSetup};
+use brownout::metrics::{OrderEffect, Outcome, Record, Recorder, RecorderSetup};
 use brownout::model::Model;
 use brownout::scenario;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

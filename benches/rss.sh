@@ -4,6 +4,7 @@
 # data and import files the scenarios read; peak RSS is `run --stats`'s peak_rss_kib.
 #   bash benches/rss.sh [BIN]        # BIN defaults to target/release/brownout (built if absent)
 #   ONLY="limiters-demo verify/mmc-limiter" bash benches/rss.sh BIN   # these scenarios, no week
+#   FAR=100 ONLY=... bash benches/rss.sh BIN   # also at 100x horizon: has memory stopped growing?
 # Prints a Markdown table: scenario, RSS 1x, RSS 10x (MiB), ratio 10x / 1x, and the events
 # pending in the queue at the peak at 10x (`stats.json`'s peak_pending_events).
 set -euo pipefail
@@ -40,8 +41,14 @@ pending() {
   grep -o '"peak_pending_events": *[0-9]*' "$tmp/out/stats.json" | grep -o '[0-9]*$'
 }
 
-echo "| scenario | RSS 1x (MiB) | RSS 10x (MiB) | 10x / 1x | pending at the peak, 10x |"
-echo "|---|---:|---:|---:|---:|"
+far=${FAR:-}
+if [ -n "$far" ]; then
+  echo "| scenario | RSS 1x (MiB) | RSS 10x (MiB) | 10x / 1x | pending at the peak, 10x | RSS ${far}x (MiB) | ${far}x / 10x |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
+else
+  echo "| scenario | RSS 1x (MiB) | RSS 10x (MiB) | 10x / 1x | pending at the peak, 10x |"
+  echo "|---|---:|---:|---:|---:|"
+fi
 for s in scenarios/*.ron scenarios/bench/*.ron scenarios/verify/*.ron; do
   name=${s#scenarios/}
   if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" ${name%.ron} "* ]]; then continue; fi
@@ -53,8 +60,14 @@ for s in scenarios/*.ron scenarios/bench/*.ron scenarios/verify/*.ron; do
   cp "$s" "$one"
   scaled "$s" 10 >"$ten"
   a=$(rss "$one") b=$(rss "$ten") p=$(pending)
-  awk -v n="$name" -v a="$a" -v b="$b" -v p="$p" \
-    'BEGIN { printf "| %s | %.1f | %.1f | %.2f | %d |\n", n, a / 1024, b / 1024, b / a, p }'
+  row=$(awk -v n="$name" -v a="$a" -v b="$b" -v p="$p" \
+    'BEGIN { printf "| %s | %.1f | %.1f | %.2f | %d |", n, a / 1024, b / 1024, b / a, p }')
+  if [ -n "$far" ]; then
+    scaled "$s" "$far" >"$dir/$(basename "$s" .ron)-far.ron"
+    c=$(rss "$dir/$(basename "$s" .ron)-far.ron")
+    row+=$(awk -v b="$b" -v c="$c" 'BEGIN { printf " %.1f | %.2f |", c / 1024, c / b }')
+  fi
+  echo "$row"
 done
 [ -z "${ONLY:-}" ] || exit 0
 

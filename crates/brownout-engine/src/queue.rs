@@ -284,7 +284,10 @@ impl<E: Copy> EventQueue<E> {
 
     /// Locate the earliest event if it fires at or before `horizon`, without taking it.
     /// The caller must [`take`](Self::take) it before anything else touches the queue.
-    #[inline]
+    /// Always inlined, with what it calls per event: a run loop instantiated for more than one
+    /// handler (the world with and without phase recorders) otherwise calls them out of line,
+    /// 40-140 instructions per request (BENCHMARKS.md, "phases cost nothing when off").
+    #[inline(always)]
     pub(super) fn next_until(&mut self, horizon: Time) -> Option<Due> {
         let fifo = self.first_fifo();
         let bound = fifo.map_or((Time::MAX, u64::MAX), |(_, k)| k);
@@ -313,8 +316,9 @@ impl<E: Copy> EventQueue<E> {
         Some(Due { time, from: Source::Fifo(i) })
     }
 
-    /// Take the event [`next_until`](Self::next_until) located; time moves to it.
-    #[inline]
+    /// Take the event [`next_until`](Self::next_until) located; time moves to it. Always
+    /// inlined, as `next_until` is.
+    #[inline(always)]
     pub(super) fn take(&mut self, due: Due) -> E {
         self.now = due.time;
         match due.from {
@@ -339,7 +343,9 @@ impl<E: Copy> EventQueue<E> {
         self.pop_until(Time::MAX)
     }
 
-    /// Drop the root for good: the last entry takes its place.
+    /// Drop the root for good: the last entry takes its place. Always inlined, as
+    /// `next_until` is.
+    #[inline(always)]
     fn remove_root(&mut self) {
         let last = self.heap.pop().expect("a hole implies a root");
         if !self.heap.is_empty() {

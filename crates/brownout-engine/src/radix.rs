@@ -190,8 +190,9 @@ impl<E: Copy> RadixQueue<E> {
     }
 
     /// Locate the event [`pop_before`](Self::pop_before) would pop and return its time,
-    /// leaving it in place for [`take_next`](Self::take_next).
-    #[inline]
+    /// leaving it in place for [`take_next`](Self::take_next). Always inlined, as
+    /// `EventQueue::next_until` is.
+    #[inline(always)]
     pub(super) fn next_before(&mut self, horizon: Time, bound: (Time, u64)) -> Option<Time> {
         let horizon = horizon.min(bound.0);
         if self.head == self.buckets[0].len() {
@@ -233,8 +234,9 @@ impl<E: Copy> RadixQueue<E> {
         Some(top.time)
     }
 
-    /// Take the event [`next_before`](Self::next_before) located; time moves to it.
-    #[inline]
+    /// Take the event [`next_before`](Self::next_before) located; time moves to it. Always
+    /// inlined, as `EventQueue::next_until` is.
+    #[inline(always)]
     pub(super) fn take_next(&mut self) -> E {
         let top = &self.buckets[0][self.head];
         self.head += 1;

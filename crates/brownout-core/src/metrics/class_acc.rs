@@ -208,7 +208,7 @@ impl Tally {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Cause, FallbackUse, OrderEffect, Outcome, Recorder, RecorderSetup};
+    use super::super::{Cause, FallbackUse, OrderEffect, Outcome, Record, Recorder, RecorderSetup};
     use crate::engine::{MILLISECOND, SECOND, Time};
 
     /// Finish a request of class 0 that arrived at 0 and took `ms`.

@@ -23,7 +23,7 @@ mod window;
 pub use cause::{Cause, LayerKind};
 pub use fallback::FallbackUse;
 pub(crate) use hist::UsHist;
-pub use phases::Recorders;
+pub use phases::{Record, Recorders};
 pub use recorder::{OrderEffect, Outcome, Recorder, RecorderSetup};
 pub use window::{MAX_CHART_WINDOWS, RowSink, WindowRow, chart_factor};
 

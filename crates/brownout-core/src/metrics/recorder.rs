@@ -5,6 +5,7 @@ use super::class_acc::{ClassAcc, Judged, Tally};
 use super::fallback::FallbackUse;
 use super::gauge::Gauge;
 use super::hist::Lat;
+use super::phases::Record;
 use super::queue::QueueAcc;
 use super::summary::*;
 use super::to_f64;
@@ -151,31 +152,6 @@ impl Recorder {
         arrived >= self.s.warmup
     }
 
-    /// A request arrived.
-    pub fn arrival(&mut self, _now: Time, class: usize) {
-        // Counted with or without a time series: only the rows read it, and one increment is
-        // all skipping it would save.
-        self.win.classes[class].offered += 1;
-    }
-
-    /// A worker-slot wait ended (granted or not).
-    pub fn slot_wait(&mut self, arrived: Time, class: usize, waited: Time) {
-        if self.measured(arrived) {
-            let c = &mut self.classes[class];
-            c.slot_wait_ns += to_f64(waited);
-            c.slot_waits += 1;
-        }
-    }
-
-    /// A connection wait ended (granted or not).
-    pub fn conn_wait(&mut self, arrived: Time, class: usize, waited: Time) {
-        if self.measured(arrived) {
-            let c = &mut self.classes[class];
-            c.conn_wait_ns += to_f64(waited);
-            c.conn_waits += 1;
-        }
-    }
-
     /// The queue statistics of layers of `kind`, if they are kept.
     fn queue_of(&mut self, kind: LayerKind) -> Option<&mut QueueAcc> {
         match kind {
@@ -185,8 +161,124 @@ impl Recorder {
         }
     }
 
+    fn fleet_integral(gauges: &mut [Gauge], now: Time) -> f64 {
+        gauges.iter_mut().map(|g| g.integral(now)).sum()
+    }
+
+    /// The time-series rows kept so far (none once a sink is set).
+    pub fn rows(&self) -> &[WindowRow] {
+        self.win.rows()
+    }
+
+    /// Time-series rows held in memory (0 between windows with a sink).
+    pub fn rows_held(&self) -> usize {
+        self.win.held()
+    }
+
+    /// Summarise at the horizon.
+    pub fn summary(&mut self, now: Time, events: u64, in_flight_at_end: u64) -> RunSummary {
+        let span = (now.max(self.s.warmup + 1) - self.s.warmup) as f64;
+        let secs = span / SECOND as f64;
+        let costs = self.s.costs;
+        let classes: Vec<ClassSummary> = self
+            .classes
+            .iter_mut()
+            .zip(&self.s.classes)
+            .zip(&self.s.fallbacks)
+            .map(|((c, name), &f)| c.summary(name, secs, costs, f))
+            .collect();
+        let n = self.s.instances as f64;
+        let inst_span = span * n;
+        let pool_integral = Self::fleet_integral(&mut self.pool, now);
+        let resources = ResourceSummary {
+            workers: occupancy(&mut self.workers, self.s.slots, now, inst_span),
+            pool: occupancy(&mut self.pool, self.s.connections, now, inst_span),
+            pool_waiting_mean: Self::fleet_integral(&mut self.pool_waiting, now) / inst_span,
+            pool_hold_ms_mean: if self.conns_taken == 0 {
+                0.0
+            } else {
+                pool_integral / self.conns_taken as f64 / MILLISECOND as f64
+            },
+        };
+        let breaker = self.s.has_breaker.then(|| BreakerSummary {
+            transitions: self.transitions,
+            transitions_per_min: self.transitions as f64 / (secs / 60.0),
+            open_fraction: self.open.integral(now) / inst_span,
+            half_open_fraction: self.half_open.integral(now) / inst_span,
+            cycles: self.cycles,
+        });
+        let limit = self.s.has_limit.then(|| LimitSummary {
+            mean: self.limit_sum.integral(now) / inst_span,
+            min: self.limit_sum.low / n,
+            max: self.limit_sum.peak / n,
+        });
+        let business_cost = classes.iter().map(|c| c.business_cost).sum();
+        RunSummary {
+            policy: self.s.policy.clone(),
+            classes,
+            dependency: DependencySummary {
+                calls: self.dep_calls,
+                calls_per_s: self.dep_calls as f64 / secs,
+                peak_in_flight: self.dep_in_flight.peak as u64,
+                latency_ms: self.dep_latency.stats(),
+                throughput_cv: self.win.throughput_cv(),
+                abandoned: self.dep_abandoned,
+                cancelled: self.dep_cancelled,
+                mean_in_flight: self.dep_in_flight.integral(now) / span,
+                found_in_flight: self.found_in_flight.clone(),
+            },
+            breaker,
+            limit,
+            limiter_queue: self.s.has_limiter.then(|| self.limiter_queue.summary()),
+            bulkhead_queue: self.s.has_bulkhead.then(|| self.bulkhead_queue.summary()),
+            resources,
+            amplification: if self.requests_calling == 0 {
+                0.0
+            } else {
+                self.calls_by_requests as f64 / self.requests_calling as f64
+            },
+            business_cost,
+            per_instance: self.per_instance.iter().map(Tally::outcomes).collect(),
+            events,
+            in_flight_at_end,
+        }
+    }
+}
+
+/// A run without phases records straight into the whole run's recorder.
+impl Record for Recorder {
+    fn build(setup: RecorderSetup, spans: &[(Time, Time)]) -> Self {
+        assert!(spans.is_empty(), "a lone Recorder has no phases: use Recorders");
+        Recorder::new(setup)
+    }
+
+    /// A request arrived.
+    fn arrival(&mut self, _now: Time, class: usize) {
+        // Counted with or without a time series: only the rows read it, and one increment is
+        // all skipping it would save.
+        self.win.classes[class].offered += 1;
+    }
+
+    /// A worker-slot wait ended (granted or not).
+    fn slot_wait(&mut self, arrived: Time, class: usize, waited: Time) {
+        if self.measured(arrived) {
+            let c = &mut self.classes[class];
+            c.slot_wait_ns += to_f64(waited);
+            c.slot_waits += 1;
+        }
+    }
+
+    /// A connection wait ended (granted or not).
+    fn conn_wait(&mut self, arrived: Time, class: usize, waited: Time) {
+        if self.measured(arrived) {
+            let c = &mut self.classes[class];
+            c.conn_wait_ns += to_f64(waited);
+            c.conn_waits += 1;
+        }
+    }
+
     /// An attempt reached an admission layer of `kind`.
-    pub fn layer_offered(&mut self, now: Time, kind: LayerKind) {
+    fn layer_offered(&mut self, now: Time, kind: LayerKind) {
         if now >= self.s.warmup
             && let Some(q) = self.queue_of(kind)
         {
@@ -195,7 +287,7 @@ impl Recorder {
     }
 
     /// An attempt was parked in the queue of a layer of `kind`.
-    pub fn layer_queued(&mut self, now: Time, kind: LayerKind) {
+    fn layer_queued(&mut self, now: Time, kind: LayerKind) {
         if now >= self.s.warmup
             && let Some(q) = self.queue_of(kind)
         {
@@ -204,7 +296,7 @@ impl Recorder {
     }
 
     /// An attempt parked at `parked` left the queue of a layer of `kind` at `now`.
-    pub fn layer_waited(&mut self, now: Time, parked: Time, kind: LayerKind) {
+    fn layer_waited(&mut self, now: Time, parked: Time, kind: LayerKind) {
         if parked >= self.s.warmup
             && let Some(q) = self.queue_of(kind)
         {
@@ -213,14 +305,14 @@ impl Recorder {
     }
 
     /// The attempts waiting for a pool connection on an instance changed.
-    pub fn pool_waiting(&mut self, now: Time, instance: u32, waiting: u32) {
+    fn pool_waiting(&mut self, now: Time, instance: u32, waiting: u32) {
         self.pool_waiting[instance as usize].set(now, waiting as f64);
     }
 
     /// A request finished; `cause` is why it failed (`None` for an ok answer; a fallback
     /// answer carries the cause of the failure it answered).
     #[allow(clippy::too_many_arguments)]
-    pub fn finish(
+    fn finish(
         &mut self,
         now: Time,
         instance: u32,
@@ -300,7 +392,7 @@ impl Recorder {
     }
 
     /// A dependency call started; `in_flight` is the fleet-wide count after it.
-    pub fn dep_start(&mut self, now: Time, in_flight: u64) {
+    fn dep_start(&mut self, now: Time, in_flight: u64) {
         self.win.dep_calls += 1;
         if now >= self.s.warmup {
             self.dep_calls += 1;
@@ -312,7 +404,7 @@ impl Recorder {
     }
 
     /// A dependency call ended after `latency` of the dependency's own time.
-    pub fn dep_end(&mut self, now: Time, latency: Time, abandoned: bool, in_flight: u64) {
+    fn dep_end(&mut self, now: Time, latency: Time, abandoned: bool, in_flight: u64) {
         if self.s.timeseries {
             self.win.dep_latency.record(latency);
         }
@@ -325,7 +417,7 @@ impl Recorder {
 
     /// An abandoned call was cancelled at the dependency before its answer; `in_flight` is
     /// the fleet-wide count after it left. It counts as abandoned too.
-    pub fn dep_cancelled(&mut self, now: Time, in_flight: u64) {
+    fn dep_cancelled(&mut self, now: Time, in_flight: u64) {
         if now >= self.s.warmup {
             self.dep_abandoned += 1;
             self.dep_cancelled += 1;
@@ -334,19 +426,19 @@ impl Recorder {
     }
 
     /// Worker slots in use on an instance changed.
-    pub fn workers(&mut self, now: Time, instance: u32, in_use: u32) {
+    fn workers(&mut self, now: Time, instance: u32, in_use: u32) {
         self.workers[instance as usize].set(now, in_use as f64);
     }
 
     /// Pool connections in use on an instance changed.
-    pub fn pool(&mut self, now: Time, instance: u32, in_use: u32) {
+    fn pool(&mut self, now: Time, instance: u32, in_use: u32) {
         let g = &mut self.pool[instance as usize];
         self.conns_taken += (now >= self.s.warmup && in_use as f64 > g.value) as u64;
         g.set(now, in_use as f64);
     }
 
     /// An instance's (first) breaker changed state.
-    pub fn breaker(&mut self, now: Time, instance: u32, to: BreakerState) {
+    fn breaker(&mut self, now: Time, instance: u32, to: BreakerState) {
         let i = instance as usize;
         let from = self.breaker_states[i];
         if from == to {
@@ -376,7 +468,7 @@ impl Recorder {
     }
 
     /// An instance's (first) limiter changed its limit.
-    pub fn limit(&mut self, now: Time, instance: u32, limit: f64) {
+    fn limit(&mut self, now: Time, instance: u32, limit: f64) {
         let i = instance as usize;
         let delta = limit - self.limits[i];
         self.limits[i] = limit;
@@ -385,12 +477,8 @@ impl Recorder {
         }
     }
 
-    fn fleet_integral(gauges: &mut [Gauge], now: Time) -> f64 {
-        gauges.iter_mut().map(|g| g.integral(now)).sum()
-    }
-
     /// Close the window ending at `now` and start the next.
-    pub fn tick(&mut self, now: Time) {
+    fn tick(&mut self, now: Time) {
         let integrals = [
             self.dep_in_flight.integral(now),
             Self::fleet_integral(&mut self.workers, now),
@@ -409,93 +497,18 @@ impl Recorder {
         self.win.close(now, &self.s, Readings { integrals, levels, limit });
     }
 
-    /// The time-series rows kept so far (none once a sink is set).
-    pub fn rows(&self) -> &[WindowRow] {
-        self.win.rows()
-    }
-
     /// Hand each later window's rows to `sink` as the window closes instead of keeping them.
-    pub fn set_sink(&mut self, sink: Box<dyn RowSink>) {
+    fn set_sink(&mut self, sink: Box<dyn RowSink>) {
         self.win.set_sink(sink);
     }
 
-    /// Time-series rows held in memory (0 between windows with a sink).
-    pub fn rows_held(&self) -> usize {
-        self.win.held()
-    }
-
     /// Take the kept time-series rows; drops the sink, which flushes it.
-    pub fn take_rows(&mut self) -> Vec<WindowRow> {
+    fn take_rows(&mut self) -> Vec<WindowRow> {
         self.win.take_rows()
     }
 
-    /// Summarise at the horizon.
-    pub fn summary(&mut self, now: Time, events: u64, in_flight_at_end: u64) -> RunSummary {
-        let span = (now.max(self.s.warmup + 1) - self.s.warmup) as f64;
-        let secs = span / SECOND as f64;
-        let costs = self.s.costs;
-        let classes: Vec<ClassSummary> = self
-            .classes
-            .iter_mut()
-            .zip(&self.s.classes)
-            .zip(&self.s.fallbacks)
-            .map(|((c, name), &f)| c.summary(name, secs, costs, f))
-            .collect();
-        let n = self.s.instances as f64;
-        let inst_span = span * n;
-        let pool_integral = Self::fleet_integral(&mut self.pool, now);
-        let resources = ResourceSummary {
-            workers: occupancy(&mut self.workers, self.s.slots, now, inst_span),
-            pool: occupancy(&mut self.pool, self.s.connections, now, inst_span),
-            pool_waiting_mean: Self::fleet_integral(&mut self.pool_waiting, now) / inst_span,
-            pool_hold_ms_mean: if self.conns_taken == 0 {
-                0.0
-            } else {
-                pool_integral / self.conns_taken as f64 / MILLISECOND as f64
-            },
-        };
-        let breaker = self.s.has_breaker.then(|| BreakerSummary {
-            transitions: self.transitions,
-            transitions_per_min: self.transitions as f64 / (secs / 60.0),
-            open_fraction: self.open.integral(now) / inst_span,
-            half_open_fraction: self.half_open.integral(now) / inst_span,
-            cycles: self.cycles,
-        });
-        let limit = self.s.has_limit.then(|| LimitSummary {
-            mean: self.limit_sum.integral(now) / inst_span,
-            min: self.limit_sum.low / n,
-            max: self.limit_sum.peak / n,
-        });
-        let business_cost = classes.iter().map(|c| c.business_cost).sum();
-        RunSummary {
-            policy: self.s.policy.clone(),
-            classes,
-            dependency: DependencySummary {
-                calls: self.dep_calls,
-                calls_per_s: self.dep_calls as f64 / secs,
-                peak_in_flight: self.dep_in_flight.peak as u64,
-                latency_ms: self.dep_latency.stats(),
-                throughput_cv: self.win.throughput_cv(),
-                abandoned: self.dep_abandoned,
-                cancelled: self.dep_cancelled,
-                mean_in_flight: self.dep_in_flight.integral(now) / span,
-                found_in_flight: self.found_in_flight.clone(),
-            },
-            breaker,
-            limit,
-            limiter_queue: self.s.has_limiter.then(|| self.limiter_queue.summary()),
-            bulkhead_queue: self.s.has_bulkhead.then(|| self.bulkhead_queue.summary()),
-            resources,
-            amplification: if self.requests_calling == 0 {
-                0.0
-            } else {
-                self.calls_by_requests as f64 / self.requests_calling as f64
-            },
-            business_cost,
-            per_instance: self.per_instance.iter().map(Tally::outcomes).collect(),
-            events,
-            in_flight_at_end,
-        }
+    fn summaries(&mut self, now: Time, events: u64, in_flight_at_end: u64) -> (RunSummary, Vec<RunSummary>) {
+        (self.summary(now, events, in_flight_at_end), Vec::new())
     }
 }
 

@@ -331,6 +331,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
+    use crate::metrics::Record;
     use crate::metrics::Recorder;
 
     /// Counts the rows and windows it is handed.

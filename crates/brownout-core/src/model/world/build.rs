@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl<'m> World<'m> {
+impl<'m, R: Record> World<'m, R> {
     pub(super) fn new(m: &'m Model, policy: usize, timeseries: bool) -> Self {
         let s = &m.scenario;
         let n = s.fleet.instances;
@@ -168,7 +168,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
 }
 
 /// The run's metrics recorder.
-fn build_recorder(m: &Model, policy: usize, layout: &Layout, timeseries: bool) -> Recorders {
+fn build_recorder<R: Record>(m: &Model, policy: usize, layout: &Layout, timeseries: bool) -> R {
     let s = &m.scenario;
     let b = s.business.as_ref();
     let spans: Vec<(Time, Time)> = crate::scenario::phases_of(s).iter().map(|p| (p.start, p.end)).collect();
@@ -190,5 +190,5 @@ fn build_recorder(m: &Model, policy: usize, layout: &Layout, timeseries: bool) -
         fallbacks: s.classes.iter().map(|c| crate::model::fallback::recorded_as(c.fallback_answer)).collect(),
         timeseries,
     };
-    Recorders::new(setup, &spans)
+    R::build(setup, &spans)
 }

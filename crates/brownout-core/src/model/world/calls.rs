@@ -3,7 +3,7 @@
 use super::*;
 use crate::model::outlier::Result as OutlierResult;
 
-impl World<'_> {
+impl<R: Record> World<'_, R> {
     // ---- connection pool and dependency ------------------------------------------
 
     pub(super) fn acquire_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {

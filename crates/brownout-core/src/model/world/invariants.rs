@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use super::stack::waiting;
 use super::*;
 
-impl World<'_> {
+impl<R: Record> World<'_, R> {
     /// Recount the state from the requests and calls alive and compare with the counters.
     pub(super) fn check_invariants(&self) {
         let n = self.gateway.insts.len();
@@ -109,14 +109,14 @@ mod tests {
 
     #[test]
     fn a_fresh_world_keeps_them() {
-        World::new(&model(), 0, false).check_invariants();
+        World::<Recorders>::new(&model(), 0, false).check_invariants();
     }
 
     #[test]
     #[should_panic(expected = "busy workers")]
     fn a_busy_worker_no_request_holds_is_caught() {
         let m = model();
-        let mut w = World::new(&m, 0, false);
+        let mut w = World::<Recorders>::new(&m, 0, false);
         w.gateway.insts[0].workers = 1;
         w.check_invariants();
     }
@@ -125,7 +125,7 @@ mod tests {
     #[should_panic(expected = "calls in flight")]
     fn a_call_in_flight_missing_from_the_slab_is_caught() {
         let m = model();
-        let mut w = World::new(&m, 0, false);
+        let mut w = World::<Recorders>::new(&m, 0, false);
         w.upstream.in_flight = 1;
         w.check_invariants();
     }
@@ -134,7 +134,7 @@ mod tests {
     #[should_panic(expected = "decremented below zero")]
     fn a_count_going_below_zero_is_caught_where_it_happens() {
         let m = model();
-        let mut w = World::new(&m, 0, false);
+        let mut w = World::<Recorders>::new(&m, 0, false);
         dec!(w.gateway.insts[0].worker_waiting);
     }
 }

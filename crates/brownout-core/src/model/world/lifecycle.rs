@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl World<'_> {
+impl<R: Record> World<'_, R> {
     // ---- arrivals and worker slots -------------------------------------------------
 
     pub(super) fn arrive(&mut self, now: Time, q: &mut EventQueue<Ev>, class: ClassId, source: Source) {

@@ -13,6 +13,8 @@ macro_rules! dec {
 mod build;
 mod calls;
 mod events;
+#[cfg(test)]
+mod forms;
 #[cfg(debug_assertions)]
 mod invariants;
 mod lifecycle;
@@ -29,7 +31,7 @@ use super::records::{AttemptRecord, CallRecord, Origin, Records, RequestRecord};
 use super::{Model, RunError, RunOptions, RunResult};
 use crate::engine::{self, Counter, EventQueue, Handler, Slab, Time, Token, label_hash, stream};
 use crate::metrics::events::EventLog;
-use crate::metrics::{Cause, LayerKind, OrderEffect, Outcome, RecorderSetup, Recorders};
+use crate::metrics::{Cause, LayerKind, OrderEffect, Outcome, Record, Recorder, RecorderSetup, Recorders};
 use crate::policy::{
     Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Hooks, Refusal, RetryAsk, Status,
 };
@@ -165,7 +167,7 @@ enum Notice {
 
 /// One run of one policy set: the state the event handler owns, grouped by what owns it
 /// (see `state.rs` for each field's unit, writers and readers).
-struct World<'m> {
+struct World<'m, R> {
     /// The scenario's immutable part, shared by every run (read only).
     m: &'m Model,
     /// The policy set this run simulates (index into `m.scenario.policies`).
@@ -193,7 +195,7 @@ struct World<'m> {
     /// `outcome::conclude`, cleared with an instance's caches on restart).
     last_answers: Option<LastAnswers>,
     /// The metrics, whole run and per phase. Every file reports what happens to it.
-    rec: Recorders,
+    rec: R,
     /// Event hash, first events and opt-in records.
     trace: Trace,
     /// Horizon, event count and the guards' verdict.
@@ -210,8 +212,26 @@ pub(super) fn run<'m>(
     observer: Option<&'m (dyn Fn(Time) + Sync)>,
     sink: Option<Box<dyn crate::metrics::RowSink>>,
 ) -> Result<(RunResult, Records), RunError> {
+    // Chosen once per run rather than branched on per call: a world without phases records
+    // straight into the whole run's recorder, so phases cost nothing when off (BENCHMARKS.md,
+    // "phases' cost when off").
+    if crate::scenario::phases_of(&m.scenario).is_empty() {
+        run_as::<Recorder>(m, policy, opts, record, observer, sink)
+    } else {
+        run_as::<Recorders>(m, policy, opts, record, observer, sink)
+    }
+}
+
+fn run_as<'m, R: Record>(
+    m: &'m Model,
+    policy: usize,
+    opts: RunOptions,
+    record: bool,
+    observer: Option<&'m (dyn Fn(Time) + Sync)>,
+    sink: Option<Box<dyn crate::metrics::RowSink>>,
+) -> Result<(RunResult, Records), RunError> {
     let mut q: EventQueue<Ev> = EventQueue::new();
-    let mut w = World::new(m, policy, opts.timeseries);
+    let mut w = World::<R>::new(m, policy, opts.timeseries);
     w.observer = observer;
     if let Some(sink) = sink.filter(|_| opts.timeseries) {
         w.rec.set_sink(sink);
@@ -254,7 +274,7 @@ pub(super) fn run<'m>(
     Ok((result, w.trace.records.map(|l| *l).unwrap_or_default()))
 }
 
-impl World<'_> {
+impl<R: Record> World<'_, R> {
     fn timer(&mut self, q: &mut EventQueue<Ev>, tok: Token, at: Time, timer: Timer) {
         let generation = self.bump_generation(tok);
         q.schedule_at(at, Ev::Timer { req: tok, generation, timer });
@@ -339,7 +359,7 @@ impl World<'_> {
     }
 }
 
-impl Handler<Ev> for World<'_> {
+impl<R: Record> Handler<Ev> for World<'_, R> {
     fn handle(&mut self, now: Time, ev: Ev, q: &mut EventQueue<Ev>) {
         self.progress.handled += 1;
         if self.progress.handled > self.m.scenario.limits.max_events {

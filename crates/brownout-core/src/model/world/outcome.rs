@@ -35,7 +35,7 @@ pub(super) fn layer_kind(spec: &PolicySpec) -> LayerKind {
     }
 }
 
-impl World<'_> {
+impl<R: Record> World<'_, R> {
     /// Record why the request failed, for the recorder's `causes`.
     pub(super) fn fail_as(&mut self, tok: Token, cause: Cause) {
         self.reqs.get_mut(tok).expect("live request").answer.cause = Some(cause);

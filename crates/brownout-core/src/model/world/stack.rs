@@ -3,7 +3,7 @@
 use super::waitq::{Pos, Waiter};
 use super::*;
 
-impl World<'_> {
+impl<R: Record> World<'_, R> {
     // ---- the policy stack ------------------------------------------------------------
 
     pub(super) fn attempt_of(&self, now: Time, tok: Token, layer: u8) -> Attempt {
