@@ -190,3 +190,31 @@ fn resume_after_a_seed_change_is_refused_and_keeps_the_journal() {
     assert!(err.contains("cannot resume") && err.contains("none of the journal's 12 finished runs"), "{err}");
     assert_eq!(std::fs::read(out.join("journal.jsonl")).unwrap(), journal);
 }
+
+#[test]
+fn resume_after_a_data_file_changed_reuses_no_run_of_the_old_data() {
+    let (dir, spec_path) = folder();
+    let csv = ERLANG.replace("Poisson(rate_per_s: 60.0)", r#"Csv(file: "rate.csv")"#);
+    assert_ne!(csv, ERLANG);
+    std::fs::write(dir.path().join("erlang.ron"), csv).unwrap();
+    let rates = dir.path().join("rate.csv");
+    std::fs::write(&rates, "t_s,rate_per_s\n0,60.0\n").unwrap();
+    std::fs::write(&spec_path, spec("1, 3", 5)).unwrap();
+    let (out, fresh) = (dir.path().join("out"), dir.path().join("fresh"));
+    run(&["sweep", &spec_path, "--out", out.to_str().unwrap(), "-q"]);
+    let journal = std::fs::read(out.join("journal.jsonl")).unwrap();
+    // The scenario and the spec are unchanged; only what the file holds is not.
+    std::fs::write(&rates, "t_s,rate_per_s\n0,30.0\n").unwrap();
+    let o = Command::new(BIN).args(["sweep", &spec_path, "--out", out.to_str().unwrap(), "--resume"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "a resume took runs of the old data: {err}");
+    assert!(err.contains("cannot resume") && err.contains("data file"), "{err}");
+    assert_eq!(std::fs::read(out.join("journal.jsonl")).unwrap(), journal);
+    // The data matters: a sweep of the new file gives other results than the journal's.
+    run(&["sweep", &spec_path, "--out", fresh.to_str().unwrap(), "-q"]);
+    assert_ne!(std::fs::read(fresh.join("runs.csv")).unwrap(), std::fs::read(out.join("runs.csv")).unwrap());
+    // Put back, the file's runs are the journal's again: the resume takes every one of them.
+    std::fs::write(&rates, "t_s,rate_per_s\n0,60.0\n").unwrap();
+    let r = json(&run(&["sweep", &spec_path, "--out", out.to_str().unwrap(), "-q", "--json", "--resume"]));
+    assert_eq!((r["runs"]["run_now"].as_u64(), r["runs"]["resumed"].as_u64()), (Some(0), Some(12)));
+}

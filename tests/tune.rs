@@ -197,3 +197,23 @@ fn bad_specs_exit_2_with_line_and_column() {
         assert!(!out.exists(), "{what}: nothing may be written");
     }
 }
+
+#[test]
+fn resume_after_a_data_file_changed_is_refused() {
+    let (dir, p) = setup(&spec(KNOB, DECIDE, 9));
+    let csv = ERLANG.replace("Poisson(rate_per_s: 50.0)", r#"Csv(file: "rate.csv")"#);
+    assert_ne!(csv, ERLANG);
+    std::fs::write(dir.path().join("erlang.ron"), csv).unwrap();
+    let rates = dir.path().join("rate.csv");
+    std::fs::write(&rates, "t_s,rate_per_s\n0,50.0\n").unwrap();
+    let out = dir.path().join("out");
+    ok(&tune(&p, &out, &[]));
+    let journal = std::fs::read(out.join("tune-journal.jsonl")).unwrap();
+    // Spec and scenario unchanged; the rates the scenario replays are not.
+    std::fs::write(&rates, "t_s,rate_per_s\n0,25.0\n").unwrap();
+    let o = tune(&p, &out, &["--resume"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "a resume took candidates of the old data: {err}");
+    assert!(err.contains("cannot resume"), "{err}");
+    assert_eq!(std::fs::read(out.join("tune-journal.jsonl")).unwrap(), journal);
+}

@@ -28,7 +28,7 @@ impl Dur {
     }
 }
 
-/// Microseconds: the unit of the HDR histograms' values ([`crate::metrics::UsHist`]), kept
+/// Microseconds: the unit of the HDR histograms' values (`metrics::UsHist`), kept
 /// apart from nanosecond [`Time`] so the two are never compared bare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Hash)]
 pub struct Micros(pub u64);

@@ -177,7 +177,7 @@ fn peek_header(dir: &Path) -> Result<Option<Header>> {
 /// whose key (`keys`, in run order) a finished record has takes that record, renumbered, and
 /// the journal is rewritten for this plan. Refused as [`open`] does when the journal is of
 /// another sweep or shard, when `plan.json` is not the one it started with, or when not one
-/// finished run would be kept (another seed, base scenario or metrics: a new `--out` then
+/// finished run would be kept (another seed, base scenario, data file or metrics: a new `--out` then
 /// keeps the old results).
 pub fn open_reusing(
     dir: &Path,
@@ -210,7 +210,7 @@ pub fn open_reusing(
     let dropped = old_runs.values().filter(|k| k.is_none_or(|k| !used.contains(k))).count();
     if done.is_empty() && !old_runs.is_empty() {
         return Err(refuse(format!(
-            "the spec changed (plan {} -> {}) and none of the journal's {} finished runs has inputs it still uses (another seed, base scenario or metrics?): choose another --out",
+            "the spec changed (plan {} -> {}) and none of the journal's {} finished runs has inputs it still uses (another seed, base scenario, data file or metrics?): choose another --out",
             old.hash,
             header.hash,
             old_runs.len()

@@ -41,7 +41,7 @@ pub(crate) fn regular_file(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The bytes of the regular file `path` (see [`regular_file`]).
+/// The bytes of the regular file `path` (see `regular_file`).
 pub fn read_regular(path: &Path) -> Result<Vec<u8>> {
     regular_file(path)?;
     std::fs::read(path).with_context(|| format!("reading {}", path.display()))

@@ -1,5 +1,5 @@
 //! `timeseries.csv` as a stream. Each policy run writes its rows to a part file as its windows
-//! close ([`Parts::sink`]); the parts are joined in policy order into the one file, byte for
+//! close (`Parts::sink`); the parts are joined in policy order into the one file, byte for
 //! byte what writing every row at once gives; the charts read it back row by row, coalescing
 //! windows so a series holds at most [`MAX_CHART_WINDOWS`](crate::metrics::MAX_CHART_WINDOWS) points ([`read_series`]). Nothing
 //! here holds a row per window.

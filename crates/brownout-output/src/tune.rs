@@ -52,7 +52,7 @@ pub fn open(dir: &Path, hash: &str, resume: bool) -> Result<(TuneJournal, Vec<Re
             let h: String = serde_json::from_slice(unframe(content, "header").map_err(at)?)?;
             if h != hash {
                 return Err(at(format!(
-                    "cannot resume: this journal is for search {h}, this is {hash}: the spec or scenario changed"
+                    "cannot resume: this journal is for search {h}, this is {hash}: the spec, scenario or a data file changed"
                 )));
             }
         } else {

@@ -2,7 +2,7 @@
 //! resilience4j, an Envoy cluster or Istio `DestinationRule`, opossum options, a .NET
 //! `appsettings.json` with the standard resilience handler) turned into the equivalent policy
 //! stack, each value with where it came from, and a warning for every option that has no
-//! equivalent. The same expansion serves scenario files' `Import(..)` layers ([`expand`]).
+//! equivalent. The same expansion serves scenario files' `Import(..)` layers (`scenario::import::expand`).
 //!
 //! Values the file sets are spelled out (each with its `file:line key`); values it leaves out
 //! are left to the preset's defaults, which are the library's documented defaults. Where the

@@ -142,10 +142,53 @@ type DataFault = (String, DataError);
 /// What a data file holds.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Holds {
+    /// `t_s`, `rate_per_s`: the arrivals of the class with this index.
+    Rates(usize),
+    /// One column of latencies: the dependency's own (its median must be positive under a
+    /// Csv drift, which divides by it).
+    DependencySamples(String),
     /// `t_s`, `latency_ms`.
     Latencies,
     /// One column of latencies.
     Samples(String),
+}
+
+/// Every data file reference in `s`: (path of the reference in the scenario, file as
+/// written, what it holds), in the order the check reads them. The one list of the fields
+/// that name files: the check reads them, and [`data_files`] names them.
+fn data_refs(s: &Scenario) -> Vec<(String, &str, Holds)> {
+    let mut refs: Vec<(String, &str, Holds)> = Vec::new();
+    for (i, c) in s.classes.iter().enumerate() {
+        if let Arrivals::Csv { file } = &c.arrivals {
+            refs.push((format!("classes[{i}].arrivals.Csv.file"), file, Holds::Rates(i)));
+        }
+    }
+    let d = &s.dependency;
+    if let Latency::Empirical { file, column } = &d.latency {
+        refs.push(("dependency.latency.Empirical.file".into(), file, Holds::DependencySamples(column.clone())));
+    }
+    for (i, c) in s.classes.iter().enumerate() {
+        if let Some(Latency::Empirical { file, column }) = &c.work {
+            refs.push((format!("classes[{i}].work.Empirical.file"), file, Holds::Samples(column.clone())));
+        }
+    }
+    let unwind = s.fleet.timeout_unwind.iter().map(|u| ("fleet.timeout_unwind", u));
+    for (at, delay) in [("fleet.overhead", &s.fleet.overhead), ("dependency.hop", &d.hop)].into_iter().chain(unwind) {
+        if let Delay::Random(Latency::Empirical { file, column }) = delay {
+            refs.push((format!("{at}.Empirical.file"), file, Holds::Samples(column.clone())));
+        }
+    }
+    if let Drift::Csv { file } = &d.drift {
+        refs.push(("dependency.drift.Csv.file".into(), file, Holds::Latencies));
+    }
+    refs
+}
+
+/// The data files `s` reads, as written in it (relative to its folder), each once, sorted:
+/// a run's results depend on their bytes as well as on the scenario's text.
+pub fn data_files(s: &Scenario) -> Vec<String> {
+    let files: BTreeSet<&str> = data_refs(s).into_iter().map(|(_, f, _)| f).collect();
+    files.into_iter().map(str::to_string).collect()
 }
 
 /// Read every data file the scenario names (each file and column once), exactly as the
@@ -153,46 +196,23 @@ enum Holds {
 /// error is (path of the reference in the scenario, what is wrong).
 fn check_data_files(s: &Scenario, dir: &Path) -> Result<Vec<budget::ClassRates>, DataFault> {
     let mut rates = Vec::new();
-    let mut refs: Vec<(String, &str, Holds)> = Vec::new();
-    for (i, c) in s.classes.iter().enumerate() {
-        if let Arrivals::Csv { file } = &c.arrivals {
-            let at = format!("classes[{i}].arrivals.Csv.file");
-            rates.push((i, data::rate_series(&dir.join(file)).map_err(|e| (at, e))?));
-        }
-        if let Some(Latency::Empirical { file, column }) = &c.work {
-            refs.push((format!("classes[{i}].work.Empirical.file"), file, Holds::Samples(column.clone())));
-        }
-    }
-    let d = &s.dependency;
-    let unwind = s.fleet.timeout_unwind.iter().map(|u| ("fleet.timeout_unwind", u));
-    for (at, delay) in [("fleet.overhead", &s.fleet.overhead), ("dependency.hop", &d.hop)].into_iter().chain(unwind) {
-        if let Delay::Random(Latency::Empirical { file, column }) = delay {
-            refs.push((format!("{at}.Empirical.file"), file, Holds::Samples(column.clone())));
-        }
-    }
-    if let Latency::Empirical { file, column } = &d.latency {
-        let at = "dependency.latency.Empirical.file".to_string();
-        let path = dir.join(file);
-        let ms = data::latency_samples(&path, column).map_err(|e| (at.clone(), e))?;
-        if matches!(d.drift, Drift::Csv { .. }) && median_ns(&ms) == 0 {
-            let message = format!("the median of \"{column}\" is 0, but a Csv drift divides by the base median");
-            return Err((at, DataError { file: path, line: 0, col: 0, message }));
-        }
-    }
-    if let Drift::Csv { file } = &d.drift {
-        refs.push(("dependency.drift.Csv.file".into(), file, Holds::Latencies));
-    }
     let mut done: BTreeSet<(&str, Holds)> = BTreeSet::new();
-    for (at, file, holds) in refs {
-        if !done.insert((file, holds.clone())) {
-            continue;
-        }
+    for (at, file, holds) in data_refs(s) {
         let path = dir.join(file);
         match holds {
-            Holds::Latencies => data::latency_series(&path).map(drop),
-            Holds::Samples(column) => data::latency_samples(&path, &column).map(drop),
+            Holds::Rates(class) => rates.push((class, data::rate_series(&path).map_err(|e| (at, e))?)),
+            Holds::DependencySamples(column) => {
+                let ms = data::latency_samples(&path, &column).map_err(|e| (at.clone(), e))?;
+                if matches!(s.dependency.drift, Drift::Csv { .. }) && median_ns(&ms) == 0 {
+                    let message =
+                        format!("the median of \"{column}\" is 0, but a Csv drift divides by the base median");
+                    return Err((at, DataError { file: path, line: 0, col: 0, message }));
+                }
+            }
+            _ if !done.insert((file, holds.clone())) => {}
+            Holds::Latencies => data::latency_series(&path).map(drop).map_err(|e| (at, e))?,
+            Holds::Samples(column) => data::latency_samples(&path, &column).map(drop).map_err(|e| (at, e))?,
         }
-        .map_err(|e| (at, e))?;
     }
     Ok(rates)
 }

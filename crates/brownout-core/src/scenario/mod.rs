@@ -16,7 +16,7 @@ pub use crate::units::Dur;
 pub(crate) use crate::units::parse_duration;
 pub use decide_check::{Resolve, measure_of, validate_decide};
 pub use fallback::FallbackAnswer;
-pub use load::{ScenarioError, load, load_text, load_with_plugins, parse};
+pub use load::{ScenarioError, data_files, load, load_text, load_with_plugins, parse};
 pub(crate) use names::check_file_name;
 pub use types::*;
 pub use validate::{Invalid, MAX_REPLICATIONS, validate};

@@ -211,7 +211,17 @@ pub(crate) fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
         hash: String::new(),
         scenario_policies: Vec::new(),
     };
-    let canonical = serde_json::to_string(&(&info, &json)).map_err(|e| err("", e.to_string()))?;
+    // A data file's bytes are inputs too: a changed file is a changed plan, so `--resume`
+    // takes only the runs whose keys (which hold the digests as well) still match. Left out
+    // without data files, so those plans keep their hashes.
+    let files = super::reuse::data_digests(&base, &scenario_dir, &mut Default::default())
+        .map_err(|e| err("base", format!("base scenario: {e:#}")))?;
+    let canonical = if files.is_empty() {
+        serde_json::to_string(&(&info, &json))
+    } else {
+        serde_json::to_string(&(&info, &json, &files))
+    }
+    .map_err(|e| err("", e.to_string()))?;
     info.hash = format!("{:016x}", label_hash(&canonical));
     info.scenario_policies = base.policies.iter().map(|p| p.name.clone()).collect();
     Ok(Plan { info, scenarios, policy_index, dir: scenario_dir })

@@ -34,15 +34,48 @@ struct KeyInputs<'a> {
     scenario: &'a Value,
     seed: u64,
     metrics: &'a [String],
+    /// The data files the point's scenario reads, by name, with a digest of their bytes: the
+    /// scenario names a file, the run reads what it holds. Left out when there are none, so
+    /// keys of scenarios without data files are what they were.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    files: &'a BTreeMap<String, String>,
+}
+
+/// The data files `s` reads from `dir` (`scenario::data_files`), each with 32 hex digits of
+/// XXH3-128 over its bytes; `cache` keeps the digests of files already read.
+pub(crate) fn data_digests(
+    s: &crate::scenario::Scenario,
+    dir: &std::path::Path,
+    cache: &mut BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for file in crate::scenario::data_files(s) {
+        let digest = match cache.get(&file) {
+            Some(d) => d.clone(),
+            None => {
+                let path = dir.join(&file);
+                let bytes = std::fs::read(&path).with_context(|| format!("reading data file {}", path.display()))?;
+                let d = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes));
+                cache.insert(file.clone(), d.clone());
+                d
+            }
+        };
+        out.insert(file, digest);
+    }
+    Ok(out)
 }
 
 /// Every run's content key, in run order: 32 hex digits of XXH3-128 over the canonical JSON
 /// of (the point's scenario with only the run's policy set, the replication seed, the
-/// metrics). Runs with equal keys give equal records but for their run number.
+/// metrics, the digests of the data files it reads). Runs with equal keys give equal records
+/// but for their run number.
 pub fn run_keys(plan: &Plan) -> Result<Vec<String>> {
     let info = &plan.info;
     let mut per_set = Vec::with_capacity(info.points.len() * info.policies.len());
+    let mut cache = BTreeMap::new();
+    let mut files = Vec::with_capacity(info.points.len());
     for (point, scenario) in plan.scenarios.iter().enumerate() {
+        files.push(data_digests(scenario, &plan.dir, &mut cache).with_context(|| format!("point {point}"))?);
         let json = serde_json::to_value(scenario).with_context(|| format!("point {point}: scenario to JSON"))?;
         let Value::Object(mut fields) = json else {
             return Err(anyhow!("point {point}: the scenario is not a JSON object"));
@@ -66,6 +99,7 @@ pub fn run_keys(plan: &Plan) -> Result<Vec<String>> {
                 scenario: &per_set[id.point * info.policies.len() + id.policy],
                 seed: seeds[id.replication as usize],
                 metrics: &info.metrics,
+                files: &files[id.point],
             };
             let bytes = serde_json::to_vec(&inputs)?;
             Ok(format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes)))

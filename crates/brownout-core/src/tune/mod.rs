@@ -3,7 +3,7 @@
 //!
 //! - [`spec`]: the tune file (RON).
 //! - [`space`]: the spec resolved against the scenario; a setting's scenario and figures.
-//! - [`search`]: the simplex search, its trace, and the journal replay hooks.
+//! - [`search`](mod@search): the simplex search, its trace, and the journal replay hooks.
 //!
 //! Feasibility is `decide::evaluate`'s (one-sided 95 % bounds over the replications, the
 //! same seeds for every candidate), and the recommendation is `decide::choose` over every

@@ -99,7 +99,16 @@ fn resolve(spec: TuneSpec, dir: &Path) -> Result<Space, Located> {
     let scenario_dir = base_path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let mut hashed = serde_json::to_value(&spec).map_err(|e| err("", e.to_string()))?;
     hashed["budget"] = Value::Null;
-    let hash = format!("{:016x}", label_hash(&serde_json::to_string(&(&hashed, &json, seed)).unwrap_or_default()));
+    // A data file's bytes are inputs too (see `sweep::grid`): left out without data files, so
+    // those searches keep their hashes.
+    let files = crate::sweep::reuse::data_digests(&base, &scenario_dir, &mut Default::default())
+        .map_err(|e| err("base", format!("base scenario: {e:#}")))?;
+    let canonical = if files.is_empty() {
+        serde_json::to_string(&(&hashed, &json, seed))
+    } else {
+        serde_json::to_string(&(&hashed, &json, seed, &files))
+    };
+    let hash = format!("{:016x}", label_hash(&canonical.unwrap_or_default()));
     let space = Space { spec, base, json, policy_index, dims, seed, dir: scenario_dir, hash, wall_ns };
     // Each knob's ends, the others at the base values, must make a valid scenario.
     for (i, d) in space.dims.iter().enumerate() {
