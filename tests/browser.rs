@@ -1,7 +1,7 @@
 //! `report.html` in a real browser (issue 18): `scripts/browser-check.sh` renders a run's and a
 //! single-policy sweep's report headless in Chromium and checks that every chart has visible
 //! content and that the run's recommendation is shown. Skipped, with a note, where no
-//! Chromium is on PATH (CI does not install one: it is slow to install and to start).
+//! Chromium is on PATH (`.ci/run` installs Debian's package where it can).
 
 mod common;
 
