@@ -88,3 +88,29 @@ fn every_shell_gets_a_script() {
         assert!(script.contains("sweep"), "{shell}: subcommands missing");
     }
 }
+
+#[test]
+fn every_out_flag_takes_the_short_o() {
+    let names = subcommands();
+    let with_out: Vec<&String> = names.iter().filter(|n| brownout(&[n, "--help"]).contains("--out <")).collect();
+    for must in ["run", "sweep", "merge", "tune", "new", "import"] {
+        assert!(with_out.iter().any(|n| *n == must), "{must} has no --out: {with_out:?}");
+    }
+    for name in with_out {
+        assert!(brownout(&[name, "--help"]).contains("-o, --out <"), "{name}: --out without -o");
+    }
+    // And it is the same flag: a run writes where -o says.
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s.ron");
+    std::fs::write(
+        &s,
+        r#"Scenario(name: "o", horizon: "2s",
+            fleet: (workers: (slots: 4), pool: (max_connections: 4, acquire_timeout: "1s")),
+            classes: [(name: "a", arrivals: Poisson(rate_per_s: 5), deadline: "1s")],
+            dependency: (latency: Constant("5ms")), policies: [(name: "p")])"#,
+    )
+    .unwrap();
+    let out = dir.path().join("here");
+    brownout(&["run", s.to_str().unwrap(), "-o", out.to_str().unwrap(), "--no-charts", "-q"]);
+    assert!(out.join("summary.json").is_file(), "run -o wrote nothing to {}", out.display());
+}

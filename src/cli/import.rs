@@ -46,7 +46,7 @@ pub struct ImportArgs {
     #[arg(long)]
     instance: Option<String>,
     /// Write the stack to this file instead of standard output.
-    #[arg(long)]
+    #[arg(long, short = 'o')]
     out: Option<PathBuf>,
     /// Overwrite the --out file if it exists.
     #[arg(long, requires = "out")]

@@ -49,7 +49,7 @@ pub struct NewArgs {
     #[arg(default_value = "minimal")]
     template: String,
     /// Write to this file instead of standard output.
-    #[arg(long)]
+    #[arg(long, short = 'o')]
     out: Option<PathBuf>,
     /// Overwrite FILE if it exists.
     #[arg(long, requires = "out")]

@@ -24,7 +24,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "R")]
     replications: Option<u32>,
     /// Output folder (default: output/<scenario name>/).
-    #[arg(long)]
+    #[arg(long, short = 'o')]
     out: Option<PathBuf>,
     /// Run the policies one after another instead of in parallel.
     #[arg(long)]

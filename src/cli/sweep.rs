@@ -25,7 +25,7 @@ pub struct SweepArgs {
     #[arg(short = 'j', long = "jobs")]
     jobs: Option<usize>,
     /// Output folder (default: output/<sweep name>/).
-    #[arg(long)]
+    #[arg(long, short = 'o')]
     out: Option<PathBuf>,
     /// Continue the sweep journaled in the output folder, skipping finished runs (starts one
     /// if there is none).
@@ -53,7 +53,7 @@ pub struct MergeArgs {
     #[arg(required = true)]
     dirs: Vec<PathBuf>,
     /// Where to write the merged result files.
-    #[arg(long)]
+    #[arg(long, short = 'o')]
     out: PathBuf,
 }
 

@@ -23,7 +23,7 @@ pub struct TuneArgs {
     #[arg(short = 'j', long = "jobs")]
     jobs: Option<usize>,
     /// Output folder (default: output/<tune name>/).
-    #[arg(long)]
+    #[arg(long, short = 'o')]
     out: Option<PathBuf>,
     /// Continue the search journaled in the output folder: journaled candidates are not run
     /// again, so it reaches the result the uninterrupted search would.
