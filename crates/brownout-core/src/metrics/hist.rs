@@ -36,7 +36,7 @@ impl UsHist {
     #[inline]
     pub fn record(&mut self, v: u64) {
         match &mut self.hist {
-            Some(h) if self.spilled => h.saturating_record(v),
+            Some(h) if self.spilled => put(h, v),
             // A value past the histogram's range is clamped by it: spill rather than copy that rule.
             _ if self.few.len() < EXACT && v <= HIGH_US => self.few.push(v),
             _ => self.spill_and_record(v),
@@ -45,13 +45,13 @@ impl UsHist {
     #[cold]
     fn spill_and_record(&mut self, v: u64) {
         self.spill();
-        self.hist.as_mut().expect("spilled").saturating_record(v);
+        put(self.hist.as_mut().expect("spilled"), v);
     }
     /// Move the listed values into the histogram, which takes every value from now on.
     fn spill(&mut self) {
         let h = self.hist.get_or_insert_with(hist);
         for &v in &self.few {
-            h.saturating_record(v);
+            put(h, v);
         }
         // Free the buffer, not just the values: a whole-run histogram would otherwise carry
         // up to 128 KiB of dead list beside its own array for the rest of the run (a window's
@@ -237,18 +237,33 @@ impl Default for Lat {
     }
 }
 
-/// The histograms' highest trackable value: one day in microseconds.
+/// The histograms' highest trackable value: one day in microseconds. Larger values count as
+/// one day.
 const HIGH_US: u64 = 86_400_000_000;
 
+/// The histogram a `UsHist` spills into: 1 us .. 1 day at 3 significant digits, but holding
+/// counts only up to the largest value recorded so far (it grows on a new maximum). A bucket's
+/// index depends only on the lowest value and the precision, so every figure is the full
+/// histogram's; the array is what the values need, 96-120 KiB for latencies up to 2-16 s
+/// against 224 KiB for a whole day, and a run keeps dozens of spilled histograms per policy set.
 fn hist() -> Histogram<u64> {
-    // 1 us .. 1 day at 3 significant digits.
-    Histogram::new_with_bounds(1, HIGH_US, 3).expect("valid histogram bounds")
+    let mut h = Histogram::new_with_bounds(1, 2, 3).expect("valid histogram bounds");
+    h.auto(true);
+    h
 }
 
-/// An empty histogram of the same shape, for its bucket boundaries (immutable, built once).
+/// Record `v` as the full one-day histogram would: clamped to its range here, since a growing
+/// histogram would grow past it (and its own `saturating_record` clamps to the current size
+/// instead of growing).
+#[inline]
+fn put(h: &mut Histogram<u64>, v: u64) {
+    h.record(v.min(HIGH_US)).expect("a growing histogram takes any value up to its bound");
+}
+
+/// The full one-day histogram, empty: its bucket boundaries (immutable, built once).
 fn shape() -> &'static Histogram<u64> {
     static SHAPE: std::sync::OnceLock<Histogram<u64>> = std::sync::OnceLock::new();
-    SHAPE.get_or_init(hist)
+    SHAPE.get_or_init(|| Histogram::new_with_bounds(1, HIGH_US, 3).expect("valid histogram bounds"))
 }
 
 fn us(t: Time) -> u64 {
@@ -261,6 +276,39 @@ mod tests {
     use proptest::prelude::*;
 
     use crate::engine::SECOND;
+
+    /// The oracle: hdrhistogram's one-day histogram at full size, as the figures were first
+    /// defined.
+    fn full() -> Histogram<u64> {
+        Histogram::new_with_bounds(1, HIGH_US, 3).expect("valid histogram bounds")
+    }
+
+    #[test]
+    fn a_spilled_histogram_holds_counts_only_up_to_its_largest_value() {
+        // Latencies up to 10 s need the buckets up to 10 s, not a day's: 120 KiB of counts
+        // instead of 224 KiB. Past a day, values count as one day, as in the full histogram,
+        // and the array stops at the full size.
+        let mut u = UsHist::new();
+        let mut h = full();
+        for k in 0..=EXACT as u64 {
+            let v = 1 + k * 10_000_000 / EXACT as u64;
+            u.record(v);
+            h.saturating_record(v);
+        }
+        assert!(u.spilled);
+        // By hand: 2,048 sub-buckets (3 digits), half of them per bucket after the first;
+        // values below 2^24 us (16.8 s) take buckets 0..=13, 15 halves; a day (< 2^37) 28.
+        assert_eq!(u.hist.as_ref().unwrap().distinct_values(), 15 * 1024);
+        assert_eq!(h.distinct_values(), 28 * 1024);
+        for v in [HIGH_US, HIGH_US + 1, u64::MAX / 2] {
+            u.record(v);
+            h.saturating_record(v);
+        }
+        assert!(u.hist.as_ref().unwrap().distinct_values() <= h.distinct_values());
+        for q in [0.0, 0.5, 0.99, 0.9999, 1.0] {
+            assert_eq!(u.value_at_quantile(q), h.value_at_quantile(q), "q {q}");
+        }
+    }
 
     proptest! {
         /// Quantiles taken together (selections in place) equal the same quantiles taken one
@@ -299,7 +347,7 @@ mod tests {
             spill_a in any::<bool>(),
             spill_b in any::<bool>(),
         ) {
-            let (mut la, mut lb, mut all) = (Lat::new(), Lat::new(), hist());
+            let (mut la, mut lb, mut all) = (Lat::new(), Lat::new(), full());
             for &v in &a {
                 la.record(v);
                 all.saturating_record(us(v));
@@ -366,7 +414,7 @@ mod tests {
         assert_eq!(u.few.capacity(), 0, "a spilled histogram kept its list's buffer");
         // After a reset the list takes values again, and quantiles still match the oracle.
         u.reset();
-        let mut h = hist();
+        let mut h = full();
         for v in [5u64, 7, 1_000] {
             u.record(v);
             h.saturating_record(v);
@@ -381,7 +429,7 @@ mod tests {
         let mut rng = crate::engine::stream(5, "test/lat");
         for n in [1usize, 2, 7, 100, EXACT, EXACT + 1, 3 * EXACT] {
             let mut l = Lat::new();
-            let mut h = hist();
+            let mut h = full();
             for round in 0..2 {
                 for _ in 0..n / (round + 1) {
                     // Up to 20 s, shifted down by 0-29 bits: every scale from 1 us up.
