@@ -81,12 +81,25 @@ struct PhaseRec {
     /// ends at the horizon, whose events at exactly the horizon still count, as in the run).
     cutoff: Time,
     end: Time,
+    start: Time,
+    /// The per-instance levels have been taken from the whole run's recorder (see
+    /// [`Recorders::sync_levels`]); changes of them reach the recorder from then on.
+    synced: bool,
 }
 
 /// See the module docs.
+///
+/// Per-instance levels (worker slots, pool connections and waiters) change on almost every
+/// event, and each instance's gauges are a line of their own per recorder: in a large fleet
+/// these are cache misses. Before a phase starts its gauges integrate nothing and record no
+/// peak, so those changes skip its recorder; at its start (the first change, tick or summary
+/// at or after it) it takes the current levels from the whole run's recorder, which saw
+/// every change: the same levels, so the same figures.
 pub struct Recorders {
     all: Recorder,
     phases: Vec<PhaseRec>,
+    /// The earliest start of a phase not yet synced (`Time::MAX`: none left).
+    next_sync: Time,
 }
 
 impl Recorders {
@@ -95,6 +108,45 @@ impl Recorders {
     fn upto(&mut self, now: Time, f: impl FnMut(&mut Recorder)) {
         if !self.phases.is_empty() {
             each_before(&mut self.phases, now, f);
+        }
+    }
+
+    /// Before any per-instance level changes at `now`, or a phase's gauges are read: every
+    /// phase that has started by `now` takes the whole run's levels, once.
+    #[inline]
+    fn sync_levels(&mut self, now: Time) {
+        if now >= self.next_sync {
+            self.sync_phases(now);
+        }
+    }
+
+    #[inline(never)]
+    fn sync_phases(&mut self, now: Time) {
+        for p in self.phases.iter_mut().filter(|p| !p.synced && p.start <= now) {
+            p.rec.copy_instance_levels(&self.all);
+            p.synced = true;
+        }
+        self.next_sync = self.phases.iter().filter(|p| !p.synced).map(|p| p.start).min().unwrap_or(Time::MAX);
+    }
+
+    /// Apply a per-instance level change `f` to every phase recorder that has started by
+    /// `now` and `now` falls before the end of (the others skip it: see [`Recorders`]).
+    /// Called before the whole run's recorder sees the change, whose levels a phase starting
+    /// now takes.
+    #[inline]
+    fn levels(&mut self, now: Time, f: impl FnMut(&mut Recorder)) {
+        if !self.phases.is_empty() {
+            self.levels_out_of_line(now, f);
+        }
+    }
+
+    /// The phase part of [`Recorders::levels`], out of line: only runs with phases.
+    #[inline(never)]
+    fn levels_out_of_line(&mut self, now: Time, mut f: impl FnMut(&mut Recorder)) {
+        self.sync_levels(now);
+        for p in self.phases.iter_mut().filter(|p| p.start <= now && now < p.cutoff) {
+            debug_assert!(p.synced, "a phase takes the levels before their first change in it");
+            f(&mut p.rec);
         }
     }
 }
@@ -108,10 +160,11 @@ impl Record for Recorders {
             .map(|&(start, end)| {
                 let s = RecorderSetup { warmup: start, horizon: end, timeseries: false, ..setup.clone() };
                 let cutoff = if end >= setup.horizon { Time::MAX } else { end };
-                PhaseRec { rec: Recorder::new(s), cutoff, end: end.min(setup.horizon) }
+                PhaseRec { rec: Recorder::new(s), cutoff, end: end.min(setup.horizon), start, synced: false }
             })
-            .collect();
-        Self { all: Recorder::new(setup), phases }
+            .collect::<Vec<_>>();
+        let next_sync = phases.iter().map(|p| p.start).min().unwrap_or(Time::MAX);
+        Self { all: Recorder::new(setup), phases, next_sync }
     }
 
     /// A request arrived.
@@ -180,8 +233,8 @@ impl Record for Recorders {
     /// The attempts waiting for a pool connection on an instance changed.
     #[inline]
     fn pool_waiting(&mut self, now: Time, instance: u32, waiting: u32) {
+        self.levels(now, |r| r.pool_waiting(now, instance, waiting));
         self.all.pool_waiting(now, instance, waiting);
-        self.upto(now, |r| r.pool_waiting(now, instance, waiting));
     }
 
     /// A dependency call started; `in_flight` is the fleet-wide count after it.
@@ -208,15 +261,15 @@ impl Record for Recorders {
     /// Worker slots in use on an instance changed.
     #[inline]
     fn workers(&mut self, now: Time, instance: u32, in_use: u32) {
+        self.levels(now, |r| r.workers(now, instance, in_use));
         self.all.workers(now, instance, in_use);
-        self.upto(now, |r| r.workers(now, instance, in_use));
     }
 
     /// Pool connections in use on an instance changed.
     #[inline]
     fn pool(&mut self, now: Time, instance: u32, in_use: u32) {
+        self.levels(now, |r| r.pool(now, instance, in_use));
         self.all.pool(now, instance, in_use);
-        self.upto(now, |r| r.pool(now, instance, in_use));
     }
 
     /// An instance's (first) breaker changed state.
@@ -234,6 +287,7 @@ impl Record for Recorders {
     /// Close the window ending at `now` (a phase's windows only count its full windows'
     /// dependency calls, for its throughput CV).
     fn tick(&mut self, now: Time) {
+        self.sync_levels(now);
         self.all.tick(now);
         for p in self.phases.iter_mut().filter(|p| now <= p.end) {
             p.rec.tick(now);
@@ -253,6 +307,7 @@ impl Record for Recorders {
     /// The whole run's summary at the horizon, and each phase's (taken at its end; `events`
     /// and `in_flight_at_end` are the whole run's).
     fn summaries(&mut self, now: Time, events: u64, in_flight_at_end: u64) -> (RunSummary, Vec<RunSummary>) {
+        self.sync_levels(now);
         let all = self.all.summary(now, events, in_flight_at_end);
         let phases = self.phases.iter_mut().map(|p| p.rec.summary(p.end.min(now), events, in_flight_at_end)).collect();
         (all, phases)
@@ -264,5 +319,65 @@ impl Record for Recorders {
 fn each_before(phases: &mut [PhaseRec], now: Time, mut f: impl FnMut(&mut Recorder)) {
     for p in phases.iter_mut().filter(|p| now < p.cutoff) {
         f(&mut p.rec);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Per-instance level changes before, at and after each phase's start and end: a phase's
+    /// summary, whose recorder skipped the changes before its start and took the levels at
+    /// it, equals that of a recorder that saw every change up to its end.
+    #[test]
+    fn a_phase_that_takes_the_levels_at_its_start_sums_up_as_one_that_saw_every_change() {
+        let setup = RecorderSetup { instances: 2, slots: 4, connections: 4, ..RecorderSetup::one_class(100, 10) };
+        // The second phase has no change in it: it takes the levels at a tick or the summary.
+        let spans = [(30, 60), (62, 68), (60, 100)];
+        let mut rs = Recorders::build(setup.clone(), &spans);
+        let mut reference: Vec<(Recorder, Time, Time)> = spans
+            .iter()
+            .map(|&(start, end)| {
+                let s = RecorderSetup { warmup: start, horizon: end, ..setup.clone() };
+                let cutoff = if end >= setup.horizon { Time::MAX } else { end };
+                (Recorder::new(s), cutoff, end)
+            })
+            .collect();
+        let changes: [(Time, u32, u32); 10] = [
+            (5, 0, 1),
+            (12, 1, 3),
+            (29, 0, 2),
+            (30, 1, 4),
+            (45, 0, 0),
+            (59, 1, 1),
+            (60, 0, 3),
+            (61, 1, 2),
+            (75, 0, 4),
+            (99, 1, 0),
+        ];
+        let mut next = 0;
+        for tick in (10..=100).step_by(10) {
+            while next < changes.len() && changes[next].0 <= tick {
+                let (t, i, v) = changes[next];
+                next += 1;
+                rs.workers(t, i, v);
+                rs.pool(t, i, v.min(3));
+                rs.pool_waiting(t, i, v / 2);
+                for (r, _, _) in reference.iter_mut().filter(|(_, cutoff, _)| t < *cutoff) {
+                    r.workers(t, i, v);
+                    r.pool(t, i, v.min(3));
+                    r.pool_waiting(t, i, v / 2);
+                }
+            }
+            rs.tick(tick);
+            for (r, _, _) in reference.iter_mut().filter(|(_, _, end)| tick <= *end) {
+                r.tick(tick);
+            }
+        }
+        let (_, phases) = rs.summaries(100, 0, 0);
+        for (k, (r, _, end)) in reference.iter_mut().enumerate() {
+            assert_eq!(phases[k], r.summary((*end).min(100), 0, 0), "phase {k}");
+        }
+        assert!(phases[1].resources.workers.mean > 0.0, "the quiet phase took the levels");
     }
 }

@@ -161,6 +161,22 @@ impl Recorder {
         }
     }
 
+    /// Take the per-instance levels (worker slots, pool connections, pool waiters) of
+    /// `other`, a recorder that saw every change of them: for a phase's recorder that skipped
+    /// the changes before its start (`Recorders`), which integrate nothing and set no peak.
+    pub(super) fn copy_instance_levels(&mut self, other: &Recorder) {
+        let pairs = [
+            (&mut self.workers, &other.workers),
+            (&mut self.pool, &other.pool),
+            (&mut self.pool_waiting, &other.pool_waiting),
+        ];
+        for (mine, theirs) in pairs {
+            for (g, o) in mine.iter_mut().zip(theirs) {
+                g.value = o.value;
+            }
+        }
+    }
+
     fn fleet_integral(gauges: &mut [Gauge], now: Time) -> f64 {
         gauges.iter_mut().map(|g| g.integral(now)).sum()
     }

@@ -129,9 +129,11 @@ impl Stock {
         item as usize * self.ncaches + c
     }
 
-    /// A successful response refreshes the cache.
+    /// A successful response refreshes the cache. The item's history is not brought up to
+    /// `now` here: `serve` does that before it compares, and the history at any time is the
+    /// same whenever it is brought up to it (draws keyed by item and change number), so a
+    /// refresh touches only its cache slot, not the item too.
     pub(crate) fn refresh(&mut self, instance: u32, item: u32, now: Time) {
-        self.version(item, now);
         let slot = self.slot(instance, item);
         self.caches[slot] = now + 1;
     }

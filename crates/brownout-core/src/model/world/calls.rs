@@ -295,25 +295,27 @@ impl<R: Record> World<'_, R> {
                 }
             }
         }
-        let healthy: Vec<u32> = (0..n).filter(|&r| !o.is_ejected(r)).collect();
-        let k = healthy.len() as u64;
+        // The healthy replicas in order, counted and indexed in place: no list per call.
+        let healthy = || (0..n).filter(|&r| !o.is_ejected(r));
+        let nth = |j: u64| healthy().nth(j as usize).expect("j < healthy replicas");
+        let k = healthy().count() as u64;
         let key = ((class as u64) << 48) ^ key;
         let draw = |b: u64| self.draws.balance.u64(key, ((attempt as u64) << 1) | b);
         let out = &i.outstanding;
         match balancing {
-            Some(Balancing::LeastOutstanding) => {
-                healthy.iter().copied().min_by_key(|&r| (out[r as usize], r)).unwrap_or(0)
-            }
+            Some(Balancing::LeastOutstanding) => healthy().min_by_key(|&r| (out[r as usize], r)).unwrap_or(0),
             Some(Balancing::PowerOfTwo) if k > 1 => {
-                let a = healthy[(draw(0) % k) as usize];
+                let ai = draw(0) % k;
+                // The second pick skips the first: healthy replicas are in increasing order,
+                // so comparing positions is comparing replicas.
                 let mut bi = draw(1) % (k - 1);
-                if healthy[bi as usize] >= a {
+                if bi >= ai {
                     bi += 1;
                 }
-                let b = healthy[bi as usize];
+                let (a, b) = (nth(ai), nth(bi));
                 if out[b as usize] < out[a as usize] { b } else { a }
             }
-            _ => healthy[(draw(0) % k) as usize],
+            _ => nth(draw(0) % k),
         }
     }
 
