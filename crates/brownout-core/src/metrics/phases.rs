@@ -152,8 +152,6 @@ impl Recorders {
 }
 
 impl Record for Recorders {
-    /// The whole run's recorder from `setup`, and one per `[start, end)` span without a time
-    /// series.
     fn build(setup: RecorderSetup, spans: &[(Time, Time)]) -> Self {
         let phases = spans
             .iter()
@@ -167,27 +165,23 @@ impl Record for Recorders {
         Self { all: Recorder::new(setup), phases, next_sync }
     }
 
-    /// A request arrived.
     #[inline]
     fn arrival(&mut self, now: Time, class: usize) {
         self.all.arrival(now, class);
     }
 
-    /// A worker-slot wait ended (granted or not).
     #[inline]
     fn slot_wait(&mut self, arrived: Time, class: usize, waited: Time) {
         self.all.slot_wait(arrived, class, waited);
         self.upto(arrived, |r| r.slot_wait(arrived, class, waited));
     }
 
-    /// A connection wait ended (granted or not).
     #[inline]
     fn conn_wait(&mut self, arrived: Time, class: usize, waited: Time) {
         self.all.conn_wait(arrived, class, waited);
         self.upto(arrived, |r| r.conn_wait(arrived, class, waited));
     }
 
-    /// A request finished (see [`Recorder::finish`]).
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn finish(
@@ -208,14 +202,12 @@ impl Record for Recorders {
         });
     }
 
-    /// An attempt reached an admission layer of `kind`.
     #[inline]
     fn layer_offered(&mut self, now: Time, kind: LayerKind) {
         self.all.layer_offered(now, kind);
         self.upto(now, |r| r.layer_offered(now, kind));
     }
 
-    /// An attempt was parked in the queue of a layer of `kind`.
     #[inline]
     fn layer_queued(&mut self, now: Time, kind: LayerKind) {
         self.all.layer_queued(now, kind);
@@ -230,55 +222,47 @@ impl Record for Recorders {
         self.upto(parked, |r| r.layer_waited(now, parked, kind));
     }
 
-    /// The attempts waiting for a pool connection on an instance changed.
     #[inline]
     fn pool_waiting(&mut self, now: Time, instance: u32, waiting: u32) {
         self.levels(now, |r| r.pool_waiting(now, instance, waiting));
         self.all.pool_waiting(now, instance, waiting);
     }
 
-    /// A dependency call started; `in_flight` is the fleet-wide count after it.
     #[inline]
     fn dep_start(&mut self, now: Time, in_flight: u64) {
         self.all.dep_start(now, in_flight);
         self.upto(now, |r| r.dep_start(now, in_flight));
     }
 
-    /// A dependency call ended after `latency` of the dependency's own time.
     #[inline]
     fn dep_end(&mut self, now: Time, latency: Time, abandoned: bool, in_flight: u64) {
         self.all.dep_end(now, latency, abandoned, in_flight);
         self.upto(now, |r| r.dep_end(now, latency, abandoned, in_flight));
     }
 
-    /// An abandoned call was cancelled at the dependency (see [`Recorder::dep_cancelled`]).
     #[inline]
     fn dep_cancelled(&mut self, now: Time, in_flight: u64) {
         self.all.dep_cancelled(now, in_flight);
         self.upto(now, |r| r.dep_cancelled(now, in_flight));
     }
 
-    /// Worker slots in use on an instance changed.
     #[inline]
     fn workers(&mut self, now: Time, instance: u32, in_use: u32) {
         self.levels(now, |r| r.workers(now, instance, in_use));
         self.all.workers(now, instance, in_use);
     }
 
-    /// Pool connections in use on an instance changed.
     #[inline]
     fn pool(&mut self, now: Time, instance: u32, in_use: u32) {
         self.levels(now, |r| r.pool(now, instance, in_use));
         self.all.pool(now, instance, in_use);
     }
 
-    /// An instance's (first) breaker changed state.
     fn breaker(&mut self, now: Time, instance: u32, to: BreakerState) {
         self.all.breaker(now, instance, to);
         self.upto(now, |r| r.breaker(now, instance, to));
     }
 
-    /// An instance's (first) limiter changed its limit.
     fn limit(&mut self, now: Time, instance: u32, limit: f64) {
         self.all.limit(now, instance, limit);
         self.upto(now, |r| r.limit(now, instance, limit));
@@ -294,12 +278,10 @@ impl Record for Recorders {
         }
     }
 
-    /// Hand the whole run's window rows to `sink` as windows close ([`Recorder::set_sink`]).
     fn set_sink(&mut self, sink: Box<dyn super::window::RowSink>) {
         self.all.set_sink(sink);
     }
 
-    /// Take the whole run's time-series rows.
     fn take_rows(&mut self) -> Vec<WindowRow> {
         self.all.take_rows()
     }
