@@ -6,22 +6,24 @@ use hdrhistogram::Histogram;
 use super::summary::LatencyMs;
 use crate::engine::{MICROSECOND, MILLISECOND, Time};
 
-/// Values a `UsHist` keeps as a plain list before it spills into its HDR histogram: 128 KiB,
-/// against ~216 KiB of histogram counts, and more than a 10 s window holds at 1,000/s.
+/// Values a `UsHist` keeps as a plain list before it spills into its HDR histogram: 64 KiB,
+/// against the 48-60 KiB of counts a spilled histogram of latencies up to seconds holds, and
+/// more than a 10 s window holds at 1,000/s.
 const EXACT: usize = 16384;
 
 /// Microsecond values as an HDR histogram (1 us to one day, 3 significant digits) holds them.
 ///
 /// Up to `EXACT` values are kept as a list and the histogram is only filled past that: a value
-/// then costs a push instead of a cache miss in a 216 KiB array, and a reset (a window's end)
-/// clears a short list instead of the whole array. Quantiles of the list are the histogram's
-/// own (`value_at_quantile` picks the bucket holding the k-th smallest value), so which form
-/// holds the values never changes a figure. Policies that judge a window by a percentile use
-/// it directly; [`Lat`] adds the exact mean and range.
+/// then costs a push instead of a cache miss in a histogram's array, and a reset (a window's
+/// end) clears a short list instead of the whole array. Quantiles of the list are the
+/// histogram's own (`value_at_quantile` picks the bucket holding the k-th smallest value), so
+/// which form holds the values never changes a figure. Policies that judge a window by a
+/// percentile use it directly; [`Lat`] adds the exact mean and range.
 #[derive(Debug, Clone, Default)]
 pub struct UsHist {
-    few: Vec<u64>,
-    hist: Option<Histogram<u64>>,
+    /// The listed values: 4 bytes each, so values past `u32::MAX` us (71 minutes) spill.
+    few: Vec<u32>,
+    hist: Option<Counts>,
     /// The values are in `hist` (the list overflowed since the last reset).
     spilled: bool,
 }
@@ -32,29 +34,29 @@ impl UsHist {
         Self::default()
     }
     /// Record one value in microseconds (past one day it counts as one day, as the histogram
-    /// clamps it).
-    #[inline]
+    /// clamps it). Always inlined: a call per value costs more than the list push it makes.
+    #[inline(always)]
     pub fn record(&mut self, v: u64) {
         match &mut self.hist {
-            Some(h) if self.spilled => put(h, v),
-            // A value past the histogram's range is clamped by it: spill rather than copy that rule.
-            _ if self.few.len() < EXACT && v <= HIGH_US => self.few.push(v),
+            Some(h) if self.spilled => h.put(v),
+            // A value past the list's width spills, and the histogram clamps it past a day.
+            _ if self.few.len() < EXACT && v <= u32::MAX as u64 => self.few.push(v as u32),
             _ => self.spill_and_record(v),
         }
     }
     #[cold]
     fn spill_and_record(&mut self, v: u64) {
         self.spill();
-        put(self.hist.as_mut().expect("spilled"), v);
+        self.hist.as_mut().expect("spilled").put(v);
     }
     /// Move the listed values into the histogram, which takes every value from now on.
     fn spill(&mut self) {
-        let h = self.hist.get_or_insert_with(hist);
+        let h = self.hist.get_or_insert_with(Counts::new);
         for &v in &self.few {
-            put(h, v);
+            h.put(v as u64);
         }
         // Free the buffer, not just the values: a whole-run histogram would otherwise carry
-        // up to 128 KiB of dead list beside its own array for the rest of the run (a window's
+        // up to 64 KiB of dead list beside its own array for the rest of the run (a window's
         // histogram regrows its list after a reset, a few doublings per window).
         self.few = Vec::new();
         self.spilled = true;
@@ -85,9 +87,9 @@ impl UsHist {
                 if !self.spilled {
                     self.spill();
                 }
-                self.hist.as_mut().expect("spilled").add(h).expect("histograms of one shape");
+                self.hist.as_mut().expect("spilled").add(h);
             }
-            _ => other.few.iter().for_each(|&v| self.record(v)),
+            _ => other.few.iter().for_each(|&v| self.record(v as u64)),
         }
     }
     /// Forget every value (a spilled histogram is kept, cleared, for the next overflow).
@@ -102,15 +104,98 @@ impl UsHist {
     }
 }
 
+/// A spilled histogram's counts: 4 bytes each while no count can pass `u32::MAX` (fewer
+/// values than that in all), 8 bytes from then on. Both hold the same buckets, so the width
+/// never changes a figure; the narrow form halves the memory and cache lines a run's dozens
+/// of spilled histograms take.
+#[derive(Debug, Clone)]
+enum Counts {
+    Narrow(Histogram<u32>),
+    Wide(Box<Histogram<u64>>),
+}
+
+impl Counts {
+    fn new() -> Self {
+        Counts::Narrow(hist())
+    }
+    /// Record `v` as the full one-day histogram would.
+    #[inline]
+    fn put(&mut self, v: u64) {
+        match self {
+            // Below u32::MAX values in all, no count can reach it.
+            Counts::Narrow(h) if h.len() < u32::MAX as u64 => put(h, v),
+            _ => self.widened().record(v.min(HIGH_US)).expect("a growing histogram takes any value up to its bound"),
+        }
+    }
+    /// The wide form, made from the narrow one the first time (cold: after 4 billion values).
+    #[cold]
+    fn widened(&mut self) -> &mut Histogram<u64> {
+        if let Counts::Narrow(n) = self {
+            let mut w: Histogram<u64> = hist();
+            for b in n.iter_recorded() {
+                // A bucket's highest equivalent value lands in the same bucket of the same shape.
+                w.record_n(b.value_iterated_to(), b.count_at_value() as u64).expect("a growing histogram");
+            }
+            *self = Counts::Wide(Box::new(w));
+        }
+        match self {
+            Counts::Wide(w) => w,
+            Counts::Narrow(_) => unreachable!("widened above"),
+        }
+    }
+    fn len(&self) -> u64 {
+        match self {
+            Counts::Narrow(h) => h.len(),
+            Counts::Wide(h) => h.len(),
+        }
+    }
+    fn value_at_quantile(&self, q: f64) -> u64 {
+        match self {
+            Counts::Narrow(h) => h.value_at_quantile(q),
+            Counts::Wide(h) => h.value_at_quantile(q),
+        }
+    }
+    fn reset(&mut self) {
+        match self {
+            Counts::Narrow(h) => h.reset(),
+            Counts::Wide(h) => h.reset(),
+        }
+    }
+    /// Add every count of `other`.
+    fn add(&mut self, other: &Counts) {
+        match (&mut *self, other) {
+            (Counts::Narrow(a), Counts::Narrow(b)) if a.len() + b.len() < u32::MAX as u64 => {
+                a.add(b).expect("histograms of one shape")
+            }
+            (Counts::Wide(a), Counts::Wide(b)) => a.add(&**b).expect("histograms of one shape"),
+            (_, Counts::Wide(b)) => self.widened().add(&**b).expect("histograms of one shape"),
+            (_, Counts::Narrow(b)) => {
+                let w = self.widened();
+                for x in b.iter_recorded() {
+                    w.record_n(x.value_iterated_to(), x.count_at_value() as u64).expect("a growing histogram");
+                }
+            }
+        }
+    }
+    /// Bytes of counts held (for the memory tests).
+    #[cfg(test)]
+    fn count_bytes(&self) -> usize {
+        match self {
+            Counts::Narrow(h) => h.distinct_values() * 4,
+            Counts::Wide(h) => h.distinct_values() * 8,
+        }
+    }
+}
+
 /// Quantile `q` of listed microsecond values as the histogram would give it: the same rank
 /// rule as hdrhistogram 7.5 (the ceil(q n)-th smallest, at least the first), reported as the
 /// top of its bucket (the bottom for q = 0); 0 when empty.
-fn list_quantile(v: &mut [u64], q: f64) -> u64 {
+fn list_quantile(v: &mut [u32], q: f64) -> u64 {
     if v.is_empty() {
         return 0; // as the histogram answers when empty
     }
     let (_, &mut x, _) = v.select_nth_unstable(rank(q, v.len()));
-    bucket_value(q, x)
+    bucket_value(q, x as u64)
 }
 
 /// The 0-based rank of quantile `q` among `n` values: the ceil(q n)-th smallest, at least the
@@ -141,8 +226,8 @@ impl Lat {
     pub fn new() -> Self {
         Self { vals: UsHist::new(), sum_ns: 0, min_ns: Time::MAX, max_ns: 0 }
     }
-    /// Record one value in nanoseconds.
-    #[inline]
+    /// Record one value in nanoseconds (always inlined, as [`UsHist::record`]).
+    #[inline(always)]
     pub fn record(&mut self, ns: Time) {
         self.vals.record(us(ns));
         self.sum_ns += ns as u128;
@@ -205,7 +290,7 @@ impl Lat {
             let k = rank(q, n).max(from);
             let (_, &mut x, _) = self.vals.few[from..].select_nth_unstable(k - from);
             from = k;
-            out[i] = self.clamp_ms(bucket_value(q, x));
+            out[i] = self.clamp_ms(bucket_value(q, x as u64));
         }
         out
     }
@@ -244,9 +329,10 @@ const HIGH_US: u64 = 86_400_000_000;
 /// The histogram a `UsHist` spills into: 1 us .. 1 day at 3 significant digits, but holding
 /// counts only up to the largest value recorded so far (it grows on a new maximum). A bucket's
 /// index depends only on the lowest value and the precision, so every figure is the full
-/// histogram's; the array is what the values need, 96-120 KiB for latencies up to 2-16 s
-/// against 224 KiB for a whole day, and a run keeps dozens of spilled histograms per policy set.
-fn hist() -> Histogram<u64> {
+/// histogram's; the array is what the values need, 12-15 thousand counts for latencies up to
+/// 2-16 s against 28 thousand for a whole day, and a run keeps dozens of spilled histograms
+/// per policy set (4 bytes a count while they fit, [`Counts`]).
+fn hist<T: hdrhistogram::Counter>() -> Histogram<T> {
     let mut h = Histogram::new_with_bounds(1, 2, 3).expect("valid histogram bounds");
     h.auto(true);
     h
@@ -256,7 +342,7 @@ fn hist() -> Histogram<u64> {
 /// histogram would grow past it (and its own `saturating_record` clamps to the current size
 /// instead of growing).
 #[inline]
-fn put(h: &mut Histogram<u64>, v: u64) {
+fn put(h: &mut Histogram<u32>, v: u64) {
     h.record(v.min(HIGH_US)).expect("a growing histogram takes any value up to its bound");
 }
 
@@ -298,15 +384,112 @@ mod tests {
         assert!(u.spilled);
         // By hand: 2,048 sub-buckets (3 digits), half of them per bucket after the first;
         // values below 2^24 us (16.8 s) take buckets 0..=13, 15 halves; a day (< 2^37) 28.
-        assert_eq!(u.hist.as_ref().unwrap().distinct_values(), 15 * 1024);
+        // Each count takes 4 bytes while fewer than u32::MAX values were recorded.
+        assert_eq!(u.hist.as_ref().unwrap().count_bytes(), 15 * 1024 * 4);
         assert_eq!(h.distinct_values(), 28 * 1024);
         for v in [HIGH_US, HIGH_US + 1, u64::MAX / 2] {
             u.record(v);
             h.saturating_record(v);
         }
-        assert!(u.hist.as_ref().unwrap().distinct_values() <= h.distinct_values());
+        assert!(u.hist.as_ref().unwrap().count_bytes() <= h.distinct_values() * 4);
         for q in [0.0, 0.5, 0.99, 0.9999, 1.0] {
             assert_eq!(u.value_at_quantile(q), h.value_at_quantile(q), "q {q}");
+        }
+    }
+
+    #[test]
+    fn a_list_holds_four_bytes_a_value_and_spills_what_does_not_fit() {
+        // 10 values take 40 bytes of list at most (the Vec's growth steps are 4, 8, 16: 64
+        // bytes); a value past u32::MAX us (71.6 minutes) does not fit in 4 bytes and spills,
+        // with the quantiles still the oracle's.
+        let mut u = UsHist::new();
+        let mut h = full();
+        for v in 1..=10u64 {
+            u.record(v);
+            h.saturating_record(v);
+        }
+        assert!(!u.spilled);
+        assert_eq!(std::mem::size_of_val(&u.few[..]), 40);
+        let big = u32::MAX as u64 + 1;
+        u.record(big);
+        h.saturating_record(big);
+        assert!(u.spilled, "a value past u32::MAX stayed in the list");
+        for q in [0.0, 0.5, 0.9, 1.0] {
+            assert_eq!(u.value_at_quantile(q), h.value_at_quantile(q), "q {q}");
+        }
+    }
+
+    /// A narrow histogram holding `n` values of `v` (recorded in bulk, as 4 billion single
+    /// records would take minutes).
+    fn narrow_with(v: u64, n: u64) -> UsHist {
+        let mut u = UsHist::new();
+        u.record(v);
+        u.spill();
+        match u.hist.as_mut().unwrap() {
+            Counts::Narrow(h) => h.record_n(v, (n - 1) as u32).unwrap(),
+            Counts::Wide(_) => unreachable!(),
+        }
+        u
+    }
+
+    #[test]
+    fn counts_widen_before_one_could_pass_u32_max() {
+        // u32::MAX - 1 values of 5 ms, then two of 7 ms: the third record would reach a total
+        // of u32::MAX + 1, so the counts widen to 8 bytes first and nothing saturates. The
+        // oracle is the full u64 histogram fed the same counts.
+        let (v, w) = (5_000u64, 7_000u64);
+        let mut u = narrow_with(v, u32::MAX as u64 - 1);
+        let mut h = full();
+        h.record_n(v, u32::MAX as u64 - 1).unwrap();
+        for _ in 0..2 {
+            u.record(w);
+            h.record(w).unwrap();
+        }
+        assert!(matches!(u.hist, Some(Counts::Wide(_))), "the counts did not widen");
+        u.record(v);
+        h.record(v).unwrap();
+        assert_eq!(u.len(), h.len());
+        assert_eq!(u.len(), u32::MAX as u64 + 2);
+        for q in [0.0, 0.5, 0.999_999_999, 1.0] {
+            assert_eq!(u.value_at_quantile(q), h.value_at_quantile(q), "q {q}");
+        }
+        // The value 5 ms holds u32::MAX counts: exactly, not saturated one short of them.
+        if let Some(Counts::Wide(wh)) = &u.hist {
+            assert_eq!(wh.count_at(v), u32::MAX as u64);
+        }
+    }
+
+    #[test]
+    fn merging_two_narrow_histograms_past_u32_max_widens() {
+        // Two narrow histograms of 3 billion values each: their union holds 6 billion, more
+        // than a 4-byte count holds, so the merge widens; merged in either order, and into a
+        // list, the counts are the oracle's.
+        let a = narrow_with(5_000, 3_000_000_000);
+        let b = narrow_with(9_000, 3_000_000_000);
+        let mut h = full();
+        h.record_n(5_000, 3_000_000_000).unwrap();
+        h.record_n(9_000, 3_000_000_000).unwrap();
+        for (x, y) in [(&a, &b), (&b, &a)] {
+            let mut m = x.clone();
+            m.absorb(y);
+            assert!(matches!(m.hist, Some(Counts::Wide(_))));
+            assert_eq!(m.len(), h.len());
+            for q in [0.0, 0.25, 0.5, 0.75, 1.0] {
+                assert_eq!(m.value_at_quantile(q), h.value_at_quantile(q), "q {q}");
+            }
+            // A wide histogram merged into a narrow one, and into a list.
+            let mut n = narrow_with(5_000, 10);
+            n.absorb(&m);
+            assert_eq!(n.len(), h.len() + 10);
+            let mut l = UsHist::new();
+            l.record(9_000);
+            l.absorb(&m);
+            let mut h1 = h.clone();
+            h1.record(9_000).unwrap();
+            assert_eq!(l.len(), h1.len());
+            // One value more than half are 9 ms: the median moves up to its bucket.
+            assert_eq!(l.value_at_quantile(0.5), h1.value_at_quantile(0.5));
+            assert_eq!(l.value_at_quantile(0.5), h1.highest_equivalent(9_000));
         }
     }
 
@@ -404,7 +587,7 @@ mod tests {
 
     #[test]
     fn a_spilled_histogram_holds_no_list() {
-        // Once spilled, the list's buffer (up to EXACT values, 128 KiB) is dead weight beside
+        // Once spilled, the list's buffer (up to EXACT values, 64 KiB) is dead weight beside
         // the histogram: a whole-run histogram that spilled must not keep it for the run.
         let mut u = UsHist::new();
         for v in 0..=EXACT as u64 {
