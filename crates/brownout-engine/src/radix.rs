@@ -42,6 +42,8 @@ const PER_LEVEL: usize = 1 << DIGIT;
 /// Bucket 0 plus one per (level, digit value).
 const BUCKETS: usize = 1 + LEVELS * PER_LEVEL;
 const WORDS: usize = BUCKETS.div_ceil(64);
+/// Room an emptied bucket keeps, at least: see [`RadixQueue::keep_room`].
+const KEEP: usize = 128;
 
 /// Pending events ordered by (time, insertion), stored in radix buckets. See the module docs.
 pub struct RadixQueue<E> {
@@ -99,6 +101,32 @@ impl<E: Copy> RadixQueue<E> {
         let b = bucket_of(entry.time, self.last);
         self.buckets[b].push(entry);
         self.full[b / 64] |= 1 << (b % 64);
+    }
+
+    /// The room an emptied bucket keeps for its next filling: at most a sixteenth of what is
+    /// pending (at least `KEEP` entries), so the queue's memory follows the events pending
+    /// now. Each bucket keeping the most it ever held would let the memory grow with the
+    /// run's length: up to 257 times the peak, as the buckets' peaks come at different times.
+    #[inline]
+    fn keep_room(&self) -> usize {
+        (self.len / 16).max(KEEP)
+    }
+
+    /// Empty bucket `b`, keeping room for its next filling (see [`Self::keep_room`]).
+    #[inline]
+    fn empty_bucket(&mut self, b: usize) {
+        let keep = self.keep_room();
+        let v = &mut self.buckets[b];
+        v.clear();
+        if v.capacity() > keep {
+            v.shrink_to(keep);
+        }
+    }
+
+    /// Room held by the buckets, in entries (for the memory tests).
+    #[cfg(test)]
+    fn room(&self) -> usize {
+        self.buckets.iter().map(Vec::capacity).sum()
     }
 
     /// The lowest non-empty bucket above bucket 0.
@@ -197,7 +225,7 @@ impl<E: Copy> RadixQueue<E> {
         let horizon = horizon.min(bound.0);
         if self.head == self.buckets[0].len() {
             // Bucket 0 is used up: refill it from the lowest non-empty bucket.
-            self.buckets[0].clear();
+            self.empty_bucket(0);
             self.head = 0;
             self.full[0] &= !1;
             let b = self.lowest_above_zero()?;
@@ -217,14 +245,14 @@ impl<E: Copy> RadixQueue<E> {
                     return None;
                 }
                 self.last = min;
-                let mut moved = std::mem::take(&mut self.buckets[b]);
+                let moved = std::mem::take(&mut self.buckets[b]);
                 self.full[b / 64] &= !(1 << (b % 64));
                 for e in &moved {
                     self.file(*e);
                 }
-                // Keep the emptied vector's capacity for the next refill of bucket b.
-                moved.clear();
+                // The emptied vector serves the next filling of bucket b.
                 self.buckets[b] = moved;
+                self.empty_bucket(b);
             }
         }
         let top = &self.buckets[0][self.head];
@@ -279,6 +307,36 @@ mod tests {
             self.now = t;
             Some((t, ev))
         }
+    }
+
+    #[test]
+    fn the_room_kept_follows_the_events_pending_not_the_runs_length() {
+        // Bursts of 4,000 events, each burst at times that fall in other buckets than the
+        // last (one burst per hex digit value at levels 3 to 6: 60 bursts), popped in full
+        // before the next: never more than 4,000 pending, but over the run nearly every
+        // bucket holds thousands at some point. Kept room is at most a sixteenth of what is
+        // pending (at least KEEP) per emptied bucket, so at the end, with nothing pending,
+        // the buckets hold at most KEEP each: 257 x 128 = 32,896 entries, against the
+        // 60 x 4,000 = 240,000 a bucket keeping its peak would hold from the bursts alone.
+        let mut q: RadixQueue<u32> = RadixQueue::new();
+        let mut popped = 0u64;
+        for level in 3..=6u32 {
+            for digit in 1..16u64 {
+                let base = q.now() + (digit << (4 * level));
+                for k in 0..4_000u64 {
+                    q.schedule_at(base + k * 7, k as u32);
+                }
+                let mut last = 0;
+                while let Some(s) = q.pop() {
+                    assert!(s.time >= last, "popped out of order");
+                    last = s.time;
+                    popped += 1;
+                }
+            }
+        }
+        assert_eq!(popped, 60 * 4_000);
+        assert_eq!(q.peak_len(), 4_000);
+        assert!(q.room() <= BUCKETS * KEEP, "the buckets keep room for {} entries", q.room());
     }
 
     #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 
 use super::cause::{Cause, CauseTally};
 use super::fallback::FallbackUse;
-use super::hist::Lat;
+use super::hist::RunLat;
 use super::recorder::{OrderEffect, Outcome};
 use super::summary::{ClassSummary, LatencyMs, Outcomes, StalenessMs};
 use crate::engine::{MILLISECOND, Time};
@@ -34,13 +34,13 @@ pub(super) struct ClassAcc {
     outcomes: Tally,
     /// Latency by [`Part`]: each request records once, in the one part it belongs to; the
     /// answered and the whole class's latencies are unions of parts, merged at summary time.
-    latency: [Lat; PARTS],
+    latency: [RunLat; PARTS],
     causes: CauseTally,
     good: u64,
     fresh_good: u64,
     missed: u64,
     late: u64,
-    staleness: Lat,
+    staleness: RunLat,
     stale_wrong: u64,
     orders: u64,
     substitutions: u64,

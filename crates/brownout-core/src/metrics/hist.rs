@@ -13,6 +13,16 @@ use crate::engine::{MICROSECOND, MILLISECOND, Time};
 /// of 9,000 values would record into histograms).
 const EXACT: usize = 16384;
 
+/// The list length of the whole run's (and each phase's) latency accumulators, [`RunLat`]:
+/// they only grow, so a list saves nothing past the size of the histogram it spills into
+/// (24-30 KiB of 2-byte counts for latencies up to seconds: 4,096 values take 16 KiB), and
+/// recording into the histogram costs them only a few instructions more per value. Windows
+/// and policy windows, reset every window, keep `EXACT`.
+const RUN_EXACT: usize = 4096;
+
+/// A latency accumulator of the whole run or a phase (see [`RUN_EXACT`]).
+pub(super) type RunLat = Lat<RUN_EXACT>;
+
 /// Microsecond values as an HDR histogram (1 us to one day, 3 significant digits) holds them.
 ///
 /// Up to `EXACT` values are kept as a list and the histogram is only filled past that: a value
@@ -22,7 +32,7 @@ const EXACT: usize = 16384;
 /// which form holds the values never changes a figure. Policies that judge a window by a
 /// percentile use it directly; [`Lat`] adds the exact mean and range.
 #[derive(Debug, Clone, Default)]
-pub struct UsHist {
+pub struct UsHist<const E: usize = EXACT> {
     /// The listed values: 4 bytes each, so values past `u32::MAX` us (71 minutes) spill.
     few: Vec<u32>,
     hist: Option<Counts>,
@@ -30,11 +40,15 @@ pub struct UsHist {
     spilled: bool,
 }
 
+#[cfg(test)]
 impl UsHist {
-    /// Empty.
-    pub fn new() -> Self {
+    /// Empty, listing up to `EXACT` values (the crate builds them by `Default`).
+    fn new() -> Self {
         Self::default()
     }
+}
+
+impl<const E: usize> UsHist<E> {
     /// Record one value in microseconds (past one day it counts as one day, as the histogram
     /// clamps it). Always inlined: a call per value costs more than the list push it makes.
     #[inline(always)]
@@ -42,7 +56,7 @@ impl UsHist {
         match &mut self.hist {
             Some(h) if self.spilled => h.put(v),
             // A value past the list's width spills, and the histogram clamps it past a day.
-            _ if self.few.len() < EXACT && v <= u32::MAX as u64 => self.few.push(v as u32),
+            _ if self.few.len() < E && v <= u32::MAX as u64 => self.few.push(v as u32),
             _ => self.spill_and_record(v),
         }
     }
@@ -83,7 +97,7 @@ impl UsHist {
         }
     }
     /// Add every value of `other`, as if each had been recorded here.
-    fn absorb(&mut self, other: &UsHist) {
+    fn absorb(&mut self, other: &UsHist<E>) {
         match &other.hist {
             Some(h) if other.spilled => {
                 if !self.spilled {
@@ -276,8 +290,8 @@ fn bucket_value(q: f64, x: u64) -> u64 {
 /// Latencies: a [`UsHist`] (microseconds) plus the exact mean, minimum and maximum, so that
 /// reported percentiles never lie outside the observed range.
 #[derive(Debug, Clone)]
-pub struct Lat {
-    vals: UsHist,
+pub struct Lat<const E: usize = EXACT> {
+    vals: UsHist<E>,
     /// An integer sum: exact, so merged latencies have the same mean in any order.
     sum_ns: u128,
     min_ns: Time,
@@ -285,9 +299,16 @@ pub struct Lat {
 }
 
 impl Lat {
-    /// Empty.
+    /// Empty, listing up to `EXACT` values (a window's).
     pub fn new() -> Self {
-        Self { vals: UsHist::new(), sum_ns: 0, min_ns: Time::MAX, max_ns: 0 }
+        Self::empty()
+    }
+}
+
+impl<const E: usize> Lat<E> {
+    /// Empty, listing up to `E` values.
+    pub fn empty() -> Self {
+        Self { vals: UsHist::default(), sum_ns: 0, min_ns: Time::MAX, max_ns: 0 }
     }
     /// Record one value in nanoseconds (always inlined, as [`UsHist::record`]).
     #[inline(always)]
@@ -299,7 +320,7 @@ impl Lat {
     }
     /// Add the values of `other`, as if each had been recorded here: a latency that is the
     /// union of others kept anyway costs nothing per request.
-    pub fn absorb(&mut self, other: &Lat) {
+    pub fn absorb(&mut self, other: &Lat<E>) {
         self.vals.absorb(&other.vals);
         self.sum_ns += other.sum_ns;
         self.min_ns = self.min_ns.min(other.min_ns);
@@ -379,9 +400,9 @@ impl Lat {
     }
 }
 
-impl Default for Lat {
+impl<const E: usize> Default for Lat<E> {
     fn default() -> Self {
-        Self::new()
+        Self::empty()
     }
 }
 
@@ -751,6 +772,29 @@ mod tests {
                 assert!(l.is_empty());
             }
         }
+    }
+
+    #[test]
+    fn the_whole_runs_shorter_list_changes_no_figure() {
+        // A RunLat spills at RUN_EXACT values, a window's Lat at EXACT: fed the same values,
+        // on every side of both thresholds, they report the same figures as the oracle.
+        let mut rng = crate::engine::stream(11, "test/run-lat");
+        let (mut run, mut win, mut h) = (RunLat::empty(), Lat::new(), full());
+        for n in [RUN_EXACT - 1, 1, 1, EXACT - RUN_EXACT, 1, 2 * EXACT] {
+            for _ in 0..n {
+                let ns = (rand::Rng::next_u64(&mut rng) % (30 * SECOND)) >> (rand::Rng::next_u32(&mut rng) % 25);
+                run.record(ns);
+                win.record(ns);
+                h.saturating_record(us(ns));
+            }
+            assert_eq!(run.len(), h.len());
+            for q in [0.0, 0.5, 0.95, 0.99, 1.0] {
+                assert_eq!(run.q_us(q), h.value_at_quantile(q), "q {q} at {}", h.len());
+                assert_eq!(run.q_ms(q), win.q_ms(q), "q {q} at {}", h.len());
+            }
+            assert_eq!(run.stats(), win.stats());
+        }
+        assert!(run.vals.spilled);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Waiting in the queues of admission layers (limiters, bulkheads): how many attempts were
 //! offered, how many waited and for how long.
 
-use super::hist::Lat;
+use super::hist::RunLat;
 use super::summary::QueueSummary;
 use crate::engine::Time;
 
@@ -10,7 +10,7 @@ use crate::engine::Time;
 pub(super) struct QueueAcc {
     offered: u64,
     queued: u64,
-    waits: Lat,
+    waits: RunLat,
 }
 
 impl QueueAcc {

@@ -4,7 +4,7 @@ use super::cause::{Cause, LayerKind};
 use super::class_acc::{ClassAcc, Judged, Tally};
 use super::fallback::FallbackUse;
 use super::gauge::Gauge;
-use super::hist::Lat;
+use super::hist::RunLat;
 use super::phases::Record;
 use super::queue::QueueAcc;
 use super::summary::*;
@@ -90,7 +90,7 @@ pub struct Recorder {
     dep_calls: u64,
     dep_abandoned: u64,
     dep_cancelled: u64,
-    dep_latency: Lat,
+    dep_latency: RunLat,
     dep_in_flight: Gauge,
     workers: Vec<Gauge>,
     pool: Vec<Gauge>,
@@ -124,7 +124,7 @@ impl Recorder {
             dep_calls: 0,
             dep_abandoned: 0,
             dep_cancelled: 0,
-            dep_latency: Lat::new(),
+            dep_latency: RunLat::empty(),
             dep_in_flight: Gauge::new(0.0, warm, f64::INFINITY),
             workers: vec![Gauge::new(0.0, warm, s.slots as f64); n],
             pool: vec![Gauge::new(0.0, warm, s.connections as f64); n],
