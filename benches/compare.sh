@@ -5,7 +5,7 @@
 # (peak RSS at 10x horizon). The ratios to the two limits are of time per request (lower is
 # better; issue 21's target is brownout / equal-work <= 1.5).
 #
-#   bash benches/compare.sh            # REPS=3 runs each, medians; SimPy at full size
+#   bash benches/compare.sh            # REPS=3 interleaved rounds, medians; SimPy at full size
 #   REPS=5 SIMPY_REPS=1 SIMPY_N=200000 bash benches/compare.sh
 #
 # Logical events = arrivals + outcomes (2 per finished request), counted the way the peer
@@ -38,31 +38,33 @@ LIM=$LIMIT_TARGET/release/models
 EQ=$LIMIT_TARGET/release/equal_work
 
 echo "== uptime before: $(uptime)" >&2
-for m in mmc timeout-race timeout-race-bulkhead; do
-  for r in $(seq "$REPS"); do
+# Interleaved rounds: each round runs brownout, the limit and the equal-work limit on one
+# model back to back, so a slow minute on a shared machine slows all three; the ratios are
+# medians of the per-round (paired) ratios.
+for r in $(seq "$REPS"); do
+  for m in mmc timeout-race timeout-race-bulkhead; do
     d=$OUT/bo-$m-$r
     "$BIN" run "scenarios/bench/$m.ron" --stats --out "$d" >/dev/null 2>&1
-    python3 - "$d" "$m" >>"$OUT/brownout.jsonl" <<'PY'
+    python3 - "$d" "$m" "$r" >>"$OUT/brownout.jsonl" <<'PY'
 import json, sys
-d, m = sys.argv[1], sys.argv[2]
+d, m, r = sys.argv[1], sys.argv[2], int(sys.argv[3])
 st = json.load(open(f"{d}/stats.json")); su = json.load(open(f"{d}/summary.json"))
 run = su["runs"][0]; c = run["classes"][0]; o = c["outcomes"]
 outs = sum(o.values())
 stat = (c["latency_ms"]["mean"] - run["dependency"]["latency_ms"]["mean"] if m == "mmc"
         else (o["timeout"] + o["rejected"]) / outs)
-print(json.dumps({"model": m, "logical": c["requests"] + outs, "wall": st["wall_s"],
+print(json.dumps({"model": m, "round": r, "logical": c["requests"] + outs, "wall": st["wall_s"],
                   "rss_kib": st["peak_rss_kib"], "stat": stat}))
 PY
+    case $m in
+      mmc) lim=(mmc); eq=(mmc);;
+      timeout-race) lim=(race --mode abandon); eq=(race);;
+      timeout-race-bulkhead) lim=(race --mode cancel --cap 20); eq=(race-bulkhead);;
+    esac
+    "$LIM" "${lim[@]}" --n "$N" --reps 1 | sed "s/^{/{\"model\":\"$m\",\"round\":$r,/" >>"$OUT/limit.jsonl"
+    "$EQ" "${eq[@]}" --n "$N" --reps 1 | sed "s/^{/{\"model\":\"$m\",\"round\":$r,/" >>"$OUT/equal.jsonl"
   done
 done
-echo "== limit" >&2
-"$LIM" mmc --n "$N" --reps "$REPS" | sed 's/^{/{"model":"mmc",/' >>"$OUT/limit.jsonl"
-"$LIM" race --mode abandon --n "$N" --reps "$REPS" | sed 's/^{/{"model":"timeout-race",/' >>"$OUT/limit.jsonl"
-"$LIM" race --mode cancel --cap 20 --n "$N" --reps "$REPS" | sed 's/^{/{"model":"timeout-race-bulkhead",/' >>"$OUT/limit.jsonl"
-echo "== equal-work limit" >&2
-"$EQ" mmc --n "$N" --reps "$REPS" | sed 's/^{/{"model":"mmc",/' >>"$OUT/equal.jsonl"
-"$EQ" race --n "$N" --reps "$REPS" | sed 's/^{/{"model":"timeout-race",/' >>"$OUT/equal.jsonl"
-"$EQ" race-bulkhead --n "$N" --reps "$REPS" | sed 's/^{/{"model":"timeout-race-bulkhead",/' >>"$OUT/equal.jsonl"
 echo "== SimPy (slow: ~10-25 s per run at 1,000,000 requests)" >&2
 PY="$VENV/bin/python"
 $PY "$BENCH/peers/mmc.py" --n "$SIMPY_N" --reps "$SIMPY_REPS" | sed 's/^{/{"model":"mmc",/' >>"$OUT/simpy.jsonl"
@@ -93,16 +95,26 @@ def peer_stat(m, r): return r["Wq_sim_ms"] if m == "mmc" else r["timeout_frac"]
 print("| model | brownout M ev/s | limit M ev/s | equal-work M ev/s | SimPy M ev/s | time/request: brownout/limit "
       "| time/request: brownout/equal-work | speed: brownout/SimPy | statistic: brownout / limit / equal-work / SimPy |")
 print("|---|---|---|---|---|---|---|---|---|")
+def paired(m, peer):
+    """Per-round ratios of brownout's time per request to the peer's (same round)."""
+    by_round = {r["round"]: r["logical_events_per_s"] for r in peer[m]}
+    return sorted(by_round[r["round"]] / (r["logical"] / r["wall"]) for r in bo[m])
+spreads = []
 for m in ["mmc", "timeout-race", "timeout-race-bulkhead"]:
-    b = med(r["logical"] / r["wall"] for r in bo[m]); l = eps(lim[m]); e = eps(eq[m]); s = eps(sp[m])
+    b = med(r["logical"] / r["wall"] for r in bo[m]); s = eps(sp[m])
+    l, e = eps(lim[m]), eps(eq[m])
+    pl, pe = paired(m, lim), paired(m, eq)
+    spreads.append(f"{m} {pe[0]:.2f}-{pe[-1]:.2f}")
     name = "mean wait ms" if m == "mmc" else "timeout fraction"
     stat = " / ".join(f"{med(x):.4f}" for x in ([r["stat"] for r in bo[m]],
                       [peer_stat(m, r) for r in lim[m]], [peer_stat(m, r) for r in eq[m]],
                       [peer_stat(m, r) for r in sp[m]]))
-    print(f"| {m} | {b/1e6:.2f} | {l/1e6:.2f} | {e/1e6:.2f} | {s/1e6:.3f} | {l/b:.2f} | {e/b:.2f} | {b/s:.1f} "
+    print(f"| {m} | {b/1e6:.2f} | {l/1e6:.2f} | {e/1e6:.2f} | {s/1e6:.3f} | {med(pl):.2f} | {med(pe):.2f} | {b/s:.1f} "
           f"| {name}: {stat} |")
 rss = [line.split() for line in open(f"{out}/rss.txt")]
 (h1, k1), (h2, k2) = rss
 print(f"\npeak RSS, M/M/c: {k1} KiB at horizon {h1}, {k2} KiB at {h2} ({(int(k2)/int(k1)-1)*100:+.1f} %)")
-print(f"medians of {len(bo['mmc'])} brownout/limit/equal-work runs and {len(sp['mmc'])} SimPy runs per model; raw JSON in {out}")
+print(f"medians of {len(bo['mmc'])} interleaved rounds of brownout, limit and equal-work (the time ratios are "
+      f"medians of the per-round ratios; brownout / equal-work per round: {', '.join(spreads)}) "
+      f"and {len(sp['mmc'])} SimPy runs per model; raw JSON in {out}")
 PY

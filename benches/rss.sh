@@ -5,6 +5,8 @@
 #   bash benches/rss.sh [BIN]        # BIN defaults to target/release/brownout (built if absent)
 #   ONLY="limiters-demo verify/mmc-limiter" bash benches/rss.sh BIN   # these scenarios, no week
 #   FAR=100 ONLY=... bash benches/rss.sh BIN   # also at 100x horizon: has memory stopped growing?
+#   RUNS=3 ONLY=... bash benches/rss.sh BIN    # each figure the median of 3 runs (1x and 10x
+#                                              # interleaved): RSS moves by ~0.5 MiB run to run
 # Prints a Markdown table: scenario, RSS 1x, RSS 10x (MiB), ratio 10x / 1x, and the events
 # pending in the queue at the peak at 10x (`stats.json`'s peak_pending_events).
 set -euo pipefail
@@ -36,7 +38,12 @@ rss() {
   grep -o '"peak_rss_kib": *[0-9]*' "$out/stats.json" | grep -o '[0-9]*$'
 }
 
-# The last run's events pending at the peak.
+# The median of the numbers on standard input, one per line.
+median() {
+  sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# The last run's events pending at the peak (called after a 10x run).
 pending() {
   grep -o '"peak_pending_events": *[0-9]*' "$tmp/out/stats.json" | grep -o '[0-9]*$'
 }
@@ -59,7 +66,10 @@ for s in scenarios/*.ron scenarios/bench/*.ron scenarios/verify/*.ron; do
   ten="$dir/$(basename "$s" .ron)-10x.ron"
   cp "$s" "$one"
   scaled "$s" 10 >"$ten"
-  a=$(rss "$one") b=$(rss "$ten") p=$(pending)
+  # RUNS runs at each horizon, interleaved so a slow or crowded minute weighs on both alike.
+  as=() bs=()
+  for _ in $(seq "${RUNS:-1}"); do as+=("$(rss "$one")") bs+=("$(rss "$ten")"); done
+  a=$(printf '%s\n' "${as[@]}" | median) b=$(printf '%s\n' "${bs[@]}" | median) p=$(pending)
   row=$(awk -v n="$name" -v a="$a" -v b="$b" -v p="$p" \
     'BEGIN { printf "| %s | %.1f | %.1f | %.2f | %d |", n, a / 1024, b / 1024, b / a, p }')
   if [ -n "$far" ]; then
