@@ -166,7 +166,7 @@ impl Counts {
         Counts::N16(hist())
     }
     /// Record `v` as the full one-day histogram would.
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, v: u64) {
         match self {
             // Fewer than HOLDS values before this one: no count can pass the maximum.
