@@ -8,9 +8,9 @@ use crate::engine::{MICROSECOND, MILLISECOND, Time};
 
 /// Values a `UsHist` keeps as a plain list before it spills into its HDR histogram: 64 KiB,
 /// against the 24-30 KiB (2-byte counts) or 48-60 KiB (4-byte) a spilled histogram of
-/// latencies up to seconds holds, and more than a 10 s window holds at 1,000/s. A quarter of
-/// it would flatten memory further but costs M/M/c 4 % more instructions (its 10 s windows
-/// of 9,000 values would record into histograms).
+/// latencies up to seconds holds, and more than a 10 s window holds at 1,000/s: a window,
+/// reset every few seconds, stays a list (a push per value, a short clear per reset) where a
+/// shorter list would send busy windows into histogram records and array resets.
 const EXACT: usize = 16384;
 
 /// The list length of the whole run's (and each phase's) latency accumulators, [`RunLat`]:
@@ -415,7 +415,7 @@ const HIGH_US: u64 = 86_400_000_000;
 /// index depends only on the lowest value and the precision, so every figure is the full
 /// histogram's; the array is what the values need, 12-15 thousand counts for latencies up to
 /// 2-16 s against 28 thousand for a whole day, and a run keeps dozens of spilled histograms
-/// per policy set (4 bytes a count while they fit, [`Counts`]).
+/// per policy set (each count in the narrowest width that holds it, [`Counts`]).
 fn hist<T: hdrhistogram::Counter>() -> Histogram<T> {
     let mut h = Histogram::new_with_bounds(1, 2, 3).expect("valid histogram bounds");
     h.auto(true);
@@ -558,8 +558,8 @@ mod tests {
 
     #[test]
     fn counts_widen_before_one_could_pass_u32_max() {
-        // u32::MAX - 1 values of 5 ms, then two of 7 ms: the third record would reach a total
-        // of u32::MAX + 1, so the counts widen to 8 bytes first and nothing saturates. The
+        // u32::MAX - 1 values of 5 ms, then two of 7 ms: the second of them would bring the
+        // total to u32::MAX + 1, so the counts widen to 8 bytes first and nothing saturates. The
         // oracle is the full u64 histogram fed the same counts.
         let (v, w) = (5_000u64, 7_000u64);
         let mut u = narrow_with(v, u32::MAX as u64 - 1);
