@@ -101,13 +101,13 @@ fn run_refused_while_its_folder_is_locked() {
     let dir = tempfile::tempdir().unwrap();
     let s = write(dir.path(), "s.ron", &scenario("s", "20s", 50.0));
     let out = dir.path().join("res");
-    // The lock file sits beside the folder so it outlives the folder being replaced.
-    let lock = std::fs::File::create(dir.path().join(".res.lock")).unwrap();
-    lock.try_lock().unwrap();
+    // Held as another brownout process holds it (the lock file inside the folder, `.brownout/lock`).
+    let lock = brownout::output::folder::lock(&out).unwrap();
     let o = run(&["run".as_ref(), s.as_os_str(), "--out".as_ref(), out.as_os_str()], dir.path());
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("in use by another brownout process"), "{}", stderr(&o));
-    assert!(!out.exists(), "nothing written while locked");
+    let names: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, [".brownout"], "nothing written while locked");
     drop(lock);
     let o = run(&["run".as_ref(), s.as_os_str(), "--out".as_ref(), out.as_os_str()], dir.path());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -236,7 +236,7 @@ fn litter(dir: &Path) -> Vec<String> {
     for d in [dir.to_path_buf(), dir.join("charts")] {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') && !name.ends_with(".lock") {
+            if name.starts_with('.') && name != ".brownout" {
                 found.push(format!("{}/{name}", d.display()));
             }
         }
@@ -249,14 +249,20 @@ fn runs_leave_no_temporary_litter() {
     let dir = tempfile::tempdir().unwrap();
     let s = write(dir.path(), "s.ron", &scenario("s", "5s", 20.0));
     let out = dir.path().join("res");
-    // Litter of a killed process: a stale temporary file inside, a staging folder beside.
+    // Litter of a killed process: a stale temporary file inside, the staging folder beside
+    // that the folder records, one inside `.brownout/`.
     std::fs::create_dir_all(out.join("charts")).unwrap();
     std::fs::write(out.join(".summary.json.tmp-999999"), "stale").unwrap();
-    std::fs::create_dir(dir.path().join(".res.staging-abc123")).unwrap();
+    std::fs::create_dir_all(dir.path().join(".res.brownout-abc123/.brownout")).unwrap();
+    std::fs::create_dir_all(out.join(".brownout/stage-abc123")).unwrap();
+    std::fs::write(out.join(".brownout/staging"), ".res.brownout-abc123").unwrap();
     let o = run(&["run".as_ref(), s.as_os_str(), "--out".as_ref(), out.as_os_str()], dir.path());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(litter(&out), Vec::<String>::new());
     assert_eq!(litter(dir.path()), Vec::<String>::new());
+    let mut kept: Vec<_> = std::fs::read_dir(out.join(".brownout")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    kept.sort();
+    assert_eq!(kept, ["lock", "manifest"], "only the lock and the manifest stay");
 }
 
 #[test]

@@ -45,7 +45,7 @@ pub struct ImportArgs {
     /// to import, when the file has several.
     #[arg(long)]
     instance: Option<String>,
-    /// Write the stack to this file instead of standard output.
+    /// Write the stack to this file instead of standard output (`-`: standard output).
     #[arg(long, short = 'o')]
     out: Option<PathBuf>,
     /// Overwrite the --out file if it exists.
@@ -61,7 +61,7 @@ pub fn import(args: ImportArgs) -> Result<(), Failure> {
         eprintln!("{}", escape::terminal(&format!("warning: {}", imported.warning_text(w))));
     }
     let text = imported.to_ron();
-    match &args.out {
+    match super::out_file(args.out.as_deref()) {
         None => print!("{text}"),
         Some(path) => {
             super::new::write_file(path, &text, args.force)

@@ -16,7 +16,7 @@ mod sweep;
 mod tune;
 mod verify;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -81,6 +81,90 @@ impl Failure {
     pub fn input(message: impl Into<String>) -> Self {
         Self { code: 2, message: message.into() }
     }
+}
+
+/// `--out FILE` of a command that otherwise prints: `None` (standard output) for `-`.
+fn out_file(out: Option<&Path>) -> Option<&Path> {
+    out.filter(|p| p.as_os_str() != "-")
+}
+
+/// A path a command reads or writes, with what it is for messages (`--events`, `the
+/// scenario file`).
+pub(crate) struct Named {
+    /// What the path is, as the user knows it.
+    pub what: String,
+    /// The path as given.
+    pub path: PathBuf,
+}
+
+impl Named {
+    /// `what` at `path`.
+    pub fn new(what: impl Into<String>, path: impl Into<PathBuf>) -> Self {
+        Self { what: what.into(), path: path.into() }
+    }
+
+    fn describe(&self) -> String {
+        format!("{} {}", self.what, self.path.display())
+    }
+}
+
+/// Where `path` is, resolved (absolute, links and `..` resolved), and its identity (device,
+/// inode) when it exists: two spellings, a link or a hard link of one file are one file.
+fn place(path: &Path) -> (PathBuf, Option<(u64, u64)>) {
+    let real = brownout::output::folder::resolve(path).unwrap_or_else(|_| path.to_path_buf());
+    #[cfg(unix)]
+    let id = {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    };
+    #[cfg(not(unix))]
+    let id = None;
+    (real, id)
+}
+
+/// Refuse, before anything runs or is written, an output file that is another output, lies in
+/// (or is) the output folder `out` (replaced whole, or refused next time for holding it), or
+/// is one of `inputs`; and an output folder that is an input. Exit 2 naming both.
+pub(crate) fn check_paths(out: Option<&Named>, files: &[Named], inputs: &[Named]) -> Result<(), Failure> {
+    let same = |a: &(PathBuf, Option<(u64, u64)>), b: &(PathBuf, Option<(u64, u64)>)| {
+        a.0 == b.0 || (a.1.is_some() && a.1 == b.1)
+    };
+    let refuse = |a: &Named, b: &Named, how: &str| {
+        Err(Failure::input(format!(
+            "error: {} {how} {}: brownout never writes one file twice, nor over its inputs; choose another path",
+            a.describe(),
+            b.describe()
+        )))
+    };
+    let places: Vec<_> = files.iter().map(|f| place(&f.path)).collect();
+    let read: Vec<_> = inputs.iter().map(|f| place(&f.path)).collect();
+    for (i, (f, p)) in files.iter().zip(&places).enumerate() {
+        for (g, q) in files.iter().zip(&places).take(i) {
+            if same(p, q) {
+                return refuse(f, g, "is the same file as");
+            }
+        }
+        if let Some(o) = out {
+            let d = place(&o.path);
+            if same(p, &d) || p.0.starts_with(&d.0) {
+                return refuse(f, o, "is in the output folder");
+            }
+        }
+        for (g, q) in inputs.iter().zip(&read) {
+            if same(p, q) {
+                return refuse(f, g, "is");
+            }
+        }
+    }
+    if let Some(o) = out {
+        let d = place(&o.path);
+        for (g, q) in inputs.iter().zip(&read) {
+            if same(&d, q) {
+                return refuse(o, g, "is");
+            }
+        }
+    }
+    Ok(())
 }
 
 pub fn main() -> ExitCode {

@@ -48,7 +48,7 @@ pub struct NewArgs {
     /// The template (see --list).
     #[arg(default_value = "minimal")]
     template: String,
-    /// Write to this file instead of standard output.
+    /// Write to this file instead of standard output (`-`: standard output).
     #[arg(long, short = 'o')]
     out: Option<PathBuf>,
     /// Overwrite FILE if it exists.
@@ -80,7 +80,7 @@ pub fn new(args: NewArgs) -> Result<(), Failure> {
     let template = find(&args.template).ok_or_else(|| {
         Failure::input(format!("error: unknown template {:?}: known templates are {}", args.template, known()))
     })?;
-    match &args.out {
+    match super::out_file(args.out.as_deref()) {
         None => {
             print!("{}", template.text);
             Ok(())
@@ -96,24 +96,42 @@ pub fn new(args: NewArgs) -> Result<(), Failure> {
 
 /// Write through a temporary file in the same folder, so a failure leaves nothing behind and
 /// an existing file is replaced only with `force` (checked atomically, not before writing).
+/// The file's mode is 0666 less the umask, as any editor's; errors name `path` and the cause,
+/// never the temporary file.
 pub(super) fn write_file(path: &Path, text: &str, force: bool) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    if !dir.is_dir() {
+        let what = if dir.exists() { "is not a folder" } else { "does not exist" };
+        return Err(std::io::Error::new(std::io::ErrorKind::NotFound, format!("folder {} {what}", dir.display())));
+    }
     if !force && path.symlink_metadata().is_ok() {
         return Err(exists());
     }
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(text.as_bytes())?;
-    tmp.as_file().sync_all()?;
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = builder.tempfile_in(dir).map_err(cause)?;
+    tmp.write_all(text.as_bytes()).map_err(cause)?;
+    tmp.as_file().sync_all().map_err(cause)?;
     if force {
-        tmp.persist(path).map_err(|e| e.error)?;
+        tmp.persist(path).map_err(|e| cause(e.error))?;
     } else {
         tmp.persist_noclobber(path)
-            .map_err(|e| if e.error.kind() == std::io::ErrorKind::AlreadyExists { exists() } else { e.error })?;
+            .map_err(|e| if e.error.kind() == std::io::ErrorKind::AlreadyExists { exists() } else { cause(e.error) })?;
     }
     Ok(())
+}
+
+/// The cause of `e` alone: tempfile's errors name the temporary file, which the user never
+/// asked for.
+fn cause(e: std::io::Error) -> std::io::Error {
+    match e.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code),
+        None => std::io::Error::from(e.kind()),
+    }
 }
 
 fn exists() -> std::io::Error {

@@ -23,6 +23,11 @@ pub fn plot(args: PlotArgs) -> Result<(), Failure> {
     let lock = output::folder::lock(&args.dir).map_err(bad)?;
     output::folder::clean_temporaries(&lock).map_err(bad)?;
     let paths = output::charts::plot_dir(&args.dir).map_err(bad)?;
+    // A run folder is replaced whole next time only if it holds nothing but what brownout
+    // wrote: the charts drawn here are brownout's too.
+    let svgs = paths.iter().map(|p| p.replace(".png", ".svg"));
+    let written = paths.iter().cloned().chain(svgs).chain(["report.html".into(), "report.md".into()]);
+    output::folder::record(&lock, written.collect::<Vec<_>>()).map_err(bad)?;
     let done = format!("{} chart(s) and report.html written in {}", paths.len(), args.dir.display());
     println!("{}", brownout::report::escape::terminal(&done));
     Ok(())

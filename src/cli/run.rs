@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::{Failure, json, progress};
+use super::{Failure, Named, json, progress};
 use brownout::model::{Model, RunOptions};
 use brownout::output::folder;
 use brownout::report::escape;
@@ -144,6 +144,23 @@ fn out_dir(args: &RunArgs, name: &str) -> Result<PathBuf, Failure> {
     }
 }
 
+/// Every file a run reads: the scenario, its data files and the files its `Import` layers
+/// read (gone from the loaded scenario, replaced by their layers, so read from its text).
+fn inputs(path: &Path, s: &scenario::Scenario) -> Vec<Named> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut v = vec![Named::new("the scenario file", path)];
+    v.extend(scenario::data_files(s).into_iter().map(|f| Named::new("the data file", dir.join(f))));
+    let text = brownout::output::read_regular(path).ok().and_then(|t| String::from_utf8(t).ok());
+    if let Some(raw) = text.and_then(|t| scenario::parse(path, &t).ok()) {
+        for layer in raw.policies.iter().flat_map(|p| &p.stack) {
+            if let brownout::policy::PolicySpec::Import(c) = &layer.policy {
+                v.push(Named::new("the imported file", dir.join(&c.file)));
+            }
+        }
+    }
+    v
+}
+
 /// What a finished run hands to its printer.
 struct Finished {
     result: ScenarioResult,
@@ -189,12 +206,17 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
 
 /// Run every policy set, check the expectations and write the folder (and `--junit`).
 fn execute(args: &RunArgs, model: &Model) -> Result<Finished, Failure> {
+    let s = model.scenario();
+    let out = out_dir(args, &s.name)?;
     // Before the lock, so a bad path leaves nothing behind.
+    let files: Vec<Named> = [("--events", &args.events), ("--junit", &args.junit)]
+        .into_iter()
+        .filter_map(|(what, p)| p.as_ref().map(|p| Named::new(what, p)))
+        .collect();
+    super::check_paths(Some(&Named::new("--out", &out)), &files, &inputs(&args.scenario, s))?;
     if let Some(path) = &args.events {
         output::events::check_writable(path).map_err(|e| Failure::input(format!("error: {e:#}")))?;
     }
-    let s = model.scenario();
-    let out = out_dir(args, &s.name)?;
     let io = |e: anyhow::Error| Failure { code: 2, message: format!("error: writing results: {e:#}") };
     // Taken before running, so a second process on the folder is refused at once.
     let lock = folder::lock(&out).map_err(|e| Failure::input(format!("error: {e:#}")))?;

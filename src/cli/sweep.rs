@@ -1,7 +1,7 @@
 //! `brownout sweep` and `brownout merge`: resolve the spec, open or resume the journal, run
 //! the pending runs with a progress bar, render the result files.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -113,6 +113,7 @@ fn run_sweep(args: SweepArgs) -> Result<Value, Failure> {
     let threads = threads(args.jobs)?;
     let out = out_dir(&args, &plan.info.sweep)?;
     let lock = folder::lock(&out).map_err(io)?;
+    folder::claim(&lock, folder::Kind::Sweep).map_err(io)?;
     folder::clean_temporaries(&lock).map_err(io)?;
     let shard = args.shard.unwrap_or(Shard::ALL);
     let plan_bytes = store::plan_bytes(&plan.info).map_err(|e| io(e.into()))?;
@@ -137,6 +138,7 @@ fn run_sweep(args: SweepArgs) -> Result<Value, Failure> {
     }
     // Rewritten on every start, so an edited plan.json is replaced by the spec's.
     journal::write_plan(&out, &plan.info).map_err(io)?;
+    folder::record(&lock, [store::JOURNAL, store::PLAN]).map_err(io)?;
     let todo = sweep::pending(&plan, shard, &done);
     let schedule = reuse::schedule(&todo, &keys, &done, !args.no_reuse);
     let bar = Progress::new(args.quiet, todo.len() as u64, "finished", runs);
@@ -202,7 +204,7 @@ fn run_sweep(args: SweepArgs) -> Result<Value, Failure> {
     }
     let records = journal::read_journal(&out, &plan.info, |_| Ok(())).map_err(io)?.records;
     let journal_path = out.join(store::JOURNAL).display().to_string();
-    let (files, charts) = finish(&out, &plan.info, records, &journal_path, !args.json)?;
+    let (files, charts) = finish(&lock, &plan.info, records, &journal_path, !args.json)?;
     doc["files"] = json!(files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>());
     doc["charts"] = json!(charts);
     Ok(doc)
@@ -211,14 +213,18 @@ fn run_sweep(args: SweepArgs) -> Result<Value, Failure> {
 /// Render the result files of `records` (read from `journals`, for messages) into `out`,
 /// listing them on stdout if `list`. Returns the files and the number of chart files.
 fn finish(
-    out: &Path,
+    lock: &folder::Lock,
     plan: &grid::PlanInfo,
     records: Vec<RunRecord>,
     journals: &str,
     list: bool,
 ) -> Result<(Vec<PathBuf>, usize), Failure> {
+    let out = lock.dir();
     let records = store::complete(plan, records).map_err(|e| Failure::input(format!("error: {journals}: {e}")))?;
     let written = journal::write_sweep(out, plan, &records).map_err(io)?;
+    let charts = written.chart_files.iter().flat_map(|c| [c.clone(), c.replace(".png", ".svg")]);
+    let all = written.files.iter().map(|p| p.display().to_string()).chain(charts);
+    folder::record(lock, all.chain([store::PLAN.to_string(), "report.html".to_string()])).map_err(io)?;
     if list {
         for p in &written.files {
             println!("{}", escape::terminal(&format!("wrote {}", p.display())));
@@ -238,6 +244,7 @@ fn finish(
 /// must be the one its journal was started with, and all must be one plan.
 pub fn merge(args: MergeArgs) -> Result<(), Failure> {
     let lock = folder::lock(&args.out).map_err(io)?;
+    folder::claim(&lock, folder::Kind::Sweep).map_err(io)?;
     folder::clean_temporaries(&lock).map_err(io)?;
     let (plan, _) = journal::read_plan(&args.dirs[0]).map_err(io)?;
     let mut records = Vec::new();
@@ -276,5 +283,5 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
         records.extend(read.records);
     }
     let journals: Vec<String> = args.dirs.iter().map(|d| d.join(store::JOURNAL).display().to_string()).collect();
-    finish(&args.out, &plan, records, &journals.join(", "), true).map(|_| ())
+    finish(&lock, &plan, records, &journals.join(", "), true).map(|_| ())
 }

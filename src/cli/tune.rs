@@ -60,8 +60,10 @@ fn run_tune(args: TuneArgs) -> Result<Value, Failure> {
         None => folder::default_dir(&space.spec.name).map_err(io)?,
     };
     let lock = folder::lock(&out).map_err(io)?;
+    folder::claim(&lock, folder::Kind::Tune).map_err(io)?;
     folder::clean_temporaries(&lock).map_err(io)?;
     let (mut journal, records) = files::open(&out, &space.hash, args.resume).map_err(io)?;
+    folder::record(&lock, [files::JOURNAL]).map_err(io)?;
     let started = Instant::now();
     let out_of_time = || space.wall_ns.is_some_and(|w| started.elapsed().as_nanos() >= u128::from(w));
     let mut fresh_runs = 0u64;
@@ -78,6 +80,7 @@ fn run_tune(args: TuneArgs) -> Result<Value, Failure> {
         .map_err(|e| Failure::input(format!("error: {e:#} (finished candidates are kept; fix and --resume)")))?;
     let rec = tune::recommend(&space, &done);
     let written = files::write(&out, &space, &rec, stop, &done).map_err(io)?;
+    folder::record(&lock, &written).map_err(io)?;
     let runs = done.last().map_or(0, |e| e.runs);
     if !args.json {
         println!("{}", escape::terminal(&summary(&space.spec.name, &rec, runs, fresh_runs, stop)));

@@ -409,6 +409,8 @@ pub struct SweepWritten {
     pub files: Vec<PathBuf>,
     /// How many chart files (and `report.html`) were drawn.
     pub charts: usize,
+    /// The charts drawn (their PNG paths, relative to the folder; each has its SVG beside it).
+    pub chart_files: Vec<String>,
     /// The recommendation written to `recommendation.json`, if the sweep decides.
     pub recommendation: Option<brownout_core::decide::recommendation::Recommendation>,
 }
@@ -424,8 +426,9 @@ pub fn write_sweep(dir: &Path, plan: &PlanInfo, records: &[RunRecord]) -> Result
     if let Some(d) = &decision {
         files.push(write_recommendation(dir, d)?);
     }
-    let charts = crate::charts::plot_dir(dir)?.len();
-    Ok(SweepWritten { files, charts, recommendation: decision.map(|d| d.recommendation) })
+    let chart_files = crate::charts::plot_dir(dir)?;
+    let charts = chart_files.len();
+    Ok(SweepWritten { files, charts, chart_files, recommendation: decision.map(|d| d.recommendation) })
 }
 
 #[cfg(test)]

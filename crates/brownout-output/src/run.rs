@@ -11,7 +11,8 @@ use crate::report::expect::Checked;
 use crate::runner::ScenarioResult;
 use crate::scenario::Scenario;
 
-/// What a run writes in its folder; a folder holding anything else is not replaced.
+/// What a run writes at the top of its folder (and `charts/` the charts it lists in its
+/// manifest, [`folder`]); a folder holding anything else is not replaced.
 pub const RUN_FILES: &[&str] = &[
     "scenario.ron",
     "summary.json",
@@ -80,7 +81,7 @@ impl RunStage {
     /// Stage the folder guarded by `lock` for a run of `policies` policy sets; refuses, before
     /// anything runs, a folder holding files brownout did not write.
     pub fn new(lock: &folder::Lock, policies: usize) -> Result<Self> {
-        let staged = folder::stage(lock, RUN_FILES)?;
+        let staged = folder::stage(lock)?;
         let parts = series::Parts::new(staged.path(), policies);
         Ok(Self { staged, parts })
     }
@@ -184,8 +185,11 @@ mod tests {
     )"#;
 
     fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> =
-            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != folder::META)
+            .collect();
         v.sort();
         v
     }
