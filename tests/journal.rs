@@ -238,7 +238,7 @@ fn cases() -> Vec<(&'static str, Cmd, Mutate, Expect)> {
         ("sweep --out ending in ..", Args(&["sweep", "sweep.ron", "--out", "out/.."]), |_| {}, Refuse("..", "folder")),
         ("run --out .", Args(&["run", "tiny.ron", "--out", "."]), |_| {}, Refuse(".", "folder")),
         ("run --out is a file", Args(&["run", "tiny.ron", "--out", "tiny.ron"]), |_| {}, Refuse("tiny.ron", "")),
-        ("run --out is a sweep folder", Args(&["run", "tiny.ron", "--out", "out"]), |_| {}, Refuse("out", "did not write")),
+        ("run --out is a sweep folder", Args(&["run", "tiny.ron", "--out", "out"]), |_| {}, Refuse("out", "results of a sweep")),
         ("merge --out is a file", Args(&["merge", "out", "--out", "tiny.ron"]), |_| {}, Refuse("tiny.ron", "")),
         ("merge of a missing folder", Args(&["merge", "nowhere", "--out", "m"]), |_| {}, Refuse("nowhere", "")),
         ("plot of a missing folder", Args(&["plot", "nowhere"]), |_| {}, Refuse("nowhere", "")),
