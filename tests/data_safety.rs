@@ -8,6 +8,7 @@
 //!   `a_writable_folder_in_a_read_only_parent_is_written`: the lock and staging inside the folder.
 //! - `output_paths_colliding_with_each_other_or_an_input_are_refused`: `--events`, `--junit`,
 //!   `--out`, the scenario, its data files and imported files.
+//! - `import_never_writes_over_its_input`, `a_replaced_run_folder_keeps_its_mode`.
 //! - `new_and_import_files_follow_the_umask`, `new_out_dash_is_stdout`,
 //!   `import_into_a_missing_folder_names_the_users_path`.
 //!
@@ -401,4 +402,36 @@ fn import_into_a_missing_folder_names_the_users_path() {
     }
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(names.is_empty(), "nothing written");
+}
+
+#[test]
+fn import_never_writes_over_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("opossum.json");
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/imports/opossum.json"), &json).unwrap();
+    let planted = snapshot(dir.path());
+    std::os::unix::fs::symlink(&json, dir.path().join("alias.json")).unwrap();
+    for out in ["opossum.json", "./opossum.json", "alias.json"] {
+        let o = run(&["import", "opossum", "opossum.json", "--out", out, "--force"].map(OsStr::new), dir.path());
+        assert_eq!(o.status.code(), Some(2), "{out}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--out") && stderr(&o).contains("configuration file"), "{}", stderr(&o));
+        let now: BTreeMap<_, _> =
+            snapshot(dir.path()).into_iter().filter(|(p, _)| !p.ends_with("alias.json")).collect();
+        assert!(now == planted, "{out}: the input changed");
+    }
+}
+
+#[test]
+fn a_replaced_run_folder_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let s = write(dir.path(), "s.ron", &scenario("s"));
+    let res = dir.path().join("res");
+    assert_eq!(run_into(dir.path(), &s, &res, &[]).status.code(), Some(0));
+    // The user narrows who may read the results; the next run must not widen it again.
+    std::fs::set_permissions(&res, std::fs::Permissions::from_mode(0o750)).unwrap();
+    let o = run_into(dir.path(), &s, &res, &["--seed", "8"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(res.join("scenario.ron")).unwrap().contains("seed: 8"));
+    assert_eq!(mode(&res), 0o750);
 }

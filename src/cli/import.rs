@@ -55,6 +55,10 @@ pub struct ImportArgs {
 
 /// Import, print the warnings on stderr and the stack on stdout (or to `--out`).
 pub fn import(args: ImportArgs) -> Result<(), Failure> {
+    if let Some(out) = super::out_file(args.out.as_deref()) {
+        let input = [super::Named::new("the configuration file", &args.file)];
+        super::check_paths(None, &[super::Named::new("--out", out)], &input)?;
+    }
     let imported = import_file(Some(args.library.library()), &args.file, args.instance.as_deref())
         .map_err(|e| Failure::input(format!("error: {e}")))?;
     for w in &imported.warnings {

@@ -547,6 +547,11 @@ impl Staged {
         owned_at(&self.shown, &self.target, Kind::Run)?;
         if self.beside {
             write_manifest(&staged, &manifest)?;
+            // The folder keeps its mode (a staging folder is created owner-only).
+            if let Ok(m) = std::fs::metadata(&self.target) {
+                std::fs::set_permissions(&staged, m.permissions())
+                    .with_context(|| format!("setting the mode of {}", staged.display()))?;
+            }
             // The staged folder's own lock, held before it takes the folder's place.
             let file = open_lock_file(&staged.join(META).join("lock"))?;
             file.try_lock().map_err(|e| anyhow::anyhow!("locking the staged folder: {e:?}"))?;
