@@ -287,6 +287,10 @@ fn a_writable_folder_in_a_read_only_parent_is_written() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let saved = std::fs::read_to_string(x.join("scenario.ron")).unwrap();
     assert!(saved.contains("seed: 3"), "{saved}");
+    // Moved in entry by entry: no staging folder or commit record is left behind.
+    let mut kept: Vec<_> = std::fs::read_dir(x.join(".brownout")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    kept.sort();
+    assert_eq!(kept, ["lock", "manifest"]);
 }
 
 #[test]

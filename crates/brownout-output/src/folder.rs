@@ -405,13 +405,6 @@ pub fn record<P: AsRef<Path>>(lock: &Lock, written: impl IntoIterator<Item = P>)
     write_manifest(dir, &m)
 }
 
-/// The kind of results in `dir` as its manifest (or, for a folder written before manifests,
-/// its files) tells; `None` for a folder brownout has not written results into.
-pub fn kind_of(dir: &Path) -> Result<Option<Kind>> {
-    let real = resolve(dir)?;
-    Ok(read_manifest(&real)?.map(|m| m.kind).or_else(|| Kind::of_legacy(&real)))
-}
-
 /// A folder being written, to be swapped in for the target by [`Staged::commit`].
 #[derive(Debug)]
 pub(crate) struct Staged {
