@@ -8,7 +8,8 @@
 //!   `a_writable_folder_in_a_read_only_parent_is_written`: the lock and staging inside the folder.
 //! - `output_paths_colliding_with_each_other_or_an_input_are_refused`: `--events`, `--junit`,
 //!   `--out`, the scenario, its data files and imported files.
-//! - `import_never_writes_over_its_input`, `a_replaced_run_folder_keeps_its_mode`.
+//! - `import_never_writes_over_its_input`, `a_replaced_run_folder_keeps_its_mode`,
+//!   `charts_that_plot_draws_are_brownouts_to_replace`.
 //! - `new_and_import_files_follow_the_umask`, `new_out_dash_is_stdout`,
 //!   `import_into_a_missing_folder_names_the_users_path`.
 //!
@@ -438,4 +439,19 @@ fn a_replaced_run_folder_keeps_its_mode() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(std::fs::read_to_string(res.join("scenario.ron")).unwrap().contains("seed: 8"));
     assert_eq!(mode(&res), 0o750);
+}
+
+#[test]
+fn charts_that_plot_draws_are_brownouts_to_replace() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = write(dir.path(), "s.ron", &scenario("s"));
+    let res = dir.path().join("res");
+    assert_eq!(run_into(dir.path(), &s, &res, &[]).status.code(), Some(0));
+    let o = run(&["plot".as_ref(), res.as_os_str()], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::read_dir(res.join("charts")).unwrap().count() > 0);
+    // The charts plot drew are in the folder's manifest: the next run replaces them.
+    let o = run_into(dir.path(), &s, &res, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!res.join("charts").exists(), "a run without charts keeps none of the old ones");
 }
