@@ -74,8 +74,9 @@ enum Step {
     Finish(Pending),
 }
 
-/// The drivers' traffic: arrivals with gaps uniform in [1, 2*gap], durations
-/// `base * REGIME[regime] / 100 + U[0, base * spread_pct / 100] + 1` (the regime switches with
+/// The drivers' traffic: arrivals with gaps uniform in [1, 2*gap] times `agrain` ns, durations
+/// `base * REGIME[regime] / 100 + U[0, base * spread_pct / 100] + 1` times `grain` ns (grains
+/// of 1 ms put durations and thresholds on one grid, so that they meet; the regime switches with
 /// probability `switch_pm` per mille at each arrival), a bad outcome with probability `bad_pm`
 /// per mille and, for breakers, a released permission with probability `release_pm` per mille.
 struct Traffic {
@@ -86,6 +87,8 @@ struct Traffic {
     switch_pm: u64,
     bad_pm: u64,
     release_pm: Option<u64>,
+    grain: u64,
+    agrain: u64,
     regime: usize,
     next_arrival: Time,
     next_id: u64,
@@ -103,6 +106,8 @@ impl Traffic {
             switch_pm: g("switch_pm"),
             bad_pm: g(bad_key),
             release_pm,
+            grain: spec["grain"].as_u64().unwrap_or(1),
+            agrain: spec["agrain"].as_u64().unwrap_or(1),
             regime: 0,
             next_arrival: 0,
             next_id: 0,
@@ -124,10 +129,11 @@ impl Traffic {
         if r.below(1000) < self.switch_pm {
             self.regime = r.below(REGIME.len() as u64) as usize;
         }
-        let dur = self.base * REGIME[self.regime] / 100 + r.below(self.base * self.spread_pct / 100 + 1) + 1;
+        let dur =
+            (self.base * REGIME[self.regime] / 100 + r.below(self.base * self.spread_pct / 100 + 1) + 1) * self.grain;
         let bad = r.below(1000) < self.bad_pm;
         let release = self.release_pm.is_some_and(|pm| r.below(1000) < pm);
-        self.next_arrival = now + 1 + r.below(2 * self.gap);
+        self.next_arrival = now + (1 + r.below(2 * self.gap)) * self.agrain;
         (Step::Ask { now, id }, Some(Pending { id, start: now, end: now + dur, bad, release }))
     }
 }

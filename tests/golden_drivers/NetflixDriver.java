@@ -43,11 +43,11 @@ public class NetflixDriver {
     static final int CHUNK = 50;
 
     /** Traffic parameters of a case (written to the data file; the Rust side replays them). */
-    static final String GEN_KEYS = "[\"steps\",\"gap\",\"base\",\"spread_pct\",\"switch_pm\",\"drop_pm\"]";
+    static final String GEN_KEYS = "[\"steps\",\"gap\",\"base\",\"spread_pct\",\"switch_pm\",\"drop_pm\",\"grain\"]";
     static final class Gen {
-        int steps; long gap; long base; long spreadPct; long switchPm; long dropPm;
+        int steps; long gap; long base; long spreadPct; long switchPm; long dropPm; long grain;
         String json() {
-            return String.format("[%d,%d,%d,%d,%d,%d]", steps, gap, base, spreadPct, switchPm, dropPm);
+            return String.format("[%d,%d,%d,%d,%d,%d,%d]", steps, gap, base, spreadPct, switchPm, dropPm, grain);
         }
     }
 
@@ -85,7 +85,7 @@ public class NetflixDriver {
                 now = nextArrival;
                 long id = nextId++;
                 if (r.below(1000) < g.switchPm) regime = (int) r.below(REGIME.length);
-                long dur = g.base * REGIME[regime] / 100 + r.below(g.base * g.spreadPct / 100 + 1) + 1;
+                long dur = (g.base * REGIME[regime] / 100 + r.below(g.base * g.spreadPct / 100 + 1) + 1) * g.grain;
                 boolean drop = r.below(1000) < g.dropPm;
                 nextArrival = now + 1 + r.below(2 * g.gap);
                 Optional<Limiter.Listener> l = lim.acquire(null);
@@ -109,13 +109,16 @@ public class NetflixDriver {
         return out.append(']').toString();
     }
 
-    /** Traffic whose mean in-flight count is `load` tenths of `limit`. */
+    /** Traffic whose mean in-flight count is `load` tenths of `limit`. Half the cases have
+     *  durations in whole ms (`grain`, and `base` in grains), so that they often equal a
+     *  threshold on the same grid exactly. */
     static Gen gen(Rng c, int steps, long limit) {
         Gen g = new Gen();
         g.steps = steps;
-        g.base = 1_000_000 + c.below(49_000_000);
+        g.grain = c.below(2) == 0 ? 1 : 1_000_000;
+        g.base = g.grain == 1 ? 1_000_000 + c.below(49_000_000) : 5 + c.below(50);
         long load = 2 + c.below(29); // 0.2 .. 3.0 x the limit
-        g.gap = Math.max(1, g.base * 10 / (limit * load));
+        g.gap = Math.max(1, g.base * g.grain * 10 / (limit * load));
         g.spreadPct = c.below(101);
         g.switchPm = c.below(60);
         g.dropPm = c.below(4) == 0 ? 0 : c.below(120);
@@ -128,8 +131,8 @@ public class NetflixDriver {
         int initial = min + (int) c.below(60);
         int max = initial + (int) c.below(200);
         double backoff = (50 + c.below(50)) / 100.0;
-        long timeout = 2_000_000 + c.below(200_000_000);
         Gen g = gen(c, 300, initial);
+        long timeout = g.grain == 1 ? 2_000_000 + c.below(200_000_000) : (1 + c.below(3 * g.base)) * g.grain;
         Limit l = AIMDLimit.newBuilder().minLimit(min).initialLimit(initial).maxLimit(max)
             .backoffRatio(backoff).timeout(timeout, TimeUnit.NANOSECONDS).build();
         String cfg = String.format("[%d,%d,%d,%s,%d]",
@@ -154,7 +157,7 @@ public class NetflixDriver {
             // completions come after about that many arrivals).
             g.spreadPct = c.below(2);
             g.switchPm = c.below(5);
-            g.gap = Math.max(1, g.base * 10 / (initial * (6 + c.below(10))));
+            g.gap = Math.max(1, g.base * g.grain * 10 / (initial * (6 + c.below(10))));
         }
         Limit l = VegasLimit.newBuilder().initialLimit(initial).maxConcurrency(max).smoothing(smoothing)
             .probeMultiplier(probe).build();

@@ -134,7 +134,7 @@ public class R4jDriver {
         + "\"slow_call_rate_tenths\",\"slow_call_duration_threshold_ns\",\"wait_duration_in_open_state_ns\","
         + "\"backoff_initial_ns\",\"backoff_multiplier\",\"backoff_max_ns\",\"permitted_number_of_calls_in_half_open_state\","
         + "\"automatic_transition\",\"max_wait_in_half_open_ns\",\"after_wait_closed\"]";
-    static final String GEN_KEYS = "[\"steps\",\"gap\",\"base\",\"spread_pct\",\"switch_pm\",\"fail_pm\",\"release_pm\"]";
+    static final String GEN_KEYS = "[\"steps\",\"gap\",\"base\",\"spread_pct\",\"switch_pm\",\"fail_pm\",\"release_pm\",\"grain\",\"agrain\"]";
 
     static int code(CircuitBreaker.State s) {
         switch (s) {
@@ -156,22 +156,28 @@ public class R4jDriver {
         long failure = c.below(3) == 0 ? 500 : 1 + c.below(1000);
         long slowRate = c.below(3) == 0 ? 1000 : 1 + c.below(1000);
         b.failureRateThreshold(failure / 10f).slowCallRateThreshold(slowRate / 10f);
-        long base = 1_000_000 + c.below(199_000_000);
-        long slowNs = 1 + c.below(3 * base);
+        // Half the cases run on a 1 ms grid (`grain`: arrivals, durations and every threshold
+        // in whole ms, `base` and `gap` counted in grains), so that durations equal the slow
+        // threshold and arrivals fall exactly at the end of a wait; the others in ns, so that
+        // toMillis() truncation shows.
+        long u = c.below(2) == 0 ? 1 : 1_000_000;
+        long base = u == 1 ? 1_000_000 + c.below(199_000_000) : 1 + c.below(200);
+        long slowNs = (1 + c.below(3 * base)) * u;
         b.slowCallDurationThreshold(Duration.ofNanos(slowNs));
         long gapMean = Math.max(1, base / (1 + c.below(20)));
-        // Waits of about 1..40 arrivals, in ns so that toMillis() truncation shows.
+        // Waits of about 1..40 arrivals, at least 1 ms.
+        long minMs = 1_000_000 / u;
         long waitNs = 0, initial = 0, max = 0;
         double mult = 0;
         if (c.below(3) == 0) {
-            initial = 1_000_000 + c.below(20 * gapMean + 1);
+            initial = (minMs + c.below(20 * gapMean + 1)) * u;
             mult = (10 + c.below(21)) / 10.0;
-            max = c.below(2) == 0 ? 0 : 1_000_000 + c.below(80 * gapMean + 1);
+            max = c.below(2) == 0 ? 0 : (minMs + c.below(80 * gapMean + 1)) * u;
             b.waitIntervalFunctionInOpenState(max == 0
                 ? IntervalFunction.ofExponentialBackoff(Duration.ofNanos(initial), mult)
                 : IntervalFunction.ofExponentialBackoff(Duration.ofNanos(initial), mult, Duration.ofNanos(max)));
         } else {
-            waitNs = 1_000_000 + c.below(40 * gapMean + 1);
+            waitNs = (minMs + c.below(40 * gapMean + 1)) * u;
             b.waitDurationInOpenState(Duration.ofNanos(waitNs));
         }
         int permitted = 1 + (int) c.below(10);
@@ -181,7 +187,7 @@ public class R4jDriver {
         long maxWait = 0;
         boolean toClosed = false;
         if (c.below(3) == 0) {
-            maxWait = c.below(40 * gapMean + 1);
+            maxWait = c.below(40 * gapMean + 1) * u;
             toClosed = c.below(2) == 0;
             b.maxWaitDurationInHalfOpenState(Duration.ofNanos(maxWait))
                 .transitionToStateAfterWaitDuration(toClosed ? CircuitBreaker.State.CLOSED : CircuitBreaker.State.OPEN);
@@ -189,7 +195,7 @@ public class R4jDriver {
         cfgJson[0] = String.format("[%d,%d,%d,%d,%d,%d,%d,%s,%d,%d,%d,%d,%d]", size, minCalls, failure, slowRate, slowNs,
             waitNs, initial, mult, max, permitted, auto ? 1 : 0, maxWait, toClosed ? 1 : 0);
         long spread = c.below(101), switchPm = c.below(60), badPm = c.below(700), releasePm = c.below(4) == 0 ? c.below(100) : 0;
-        genJson[0] = String.format("[%d,%d,%d,%d,%d,%d,%d]", STEPS, gapMean, base, spread, switchPm, badPm, releasePm);
+        genJson[0] = String.format("[%d,%d,%d,%d,%d,%d,%d,%d,%d]", STEPS, gapMean, base, spread, switchPm, badPm, releasePm, u, u);
 
         now = 0;
         SCHEDULER.tasks.clear();
@@ -219,10 +225,10 @@ public class R4jDriver {
                 now = nextArrival;
                 long id = nextId++;
                 if (r.below(1000) < switchPm) regime = (int) r.below(REGIME.length);
-                long dur = base * REGIME[regime] / 100 + r.below(base * spread / 100 + 1) + 1;
+                long dur = (base * REGIME[regime] / 100 + r.below(base * spread / 100 + 1) + 1) * u;
                 boolean bad = r.below(1000) < badPm;
                 boolean release = r.below(1000) < releasePm;
-                nextArrival = now + 1 + r.below(2 * gapMean);
+                nextArrival = now + (1 + r.below(2 * gapMean)) * u;
                 boolean ok = cb.tryAcquirePermission();
                 admitted = ok ? 1 : 0;
                 if (ok) {
