@@ -346,7 +346,7 @@ fn netflix(set: &str) -> (Vec<String>, Seen, usize) {
         // `onSuccess` (brownout: a success or an error, both plain samples) or `onDropped`
         // (brownout: a timeout, or a cancellation by an inner layer); each is used for half
         // the calls, by id.
-        let finish = |p: &mut dyn Policy, c: &Pending| match (c.bad, c.id % 2 == 0) {
+        let finish = |p: &mut dyn Policy, c: &Pending| match (c.bad, c.id.is_multiple_of(2)) {
             (false, true) => p.complete(&Completed::new(c.end, 0, c.id, c.start, CallOutcome::Success)),
             (false, false) => p.complete(&Completed::new(c.end, 0, c.id, c.start, CallOutcome::Error)),
             (true, true) => p.complete(&Completed::new(c.end, 0, c.id, c.start, CallOutcome::Timeout)),
@@ -460,7 +460,7 @@ fn assert_r4j(set: &str, window: SlidingWindowType, min_cases: usize) {
         let traffic = Traffic::new(seed, &case["gen"], "fail_pm", Some(release_pm));
         // `releasePermission` is brownout's cancel; `onError` an error or a timeout (half
         // the calls each, by id); `onSuccess` a success.
-        let finish = |p: &mut dyn Policy, c: &Pending| match (c.release, c.bad, c.id % 2 == 0) {
+        let finish = |p: &mut dyn Policy, c: &Pending| match (c.release, c.bad, c.id.is_multiple_of(2)) {
             (true, _, _) => p.cancel(&Attempt::new(c.end, 0, c.id)),
             (false, true, true) => p.complete(&Completed::new(c.end, 0, c.id, c.start, CallOutcome::Error)),
             (false, true, false) => p.complete(&Completed::new(c.end, 0, c.id, c.start, CallOutcome::Timeout)),
