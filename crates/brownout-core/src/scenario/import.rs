@@ -18,8 +18,11 @@ pub struct Expansion {
     origin: Vec<Vec<(usize, bool)>>,
     /// Per imported layer (policy set, expanded index): the imported file and where each
     /// field's value is in it.
-    fields: BTreeMap<(usize, usize), (PathBuf, Vec<(&'static str, Pos)>)>,
+    fields: BTreeMap<(usize, usize), (PathBuf, FieldsAt)>,
 }
+
+/// Where each field of an imported layer has its value in the imported file.
+type FieldsAt = Vec<(&'static str, Pos)>;
 
 impl Expansion {
     /// The path in the scenario text of the value at `path` in the expanded scenario, and
@@ -100,7 +103,7 @@ pub fn expand(s: &mut Scenario, dir: &Path) -> Result<Expansion, ExpandError> {
 }
 
 /// The layers imported for `cfg`, the file read, and per layer where its fields' values are.
-type Expanded = (PathBuf, Vec<Layer>, Vec<Vec<(&'static str, Pos)>>);
+type Expanded = (PathBuf, Vec<Layer>, Vec<FieldsAt>);
 
 fn imported(cfg: &ImportLayerConfig, dir: &Path, at: &str) -> Result<Expanded, ExpandError> {
     let file = dir.join(&cfg.file);
