@@ -278,8 +278,45 @@ fn istio_unset_limits_are_istios_unlimited_default_and_outlier_detection_as_isti
             ("base_ejection_time", "\"15m\""),
             ("max_ejection_percent", "30"),
             ("enforcing_success_rate", "0"),
+            ("healthy_panic_threshold", "50"),
         ]
     );
+}
+
+/// Istio's `pilot/pkg/networking/core/cluster_traffic_policy.go`, `applyOutlierDetection`:
+/// a consecutive count of 0 is written with enforcement 0 (that detector off, and Envoy's
+/// `==` test never matches 0), `maxEjectionPercent` is written only when > 0 (so 0 leaves
+/// Envoy's default of 10 %), and `minHealthPercent` always becomes the cluster's
+/// `healthy_panic_threshold` (0 when unset: panic off).
+#[test]
+fn istio_outlier_detection_carries_istios_meaning() {
+    let y = "kind: DestinationRule\nmetadata: {name: r}\nspec:\n  trafficPolicy:\n    outlierDetection:\n      \
+             consecutive5xxErrors: 0\n      consecutiveGatewayErrors: 2\n      maxEjectionPercent: 0\n";
+    let out = import_text(Some(Library::Envoy), Path::new("dr.yaml"), y, None).unwrap();
+    let od: Vec<(&str, &str)> = out.snippets[0].fields.iter().map(|f| (f.name, f.value.as_str())).collect();
+    assert_eq!(
+        od,
+        [
+            ("consecutive_5xx", "0"),
+            ("enforcing_consecutive_5xx", "0"),
+            ("consecutive_gateway_failure", "2"),
+            ("enforcing_consecutive_gateway_failure", "100"),
+            ("enforcing_success_rate", "0"),
+            ("healthy_panic_threshold", "0"),
+        ]
+    );
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    // What the import prints is what `check` accepts (a 0 count used to be refused there).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("dr.yaml"), y).unwrap();
+    import_then_check("envoy", &dir.path().join("dr.yaml"), None);
+    // minHealthPercent set: that percentage, and no warning that it is not modelled.
+    let y = y.replace("maxEjectionPercent: 0", "minHealthPercent: 25");
+    let out = import_text(Some(Library::Envoy), Path::new("dr.yaml"), &y, None).unwrap();
+    let last = out.snippets[0].fields.last().unwrap();
+    assert_eq!((last.name, last.value.as_str()), ("healthy_panic_threshold", "25"));
+    assert!(last.origin.starts_with("dr.yaml:"), "{}", last.origin);
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
 }
 
 #[test]
@@ -344,6 +381,58 @@ fn opossum_and_dotnet_values_come_from_the_file() {
     assert_eq!(warned_keys(&out), ["MaxDelay", "ShouldRetryAfterHeader"]);
 }
 
+/// The first imported layer built as a scenario would build it (fields as RON, `Option`s
+/// without `Some`), for one class.
+fn built(out: &Imported) -> Box<dyn brownout::policy::Policy> {
+    let l = &out.layers[0];
+    let fields: Vec<String> = l.fields.iter().map(|f| format!("{}: {}", f.name, f.value)).collect();
+    let text = format!("{}(({}))", l.policy, fields.join(", "));
+    let spec: brownout::policy::PolicySpec = ron::Options::default()
+        .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+        .from_str(&text)
+        .unwrap_or_else(|e| panic!("{text}: {e}"));
+    spec.validate(&["api"]).unwrap_or_else(|e| panic!("{text}: {e}"));
+    spec.build(&brownout::policy::BuildCtx::new(vec!["api".into()]))
+}
+
+/// How many of `n` calls started at once the layer admits.
+fn admitted_of(p: &mut dyn brownout::policy::Policy, n: u64) -> u64 {
+    use brownout::policy::{Admission, Attempt};
+    (0..n).filter(|&id| p.admit(&Attempt::new(0, 0, id)) == Admission::Admit).count() as u64
+}
+
+/// opossum 10.0.0 `lib/circuit.js`, the `CircuitBreaker` constructor: `capacity` is used
+/// only when `Number.isInteger(capacity)` (0 included: `new Semaphore(0)` refuses every
+/// call), otherwise `Number.MAX_SAFE_INTEGER`; `volumeThreshold` likewise or 0;
+/// `allowWarmUp` only when `=== true`. Options it does not know it never reads.
+#[test]
+fn opossum_import_reads_each_option_as_opossum_does() {
+    let imp = |json: &str| import_text(Some(Library::Opossum), Path::new("o.json"), json, None).unwrap();
+    let out = imp(r#"{"capacity": 0}"#);
+    assert_eq!(admitted_of(built(&out).as_mut(), 3), 0, "Semaphore(0): {:?}", out.layers);
+    for cap in ["2.5", "\"5\"", "null", "1e300"] {
+        let out = imp(&format!(r#"{{"capacity": {cap}, "timeout": 100}}"#));
+        assert_eq!(admitted_of(built(&out).as_mut(), 1000), 1000, "capacity {cap}: unbounded: {:?}", out.layers);
+        // 1e300 is an integer to JavaScript: a bound no run reaches, nothing ignored.
+        let warned = warned_keys(&out).contains(&"capacity");
+        assert_eq!(warned, cap != "1e300", "capacity {cap}: {:?}", out.warnings);
+    }
+    let out = imp(r#"{"capacity": 2.0}"#); // Number.isInteger(2.0) is true
+    assert_eq!(admitted_of(built(&out).as_mut(), 5), 2);
+    let out = imp(r#"{"volumeThreshold": "5", "allowWarmUp": "true", "timeout": 100}"#);
+    assert_eq!(fields(&out, 0), [("timeout", "\"100ms\"")]);
+    assert_eq!(warned_keys(&out), ["volumeThreshold", "allowWarmUp"]);
+    // A misspelt option is warned on, and never taken for a breaker's name.
+    let out = imp(r#"{"timout": 100}"#);
+    assert_eq!(out.instance, None);
+    assert!(fields(&out, 0).is_empty(), "{:?}", out.layers);
+    assert_eq!(warned_keys(&out), ["timout"]);
+    let out = imp(r#"{"timout": 100, "resetTimeout": 1000}"#);
+    assert_eq!(fields(&out, 0), [("reset_timeout", "\"1s\"")]);
+    assert_eq!(warned_keys(&out), ["timout"]);
+    assert!(out.warnings[0].message.contains("timeout"), "names the option meant: {}", out.warnings[0].message);
+}
+
 /// `brownout import` on bad input: exit 2, `file:line:col: message`, nothing on stdout.
 fn refused(library: &str, name: &str, text: &str, extra: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
@@ -381,8 +470,6 @@ fn bad_input_is_refused_with_line_and_column() {
     assert!(e.starts_with("error: a.yml:2:3: unknown resilience4j module \"circuitbrecker\""), "{e}");
     let e = refused("opossum", "o.json", "{\n  \"timeout\": 100,\n  \"resetTimeout\": ,\n}", &[]);
     assert!(e.starts_with("error: o.json:3:19: malformed JSON"), "{e}");
-    let e = refused("opossum", "o.json", "{\"timeout\": 100, \"errorTresholdPercentage\": 5}", &[]);
-    assert!(e.starts_with("error: o.json:1:18: unknown opossum option \"errorTresholdPercentage\""), "{e}");
     let e = refused("dotnet", "appsettings.json", "{\"Retry\": {\"MaxRetryAttempts\": 2, \"Backoff\": 1}}", &[]);
     assert!(e.starts_with("error: appsettings.json:1:35: unknown .NET Retry option \"Backoff\""), "{e}");
     let e = refused("envoy", "c.yaml", "name: c\noutlier_detection:\n  interval: 10\n", &[]);
@@ -476,4 +563,100 @@ fn the_envoy_import_runs_like_the_thresholds_and_outlier_detection_written_by_ha
         success_rate_request_volume: 50, success_rate_stdev_factor: 1900, enforcing_success_rate: 100))"#;
     let hand = summary_of(dir.path(), "by-hand", &scenario_with(hand_stack, &replicas(hand_od)));
     assert_eq!(imported, hand);
+}
+
+// ---- issue 32: imports refuse nonsense, accept what the libraries accept ----------------
+
+/// A file that holds nothing the Envoy importer reads (a line of text, a cluster without
+/// `circuit_breakers` or `outlier_detection`, a DestinationRule without a traffic policy it
+/// reads) is refused where the missing part belongs, never printed as an empty stack.
+#[test]
+fn an_envoy_import_of_a_file_with_nothing_to_read_is_refused() {
+    let e = refused("envoy", "notes.yaml", "just a line of text\n", &[]);
+    assert!(e.starts_with("error: notes.yaml:1:1: ") && e.contains("nothing to import"), "{e}");
+    let e = refused("envoy", "c.yaml", "name: c\nconnect_timeout: 1s\n", &[]);
+    assert!(e.starts_with("error: c.yaml:1:1: ") && e.contains("nothing to import"), "{e}");
+    let e = refused("envoy", "dr.yaml", "kind: DestinationRule\nmetadata: {name: r}\nspec:\n  host: r\n", &[]);
+    assert!(e.starts_with("error: dr.yaml:3:1: ") && e.contains("nothing to import"), "{e}");
+}
+
+/// Envoy `source/common/upstream/upstream_impl.cc`, `ClusterInfoImpl::ResourceManagers::load`:
+/// each priority's limits are the FIRST `thresholds` entry with that priority (`std::find_if`;
+/// an entry without `priority` is DEFAULT); a later one is never read. The import keeps the
+/// first and warns at the later one's `priority`, and `check` accepts what it prints.
+#[test]
+fn a_duplicate_envoy_priority_keeps_the_first_as_envoy_does() {
+    let y = "name: c\ncircuit_breakers:\n  thresholds:\n  - {max_connections: 10}\n  - {priority: DEFAULT, max_connections: 20}\n  - {priority: HIGH, max_retries: 1}\n";
+    let out = import_text(Some(Library::Envoy), Path::new("c.yaml"), y, None).unwrap();
+    assert_eq!(fields(&out, 0), [("thresholds", "[(max_connections: 10), (priority: High, max_retries: 1)]")]);
+    let w = out.warnings.iter().find(|w| w.key == "priority").expect("a warning at the duplicate");
+    assert_eq!((w.at.line, w.at.col), (5, 6));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("c.yaml"), y).unwrap();
+    import_then_check("envoy", &dir.path().join("c.yaml"), None);
+}
+
+/// .NET `Linear` backoff (delay x attempt) has no equivalent in brownout's retry: refused at
+/// import time at the value, not printed as a layer `check` then refuses.
+#[test]
+fn a_dotnet_linear_backoff_is_refused_at_its_value() {
+    let e = refused("dotnet", "appsettings.json", "{\"Retry\": {\"BackoffType\": \"Linear\"}}", &[]);
+    assert!(e.starts_with("error: appsettings.json:1:27: BackoffType: Linear"), "{e}");
+}
+
+/// YAML merge keys (YAML 1.1 `<<`, which Spring's SnakeYAML and Envoy's yaml-cpp read): the
+/// anchored mapping's keys, overridden by the keys written beside `<<`.
+#[test]
+fn yaml_merge_keys_are_read_as_the_merged_mapping() {
+    let y = "resilience4j:\n  circuitbreaker:\n    configs:\n      shared: &shared\n        minimumNumberOfCalls: 7\n        slidingWindowSize: 9\n    instances:\n      a:\n        <<: *shared\n        slidingWindowSize: 11\n";
+    let out = r4j(y);
+    let mut f = fields(&out, 0);
+    f.sort();
+    assert_eq!(f, [("minimumNumberOfCalls", "7"), ("slidingWindowSize", "11")]);
+    let y = "base: &b {consecutive_5xx: 3, interval: 5s}\nname: c\noutlier_detection:\n  <<: *b\n  interval: 7s\n";
+    let out = import_text(Some(Library::Envoy), Path::new("c.yaml"), y, None).unwrap();
+    let od: Vec<(&str, &str)> = out.snippets[0].fields.iter().map(|f| (f.name, f.value.as_str())).collect();
+    assert!(od.contains(&("consecutive_5xx", "3")) && od.contains(&("interval", "\"7s\"")), "{od:?}");
+    assert!(!od.contains(&("interval", "\"5s\"")), "{od:?}");
+}
+
+/// Spring Boot's map keys in brackets keep their dots (`"[backend.a]"`): the instance is
+/// `backend.a`, in a nested key and in a dotted one.
+#[test]
+fn spring_bracket_keys_keep_their_dots() {
+    for y in [
+        "resilience4j:\n  circuitbreaker:\n    instances:\n      \"[backend.a]\":\n        minimumNumberOfCalls: 3\n",
+        "resilience4j.circuitbreaker.instances.[backend.a].minimumNumberOfCalls: 3\n",
+    ] {
+        let out = import_text(Some(Library::Resilience4j), Path::new("application.yml"), y, Some("backend.a"))
+            .unwrap_or_else(|e| panic!("{y}: {e}"));
+        assert_eq!(fields(&out, 0), [("minimumNumberOfCalls", "3")], "{y}");
+    }
+}
+
+/// "Only the first YAML document is read" points at the `---` that starts the second.
+#[test]
+fn the_second_yaml_document_warning_points_at_its_marker() {
+    let y = "# a cluster\nname: c\noutlier_detection: {interval: 5s}\n\n---\nname: d\n";
+    let out = import_text(Some(Library::Envoy), Path::new("c.yaml"), y, None).unwrap();
+    let w = out.warnings.iter().find(|w| w.key == "---").expect("the warning");
+    assert_eq!((w.at.line, w.at.col), (5, 1));
+    let y = format!("---\n{y}");
+    let out = import_text(Some(Library::Envoy), Path::new("c.yaml"), &y, None).unwrap();
+    let w = out.warnings.iter().find(|w| w.key == "---").expect("the warning");
+    assert_eq!((w.at.line, w.at.col), (6, 1));
+}
+
+/// A value the import passes but the scenario's checks refuse is named at the imported
+/// file's line and column, with the line of the `Import` layer (docs/import.md, "Errors").
+#[test]
+fn a_refused_imported_value_names_the_imported_files_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.ron"), scenario_with(r#"[(policy: Import((file: "o.json")))]"#, "")).unwrap();
+    std::fs::write(dir.path().join("o.json"), "{\n  \"resetTimeout\": 1000,\n  \"timeout\": 1.5\n}\n").unwrap();
+    let o = brownout(&["check", "s.ron"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("o.json:3:14: ") && e.contains("whole milliseconds"), "{e}");
+    assert!(e.contains("(imported by s.ron:8:"), "{e}");
 }

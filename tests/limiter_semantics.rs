@@ -75,7 +75,6 @@ fn vegas(smoothing: f64) -> Vegas {
         max_concurrency: 1000,
         smoothing,
         probe_multiplier: 1000, // no probe within these sequences (>= 0.5*1000*20 samples)
-        seed: 0,
         queue: 0,
         max_wait: Dur::ms(0),
         refuse_as: RefuseAs::Rejected,

@@ -142,7 +142,20 @@ pub(crate) fn import(text: &str, instance: Option<&str>, out: &mut Imported) -> 
         }
         if let Some(e) = rs.get("BackoffType") {
             let kinds = ["Constant", "Linear", "Exponential"];
-            f.from("retry_backoff", kinds[choice(e, &kinds)?].into(), e);
+            let k = choice(e, &kinds)?;
+            if kinds[k] == "Linear" {
+                // Refused here, where the file says it, rather than printed as a layer that
+                // `check` then refuses (DotnetStandard has no linear backoff).
+                return Err(at_pos(
+                    e.value.at,
+                    format!(
+                        "{}: Linear (delay x attempt) has no brownout equivalent: brownout's retry \
+                         delays are constant or exponential (Constant, Exponential)",
+                        e.key
+                    ),
+                ));
+            }
+            f.from("retry_backoff", kinds[k].into(), e);
         }
         if let Some(e) = rs.get("UseJitter") {
             f.from("retry_use_jitter", boolean(e)?.to_string(), e);

@@ -14,6 +14,9 @@ pub struct Field {
     pub value: String,
     /// Where it came from: `file:line key`, or a note such as "resilience4j default".
     pub origin: String,
+    /// The position of the value in the imported file, when the file sets it (so a check
+    /// that refuses the value can point there).
+    pub at: Option<Pos>,
 }
 
 /// One imported layer: a policy and its fields.

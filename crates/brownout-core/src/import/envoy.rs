@@ -5,7 +5,7 @@
 
 use super::ImportError;
 use super::emit::{Field, Imported, OutLayer, Snippet, Warning};
-use super::read::{Known, Section, choice, envoy_duration, go_duration, int, string};
+use super::read::{Known, Section, choice, envoy_duration, go_duration, int, num, string};
 use super::tree::{Entry, Node, Val, at_pos, yaml};
 use crate::engine::fmt_time;
 
@@ -62,9 +62,9 @@ const OUTLIER_OTHER: &[(&str, &str)] = &[
 ];
 
 pub(crate) fn import(text: &str, instance: Option<&str>, out: &mut Imported) -> Result<(), ImportError> {
-    let (root, docs) = yaml(text)?;
-    if docs > 1 {
-        out.warn(root.at, "---", "only the first YAML document is read");
+    let (root, more) = yaml(text)?;
+    if let Some(at) = more {
+        out.warn(at, "---", "only the first YAML document is read");
     }
     if root.get_exact("kind").is_some_and(|k| matches!(&k.value.v, Val::Str(s) if s == "DestinationRule")) {
         return istio(&root, instance, out);
@@ -91,7 +91,15 @@ pub(crate) fn import(text: &str, instance: Option<&str>, out: &mut Imported) -> 
         }
     };
     out.instance = name_of(cluster);
-    cluster_layers(cluster, out)
+    cluster_layers(cluster, out)?;
+    if out.layers.is_empty() && out.snippets.is_empty() {
+        return Err(at_pos(
+            cluster.at,
+            "nothing to import: no circuit_breakers or outlier_detection in this Envoy cluster \
+             (nor an Istio DestinationRule's trafficPolicy)",
+        ));
+    }
+    Ok(())
 }
 
 fn items(n: &Node) -> Vec<&Node> {
@@ -102,6 +110,7 @@ fn items(n: &Node) -> Vec<&Node> {
 }
 
 fn cluster_layers(cluster: &Node, out: &mut Imported) -> Result<(), ImportError> {
+    let mut panic_threshold = None;
     for e in cluster.entries() {
         match e.key.as_str() {
             "name" => {}
@@ -122,7 +131,28 @@ fn cluster_layers(cluster: &Node, out: &mut Imported) -> Result<(), ImportError>
                 let fields = outlier(&e.value, out)?;
                 out.snippets.push(Snippet { field: "outlier_detection", place: OUTLIER_PLACE, fields });
             }
+            "common_lb_config" => {
+                for x in e.value.entries() {
+                    if x.key == "healthy_panic_threshold" {
+                        panic_threshold = Some(x);
+                    } else {
+                        out.warn(x.at, &x.key, NOT_MODELLED);
+                    }
+                }
+            }
             _ => out.warn(e.at, &e.key, NOT_MODELLED),
+        }
+    }
+    if let Some(x) = panic_threshold {
+        // `type.v3.Percent` (a double), which Envoy rounds to a whole percent
+        // (PROTOBUF_PERCENT_TO_ROUNDED_INTEGER_OR_DEFAULT).
+        let v = num(x, |v| (0.0..=100.0).contains(&v), "[0, 100]")?.round() as u32;
+        match out.snippets.iter_mut().find(|s| s.field == "outlier_detection") {
+            Some(sn) => {
+                let origin = format!("{}:{} {}", out.label, x.at.line, x.key);
+                sn.fields.push(Field { at: None, name: "healthy_panic_threshold", value: v.to_string(), origin });
+            }
+            None => out.warn(x.at, &x.key, "no outlier detection to panic from: not imported"),
         }
     }
     Ok(())
@@ -136,12 +166,26 @@ fn thresholds(t: &Entry, out: &mut Imported) -> Result<Field, ImportError> {
     };
     let mut items = Vec::new();
     let mut cited = Vec::new();
+    let mut seen = [false; 2];
     for (i, th) in list.iter().enumerate() {
         let s = Section::merged("Envoy circuit_breakers.thresholds", &[th]);
         s.check(THRESHOLD, &mut out.warnings)?;
+        let priority = s.get("priority").map(|e| choice(e, &["DEFAULT", "HIGH"])).transpose()?.unwrap_or(0);
+        if std::mem::replace(&mut seen[priority], true) {
+            // `ClusterInfoImpl::ResourceManagers::load` takes the first entry of a priority
+            // (std::find_if): a later one is never read.
+            let at = s.get("priority").map_or(th.at, |e| e.at);
+            let p = ["DEFAULT", "HIGH"][priority];
+            out.warn(
+                at,
+                "priority",
+                format!("a second thresholds entry for {p}: Envoy reads only the first: not imported"),
+            );
+            continue;
+        }
         let mut parts = Vec::new();
         if let Some(e) = s.get("priority") {
-            parts.push(format!("priority: {}", ["Default", "High"][choice(e, &["DEFAULT", "HIGH"])?]));
+            parts.push(format!("priority: {}", ["Default", "High"][priority]));
             cited.push(format!("[{i}].priority l.{}", e.at.line));
         }
         for key in ["max_connections", "max_pending_requests", "max_requests", "max_retries"] {
@@ -153,7 +197,7 @@ fn thresholds(t: &Entry, out: &mut Imported) -> Result<Field, ImportError> {
         items.push(format!("({})", parts.join(", ")));
     }
     let origin = format!("{} thresholds: {}", out.origin(t.at, &t.key), cited.join(", "));
-    Ok(Field { name: "thresholds", value: format!("[{}]", items.join(", ")), origin })
+    Ok(Field { at: None, name: "thresholds", value: format!("[{}]", items.join(", ")), origin })
 }
 
 fn outlier(n: &Node, out: &mut Imported) -> Result<Vec<Field>, ImportError> {
@@ -165,7 +209,7 @@ fn outlier(n: &Node, out: &mut Imported) -> Result<Vec<Field>, ImportError> {
                 'p' => int(e, 0, 100)?.to_string(),
                 _ => int(e, 0, U32)?.to_string(),
             };
-            fields.push(Field { name, value, origin: out.origin(e.at, &e.key) });
+            fields.push(Field { at: None, name, value, origin: out.origin(e.at, &e.key) });
         } else if let Some((_, why)) = OUTLIER_OTHER.iter().find(|(k, _)| *k == e.key) {
             out.warn(e.at, &e.key, *why);
         } else {
@@ -203,7 +247,7 @@ const ISTIO_OUTLIER: &[(&str, Known)] = &[
     ("interval", Known::Read),
     ("baseEjectionTime", Known::Read),
     ("maxEjectionPercent", Known::Read),
-    ("minHealthPercent", Known::Warn("Envoy's panic threshold is not modelled: ejection never turns off")),
+    ("minHealthPercent", Known::Read),
     ("consecutiveErrors", Known::Warn("deprecated by Istio: use consecutive5xxErrors or consecutiveGatewayErrors")),
     ("consecutiveLocalOriginFailures", Known::Warn("local-origin errors are not told apart")),
     ("splitExternalLocalOriginErrors", Known::Warn("local-origin errors are not told apart")),
@@ -224,13 +268,19 @@ fn istio(root: &Node, instance: Option<&str>, out: &mut Imported) -> Result<(), 
             out.warn(e.at, &e.key, "only spec.trafficPolicy is imported");
         }
     }
-    let Some(policy) = spec.value.get_exact("trafficPolicy") else { return Ok(()) };
+    let nothing = |at| {
+        at_pos(at, "nothing to import: no trafficPolicy.connectionPool or outlierDetection in this DestinationRule")
+    };
+    let Some(policy) = spec.value.get_exact("trafficPolicy") else { return Err(nothing(spec.at)) };
     for e in policy.value.entries() {
         match e.key.as_str() {
             "connectionPool" => pool(e, out)?,
             "outlierDetection" => istio_outlier(e, out)?,
             _ => out.warn(e.at, &e.key, NOT_MODELLED),
         }
+    }
+    if out.layers.is_empty() && out.snippets.is_empty() {
+        return Err(nothing(policy.at));
     }
     Ok(())
 }
@@ -268,13 +318,16 @@ fn pool(e: &Entry, out: &mut Imported) -> Result<(), ImportError> {
     }
     out.warnings.extend(warnings);
     let origin = format!("{} {}", out.origin(e.at, &e.key), cited.join(", "));
-    let fields = vec![Field { name: "thresholds", value: format!("[({})]", parts.join(", ")), origin }];
+    let fields = vec![Field { at: None, name: "thresholds", value: format!("[({})]", parts.join(", ")), origin }];
     out.layers.push(OutLayer { policy: "EnvoyThresholds", what: "Istio trafficPolicy.connectionPool".into(), fields });
     Ok(())
 }
 
-/// Istio's outlier detection as Istio writes it for Envoy: enforcement 100 % for a positive
-/// consecutive count and 0 for a zero one, success-rate ejection off.
+/// Istio's outlier detection as Istio writes it for Envoy (`cluster_traffic_policy.go`,
+/// `applyOutlierDetection`): enforcement 100 % for a positive consecutive count and 0 for a
+/// zero one (that detector off), success-rate ejection off, `maxEjectionPercent` only when
+/// above 0 (else Envoy's 10 %), and `minHealthPercent` as the cluster's
+/// `healthy_panic_threshold`, 0 (panic off) when unset.
 fn istio_outlier(e: &Entry, out: &mut Imported) -> Result<(), ImportError> {
     let s = Section::merged("Istio outlierDetection", &[&e.value]);
     s.check(ISTIO_OUTLIER, &mut out.warnings)?;
@@ -286,9 +339,10 @@ fn istio_outlier(e: &Entry, out: &mut Imported) -> Result<(), ImportError> {
         if let Some(x) = s.get(key) {
             let v = int(x, 0, U32)?;
             let origin = out.origin(x.at, &x.key);
-            fields.push(Field { name: field, value: v.to_string(), origin: origin.clone() });
+            fields.push(Field { at: None, name: field, value: v.to_string(), origin: origin.clone() });
             let on = if v > 0 { 100 } else { 0 };
             fields.push(Field {
+                at: None,
                 name: enforcing,
                 value: on.to_string(),
                 origin: format!("{origin} (as Istio sets it)"),
@@ -298,21 +352,41 @@ fn istio_outlier(e: &Entry, out: &mut Imported) -> Result<(), ImportError> {
     for (key, field) in [("interval", "interval"), ("baseEjectionTime", "base_ejection_time")] {
         if let Some(x) = s.get(key) {
             let value = format!("\"{}\"", fmt_time(go_duration(x)?));
-            fields.push(Field { name: field, value, origin: out.origin(x.at, &x.key) });
+            fields.push(Field { at: None, name: field, value, origin: out.origin(x.at, &x.key) });
         }
     }
     if let Some(x) = s.get("maxEjectionPercent") {
-        fields.push(Field {
-            name: "max_ejection_percent",
-            value: int(x, 0, 100)?.to_string(),
-            origin: out.origin(x.at, &x.key),
-        });
+        let v = int(x, 0, 100)?;
+        if v > 0 {
+            fields.push(Field {
+                at: None,
+                name: "max_ejection_percent",
+                value: v.to_string(),
+                origin: out.origin(x.at, &x.key),
+            });
+        }
     }
     fields.push(Field {
+        at: None,
         name: "enforcing_success_rate",
         value: "0".into(),
         origin: "Istio turns success-rate ejection off".into(),
     });
+    let panic = match s.get("minHealthPercent") {
+        Some(x) => Field {
+            at: None,
+            name: "healthy_panic_threshold",
+            value: int(x, 0, 100)?.to_string(),
+            origin: format!("{} (Envoy's healthy_panic_threshold)", out.origin(x.at, &x.key)),
+        },
+        None => Field {
+            at: None,
+            name: "healthy_panic_threshold",
+            value: "0".into(),
+            origin: "Istio's default minHealthPercent 0: panic off".into(),
+        },
+    };
+    fields.push(panic);
     out.snippets.push(Snippet { field: "outlier_detection", place: OUTLIER_PLACE, fields });
     Ok(())
 }

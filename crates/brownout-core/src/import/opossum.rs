@@ -1,12 +1,16 @@
 //! opossum `CircuitBreaker` options as JSON: one options object, or an object of named
 //! options objects (one per breaker, chosen with `--instance`). Durations are milliseconds;
-//! `timeout: false` switches the timeout off (`"0s"` in the preset); opossum's default
-//! `capacity` (`Number.MAX_SAFE_INTEGER`) is unbounded (`0` in the preset).
+//! `timeout: false` switches the timeout off (`"0s"` in the preset). Keys are read as
+//! opossum reads them (lib/circuit.js, the `CircuitBreaker` constructor): exactly as
+//! spelt, an unknown one never read (a warning names it, and the option it resembles);
+//! `capacity` and `volumeThreshold` only when `Number.isInteger` (else opossum's
+//! unbounded `Number.MAX_SAFE_INTEGER` and 0: the preset's defaults), `allowWarmUp` only
+//! when `=== true`.
 
 use super::ImportError;
 use super::emit::{Imported, OutLayer, dur, float};
-use super::read::{Fields, Known, Section, boolean, int, millis, num};
-use super::tree::{Node, Val, at_pos, canon, json};
+use super::read::{Fields, Known, millis, num};
+use super::tree::{Entry, Node, Val, at_pos, canon, json};
 
 const NOT_JSON: &str = "a function: it cannot come from a JSON file and is not modelled";
 const OBSERVABILITY: &str = "observability only: nothing to simulate";
@@ -45,9 +49,39 @@ const OPTIONS: &[(&str, Known)] = &[
     ("state", Known::Warn("a breaker restored from a saved state is not modelled: it starts closed")),
 ];
 
-/// Is this object an options object (rather than an object of named ones)?
+/// Is this object an options object (rather than an object of named ones)? Named options
+/// objects are objects, every one; an options object has a known key or a non-object value.
 fn is_options(n: &Node) -> bool {
-    n.entries().iter().any(|e| OPTIONS.iter().any(|(k, _)| canon(k) == canon(&e.key)))
+    n.entries().iter().any(|e| OPTIONS.iter().any(|(k, _)| *k == e.key) || !matches!(e.value.v, Val::Map(_)))
+}
+
+/// The option a misspelt key resembles: the same letters in another case or with `-`/`_`,
+/// or at most two edits away.
+fn resembles(key: &str) -> Option<&'static str> {
+    fn edits(a: &str, b: &str) -> usize {
+        let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.iter().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let cur = row[j + 1];
+                row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+                prev = cur;
+            }
+        }
+        row[b.len()]
+    }
+    OPTIONS.iter().map(|(k, _)| *k).find(|k| canon(k) == canon(key) || edits(&canon(k), &canon(key)) <= 2)
+}
+
+/// Is this value an integer as JavaScript's `Number.isInteger` sees it (so 2.0 is one)?
+fn js_integer(e: &Entry) -> Option<f64> {
+    match e.value.v {
+        Val::Int(i) => Some(i as f64),
+        Val::Float(f) if f.is_finite() && f.fract() == 0.0 => Some(f),
+        _ => None,
+    }
 }
 
 pub(crate) fn import(text: &str, instance: Option<&str>, out: &mut Imported) -> Result<(), ImportError> {
@@ -74,45 +108,75 @@ pub(crate) fn import(text: &str, instance: Option<&str>, out: &mut Imported) -> 
         (&e.value, Some(e.key.clone()))
     };
     out.instance = name.clone();
-    let s = Section::merged("opossum", &[options]);
-    s.check(OPTIONS, &mut out.warnings)?;
+    // JSON.parse keeps the last of a repeated key.
+    let get = |key: &str| options.entries().iter().rev().find(|e| e.key == key);
+    for e in options.entries() {
+        match OPTIONS.iter().find(|(k, _)| *k == e.key) {
+            Some((_, Known::Read)) => {}
+            Some((_, Known::Warn(why))) => out.warn(e.at, &e.key, *why),
+            None => {
+                let hint = resembles(&e.key).map(|k| format!(" (did you mean \"{k}\"?)")).unwrap_or_default();
+                out.warn(
+                    e.at,
+                    &e.key,
+                    format!("not an opossum option: opossum never reads it, nor does brownout{hint}"),
+                );
+            }
+        }
+    }
+    // opossum reads these only when they are integers (`Number.isInteger`), `allowWarmUp`
+    // only when it is `true`: any other value is ignored, as opossum ignores it.
+    let mut ignored = Vec::new();
     let mut f = Fields::new(out);
-    if let Some(e) = s.get("timeout") {
+    if let Some(e) = get("timeout") {
         let v = match e.value.v {
             Val::Bool(false) => 0,
             _ => millis(e)?,
         };
         f.from("timeout", dur(v), e);
     }
-    if let Some(e) = s.get("errorThresholdPercentage") {
+    if let Some(e) = get("errorThresholdPercentage") {
         f.from("error_threshold_percentage", float(num(e, |v| (0.0..=100.0).contains(&v), "[0, 100]")?), e);
     }
     for (key, field) in [("resetTimeout", "reset_timeout"), ("rollingCountTimeout", "rolling_count_timeout")] {
-        if let Some(e) = s.get(key) {
+        if let Some(e) = get(key) {
             f.from(field, dur(millis(e)?), e);
         }
     }
-    for (key, field) in [("rollingCountBuckets", "rolling_count_buckets"), ("volumeThreshold", "volume_threshold")] {
-        if let Some(e) = s.get(key) {
-            f.from(
-                field,
-                int(e, if field == "rolling_count_buckets" { 1 } else { 0 }, i64::from(u32::MAX))?.to_string(),
-                e,
-            );
+    if let Some(e) = get("rollingCountBuckets") {
+        let v = super::read::int(e, 1, i64::from(u32::MAX))?;
+        f.from("rolling_count_buckets", v.to_string(), e);
+    }
+    if let Some(e) = get("volumeThreshold") {
+        match js_integer(e) {
+            // A negative threshold is never above the fires: the same as 0.
+            Some(v) => f.from("volume_threshold", (v.clamp(0.0, f64::from(u32::MAX)) as u32).to_string(), e),
+            None => ignored.push((e, "not an integer: opossum ignores it (Number.isInteger) and uses 0")),
         }
     }
-    if let Some(e) = s.get("capacity") {
-        // Number.MAX_SAFE_INTEGER and beyond is opossum's "no limit".
-        let v = num(e, |v| v >= 0.0, ">= 0")?;
-        let cap = if v >= u32::MAX as f64 { 0 } else { v as u32 };
-        f.from("capacity", cap.to_string(), e);
+    if let Some(e) = get("capacity") {
+        match js_integer(e) {
+            // Semaphore(n) with n < 1 refuses every call; from 2^32 - 1 on (opossum's
+            // default MAX_SAFE_INTEGER among them) no run reaches the bound: unbounded.
+            Some(v) if v < f64::from(u32::MAX) => f.from("capacity", (v.max(0.0) as u32).to_string(), e),
+            Some(_) => {}
+            None => {
+                ignored.push((e, "not an integer: opossum ignores it (Number.isInteger) and leaves calls unbounded"))
+            }
+        }
     }
-    if let Some(e) = s.get("allowWarmUp") {
-        f.from("allow_warm_up", boolean(e)?.to_string(), e);
+    if let Some(e) = get("allowWarmUp") {
+        match e.value.v {
+            Val::Bool(b) => f.from("allow_warm_up", b.to_string(), e),
+            _ => ignored.push((e, "not a boolean: opossum warms up only for `true` (=== true): no warm-up")),
+        }
     }
     let what =
         name.map_or_else(|| "opossum CircuitBreaker options".to_string(), |n| format!("opossum breaker \"{n}\""));
     let fields = f.fields;
+    for (e, why) in ignored {
+        out.warn(e.at, &e.key, why);
+    }
     out.layers.push(OutLayer { policy: "Opossum", what, fields });
     Ok(())
 }

@@ -79,12 +79,12 @@ impl<'o> Fields<'o> {
     /// Set `name` to `value`, read from `e`.
     pub fn from(&mut self, name: &'static str, value: String, e: &Entry) {
         let origin = self.out.origin(e.at, &e.key);
-        self.fields.push(Field { name, value, origin });
+        self.fields.push(Field { name, value, origin, at: Some(e.value.at) });
     }
 
     /// Set `name` to `value` for the reason `origin` (a default, a derived value).
     pub fn note(&mut self, name: &'static str, value: String, origin: impl Into<String>) {
-        self.fields.push(Field { name, value, origin: origin.into() });
+        self.fields.push(Field { name, value, origin: origin.into(), at: None });
     }
 }
 

@@ -108,13 +108,13 @@ const MODULE_KEYS: &[(&str, Known)] = &[
 ];
 
 pub(crate) fn import(text: &str, instance: Option<&str>, out: &mut Imported) -> Result<(), ImportError> {
-    let (root, docs) = yaml(text)?;
+    let (root, more) = yaml(text)?;
     let root = split_dotted(root);
     let top = root.get("resilience4j").ok_or_else(|| {
         at_pos(Pos { line: 1, col: 1 }, "no `resilience4j` key: this is not a resilience4j application.yml")
     })?;
-    if docs > 1 {
-        out.warn(top.at, "---", "only the first YAML document is read (profiles in later documents are not)");
+    if let Some(at) = more {
+        out.warn(at, "---", "only the first YAML document is read (profiles in later documents are not)");
     }
     let modules = read_modules(top, out)?;
     let name = choose_instance(top, &modules, instance)?;

@@ -84,20 +84,34 @@ pub(crate) fn canon(key: &str) -> String {
     key.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect()
 }
 
-/// Parse YAML: the first document (an empty file is an empty mapping), and how many
-/// documents the file holds.
-pub(crate) fn yaml(text: &str) -> Result<(Node, usize), ImportError> {
+/// Parse YAML: the first document (an empty file is an empty mapping), and where the second
+/// one starts (its `---`), when there is one.
+pub(crate) fn yaml(text: &str) -> Result<(Node, Option<Pos>), ImportError> {
     let docs = MarkedYamlOwned::load_from_str(text).map_err(|e| ImportError {
         line: e.marker().line(),
         col: e.marker().col() + 1,
         message: format!("malformed YAML: {}", e.info()),
         ..ImportError::default()
     })?;
-    let count = docs.len();
+    let second = docs.get(1).map(|d| document_marker(text, d.span.start.line(), yaml_pos(&docs[0]).line));
     match docs.into_iter().next() {
-        Some(d) => Ok((from_yaml(d)?, count)),
-        None => Ok((Node { at: Pos { line: 1, col: 1 }, v: Val::Map(Vec::new()) }, 0)),
+        Some(d) => Ok((from_yaml(d)?, second)),
+        None => Ok((Node { at: Pos { line: 1, col: 1 }, v: Val::Map(Vec::new()) }, None)),
     }
+}
+
+/// The `---` that starts the document whose content starts on line `content` (the last one
+/// at or before it, after the first document's content on line `first`); the content's own
+/// line if none is found.
+fn document_marker(text: &str, content: usize, first: usize) -> Pos {
+    let is_marker = |l: &str| l.strip_prefix("---").is_some_and(|r| r.is_empty() || r.starts_with([' ', '\t', '\r']));
+    let line = (text.lines().enumerate())
+        .map(|(i, l)| (i + 1, l))
+        .filter(|&(n, l)| n > first && n <= content.max(1) && is_marker(l))
+        .map(|(n, _)| n)
+        .last()
+        .unwrap_or(content.max(1));
+    Pos { line, col: 1 }
 }
 
 fn yaml_pos(n: &MarkedYamlOwned) -> Pos {
@@ -117,7 +131,8 @@ fn from_yaml(n: MarkedYamlOwned) -> Result<Node, ImportError> {
         YamlDataOwned::Representation(s, _, _) => Val::Str(s),
         YamlDataOwned::Sequence(items) => Val::Seq(items.into_iter().map(from_yaml).collect::<Result<_, _>>()?),
         YamlDataOwned::Mapping(map) => {
-            let mut entries = Vec::with_capacity(map.len());
+            let mut entries: Vec<Entry> = Vec::with_capacity(map.len());
+            let mut merged: Vec<Entry> = Vec::new();
             for (k, value) in map {
                 let kat = yaml_pos(&k);
                 let key = match from_yaml(k)?.v {
@@ -127,7 +142,35 @@ fn from_yaml(n: MarkedYamlOwned) -> Result<Node, ImportError> {
                     Val::Float(f) => f.to_string(),
                     _ => return Err(at_pos(kat, "a mapping key must be a plain scalar")),
                 };
-                entries.push(Entry { key, at: kat, value: from_yaml(value)? });
+                let value = from_yaml(value)?;
+                if key == "<<" {
+                    // YAML 1.1 merge key (SnakeYAML, yaml-cpp): the keys of the mapping, or
+                    // of each mapping of a list (earlier ones first), under those written
+                    // beside it.
+                    let maps = match value.v {
+                        Val::Map(m) => vec![m],
+                        Val::Seq(items) => items
+                            .into_iter()
+                            .map(|n| match n.v {
+                                Val::Map(m) => Ok(m),
+                                _ => Err(at_pos(n.at, "a merge key (<<) takes a mapping or a list of mappings")),
+                            })
+                            .collect::<Result<_, _>>()?,
+                        _ => return Err(at_pos(value.at, "a merge key (<<) takes a mapping or a list of mappings")),
+                    };
+                    for e in maps.into_iter().flatten() {
+                        if !merged.iter().any(|m| m.key == e.key) {
+                            merged.push(e);
+                        }
+                    }
+                    continue;
+                }
+                entries.push(Entry { key, at: kat, value });
+            }
+            for e in merged {
+                if !entries.iter().any(|x| x.key == e.key) {
+                    entries.push(e);
+                }
             }
             Val::Map(entries)
         }
@@ -140,7 +183,8 @@ fn from_yaml(n: MarkedYamlOwned) -> Result<Node, ImportError> {
 }
 
 /// Spring reads a key `a.b.c` as nested keys `a`, `b`, `c`: split dotted keys into nested
-/// mappings, merging with mappings already there.
+/// mappings, merging with mappings already there. A part in brackets (`[backend.a]`) is one
+/// key, dots included, without its brackets (Spring Boot's map-key syntax).
 pub(crate) fn split_dotted(n: Node) -> Node {
     let Val::Map(entries) = n.v else {
         let v = match n.v {
@@ -152,15 +196,40 @@ pub(crate) fn split_dotted(n: Node) -> Node {
     let mut out: Vec<Entry> = Vec::new();
     for e in entries {
         let value = split_dotted(e.value);
-        let mut parts: Vec<&str> = e.key.split('.').collect();
-        let last = parts.pop().unwrap_or_default().to_string();
+        let mut parts = spring_key_parts(&e.key);
+        let last = parts.pop().unwrap_or_default();
         let mut leaf = Entry { key: last, at: e.at, value };
         while let Some(p) = parts.pop() {
-            leaf = Entry { key: p.to_string(), at: e.at, value: Node { at: e.at, v: Val::Map(vec![leaf]) } };
+            leaf = Entry { key: p, at: e.at, value: Node { at: e.at, v: Val::Map(vec![leaf]) } };
         }
         merge_entry(&mut out, leaf);
     }
     Node { at: n.at, v: Val::Map(out) }
+}
+
+/// `a.[b.c].d` as `a`, `b.c`, `d`: dots split, except inside brackets, which are dropped.
+fn spring_key_parts(key: &str) -> Vec<String> {
+    let (mut parts, mut cur, mut depth) = (Vec::new(), String::new(), 0usize);
+    for c in key.chars() {
+        match c {
+            '[' => {
+                if depth > 0 {
+                    cur.push(c);
+                }
+                depth += 1;
+            }
+            ']' if depth > 0 => {
+                depth -= 1;
+                if depth > 0 {
+                    cur.push(c);
+                }
+            }
+            '.' if depth == 0 => parts.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    parts.push(cur);
+    parts
 }
 
 fn merge_entry(out: &mut Vec<Entry>, e: Entry) {
@@ -245,7 +314,7 @@ mod tests {
     #[test]
     fn yaml_positions_are_one_based() {
         let (n, docs) = yaml("a:\n  bb: 5\n").unwrap();
-        assert_eq!(docs, 1);
+        assert_eq!(docs, None, "one document");
         let a = n.get("a").unwrap();
         assert_eq!(a.at, Pos { line: 1, col: 1 });
         let bb = a.value.get("bb").unwrap();

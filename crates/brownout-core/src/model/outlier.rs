@@ -10,25 +10,32 @@
 //!   abandoned (a hedge that lost, a call after its timeout) records nothing more. A success
 //!   resets both consecutive counters; a 500 resets the gateway-failure counter.
 //!   Calls cut off by a network partition reach no replica and record nothing.
-//! - A counter reaching its threshold (exactly, `==`) on a replica that is not ejected
-//!   resets that counter and asks to eject it, which happens at once if the cap allows and
+//! - A counter reaching its threshold (exactly, `==`, so a threshold of 0 never matches:
+//!   that detector is off) on a replica that is not ejected resets that counter and asks
+//!   to eject it, which happens at once if the cap allows and
 //!   the enforcing percentage's draw says so (a counter-based draw keyed by the instance and
 //!   the detection's number).
 //! - The cap: an ejection happens only if `100 x (ejected + 1) / replicas <=
 //!   max_ejection_percent` (so 10 % of 9 replicas allows none; Envoy's
 //!   `always_eject_one_host`, off by default, is not modelled).
 //! - Every `interval` (ticks at interval, 2 x interval, ... of the run or since the instance
-//!   restarted): each ejected replica whose `min(base_ejection_time x backoff,
-//!   max_ejection_time)` has passed since its ejection returns; each replica that was not
-//!   ejected lowers its backoff by one. Each ejection raises the backoff by one while
-//!   `backoff x base < max + base` (30, 60, 90 ... 300 s with the defaults). Then success
-//!   rate: over the replicas not ejected with at least `success_rate_request_volume` results
-//!   in the interval just ended, if there are at least `success_rate_minimum_hosts`, each
-//!   whose success rate (percent) lies strictly below `mean - stdev x factor / 1000`
-//!   (population stdev) is ejected, in replica order, within the cap. The interval's
-//!   counts then start again. A result at exactly a tick counts in the next interval.
-//! - The balancer skips ejected replicas, unless fewer than half of the replicas are left
-//!   (Envoy's default `healthy_panic_threshold` of 50 %), when it uses them all.
+//!   restarted), in `DetectorImpl::onIntervalTimer`'s order: each ejected replica whose
+//!   `min(base_ejection_time x backoff, max_ejection_time)` has passed since its ejection
+//!   returns, its consecutive counters reset and its return time noted (`unejectHost`).
+//!   Then success rate: over the replicas not ejected with at least
+//!   `success_rate_request_volume` results in the interval just ended, if there are at
+//!   least `success_rate_minimum_hosts`, each whose success rate (percent) lies strictly
+//!   below `mean - stdev x factor / 1000` (population stdev) is ejected, in replica order,
+//!   within the cap. The interval's counts then start again. Last, each replica not
+//!   ejected that returned at least `interval` ago lowers its backoff by one (so a replica
+//!   ejected again one interval after its return keeps its backoff). Each ejection raises
+//!   the backoff by one while `backoff x base < max + base` (30, 60, 90 ... 300 s with the
+//!   defaults). `max_ejection_time` unset is the larger of 300 s and the base. A result at
+//!   exactly a tick counts in the next interval.
+//! - The balancer skips ejected replicas, unless fewer than `healthy_panic_threshold`
+//!   percent of the replicas are left (Envoy's `isHostSetInPanic`, default 50 %), when it
+//!   uses them all. With the threshold at 0 and every replica ejected, there is no replica
+//!   to call: the call fails at once (Envoy's "no healthy upstream").
 //!
 //! Not modelled: failure-percentage ejection, `max_ejection_time_jitter`, split local-origin
 //! errors, active health checks, distinct 5xx codes (a replica's 503 counts as a 500).
@@ -65,8 +72,21 @@ struct Host {
     success: u64,
     /// When it was ejected, while it is.
     ejected_at: Option<Time>,
+    /// When it last returned from an ejection (None: never).
+    returned_at: Option<Time>,
     /// Ejection-time multiplier.
     backoff: u64,
+}
+
+impl Host {
+    /// Back from an ejection at `now`: both consecutive counters start again
+    /// (`DetectorImpl::unejectHost`), so a few errors cannot re-eject it at once.
+    fn uneject(&mut self, now: Time) {
+        self.ejected_at = None;
+        self.returned_at = Some(now);
+        self.consecutive_5xx = 0;
+        self.consecutive_gateway = 0;
+    }
 }
 
 /// One gateway instance's outlier detector; see the module docs.
@@ -116,10 +136,16 @@ impl Outlier {
     }
 
     /// Should the balancer skip ejected replicas? False when none is ejected, or when fewer
-    /// than half are left (Envoy's panic threshold: then every replica takes calls).
+    /// than `healthy_panic_threshold` percent are left (panic: every replica takes calls).
     pub(crate) fn filters(&self) -> bool {
         let n = self.hosts.len() as u64;
-        self.ejected > 0 && 100 * (n - u64::from(self.ejected)) >= 50 * n
+        let threshold = u64::from(self.cfg.healthy_panic_threshold.min(100));
+        self.ejected > 0 && 100 * (n - u64::from(self.ejected)) >= threshold * n
+    }
+
+    /// Is every replica ejected (so a filtering balancer has none to pick)?
+    pub(crate) fn none_left(&self) -> bool {
+        self.ejected as usize == self.hosts.len()
     }
 
     /// Ejections so far (count).
@@ -150,18 +176,24 @@ impl Outlier {
     /// empty counts (no success-rate ejection), computed per replica without looping.
     fn quiet_ticks(&mut self, first: Time, k: u64) {
         let (interval, base, max) =
-            (self.cfg.interval.ns(), self.cfg.base_ejection_time.ns(), self.cfg.max_ejection_time.ns());
+            (self.cfg.interval.ns(), self.cfg.base_ejection_time.ns(), self.cfg.max_ejection().ns());
         for h in &mut self.hosts {
             let Some(at) = h.ejected_at else {
-                h.backoff = h.backoff.saturating_sub(k);
+                // Returns happen at ticks, so the last one is at least an interval before
+                // `first`: every quiet tick lowers the backoff.
+                if h.returned_at.is_some() {
+                    h.backoff = h.backoff.saturating_sub(k);
+                }
                 continue;
             };
             let due = at.saturating_add(base.saturating_mul(h.backoff).min(max));
             // The first of the ticks (numbered from 0) at or after `due`.
             let j = if due <= first { 0 } else { (due - first).div_ceil(interval) };
             if j < k {
-                h.ejected_at = None;
+                let back = first + j * interval;
+                h.uneject(back);
                 self.ejected -= 1;
+                // Not at its return tick (returned 0 s before), at each one after.
                 h.backoff = h.backoff.saturating_sub(k - 1 - j);
             }
         }
@@ -216,7 +248,7 @@ impl Outlier {
         if !enforced {
             return;
         }
-        let (base, max) = (self.cfg.base_ejection_time.ns(), self.cfg.max_ejection_time.ns());
+        let (base, max) = (self.cfg.base_ejection_time.ns(), self.cfg.max_ejection().ns());
         let h = &mut self.hosts[replica as usize];
         if h.backoff.saturating_mul(base) < max.saturating_add(base) {
             h.backoff += 1;
@@ -226,20 +258,28 @@ impl Outlier {
         self.ejections += 1;
     }
 
-    /// One interval sweep at `now`: returns, backoff decay, success-rate ejections.
+    /// One interval sweep at `now`: returns, success-rate ejections, backoff decay.
     fn tick(&mut self, now: Time) {
-        let (base, max) = (self.cfg.base_ejection_time.ns(), self.cfg.max_ejection_time.ns());
+        let (base, max) = (self.cfg.base_ejection_time.ns(), self.cfg.max_ejection().ns());
         for h in &mut self.hosts {
-            match h.ejected_at {
-                None => h.backoff = h.backoff.saturating_sub(1),
-                Some(at) => {
-                    if base.saturating_mul(h.backoff).min(max) <= now - at {
-                        h.ejected_at = None;
-                        self.ejected -= 1;
-                    }
-                }
+            if let Some(at) = h.ejected_at
+                && base.saturating_mul(h.backoff).min(max) <= now - at
+            {
+                h.uneject(now);
+                self.ejected -= 1;
             }
         }
+        self.success_rate(now);
+        let interval = self.cfg.interval.ns();
+        for h in &mut self.hosts {
+            if h.ejected_at.is_none() && h.returned_at.is_some_and(|r| now - r >= interval) {
+                h.backoff = h.backoff.saturating_sub(1);
+            }
+        }
+    }
+
+    /// The success-rate pass of a tick at `now` over the interval just ended.
+    fn success_rate(&mut self, now: Time) {
         let volume = u64::from(self.cfg.success_rate_request_volume);
         let rates: Vec<(u32, f64)> = (self.hosts.iter().enumerate())
             .filter(|(_, h)| h.ejected_at.is_none() && h.total >= volume && h.total > 0)
@@ -268,8 +308,16 @@ mod tests {
     use super::*;
     use crate::engine::SECOND;
 
+    /// A config as a scenario spells it (`Option` fields without `Some`).
+    fn config(cfg: &str) -> OutlierDetection {
+        ron::Options::default()
+            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+            .from_str(cfg)
+            .unwrap()
+    }
+
     fn detector(replicas: u32, cfg: &str) -> Outlier {
-        let cfg: OutlierDetection = ron::from_str(cfg).unwrap();
+        let cfg = config(cfg);
         Outlier::new(&cfg, replicas, Counter::new(1, 2), 0, 0)
     }
 
@@ -382,6 +430,113 @@ mod tests {
         batch(&mut o, 11 * SECOND, 100);
         o.advance(20 * SECOND);
         assert!(o.is_ejected(4));
+    }
+
+    #[test]
+    fn max_ejection_time_defaults_to_the_larger_of_300s_and_the_base() {
+        // `outlier_detection_impl.cc`, `DetectorConfig::DetectorConfig`: an unset
+        // max_ejection_time is std::max(DEFAULT_MAX_EJECTION_TIME_MS (300 s),
+        // base_ejection_time). A 400 s base ejects for 400 s: ejected at 1 s, still out at
+        // the tick at 400 s (399 s gone), back at the tick at 410 s (409 s gone).
+        let mut o = detector(10, "(consecutive_5xx: 1, base_ejection_time: \"400s\")");
+        o.record(SECOND, 0, Result::Error);
+        o.advance(400 * SECOND);
+        assert!(o.is_ejected(0), "a 400 s base must not be cut to 300 s");
+        o.advance(410 * SECOND);
+        assert!(!o.is_ejected(0));
+    }
+
+    #[test]
+    fn a_max_ejection_time_below_the_base_is_refused() {
+        // `outlier_detection_impl.cc`, `DetectorImpl::create`: "outlier detector's
+        // max_ejection_time cannot be smaller than base_ejection_time".
+        let cfg = config("(base_ejection_time: \"400s\", max_ejection_time: \"300s\")");
+        let (field, _) = cfg.check().expect_err("max below base");
+        assert_eq!(field, "max_ejection_time");
+        let cfg = config("(base_ejection_time: \"300s\", max_ejection_time: \"300s\")");
+        assert!(cfg.check().is_ok());
+    }
+
+    #[test]
+    fn returning_resets_the_consecutive_counters() {
+        // `outlier_detection_impl.cc`, `DetectorImpl::unejectHost`: resetConsecutive5xx and
+        // resetConsecutiveGatewayFailure on every return. Ejected after 3 errors (counter
+        // reset), 2 more arrive while it is out (a straggler, or panic routing): counter 2.
+        // Back at the tick at 40 s with both counters at 0, so one error does not eject it
+        // again; three do.
+        let mut o = detector(
+            10,
+            "(consecutive_5xx: 3, consecutive_gateway_failure: 3, enforcing_consecutive_gateway_failure: 100)",
+        );
+        for _ in 0..3 {
+            o.record(SECOND, 0, Result::Error);
+        }
+        assert!(o.is_ejected(0));
+        o.record(2 * SECOND, 0, Result::Timeout);
+        o.record(2 * SECOND, 0, Result::Timeout);
+        o.advance(40 * SECOND);
+        assert!(!o.is_ejected(0));
+        o.record(41 * SECOND, 0, Result::Timeout);
+        assert!(!o.is_ejected(0), "one timeout after the return must not eject (counters reset)");
+        o.record(41 * SECOND, 0, Result::Timeout);
+        o.record(41 * SECOND, 0, Result::Timeout);
+        assert!(o.is_ejected(0));
+    }
+
+    #[test]
+    fn success_rate_re_ejections_grow_30_60_90_120() {
+        // `outlier_detection_impl.cc`, `DetectorImpl::onIntervalTimer`: returns first, then
+        // `processSuccessRateEjections`, then the backoff of each host NOT ejected goes down
+        // by one only once now - last_unejection_time >= interval. Five hosts, interval
+        // 10 s, base 30 s; hosts 0..3 answer 100 of 100, host 4 fails its 100 whenever it
+        // takes calls: mean 80, stdev 40, threshold 80 - 1.9 x 40 = 4 > 0, so host 4 is
+        // ejected at the first tick after each interval it served. Ejected at 10 s (x1),
+        // back at 40 s; served [40, 50), ejected at 50 s with the backoff still 1 (back 0 s
+        // ago), so x2 = 60 s, back at 110 s; then x3 = 90 s (120 -> 210), x4 = 120 s
+        // (220 -> 340).
+        let mut o = detector(5, "(consecutive_5xx: 1000, max_ejection_percent: 100)");
+        let (mut out_since, mut spans) = (None, Vec::new());
+        for k in 1..=40u64 {
+            let at = (k - 1) * 10 * SECOND + SECOND;
+            for h in 0..4 {
+                feed(&mut o, at, h, 100, 100);
+            }
+            if !o.is_ejected(4) {
+                feed(&mut o, at, 4, 100, 0);
+            }
+            o.advance(k * 10 * SECOND);
+            match (o.is_ejected(4), out_since) {
+                (true, None) => out_since = Some(k * 10),
+                (false, Some(from)) => {
+                    spans.push(k * 10 - from);
+                    out_since = None;
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(&spans[..4], &[30, 60, 90, 120]);
+    }
+
+    #[test]
+    fn the_panic_threshold_is_a_setting() {
+        // Envoy's `healthy_panic_threshold` (default 50 %; `load_balancer_impl.cc`,
+        // `LoadBalancerBase::isHostSetInPanic`: panic when healthy percent < threshold).
+        // Four replicas, three ejected: 25 % healthy. Default 50: panic, every replica
+        // takes calls. 0 (Istio's default): never panic, ejected replicas stay skipped.
+        let eject3 = |cfg: &str| {
+            let mut o = detector(4, cfg);
+            for r in 0..3 {
+                o.record(SECOND, r, Result::Error);
+            }
+            o
+        };
+        assert!(!eject3("(consecutive_5xx: 1, max_ejection_percent: 100)").filters());
+        assert!(eject3("(consecutive_5xx: 1, max_ejection_percent: 100, healthy_panic_threshold: 0)").filters());
+        // Exactly at the threshold is not panic: 2 of 4 ejected leaves 50 %.
+        let mut o = detector(4, "(consecutive_5xx: 1, max_ejection_percent: 100)");
+        o.record(SECOND, 0, Result::Error);
+        o.record(SECOND, 1, Result::Error);
+        assert!(o.filters());
     }
 
     #[test]

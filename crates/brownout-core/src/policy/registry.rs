@@ -35,12 +35,34 @@ pub struct BuildCtx {
     pub instances: u32,
     /// Plugin factories registered by the program running the scenario.
     pub plugins: Plugins,
+    /// The run's root seed (the replication's): a policy's own random draws (Vegas's probe
+    /// jitter, Envoy's min_rtt jitter) derive from it, so replications vary them.
+    pub seed: u64,
+    /// The layer's position in its stack, so two layers of one stack draw apart.
+    pub layer: u32,
 }
 
 impl BuildCtx {
     /// For a scenario with these class names, on instance 0 of 1, with no plugins.
     pub fn new(classes: Vec<String>) -> Self {
-        Self { classes, instance: 0, instances: 1, plugins: Plugins::new() }
+        Self { classes, instance: 0, instances: 1, plugins: Plugins::new(), seed: 0, layer: 0 }
+    }
+
+    /// For a run with root seed `seed`.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// For layer `layer` (its index in the stack).
+    pub fn at_layer(mut self, layer: u32) -> Self {
+        self.layer = layer;
+        self
+    }
+
+    /// The key of this layer on this instance, for counter-based draws keyed by both.
+    pub fn draw_key(&self) -> u64 {
+        (u64::from(self.layer) << 32) | u64::from(self.instance)
     }
 
     /// On gateway instance `instance` of `instances`.

@@ -3,10 +3,11 @@
 //! scenario's folder), so the production file stays the single source. The layer's `classes`,
 //! `scope` and `persistent` apply to each imported layer.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use super::{Layer, Scenario};
-use crate::import::{ImportError, Imported, OutLayer, import_file};
+use crate::import::{ImportError, Imported, OutLayer, Pos, import_file};
 use crate::policy::PolicySpec;
 use crate::policy::import_layer::ImportLayerConfig;
 
@@ -15,7 +16,13 @@ use crate::policy::import_layer::ImportLayerConfig;
 pub struct Expansion {
     /// Per policy set, per expanded layer: (index in the file's stack, imported?).
     origin: Vec<Vec<(usize, bool)>>,
+    /// Per imported layer (policy set, expanded index): the imported file and where each
+    /// field's value is in it.
+    fields: BTreeMap<(usize, usize), (PathBuf, FieldsAt)>,
 }
+
+/// Where each field of an imported layer has its value in the imported file.
+type FieldsAt = Vec<(&'static str, Pos)>;
 
 impl Expansion {
     /// The path in the scenario text of the value at `path` in the expanded scenario, and
@@ -33,6 +40,20 @@ impl Expansion {
             Some(&(k, false)) => (format!("policies[{i}].stack[{k}]{tail}"), false),
             None => (path.to_string(), false),
         }
+    }
+
+    /// The imported file and the position in it of the value at `path` of the expanded
+    /// scenario (`policies[i].stack[j].policy.Name.field...`), when an imported layer's
+    /// field the file sets is there.
+    pub fn imported_at(&self, path: &str) -> Option<(&Path, Pos)> {
+        let rest = path.strip_prefix("policies[")?;
+        let (i, rest) = rest.split_once("].stack[")?;
+        let (j, tail) = rest.split_once(']')?;
+        let (file, fields) = self.fields.get(&(i.parse().ok()?, j.parse().ok()?))?;
+        let field = tail.strip_prefix(".policy.")?.split('.').nth(1)?;
+        let field = field.split('[').next()?;
+        let &(_, at) = fields.iter().find(|(name, _)| *name == field)?;
+        Some((file.as_path(), at))
     }
 }
 
@@ -68,7 +89,9 @@ pub fn expand(s: &mut Scenario, dir: &Path) -> Result<Expansion, ExpandError> {
                 continue;
             };
             let at = format!("policies[{i}].stack[{j}].policy.Import");
-            for l in imported(cfg, dir, &at)? {
+            let (file, layers, positions) = imported(cfg, dir, &at)?;
+            for (l, at) in layers.into_iter().zip(positions) {
+                ex.fields.insert((i, stack.len()), (file.clone(), at));
                 stack.push(Layer { policy: l.policy, ..layer.clone() });
                 origin.push((j, true));
             }
@@ -79,7 +102,10 @@ pub fn expand(s: &mut Scenario, dir: &Path) -> Result<Expansion, ExpandError> {
     Ok(ex)
 }
 
-fn imported(cfg: &ImportLayerConfig, dir: &Path, at: &str) -> Result<Vec<Layer>, ExpandError> {
+/// The layers imported for `cfg`, the file read, and per layer where its fields' values are.
+type Expanded = (PathBuf, Vec<Layer>, Vec<FieldsAt>);
+
+fn imported(cfg: &ImportLayerConfig, dir: &Path, at: &str) -> Result<Expanded, ExpandError> {
     let file = dir.join(&cfg.file);
     let whole = |message: String, field: &str| ExpandError::Scenario { path: format!("{at}.{field}"), message };
     let out = import_file(cfg.library, &file, cfg.instance.as_deref()).map_err(|error| {
@@ -103,7 +129,10 @@ fn imported(cfg: &ImportLayerConfig, dir: &Path, at: &str) -> Result<Vec<Layer>,
     if out.layers.is_empty() {
         return Err(whole(format!("{}: nothing to import (no layer for this instance)", cfg.file), "file"));
     }
-    layers(&out).map_err(|m| whole(format!("{}: {m}", cfg.file), "file"))
+    let layers = layers(&out).map_err(|m| whole(format!("{}: {m}", cfg.file), "file"))?;
+    let positions =
+        out.layers.iter().map(|l| l.fields.iter().filter_map(|f| Some((f.name, f.at?))).collect()).collect();
+    Ok((file, layers, positions))
 }
 
 /// The imported layers as scenario layers, each parsed as a scenario file would be; an error

@@ -54,6 +54,12 @@ pub fn load_text(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     let expansion = import::expand(&mut scenario, dir).map_err(|e| import_error(path, text, e))?;
     validate(&scenario).map_err(|e| {
         let (at, imported) = expansion.source_path(&e.path);
+        if let Some((file, pos)) = expansion.imported_at(&e.path) {
+            // At the value in the imported file, naming the layer that imported it.
+            let (line, col) = position(text, &at);
+            let message = format!("{} (imported by {}:{line}:{col})", e.message, path.display());
+            return ScenarioError { file: file.to_path_buf(), line: pos.line, col: pos.col, message };
+        }
         let message = if imported { format!("{} (in the imported layers)", e.message) } else { e.message };
         located(path, text, Invalid { path: at, message })
     })?;

@@ -91,11 +91,13 @@ impl<'m, R: Record> World<'m, R> {
 }
 
 /// Policy layer `spec` of the run's policy set, freshly built for `instance`.
-pub(super) fn build_layer(m: &Model, spec: &crate::scenario::Layer, instance: u32) -> LayerRt {
+pub(super) fn build_layer(m: &Model, spec: &crate::scenario::Layer, layer: usize, instance: u32) -> LayerRt {
     let s = &m.scenario;
     let ctx = BuildCtx::new(s.classes.iter().map(|c| c.name.clone()).collect())
         .on_instance(instance, s.fleet.instances)
-        .with_plugins(m.plugins.clone());
+        .with_plugins(m.plugins.clone())
+        .with_seed(m.seed())
+        .at_layer(layer as u32);
     let policy = spec.policy.build(&ctx);
     let last = policy.status();
     let watch = policy.reports_status();
@@ -113,7 +115,7 @@ fn build_instance(m: &Model, policy: usize, instance: u32) -> Inst {
         conns: 0,
         pool_q: VecDeque::new(),
         pool_waiting: 0,
-        layers: s.policies[policy].stack.iter().map(|l| build_layer(m, l, instance)).collect(),
+        layers: s.policies[policy].stack.iter().enumerate().map(|(j, l)| build_layer(m, l, j, instance)).collect(),
         degraded: 0,
         outstanding: vec![0; replicas],
         rr: instance,

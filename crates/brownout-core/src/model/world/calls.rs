@@ -207,7 +207,16 @@ impl<R: Record> World<'_, R> {
     /// Route a call to a replica and into service or its queue.
     fn send(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = *self.upstream.calls.get(call).expect("live call");
-        let replica = self.choose_replica(now, c.instance, c.class, c.key, c.attempt);
+        let Some(replica) = self.choose_replica(now, c.instance, c.class, c.key, c.attempt) else {
+            // Every replica ejected and panic off: Envoy's "no healthy upstream" 503, at
+            // once, reaching no replica (so outlier detection records nothing).
+            let c = self.upstream.calls.get_mut(call).expect("live call");
+            c.error = true;
+            c.reached = false;
+            c.done_at = now;
+            q.schedule_at(now, Ev::DepDone { call });
+            return;
+        };
         let tracked = self.m.scenario.dependency.replicas.is_some();
         if tracked {
             self.gateway.insts[c.instance as usize].outstanding[replica as usize] += 1;
@@ -243,19 +252,23 @@ impl<R: Record> World<'_, R> {
 
     /// Client-side load balancing. Random choices are counter-based on the attempt, so every
     /// policy run sends the same attempt to the same candidates.
-    fn choose_replica(&mut self, now: Time, inst: u32, class: ClassId, key: u64, attempt: u32) -> u32 {
-        let Some(reps) = &self.m.scenario.dependency.replicas else { return 0 };
+    /// None: outlier detection left no replica to call (see `Outlier::none_left`).
+    fn choose_replica(&mut self, now: Time, inst: u32, class: ClassId, key: u64, attempt: u32) -> Option<u32> {
+        let Some(reps) = &self.m.scenario.dependency.replicas else { return Some(0) };
         if let Some(o) = &mut self.gateway.insts[inst as usize].outlier {
             o.advance(now);
             if o.filters() {
-                return self.choose_healthy(inst, class, key, attempt);
+                if o.none_left() {
+                    return None;
+                }
+                return Some(self.choose_healthy(inst, class, key, attempt));
             }
         }
         let n = reps.count;
         let key = ((class as u64) << 48) ^ key;
         let draw = |k: u64| self.draws.balance.u64(key, ((attempt as u64) << 1) | k);
         let out = &self.gateway.insts[inst as usize].outstanding;
-        match reps.balancing {
+        Some(match reps.balancing {
             Balancing::RoundRobin => {
                 let i = &mut self.gateway.insts[inst as usize];
                 let r = i.rr % n;
@@ -266,7 +279,7 @@ impl<R: Record> World<'_, R> {
             Balancing::LeastOutstanding => (0..n).min_by_key(|&r| (out[r as usize], r)).unwrap_or(0),
             Balancing::PowerOfTwo => {
                 if n == 1 {
-                    return 0;
+                    return Some(0);
                 }
                 let a = (draw(0) % n as u64) as u32;
                 let mut b = (draw(1) % (n as u64 - 1)) as u32;
@@ -275,7 +288,7 @@ impl<R: Record> World<'_, R> {
                 }
                 if out[b as usize] < out[a as usize] { b } else { a }
             }
-        }
+        })
     }
 
     /// Load balancing that skips the replicas outlier detection ejected (same rules and
@@ -286,7 +299,7 @@ impl<R: Record> World<'_, R> {
         let o = i.outlier.as_ref().expect("an outlier detector");
         let n = i.outstanding.len() as u32;
         if balancing == Some(Balancing::RoundRobin) {
-            // The cursor moves on past ejected replicas (`filters` leaves at least half).
+            // The cursor moves on past ejected replicas (`choose_replica` leaves at least one).
             loop {
                 let r = i.rr % n;
                 i.rr = i.rr.wrapping_add(1);

@@ -226,7 +226,7 @@ impl<R: Record> World<'_, R> {
             if self.layout.fleet[l].is_some() || spec.persistent {
                 continue;
             }
-            let fresh = build::build_layer(self.m, spec, instance);
+            let fresh = build::build_layer(self.m, spec, l, instance);
             let layer = &mut self.gateway.insts[instance as usize].layers[l];
             // Keep the wake generation monotone so the old policy's timers stay tombstones,
             // and the last status, so `note` reports what changed.

@@ -19,9 +19,15 @@
 //!   per-attempt timeout, [`Policy::attempt_timeout`], unwind 0). `"0s"` = no timeout
 //!   (opossum's `timeout: false`).
 //! - `capacity` (the semaphore): a call over it is rejected and counted as a failure
-//!   (opossum's `semaphoreLocked` goes through the failure path); `0` = unbounded.
+//!   (opossum's `semaphoreLocked` goes through the failure path); `0` rejects every call
+//!   (`new Semaphore(0)`); left out, unbounded (`Number.MAX_SAFE_INTEGER`).
 //! - `allow_warm_up`: no trip during the first `rolling_count_timeout`.
 //! - Node timer delays under 1 ms or over 2^31 - 1 ms run after 1 ms, as Node does.
+//! - Timers due at the same ms run in the order they were set (as the fake clock the
+//!   differential test drives opossum with orders them): the bucket rotation is re-armed
+//!   each time it runs, a call's timeout is set when the call starts, the reset timer when
+//!   the breaker opens. So a timeout due at a rotation runs first when it was set before the
+//!   previous rotation (a timeout longer than a bucket), after it otherwise.
 //!
 //! Differences: an attempt an inner layer refuses or that gives up waiting inside
 //! ([`Policy::cancel`]) is a failure, as opossum sees the wrapped function reject; the call
@@ -67,10 +73,11 @@ pub struct OpossumConfig {
     /// `volumeThreshold`: fires in the window needed before it may trip (default 0).
     #[serde(default)]
     pub volume_threshold: u32,
-    /// `capacity`: calls in flight at once, over it a call is rejected as a failure
-    /// (default 0 = unbounded, opossum's `Number.MAX_SAFE_INTEGER`).
-    #[serde(default)]
-    pub capacity: u32,
+    /// `capacity`: calls in flight at once, over it a call is rejected as a failure; 0
+    /// rejects every call, as opossum's `Semaphore(0)` (default: none, unbounded, opossum's
+    /// `Number.MAX_SAFE_INTEGER`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<u32>,
     /// `allowWarmUp`: no trip during the first `rolling_count_timeout` (default false).
     #[serde(default)]
     pub allow_warm_up: bool,
@@ -177,8 +184,7 @@ impl Opossum {
         }
     }
 
-    /// The bucket-rotation timer, due up to `now` (it was started first, so it fires before
-    /// any other timer due at the same time).
+    /// The bucket-rotation timer, every rotation due up to `now`.
     fn rotate(&mut self, now: Time) {
         if now < self.next_rotation {
             return;
@@ -201,8 +207,13 @@ impl Opossum {
     /// Timers due up to `now`; the reset timer only if `reset_first` allows it at a tie.
     fn catch_up(&mut self, now: Time, reset_first_at_tie: bool) {
         self.rotate(now);
+        self.reset_due(now, reset_first_at_tie);
+    }
+
+    /// The reset timer, if due by `now` (at `now` itself only if `at_tie`).
+    fn reset_due(&mut self, now: Time, at_tie: bool) {
         if let Some(t) = self.reset_at
-            && (t < now || (t == now && reset_first_at_tie))
+            && (t < now || (t == now && at_tie))
         {
             self.reset_at = None;
             self.state = BreakerState::HalfOpen;
@@ -266,7 +277,7 @@ impl Policy for Opossum {
             return Admission::Refuse(Refusal::ShortCircuited);
         }
         self.pending_close = false;
-        if self.cfg.capacity > 0 && self.in_flight >= self.cfg.capacity {
+        if self.cfg.capacity.is_some_and(|c| self.in_flight >= c) {
             self.fail(a.now);
             return Admission::Refuse(Refusal::Rejected);
         }
@@ -284,16 +295,28 @@ impl Policy for Opossum {
     }
 
     fn complete(&mut self, d: &Completed) {
-        // A call's own timeout timer was started at its admission: at a tie it fires before
-        // a reset timer started later.
-        let timer_tie = d.outcome == CallOutcome::Timeout;
-        self.catch_up(d.now, !timer_tie || self.opened_at < d.admitted_at);
+        // A call's own timeout timer was set at its admission. At a tie it runs before a
+        // reset timer set later (the breaker opened after the call started), and before the
+        // rotation due now if that was re-armed later, at the previous rotation (one bucket
+        // ago), after the call started. Timeouts due at the same time arrive in the order
+        // they were set (the world's timers pop in insertion order).
+        let timer = d.outcome == CallOutcome::Timeout;
+        let reset_first = !timer || self.opened_at < d.admitted_at;
+        let rotation_after = timer && d.admitted_at.saturating_add(self.bucket_width) < d.now;
+        if rotation_after {
+            self.rotate(d.now - 1);
+            self.reset_due(d.now, reset_first);
+        } else {
+            self.catch_up(d.now, reset_first);
+        }
         self.release(d.id);
         if d.outcome.is_failure() {
             self.fail(d.now);
         } else if self.state == BreakerState::HalfOpen {
             self.close();
         }
+        // The rotation due now, if any, stays due: other timeouts set before it was re-armed
+        // run before it too, and the next call or timer at or after now runs it first.
     }
 
     fn attempt_timeout(&self, _class: ClassId) -> Option<(Time, Time)> {
@@ -345,8 +368,69 @@ mod tests {
     fn state(b: &Opossum) -> BreakerState {
         b.status().breaker.unwrap()
     }
+    /// A config as a scenario spells it (`Option` fields without `Some`).
     fn cfg(ron: &str) -> OpossumConfig {
-        ron::from_str(ron).unwrap()
+        ron::Options::default()
+            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+            .from_str(ron)
+            .unwrap()
+    }
+
+    #[test]
+    fn capacity_zero_rejects_every_call() {
+        // opossum 10.0.0 `lib/circuit.js`, the constructor: `capacity` is taken as is when
+        // `Number.isInteger` (so 0 too) and `new Semaphore(0)` is built; `lib/semaphore.js`
+        // `test()` is false while its counter is below 1: every fire is `semaphoreLocked`.
+        // Threshold 100 keeps it closed (1 failure / 1 fire = 100 %, not above).
+        let mut b = Opossum::new(&cfg("(capacity: 0, error_threshold_percentage: 100.0)"));
+        for id in 0..3 {
+            assert_eq!(b.admit(&att(0, id)), Admission::Refuse(Refusal::Rejected), "call {id}");
+        }
+        // Left out: Number.MAX_SAFE_INTEGER, no limit.
+        let mut b = Opossum::new(&OpossumConfig::default());
+        for id in 0..100 {
+            assert_eq!(b.admit(&att(0, id)), YES);
+        }
+    }
+
+    #[test]
+    fn a_timeout_and_a_rotation_due_together_run_in_the_order_they_were_set() {
+        // Timers due at the same ms run in the order they were set (fake-timers,
+        // `compareTimers` by `order`; `callTimer` gives a re-armed interval a new order).
+        // `lib/status.js` re-arms the rotation (`setInterval`) each time it runs; a call's
+        // timeout (`lib/circuit.js` `call`, `setTimeout`) is set at its fire. A 1 s window
+        // of 10 buckets rotates at 100, 200 ... ms; the bucket of call 1 (fired at 0 ms)
+        // leaves at the rotation at 1000 ms.
+        let c = "(timeout: \"150ms\", rolling_count_timeout: \"1s\", rolling_count_buckets: 10)";
+        let mut b = Opossum::new(&cfg(c));
+        b.admit(&att(0, 1));
+        done(&mut b, 0, 10 * MS, 1, Success);
+        // Call 2's timeout, due at 1000 ms, was set at 850 ms, before the rotation due then
+        // was re-armed (900 ms): it runs first, with call 1 still in the window: 1 failure /
+        // 2 fires = 50 %, not above 50 %.
+        b.admit(&att(850 * MS, 2));
+        done(&mut b, 850 * MS, 1000 * MS, 2, Timeout);
+        assert_eq!(state(&b), BreakerState::Closed, "the timeout ran before the rotation");
+        // A 50 ms timeout set at 950 ms, after the re-arm at 900 ms: the rotation runs first
+        // and call 1 leaves: 1 failure / 1 fire.
+        let mut b = Opossum::new(&cfg(&c.replace("150ms", "50ms")));
+        b.admit(&att(0, 1));
+        done(&mut b, 0, 10 * MS, 1, Success);
+        b.admit(&att(950 * MS, 2));
+        done(&mut b, 950 * MS, 1000 * MS, 2, Timeout);
+        assert_eq!(state(&b), BreakerState::Open, "the rotation ran before the timeout");
+        // Two timeouts set at 850 ms both run before the rotation at 1000 ms (found by the
+        // differential test): with call 1 still in the window, the second sees 3 fires >=
+        // volume 3 and 2 failures / 3 = 66.7 % > 50 %; a rotation between them would leave
+        // 2 fires, under the volume.
+        let mut b = Opossum::new(&cfg(&c.replace(")", ", volume_threshold: 3)")));
+        b.admit(&att(0, 1));
+        done(&mut b, 0, 10 * MS, 1, Success);
+        b.admit(&att(850 * MS, 2));
+        b.admit(&att(850 * MS, 3));
+        done(&mut b, 850 * MS, 1000 * MS, 2, Timeout);
+        done(&mut b, 850 * MS, 1000 * MS, 3, Timeout);
+        assert_eq!(state(&b), BreakerState::Open, "both timeouts ran before the rotation");
     }
 
     #[test]
@@ -357,7 +441,7 @@ mod tests {
         assert_eq!(c.reset_timeout, Dur::secs(30));
         assert_eq!(c.rolling_count_timeout, Dur::secs(10));
         assert_eq!(c.rolling_count_buckets, 10);
-        assert_eq!((c.volume_threshold, c.capacity, c.allow_warm_up), (0, 0, false));
+        assert_eq!((c.volume_threshold, c.capacity, c.allow_warm_up), (0, None, false));
         assert_eq!(Opossum::new(&c).attempt_timeout(0), Some((10 * SECOND, 0)));
         assert_eq!(Opossum::new(&cfg("(timeout: \"0s\")")).attempt_timeout(0), None);
     }

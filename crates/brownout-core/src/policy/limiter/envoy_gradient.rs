@@ -10,7 +10,8 @@
 //! and start at once when the limit sat at `min_concurrency` for 5 updates in a row. The
 //! periodic update is skipped while a min_rtt window is open and resumes after it.
 //!
-//! Differences: the jitter is a counter-based draw from (seed, instance, window number); the
+//! Differences: the jitter is a counter-based draw from (the run's seed, layer, instance,
+//! window number), so replications vary it; the
 //! percentile comes from an HDR histogram (3 significant digits, the bucket's highest value)
 //! rather than libcircllhist's interpolation; the controller's timers start at the first
 //! attempt it sees (not at build), so windows count from the first traffic.
@@ -55,9 +56,6 @@ pub struct EnvoyGradientConfig {
     /// Tolerated RTT above min_rtt, in percent of min_rtt (>= 0).
     #[serde(default = "twenty_five")]
     pub buffer: f64,
-    /// Seed of the jitter (mixed with the instance index).
-    #[serde(default)]
-    pub seed: u64,
     /// How a blocked attempt is answered (Envoy: 503).
     #[serde(default = "rejected")]
     pub refuse_as: RefuseAs,
@@ -90,7 +88,9 @@ const MIN_STREAK: u32 = 5;
 #[derive(Debug, Clone)]
 pub struct EnvoyGradient {
     cfg: EnvoyGradientConfig,
-    instance: u64,
+    /// The run's seed and this layer-and-instance's key, for the jitter draws.
+    seed: u64,
+    key: u64,
     started: bool,
     limit: u32,
     in_flight: u32,
@@ -112,7 +112,8 @@ impl EnvoyGradient {
     pub fn new(cfg: &EnvoyGradientConfig, ctx: &BuildCtx) -> Self {
         Self {
             cfg: cfg.clone(),
-            instance: ctx.instance as u64,
+            seed: ctx.seed,
+            key: ctx.draw_key(),
             started: false,
             limit: cfg.min_concurrency,
             in_flight: 0,
@@ -164,7 +165,7 @@ impl EnvoyGradient {
     fn jittered_interval(&mut self) -> Time {
         let interval_ms = self.cfg.min_rtt_calc_interval.ns() / MILLISECOND;
         let range_ms = (interval_ms as f64 * self.cfg.jitter / 100.0).ceil() as u64;
-        let u = counter_f64(self.cfg.seed, JITTER, self.instance, self.windows);
+        let u = counter_f64(self.seed, JITTER, self.key, self.windows);
         self.windows += 1;
         let extra_ms = if range_ms == 0 { 0 } else { ((u * range_ms as f64) as u64).min(range_ms - 1) };
         (interval_ms + extra_ms) * MILLISECOND

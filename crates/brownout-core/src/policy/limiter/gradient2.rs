@@ -8,7 +8,10 @@
 //! clamped to [min_limit, max_concurrency]. `didDrop` is ignored, as in Java.
 //!
 //! Difference: zero-RTT samples (attempts refused downstream at once) carry no latency and are
-//! skipped (Java would divide by zero).
+//! skipped. Java takes them (`Gradient2Limit._update`, double arithmetic, nothing throws):
+//! the 0 is averaged into the long RTT and `long / short` is infinite (the long RTT is cut
+//! and the gradient is 1); a 0 as the very first sample makes `long / short` = 0 / 0, so
+//! the first update that is not app-limited sets the estimate to NaN, for good.
 
 use serde::{Deserialize, Serialize};
 

@@ -6,10 +6,12 @@
 //! Per sample: a probe resets `rtt_noload`; a new minimum replaces it; else a drop decreases,
 //! an app-limited sample (inflight*2 < limit) holds, queue <= threshold adds beta, queue <
 //! alpha increases, queue > beta decreases; then clamp to [1, max_concurrency] and smooth.
-//! alpha = 3*L, beta = 6*L, threshold = L, increase/decrease = +-L with L = log10root(limit).
+//! alpha = 3*L, beta = 6*L, threshold = L, increase/decrease = +-L with L = log10root(limit)
+//! (`Log10RootFunction`: max(1, floor(log10 limit)), so 3 at the default `max_concurrency`
+//! of 1000).
 //!
-//! Differences: the probe jitter is a counter-based draw from (seed, instance, probe number)
-//! instead of `ThreadLocalRandom`; a zero-RTT sample (refused downstream at once) is not fed
+//! Differences: the probe jitter is a counter-based draw from (the run's seed, layer,
+//! instance, probe number) instead of `ThreadLocalRandom`; a zero-RTT sample (refused downstream at once) is not fed
 //! to the RTT logic: a zero-RTT drop decreases the limit directly, other zero-RTT samples are
 //! ignored (Java rejects rtt = 0 with an exception).
 
@@ -39,9 +41,6 @@ pub struct VegasConfig {
     /// Re-probe `rtt_noload` every `probe_multiplier * limit` samples (times a jitter; >= 1).
     #[serde(default = "thirty")]
     pub probe_multiplier: u32,
-    /// Seed of the probe jitter (mixed with the instance index).
-    #[serde(default)]
-    pub seed: u64,
     /// Attempts that may wait when the limit is reached (0 = refuse at once).
     #[serde(default)]
     pub queue: u32,
@@ -68,9 +67,10 @@ fn thirty() -> u32 {
 
 const JITTER: u64 = label_hash("limiter/vegas/probe");
 
-/// Netflix `Log10RootFunction`: max(1, floor(log10 n)) below 1000, floor(sqrt n) from 1000 on.
+/// Netflix `Log10RootFunction` (v0.1.10 on): max(1, floor(log10 n)), the integer part of
+/// log10 counted exactly (`ilog10`) rather than through floating point.
 pub fn log10_root(n: u32) -> u32 {
-    if n < 1000 { (n.max(1) as f64).log10().floor().max(1.0) as u32 } else { (n as f64).sqrt().floor() as u32 }
+    n.max(1).ilog10().max(1)
 }
 
 /// The Vegas algorithm. See the module docs.
@@ -85,7 +85,7 @@ pub struct Vegas {
     probe_jitter: f64,
     probes: u64,
     seed: u64,
-    instance: u64,
+    key: u64,
     why: Why,
 }
 
@@ -101,8 +101,8 @@ impl Vegas {
             probe_count: 0,
             probe_jitter: 0.0,
             probes: 0,
-            seed: cfg.seed,
-            instance: ctx.instance as u64,
+            seed: ctx.seed,
+            key: ctx.draw_key(),
             why: Why::Fresh,
         };
         algo.reset_probe_jitter();
@@ -116,7 +116,7 @@ impl Vegas {
     }
 
     fn reset_probe_jitter(&mut self) {
-        let u = counter_f64(self.seed, JITTER, self.instance, self.probes);
+        let u = counter_f64(self.seed, JITTER, self.key, self.probes);
         self.probes += 1;
         self.probe_jitter = 0.5 + 0.5 * u;
     }
@@ -217,13 +217,43 @@ mod tests {
 
     #[test]
     fn log10_root_matches_the_lookup_table() {
-        // max(1, (int) log10(i)) below 1000; (int) sqrt(i) above.
+        // Netflix concurrency-limits, `limit/functions/Log10RootFunction.java` and
+        // `Log10RootIntFunction.java`, `apply`: the table max(1, (int) Math.log10(i)) below
+        // 1000, `(int) Math.log10(t)` from 1000 on (v0.1.10; earlier versions took the
+        // square root there).
         assert_eq!(log10_root(0), 1);
         assert_eq!(log10_root(9), 1);
         assert_eq!(log10_root(99), 1);
         assert_eq!(log10_root(100), 2);
         assert_eq!(log10_root(999), 2);
-        assert_eq!(log10_root(1000), 31);
+        assert_eq!(log10_root(1000), 3);
+        assert_eq!(log10_root(9_999), 3);
+        assert_eq!(log10_root(10_000), 4);
+        assert_eq!(log10_root(u32::MAX), 9);
+    }
+
+    #[test]
+    fn a_drop_at_the_default_max_of_1000_steps_down_by_3() {
+        // `VegasLimit.updateEstimatedLimit`: didDrop -> decreaseFunc(estimatedLimit) =
+        // limit - LOG10.apply((int) limit); at 1000 that is 1000 - (int) log10(1000) = 997.
+        // smoothing 1.0 keeps the new value as is. The first sample only sets rtt_noload.
+        let cfg: VegasConfig = ron::from_str("(initial_limit: 1000)").unwrap();
+        let mut v = Vegas::limiter(&cfg, &BuildCtx::default()).algorithm().clone();
+        let sample = |did_drop| Sample { now: 0, start: 0, rtt: 100 * MILLISECOND, inflight: 1000, did_drop };
+        v.update(&sample(false));
+        v.update(&sample(true));
+        assert_eq!(v.limit(), 997.0);
+    }
+
+    #[test]
+    fn the_probe_jitter_comes_from_the_runs_seed_and_the_layer() {
+        let cfg: VegasConfig = ron::from_str("()").unwrap();
+        let jitter = |ctx: BuildCtx| Vegas::limiter(&cfg, &ctx).algorithm().probe_jitter;
+        let at = |seed| BuildCtx::default().with_seed(seed);
+        assert_eq!(jitter(at(1)), jitter(at(1)));
+        assert_ne!(jitter(at(1)), jitter(at(2)), "two replications, two jitters");
+        assert_ne!(jitter(at(1)), jitter(at(1).at_layer(1)), "two layers of a stack draw apart");
+        assert_ne!(jitter(at(1)), jitter(at(1).on_instance(1, 2)), "and two instances");
     }
 
     #[test]
@@ -233,12 +263,11 @@ mod tests {
             max_concurrency: 1000,
             smoothing: 1.0,
             probe_multiplier: 1,
-            seed: 3,
             queue: 0,
             max_wait: Dur::ms(0),
             refuse_as: RefuseAs::Rejected,
         };
-        let mut v = Vegas::limiter(&cfg, &BuildCtx::default()).algorithm().clone();
+        let mut v = Vegas::limiter(&cfg, &BuildCtx::default().with_seed(3)).algorithm().clone();
         let sample = |rtt_ms: u64| Sample { now: 0, start: 0, rtt: rtt_ms * MILLISECOND, inflight: 0, did_drop: false };
         v.update(&sample(100));
         assert_eq!(v.rtt_noload(), 100 * MILLISECOND);

@@ -227,10 +227,12 @@ pub struct Replicas {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutlierDetection {
-    /// Consecutive 5xx (error answers and timeouts) that eject a replica (default 5; >= 1).
+    /// Consecutive 5xx (error answers and timeouts) that eject a replica (default 5; 0 =
+    /// this detector off, as Envoy's `==` test never matches 0).
     #[serde(default = "five")]
     pub consecutive_5xx: u32,
-    /// Consecutive gateway failures (timeouts) that eject a replica (default 5; >= 1).
+    /// Consecutive gateway failures (timeouts) that eject a replica (default 5; 0 = this
+    /// detector off).
     #[serde(default = "five")]
     pub consecutive_gateway_failure: u32,
     /// Time between ejection sweeps (default 10 s; > 0).
@@ -239,9 +241,10 @@ pub struct OutlierDetection {
     /// Ejection time per time ejected (default 30 s; > 0).
     #[serde(default = "thirty_s")]
     pub base_ejection_time: Dur,
-    /// Longest ejection time (default 300 s).
-    #[serde(default = "three_hundred_s")]
-    pub max_ejection_time: Dur,
+    /// Longest ejection time (default: the larger of 300 s and `base_ejection_time`, as
+    /// Envoy sets it; refused below `base_ejection_time`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ejection_time: Option<Dur>,
     /// Most replicas ejected at once, percent of all (default 10; 0..=100).
     #[serde(default = "ten")]
     pub max_ejection_percent: u32,
@@ -263,6 +266,13 @@ pub struct OutlierDetection {
     /// Ejection below mean - stdev x factor / 1000 (default 1900).
     #[serde(default = "d1900")]
     pub success_rate_stdev_factor: u32,
+    /// Envoy's cluster `common_lb_config.healthy_panic_threshold`, whole percent (default
+    /// 50; 0..=100): when fewer than this percentage of the replicas are left (not
+    /// ejected), the balancer panics and sends calls to every replica, ejected or not.
+    /// 0 turns panic off (Istio's default): ejected replicas stay skipped, and when every
+    /// replica is ejected a call fails at once (Envoy's "no healthy upstream" 503).
+    #[serde(default = "fifty")]
+    pub healthy_panic_threshold: u32,
 }
 
 fn five() -> u32 {
@@ -277,17 +287,22 @@ fn hundred() -> u32 {
 fn d1900() -> u32 {
     1900
 }
+fn fifty() -> u32 {
+    50
+}
 fn ten_s() -> Dur {
     Dur::secs(10)
 }
 fn thirty_s() -> Dur {
     Dur::secs(30)
 }
-fn three_hundred_s() -> Dur {
-    Dur::secs(300)
-}
-
 impl OutlierDetection {
+    /// The longest ejection time in force: `max_ejection_time`, or when unset the larger of
+    /// 300 s and `base_ejection_time` (Envoy's `DetectorConfig` constructor).
+    pub fn max_ejection(&self) -> Dur {
+        self.max_ejection_time.unwrap_or_else(|| Dur::secs(300).max(self.base_ejection_time))
+    }
+
     /// Check values serde cannot: the offending field and what is wrong.
     pub(crate) fn check(&self) -> Result<(), (&'static str, String)> {
         let pct = [
@@ -295,20 +310,25 @@ impl OutlierDetection {
             ("enforcing_consecutive_5xx", self.enforcing_consecutive_5xx),
             ("enforcing_consecutive_gateway_failure", self.enforcing_consecutive_gateway_failure),
             ("enforcing_success_rate", self.enforcing_success_rate),
+            ("healthy_panic_threshold", self.healthy_panic_threshold),
         ];
         if let Some((f, _)) = pct.iter().find(|(_, v)| *v > 100) {
             return Err((f, format!("dependency.replicas.outlier_detection.{f} is a percentage: 0..=100")));
         }
-        let counts = [
-            ("consecutive_5xx", self.consecutive_5xx),
-            ("consecutive_gateway_failure", self.consecutive_gateway_failure),
-        ];
-        if let Some((f, _)) = counts.iter().find(|(_, v)| *v == 0) {
-            return Err((f, format!("dependency.replicas.outlier_detection.{f} must be >= 1")));
-        }
         let times = [("interval", self.interval), ("base_ejection_time", self.base_ejection_time)];
         if let Some((f, _)) = times.iter().find(|(_, v)| v.ns() == 0) {
             return Err((f, format!("dependency.replicas.outlier_detection.{f} must be > 0")));
+        }
+        if self.max_ejection_time.is_some_and(|m| m < self.base_ejection_time) {
+            return Err((
+                "max_ejection_time",
+                format!(
+                    "dependency.replicas.outlier_detection.max_ejection_time ({}) cannot be smaller than \
+                     base_ejection_time ({}), as Envoy refuses it",
+                    self.max_ejection(),
+                    self.base_ejection_time
+                ),
+            ));
         }
         Ok(())
     }
