@@ -138,7 +138,7 @@ fn parts(c: &mut Criterion) {
         b.iter(|| {
             let mut sum = 0;
             for i in 0..N {
-                sum += m.dependency().plan(i * MILLISECOND, 0, black_box(i), 1, 1.0).latency;
+                sum += m.dependency().plan(i * MILLISECOND, 0, black_box(i), 1, 1.0).latency();
             }
             sum
         })
