@@ -166,7 +166,7 @@ fn with_hop(hop: &str) -> String {
 /// - `LogNormal(median: "20ms", sigma: 0.5)`: median 21 ms, p95 1 + 20 exp(1.645 x 0.5) = 46.5 ms.
 #[test]
 fn each_delay_shape_runs_as_its_distribution() {
-    let lat = |hop: &str| run(&with_hop(hop)).classes[0].latency_ms.clone();
+    let lat = |hop: &str| run(&with_hop(hop)).classes[0].latency_ms;
     let c = lat(r#"Constant("20ms")"#);
     assert!((c.p50 - 21.0).abs() < 0.1 && (c.p95 - 21.0).abs() < 0.1, "{c:?}");
     let fixed = lat(r#""20ms""#);

@@ -590,8 +590,8 @@ mod tests {
         // one on [20,30), none on [30,40): mean (10 + 20 + 10) / 40 = 1.
         r.dep_start(0, 1);
         r.dep_start(10, 2);
-        r.dep_end(20, 20, false, 1);
-        r.dep_end(30, 20, false, 0);
+        r.dep_end(20, Some((0, 20)), false, 1);
+        r.dep_end(30, Some((0, 20)), false, 0);
         let d = r.summary(40, 0, 0).dependency;
         assert_eq!(d.mean_in_flight, 1.0);
         // The first found no other call, the second found one.
@@ -607,7 +607,7 @@ mod tests {
         for k in 1..=horizon / step {
             let t = k * step;
             r.dep_start(t, 1);
-            r.dep_end(t, 0, false, 0);
+            r.dep_end(t, Some((0, 0)), false, 0);
             // A call at a window's end counts in the window that closes, as in the world.
             if t.is_multiple_of(window) || t == horizon {
                 r.tick(t);

@@ -412,7 +412,7 @@ mod tests {
                 busy.plan(0, c, i, a, 1.0);
             }
             let after = busy.plan(0, class, index, attempt, 1.0);
-            proptest::prop_assert_eq!((first.latency, first.error), (after.latency, after.error));
+            proptest::prop_assert_eq!((first.latency(), first.error), (after.latency(), after.error));
             proptest::prop_assert_eq!(alone.hop(class, index, attempt), busy.hop(class, index, attempt));
         }
     }
