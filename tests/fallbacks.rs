@@ -82,11 +82,11 @@ fn fail_open_answers_every_failed_call_and_costs_per_use() {
 fn fail_closed_on_refusal_answers_each_refused_call_and_loses_its_order() {
     // One permit and calls of 150 ms: the request at 0.05 s holds the permit until 0.20 s, so
     // the one at 0.15 s is refused; the one at 0.25 s gets it, 0.35 s is refused, and so on:
-    // the 50 requests at 0.15, 0.35, ..., 9.95 s are refused.
+    // the 50 requests at 0.15, 0.35, ..., 9.95 s are refused, as fallbacks (`refuse_as`).
     let text = scenario(
         "fallback: OnRefusal, fallback_answer: FailClosed(cost_per_use: 2.0), order_fraction: 1.0",
         "",
-        "(policy: Limiter((permits: 1)))",
+        "(policy: Limiter((permits: 1, refuse_as: Fallback)))",
         "business: (substitution_allowance: 0.5, degraded_substitution_allowance: 0.5, substitution_cost: 1, \
          refund_cost: 1, lost_order_cost: 7),",
     )

@@ -272,6 +272,14 @@ pub static CATALOG: &[Metric] = &[
     run("dependency_p95_ms", "dependency.latency_ms.p95", Ms, Lower, |r| Some(r.dependency.latency_ms.p95)),
     run("dependency_p99_ms", "dependency.latency_ms.p99", Ms, Lower, |r| Some(r.dependency.latency_ms.p99)),
     run("dependency_max_ms", "dependency.latency_ms.max", Ms, Lower, |r| Some(r.dependency.latency_ms.max)),
+    run("dependency_queue_wait_mean_ms", "dependency.queue_wait_ms.mean", Ms, Lower, |r| {
+        Some(r.dependency.queue_wait_ms.mean)
+    }),
+    run("dependency_queue_wait_p95_ms", "dependency.queue_wait_ms.p95", Ms, Lower, |r| {
+        Some(r.dependency.queue_wait_ms.p95)
+    }),
+    run("dependency_time_mean_ms", "dependency.time_ms.mean", Ms, Lower, |r| Some(r.dependency.time_ms.mean)),
+    run("dependency_time_p95_ms", "dependency.time_ms.p95", Ms, Lower, |r| Some(r.dependency.time_ms.p95)),
     // Oscillating load (herds after a breaker closes, retry storms) is what hurts a struggling
     // dependency: the same calls spread evenly are better.
     run("dependency_throughput_cv", "dependency.throughput_cv", Number, Lower, |r| Some(r.dependency.throughput_cv)),

@@ -51,8 +51,9 @@ pub trait Record {
     fn pool_waiting(&mut self, now: Time, instance: u32, waiting: u32);
     /// A dependency call started; `in_flight` is the fleet-wide count after it.
     fn dep_start(&mut self, now: Time, in_flight: u64);
-    /// A dependency call ended after `latency` of the dependency's own time.
-    fn dep_end(&mut self, now: Time, latency: Time, abandoned: bool, in_flight: u64);
+    /// A dependency call ended; `timing` is its (queue wait, service time) at the dependency,
+    /// None for a call shed by a full queue (never served).
+    fn dep_end(&mut self, now: Time, timing: Option<(Time, Time)>, abandoned: bool, in_flight: u64);
     /// An abandoned call was cancelled at the dependency (see [`Recorder::dep_cancelled`]).
     fn dep_cancelled(&mut self, now: Time, in_flight: u64);
     /// Worker slots in use on an instance changed.
@@ -235,9 +236,9 @@ impl Record for Recorders {
     }
 
     #[inline]
-    fn dep_end(&mut self, now: Time, latency: Time, abandoned: bool, in_flight: u64) {
-        self.all.dep_end(now, latency, abandoned, in_flight);
-        self.upto(now, |r| r.dep_end(now, latency, abandoned, in_flight));
+    fn dep_end(&mut self, now: Time, timing: Option<(Time, Time)>, abandoned: bool, in_flight: u64) {
+        self.all.dep_end(now, timing, abandoned, in_flight);
+        self.upto(now, |r| r.dep_end(now, timing, abandoned, in_flight));
     }
 
     #[inline]

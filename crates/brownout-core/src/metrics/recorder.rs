@@ -91,6 +91,8 @@ pub struct Recorder {
     dep_abandoned: u64,
     dep_cancelled: u64,
     dep_latency: RunLat,
+    dep_wait: RunLat,
+    dep_time: RunLat,
     dep_in_flight: Gauge,
     workers: Vec<Gauge>,
     pool: Vec<Gauge>,
@@ -125,6 +127,8 @@ impl Recorder {
             dep_abandoned: 0,
             dep_cancelled: 0,
             dep_latency: RunLat::empty(),
+            dep_wait: RunLat::empty(),
+            dep_time: RunLat::empty(),
             dep_in_flight: Gauge::new(0.0, warm, f64::INFINITY),
             workers: vec![Gauge::new(0.0, warm, s.slots as f64); n],
             pool: vec![Gauge::new(0.0, warm, s.connections as f64); n],
@@ -237,6 +241,8 @@ impl Recorder {
                 calls_per_s: self.dep_calls as f64 / secs,
                 peak_in_flight: self.dep_in_flight.peak as u64,
                 latency_ms: self.dep_latency.stats(),
+                queue_wait_ms: self.dep_wait.stats(),
+                time_ms: self.dep_time.stats(),
                 throughput_cv: self.win.throughput_cv(),
                 abandoned: self.dep_abandoned,
                 cancelled: self.dep_cancelled,
@@ -419,13 +425,20 @@ impl Record for Recorder {
         self.dep_in_flight.set(now, to_f64(in_flight));
     }
 
-    /// A dependency call ended after `latency` of the dependency's own time.
-    fn dep_end(&mut self, now: Time, latency: Time, abandoned: bool, in_flight: u64) {
-        if self.s.timeseries {
-            self.win.dep_latency.record(latency);
+    /// A dependency call ended; `timing` is its (queue wait, service time), None when a full
+    /// queue shed it.
+    fn dep_end(&mut self, now: Time, timing: Option<(Time, Time)>, abandoned: bool, in_flight: u64) {
+        if self.s.timeseries
+            && let Some((_, service)) = timing
+        {
+            self.win.dep_latency.record(service);
         }
         if now >= self.s.warmup {
-            self.dep_latency.record(latency);
+            if let Some((wait, service)) = timing {
+                self.dep_latency.record(service);
+                self.dep_wait.record(wait);
+                self.dep_time.record(wait.saturating_add(service));
+            }
             self.dep_abandoned += abandoned as u64;
         }
         self.dep_in_flight.set(now, to_f64(in_flight));
@@ -577,8 +590,8 @@ mod tests {
         // one on [20,30), none on [30,40): mean (10 + 20 + 10) / 40 = 1.
         r.dep_start(0, 1);
         r.dep_start(10, 2);
-        r.dep_end(20, 20, false, 1);
-        r.dep_end(30, 20, false, 0);
+        r.dep_end(20, Some((0, 20)), false, 1);
+        r.dep_end(30, Some((0, 20)), false, 0);
         let d = r.summary(40, 0, 0).dependency;
         assert_eq!(d.mean_in_flight, 1.0);
         // The first found no other call, the second found one.
@@ -594,7 +607,7 @@ mod tests {
         for k in 1..=horizon / step {
             let t = k * step;
             r.dep_start(t, 1);
-            r.dep_end(t, 0, false, 0);
+            r.dep_end(t, Some((0, 0)), false, 0);
             // A call at a window's end counts in the window that closes, as in the world.
             if t.is_multiple_of(window) || t == horizon {
                 r.tick(t);

@@ -438,8 +438,16 @@ pub struct DependencySummary {
     pub calls_per_s: f64,
     /// Most calls in flight at once (fleet-wide).
     pub peak_in_flight: u64,
-    /// Latency the dependency produced (service start to answer), ms.
+    /// Service time of the calls the dependency served (service start to answer, without
+    /// the queue wait or the network hop), ms.
     pub latency_ms: LatencyMs,
+    /// Time those calls waited in the dependency's queue for a server (zero without a
+    /// finite `capacity`), ms.
+    #[serde(default)]
+    pub queue_wait_ms: LatencyMs,
+    /// Time those calls spent at the dependency: queue wait plus service time, per call, ms.
+    #[serde(default)]
+    pub time_ms: LatencyMs,
     /// Coefficient of variation of the call counts of the full windows after warm-up (a short
     /// last window is left out): the oscillation of the load.
     pub throughput_cv: f64,
@@ -449,8 +457,9 @@ pub struct DependencySummary {
     /// the answer (`cancellation: Propagate`); they produced no latency. Absent when zero.
     #[serde(default, skip_serializing_if = "no_calls")]
     pub cancelled: u64,
-    /// Time-weighted mean of the calls in the dependency (waiting or in service), fleet-wide.
-    /// With `calls_per_s` it gives the mean time a call spends there (Little's law).
+    /// Time-weighted mean of the calls out (sent and not yet answered: waiting, in service or
+    /// on the network), fleet-wide. With `calls_per_s` it gives the mean time from sending a
+    /// call to its answer, `time_ms` plus the hop (Little's law).
     #[serde(default)]
     pub mean_in_flight: f64,
     /// `found_in_flight[k]`: calls started after warm-up that found `k` other calls already in

@@ -106,9 +106,9 @@ pub struct WindowRow {
     /// Dependency calls in flight (time-weighted mean, fleet-wide).
     #[serde(rename = "dep_in_flight_mean_count", alias = "dep_in_flight")]
     pub dep_in_flight: f64,
-    /// Dependency-produced latency median, ms.
+    /// Median service time of the dependency's calls in the window (no queue wait, no hop), ms.
     pub dep_latency_p50_ms: f64,
-    /// Dependency-produced latency p95, ms.
+    /// p95 service time of the dependency's calls in the window (no queue wait, no hop), ms.
     pub dep_latency_p95_ms: f64,
     /// Worker slots in use per instance (time-weighted mean).
     #[serde(rename = "workers_busy_mean_count", alias = "workers_busy")]
@@ -359,7 +359,7 @@ mod tests {
         r.set_sink(Box::new(Counting(seen.clone())));
         for k in 1..=n {
             r.dep_start(k * window - 1, 1);
-            r.dep_end(k * window - 1, 0, false, 0);
+            r.dep_end(k * window - 1, Some((0, 0)), false, 0);
             r.tick(k * window);
             assert_eq!(r.rows_held(), 0, "after window {k}");
         }

@@ -156,10 +156,21 @@ pub struct DependencyModel {
 /// What the dependency does with one call, decided when it starts service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CallPlan {
-    /// Time from service start to the answer reaching the caller.
-    pub latency: Time,
+    /// Service time: how long the call holds a server, from service start to its answer
+    /// (base latency x drift x replica factor, plus a `Slow` mode's extra time).
+    pub service: Time,
+    /// Network time of the call's round trip (`hop`): it delays the caller and holds no
+    /// server.
+    pub hop: Time,
     /// The answer is an error (503).
     pub error: bool,
+}
+
+impl CallPlan {
+    /// Time from service start to the answer reaching the caller: service plus the hop.
+    pub fn latency(&self) -> Time {
+        self.service.saturating_add(self.hop)
+    }
 }
 
 const LATENCY: u64 = label_hash("dependency/latency");
@@ -266,13 +277,14 @@ impl DependencyModel {
         let key = (class << 48) ^ index;
         let hop = self.hop.at(key, attempt);
         match self.mode(now) {
-            Mode::Unavailable => CallPlan { latency: hop, error: true },
+            Mode::Unavailable => CallPlan { service: 0, hop, error: true },
             mode => {
                 let base = self.base.sample(&mut self.latency_draws.rng(key, attempt)) * self.drift(now) * factor;
+                // A slow mode slows the server: its extra time is service time.
                 let extra = if let Mode::Slow(d) = mode { d.ns() } else { 0 };
                 let error = !self.never_errors && self.error_draws.f64(key, attempt) < self.error_rate.at(now);
-                let latency = (base.clamp(0.0, 1.0e15) as Time).saturating_add(extra).saturating_add(hop);
-                CallPlan { latency, error }
+                let service = (base.clamp(0.0, 1.0e15) as Time).saturating_add(extra);
+                CallPlan { service, hop, error }
             }
         }
     }
@@ -317,7 +329,7 @@ mod tests {
             assert_eq!(m.drift(t), f, "at {t}");
         }
         // A 10 ms constant call started at 11 s takes 50 ms.
-        assert_eq!(m.plan(11 * SECOND, 0, 0, 1, 1.0).latency, 50 * MILLISECOND);
+        assert_eq!(m.plan(11 * SECOND, 0, 0, 1, 1.0).latency(), 50 * MILLISECOND);
     }
 
     /// A dependency with latency `latency`, a drawn hop and a 10 % error rate.
@@ -348,7 +360,7 @@ mod tests {
 
     /// `n` latencies of attempt 0 of distinct requests of class 3, without the hop.
     fn latencies(m: &DependencyModel, n: u64) -> Vec<f64> {
-        (0..n).map(|i| (m.plan(0, 3, i, 0, 1.0).latency - m.hop(3, i, 0)) as f64).collect()
+        (0..n).map(|i| (m.plan(0, 3, i, 0, 1.0).latency() - m.hop(3, i, 0)) as f64).collect()
     }
 
     #[test]
@@ -400,7 +412,7 @@ mod tests {
                 busy.plan(0, c, i, a, 1.0);
             }
             let after = busy.plan(0, class, index, attempt, 1.0);
-            proptest::prop_assert_eq!((first.latency, first.error), (after.latency, after.error));
+            proptest::prop_assert_eq!((first.latency(), first.error), (after.latency(), after.error));
             proptest::prop_assert_eq!(alone.hop(class, index, attempt), busy.hop(class, index, attempt));
         }
     }

@@ -69,11 +69,13 @@ fn yes() -> bool {
 /// A class's answer when it cannot get a permit.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub enum OnFull {
-    /// Wait up to this long for a permit (checkout keeps calling within its deadline).
+    /// Wait up to this long for a permit (checkout keeps calling within its deadline); a
+    /// wait that ends without one is refused with 429.
     Wait(Dur),
-    /// Take the fallback at once (browse and search serve cached stock).
+    /// Take the class's fallback at once (browse and search serve cached stock); a 429 for
+    /// a class with `fallback: None`.
     FallbackNow,
-    /// Refuse with 429.
+    /// Refuse with 429, even where the class has a fallback.
     Reject,
 }
 
@@ -278,6 +280,13 @@ impl Policy for TieredBulkhead {
             }
             OnFull::FallbackNow => Admission::Refuse(Refusal::Fallback),
             _ => Admission::Refuse(Refusal::Rejected),
+        }
+    }
+
+    fn refusal(&self, class: crate::policy::ClassId) -> Refusal {
+        match self.parts[self.part(class)].on_full {
+            OnFull::FallbackNow => Refusal::Fallback,
+            OnFull::Wait(_) | OnFull::Reject => Refusal::Rejected,
         }
     }
 

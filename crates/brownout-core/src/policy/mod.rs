@@ -106,14 +106,14 @@ pub enum Admission {
     /// Go on to the next layer (or the dependency).
     Admit,
     /// Park the attempt in this layer's FIFO queue for at most `max_wait`; `admit` is asked
-    /// again when the layer frees capacity. Expiry refuses it as `Rejected`.
+    /// again when the layer frees capacity. Expiry refuses it as [`Policy::refusal`] says.
     Wait {
         /// Longest wait.
         max_wait: Time,
     },
     /// Refuse the attempt now.
     Refuse(Refusal),
-    /// Evict the waiting attempt `evict` (it is refused as `Rejected`) and park this one in
+    /// Evict the waiting attempt `evict` (refused as [`Policy::refusal`] says) and park this one in
     /// its place for at most `max_wait`: load shedding that keeps the queue's length. `evict`
     /// must be an attempt this layer parked that has not left the queue.
     WaitEvicting {
@@ -137,11 +137,13 @@ pub enum QueueOrder {
     Priority,
 }
 
-/// Why a layer refused an attempt. The class's fallback setting decides whether the cache
-/// answers instead.
+/// Why a layer refused an attempt, and so what the request gets: the policy decides, the
+/// world carries it out. `Rejected` is a 429 to the user whatever the class's `fallback`;
+/// `Fallback` is the class's fallback answer when the class has one (`fallback` other than
+/// `None`), else the 429; `ShortCircuited` is a 503 that the class's `fallback` decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
-    /// Over a limit: 429.
+    /// Over a limit: 429, never the fallback.
     Rejected,
     /// A breaker is open: 503 without a dependency call.
     ShortCircuited,
@@ -249,6 +251,13 @@ pub trait Policy {
     /// asked again: its wait expired or its request ended. Not called for an attempt the
     /// layer evicted itself ([`Admission::WaitEvicting`]).
     fn left_queue(&mut self, _attempt: &Attempt) {}
+
+    /// How this layer refuses an attempt of `class` whose wait in its queue ended without
+    /// admission (expired, or evicted to make room): the answer `admit` gives when it refuses
+    /// at once. The world asks, so that it never decides a refusal itself.
+    fn refusal(&self, _class: ClassId) -> Refusal {
+        Refusal::Rejected
+    }
 
     /// An attempt this layer admitted has finished.
     fn complete(&mut self, _done: &Completed) {}

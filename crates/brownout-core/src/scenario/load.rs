@@ -115,11 +115,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     ron::Options::default()
         .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
         .from_str::<Scenario>(text)
-        .map_err(|e| ScenarioError {
-            file: path.to_path_buf(),
-            line: e.position.line,
-            col: e.position.col,
-            message: explain(&e.code.to_string()),
+        .map_err(|e| {
+            let (line, col, message) = super::relocate(text, e.position.line, e.position.col, &e.code.to_string());
+            ScenarioError { file: path.to_path_buf(), line, col, message: explain(&message) }
         })
 }
 

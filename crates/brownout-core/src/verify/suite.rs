@@ -371,9 +371,12 @@ fn little_checks(s: &Scenario) -> Result<Vec<Check>, String> {
         let l = r.resources.workers.mean * instances;
         l / (c.throughput_per_s * c.latency_ms.mean / 1e3)
     };
-    let dependency = |r: &RunSummary| {
+    // A call counts in flight from its sending to its answer reaching the caller: its queue
+    // wait and service (`time_ms`) and its network round trip (`hop`, fixed in the model).
+    let hop_ms = s.dependency.hop.mean_ns().unwrap_or(0.0) / 1e6;
+    let dependency = move |r: &RunSummary| {
         let d = &r.dependency;
-        d.mean_in_flight / (d.calls_per_s * d.latency_ms.mean / 1e3)
+        d.mean_in_flight / (d.calls_per_s * (d.time_ms.mean + hop_ms) / 1e3)
     };
     Ok(vec![
         Check { tolerance: 0.01, why: WHY, ..check("Little gateway: L / (lambda W)", 1.0, Box::new(gateway)) },

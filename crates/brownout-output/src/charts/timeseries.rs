@@ -206,15 +206,15 @@ fn latency(c: &Ctx) -> Chart {
     hlines.extend(c.targets(None, "dependency_p95_ms", Unit::Ms));
     hlines.extend(c.targets(None, "dependency_p50_ms", Unit::Ms));
     let panel = LinePanel {
-        title: "Dependency latency (time the dependency took to answer)".into(),
-        y_label: "latency".into(),
+        title: "Dependency service time (per call, without its queue wait or the network hop)".into(),
+        y_label: "service time".into(),
         unit: Unit::Ms,
         series,
         hlines,
     };
     c.chart(
         "latency",
-        format!("{}: dependency latency", c.s.scenario),
+        format!("{}: dependency service time", c.s.scenario),
         "solid = p95, dashed = p50 per window; grey dashed lines = class deadlines",
         Kind::Lines(c.lines(vec![panel])),
         1,

@@ -96,7 +96,9 @@ impl<R: Record> World<'_, R> {
         self.rec.pool(now, inst, conns);
         let call = self.upstream.calls.insert(Call {
             req: Some(tok),
+            sent_at: now,
             served_at: now,
+            service: 0,
             done_at: Time::MAX,
             error: false,
             holds_server: false,
@@ -236,6 +238,7 @@ impl<R: Record> World<'_, R> {
                     let hop = self.m.dep.hop(c.class as u64, c.key, c.attempt as u64);
                     let c = self.upstream.calls.get_mut(call).expect("live call");
                     c.error = true;
+                    c.served_at = Time::MAX; // never served: no wait or service to report
                     c.done_at = now.saturating_add(hop);
                     q.schedule_at(c.done_at, Ev::DepDone { call });
                 }
@@ -339,17 +342,35 @@ impl<R: Record> World<'_, R> {
         }
     }
 
+    /// Start serving a call: it holds its server (if capacity is finite) for its service time
+    /// only; the network's round trip (`hop`) is added on the answer's way back, so it
+    /// delays the caller without occupying the dependency.
     pub(super) fn serve_call(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = self.upstream.calls.get_mut(call).expect("live call");
         let factor = self.m.replica_factor(c.replica, now);
         let plan = self.m.dep.plan(now, c.class as u64, c.key, c.attempt as u64, factor);
         c.served_at = now;
+        c.service = plan.service;
         c.error = plan.error;
-        c.done_at = now.saturating_add(plan.latency);
+        c.done_at = now.saturating_add(plan.latency());
+        if c.holds_server && plan.hop > 0 {
+            q.schedule_at(now.saturating_add(plan.service), Ev::ServiceEnd { call });
+        }
         q.schedule_at(c.done_at, Ev::DepDone { call });
         if let Some(log) = &mut self.trace.records {
             let (class, key, attempt) = (c.class, c.key, c.attempt);
-            log.calls.push(CallRecord { class, key, attempt, start: now, latency: plan.latency, error: plan.error });
+            log.calls.push(CallRecord { class, key, attempt, start: now, latency: plan.latency(), error: plan.error });
+        }
+    }
+
+    /// A call's service ended before its answer reached the caller (the hop is still to
+    /// come): its server takes the next queued call. A call cancelled in service is gone.
+    pub(super) fn service_end(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
+        let Some(c) = self.upstream.calls.get_mut(call) else { return };
+        if c.holds_server {
+            c.holds_server = false;
+            let r = c.replica as usize;
+            self.free_server(now, q, r);
         }
     }
 
@@ -361,7 +382,8 @@ impl<R: Record> World<'_, R> {
         }
         if c.reached {
             dec!(self.upstream.in_flight);
-            self.rec.dep_end(now, now - c.served_at, c.req.is_none(), self.upstream.in_flight);
+            let timing = (c.served_at != Time::MAX).then(|| (c.served_at - c.sent_at, c.service));
+            self.rec.dep_end(now, timing, c.req.is_none(), self.upstream.in_flight);
         }
         if c.holds_server {
             // Finished service frees a server for the next queued call.

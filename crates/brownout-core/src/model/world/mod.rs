@@ -108,6 +108,7 @@ enum Ev {
     User { class: ClassId, user: u32, k: u32 },
     Timer { req: Token, generation: u32, timer: Timer },
     DepDone { call: Token },
+    ServiceEnd { call: Token },
     Cancel { call: Token },
     Hedge { req: Token, generation: u32 },
     Notice { token: Token },
@@ -131,6 +132,7 @@ impl Ev {
             Ev::Tick => 6,
             Ev::Hedge { .. } => 10,
             Ev::Cancel { .. } => 11,
+            Ev::ServiceEnd { .. } => 12,
             Ev::Notice { .. } => 7,
             Ev::Reload { class, .. } => 8 + ((*class as u64) << 8),
             Ev::Restart { instance, .. } => 9 + ((*instance as u64) << 8),
@@ -349,11 +351,12 @@ impl<R: Record> World<'_, R> {
                 let att = self.attempt_of(now, tok, l);
                 self.layer_mut(inst, l).policy.left_queue(&att);
                 self.note(now, q, inst, l);
-                self.refused(now, q, tok, l, Refusal::Rejected);
+                let why = self.layer(inst, l).policy.refusal(class as ClassId);
+                self.refused(now, q, tok, l, why);
             }
             Timer::Attempt => self.attempt_timer(now, q, tok),
             Timer::Backoff => self.begin_attempt(now, q, tok),
-            Timer::Unwind => self.conclude(now, q, tok, Outcome::Timeout, false),
+            Timer::Unwind => self.conclude(now, q, tok, Outcome::Timeout, None),
             Timer::Respond => self.finish(now, q, tok),
         }
     }
@@ -393,6 +396,7 @@ impl<R: Record> Handler<Ev> for World<'_, R> {
             Ev::Restart { instance, policies, cache } => self.restart(now, q, instance, policies, cache),
             Ev::Timer { req, generation, timer } => self.on_timer(now, q, req, generation, timer),
             Ev::DepDone { call } => self.dep_done(now, q, call),
+            Ev::ServiceEnd { call } => self.service_end(now, q, call),
             Ev::Cancel { call } => self.cancel_call(now, q, call),
             Ev::Hedge { req, generation } => self.hedge(now, q, req, generation),
             Ev::Wake { instance, layer, generation } => {

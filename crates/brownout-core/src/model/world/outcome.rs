@@ -126,7 +126,7 @@ impl<R: Record> World<'_, R> {
                 }
                 self.respond(now, q, tok, Outcome::Ok, None);
             }
-            CallOutcome::Error => self.conclude(now, q, tok, Outcome::Error, false),
+            CallOutcome::Error => self.conclude(now, q, tok, Outcome::Error, None),
             CallOutcome::Timeout => {
                 let unwind = self.reqs.get(tok).expect("live request").time.unwind;
                 if unwind > 0 {
@@ -137,20 +137,30 @@ impl<R: Record> World<'_, R> {
                         self.timer_fixed(q, tok, unwind, Timer::Unwind);
                     }
                 } else {
-                    self.conclude(now, q, tok, Outcome::Timeout, false);
+                    self.conclude(now, q, tok, Outcome::Timeout, None);
                 }
             }
         }
     }
 
-    /// A refused or failed request: answer from the cache if the class allows it.
-    pub(super) fn conclude(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, outcome: Outcome, refusal: bool) {
+    /// A refused (`refusal` says how the policy refused) or failed (`None`) request: answer
+    /// with the class's fallback where the refusal asks for it or the class allows it. A
+    /// `Rejected` refusal is the 429 the policy chose, whatever the class's setting.
+    pub(super) fn conclude(
+        &mut self,
+        now: Time,
+        q: &mut EventQueue<Ev>,
+        tok: Token,
+        outcome: Outcome,
+        refusal: Option<Refusal>,
+    ) {
         let r = self.reqs.get(tok).expect("live request");
         let class = &self.m.scenario.classes[r.who.class as usize];
-        let allowed = match class.fallback {
-            Fallback::None => false,
-            Fallback::OnRefusal => refusal,
-            Fallback::OnRefusalOrFailure => true,
+        let allowed = match (refusal, class.fallback) {
+            (Some(Refusal::Rejected), _) | (_, Fallback::None) => false,
+            (Some(Refusal::Fallback | Refusal::ShortCircuited), _) => true,
+            (None, Fallback::OnRefusal) => false,
+            (None, Fallback::OnRefusalOrFailure) => true,
         };
         let (inst, item) = (r.who.instance, r.who.item);
         if !allowed {

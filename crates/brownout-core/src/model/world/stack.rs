@@ -62,7 +62,9 @@ impl<R: Record> World<'_, R> {
                     layer.queue.remove(pos);
                     dec!(layer.waiting);
                     self.bump_generation(victim);
-                    self.refused(now, q, victim, l, Refusal::Rejected);
+                    let victim_class = self.reqs.get(victim).expect("live request").who.class;
+                    let why = self.layer(inst, l).policy.refusal(victim_class);
+                    self.refused(now, q, victim, l, why);
                     self.park(now, q, tok, inst, l, max_wait);
                     return;
                 }
@@ -129,7 +131,7 @@ impl<R: Record> World<'_, R> {
             Refusal::ShortCircuited => (Outcome::ShortCircuited, Cause::BreakerOpen),
         };
         self.fail_as(tok, cause);
-        self.conclude(now, q, tok, outcome, true);
+        self.conclude(now, q, tok, outcome, Some(why));
     }
 
     /// Complete layers outside the retry layer with the request's final outcome.

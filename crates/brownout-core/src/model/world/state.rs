@@ -149,13 +149,19 @@ pub(super) struct Call {
     /// The request waiting for it (None once abandoned: the dependency keeps working, or
     /// stops when the cancel arrives under `Cancellation::Propagate`).
     pub req: Option<Token>,
+    /// When it reached the dependency and joined a server's queue (ns; the whole round trip
+    /// of the network is counted on the way back, see `serve_call`).
+    pub sent_at: Time,
     /// When service started (ns).
     pub served_at: Time,
+    /// Its service time (ns), once service has started.
+    pub service: Time,
     /// When the answer reaches the caller, once service has started (MAX while queued).
     pub done_at: Time,
     /// The answer is an error.
     pub error: bool,
-    /// It holds one of its replica's servers (finite capacity only).
+    /// It holds one of its replica's servers (finite capacity only; until its service ends,
+    /// not while its answer travels back).
     pub holds_server: bool,
     /// It reached the dependency (false when a partition cut it off).
     pub reached: bool,

@@ -28,7 +28,9 @@ pub struct FixedConfig {
     /// Longest wait in the queue (> 0 when `queue` > 0).
     #[serde(default)]
     pub max_wait: Dur,
-    /// What a refused attempt gets: 429 (`Rejected`) or the fallback at once (`Fallback`).
+    /// What a refused attempt gets (refused at once, after its wait, or shed from the
+    /// queue): 429 (`Rejected`, whatever the class's `fallback`) or the class's fallback at
+    /// once (`Fallback`; a 429 for a class with `fallback: None`).
     #[serde(default = "rejected")]
     pub refuse_as: RefuseAs,
     /// Order in which the queue is served: `Fifo`, `Lifo` or `Priority` (class priority).
@@ -46,9 +48,10 @@ pub struct FixedConfig {
 /// How a limiter refuses.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub enum RefuseAs {
-    /// 429.
+    /// 429 to the user, even where the class has a fallback.
     Rejected,
-    /// Fallback now (cache), where the class allows it.
+    /// The class's fallback answer at once (cache, fail open or closed, last answer); a 429
+    /// for a class with `fallback: None`.
     Fallback,
 }
 
@@ -206,6 +209,10 @@ impl Policy for Fixed {
             return Admission::Admit;
         }
         self.over_limit(a, parked_as)
+    }
+
+    fn refusal(&self, _class: crate::policy::ClassId) -> Refusal {
+        self.refuse_as.refusal()
     }
 
     fn left_queue(&mut self, a: &Attempt) {

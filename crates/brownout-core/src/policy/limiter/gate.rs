@@ -111,6 +111,10 @@ impl<A: LimitAlgorithm> Policy for Adaptive<A> {
         }
     }
 
+    fn refusal(&self, _class: crate::policy::ClassId) -> crate::policy::Refusal {
+        self.gate.refuse_as.refusal()
+    }
+
     fn cancel(&mut self, a: &Attempt) {
         // Refused downstream (or gave up waiting inside): Netflix `onDropped`.
         self.finish(a.id, a.now, true);

@@ -6,6 +6,7 @@ use super::*;
 
 /// A latency distribution.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub enum Latency {
     /// Always the same.
     Constant(Dur),
@@ -32,8 +33,9 @@ pub enum Latency {
 }
 
 /// A time that is fixed (`"5ms"`) or drawn anew for each use from a distribution of the
-/// same shapes as a latency: `Constant("5ms")`, `Exponential(mean: "5ms")`,
-/// `LogNormal(median: "5ms", sigma: 0.5)`, `Empirical(file: "x.csv")`.
+/// same shapes as a latency, read by the same parser, so the shape's name decides:
+/// `Constant("5ms")`, `Exponential(mean: "5ms")`, `LogNormal(median: "5ms", sigma: 0.5)`,
+/// `Empirical(file: "x.csv")`; any other name or form is refused where it is written.
 #[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Delay {
@@ -43,65 +45,116 @@ pub enum Delay {
     Random(Latency),
 }
 
-// RON hands a value that may be a string or a variant to `deserialize_any` without the
-// variant's name (ron 0.10 keeps it only for serde's own untagged enums, and that check
-// fails with the serde in use), so the shape is recognised by its fields.
+/// The name under which ron 0.10 hands a value's raw text to a newtype-struct visitor
+/// (`ron::value::RawValue`; ron-0.10.1 src/value/raw.rs, `RAW_VALUE_TOKEN`, read in
+/// src/de/mod.rs `deserialize_newtype_struct`). Other formats see an ordinary newtype.
+const RAW_VALUE_TOKEN: &str = "$ron::private::RawValue";
+
+/// The mark that starts a message whose error belongs earlier than where ron reports it:
+/// `{MARK}{bytes back}{MARK}{message}`; [`relocate`] moves the position and drops the mark.
+const MARK: char = '\u{1}';
+
+// A `Delay` is a duration string or one of `Latency`'s shapes, read by `Latency`'s own
+// derived parser, so the shape's name decides. ron 0.10 keeps a variant's name only for an
+// externally tagged enum, and a value that may be a string or a variant can only be told
+// apart by looking at it, which serde's `deserialize_any` cannot do without dropping that
+// name (ron-0.10.1 src/de/mod.rs `handle_any_struct` keeps it only for serde's private
+// content type, which moved to serde_core). So in RON the value's raw text is taken and
+// parsed: a string as a duration, anything else as a `Latency`. Other formats (the JSON a
+// sweep edits) hand over the value itself: a string, or a one-key map naming the shape.
 impl<'de> Deserialize<'de> for Delay {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::{self, value::MapAccessDeserializer};
-        struct V;
-        impl<'de> de::Visitor<'de> for V {
+        enum Got {
+            Raw(String),
+            Value(Delay),
+        }
+        struct Raw;
+        impl<'de> de::Visitor<'de> for Raw {
+            type Value = Got;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(EXPECTING)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Got, E> {
+                Ok(Got::Raw(v.to_string()))
+            }
+            fn visit_newtype_struct<D2: serde::Deserializer<'de>>(self, d: D2) -> Result<Got, D2::Error> {
+                d.deserialize_any(Plain).map(Got::Value)
+            }
+        }
+        /// A value handed over as it is (not RON text).
+        struct Plain;
+        impl<'de> de::Visitor<'de> for Plain {
             type Value = Delay;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str(
-                    "a duration such as \"5ms\" or a distribution: Constant(\"5ms\"), Exponential(mean: \"5ms\"), \
-                     LogNormal(median: \"5ms\", sigma: 0.5) or Empirical(file: \"x.csv\")",
-                )
+                f.write_str(EXPECTING)
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Delay, E> {
                 crate::units::parse_duration(v).map(|t| Delay::Fixed(Dur(t))).map_err(E::custom)
             }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Delay, A::Error> {
-                let d: Dur = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
-                if seq.next_element::<de::IgnoredAny>()?.is_some() {
-                    return Err(de::Error::invalid_length(2, &self));
-                }
-                Ok(Delay::Random(Latency::Constant(d)))
-            }
             fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Delay, A::Error> {
-                let s = Shape::deserialize(MapAccessDeserializer::new(map))?;
-                Ok(Delay::Random(match s {
-                    Shape { mean: Some(mean), median: None, sigma: None, file: None, column: None } => {
-                        Latency::Exponential { mean }
-                    }
-                    Shape { mean: None, median: Some(median), sigma: Some(sigma), file: None, column: None } => {
-                        Latency::LogNormal { median, sigma }
-                    }
-                    Shape { mean: None, median: None, sigma: None, file: Some(file), column } => {
-                        Latency::Empirical { file, column: column.unwrap_or_else(latency_col) }
-                    }
-                    _ => return Err(de::Error::custom(format_args!("expected {}", Expecting(&self)))),
-                }))
+                Latency::deserialize(MapAccessDeserializer::new(map)).map(Delay::Random)
             }
         }
-        /// The fields of every distribution shape.
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Shape {
-            mean: Option<Dur>,
-            median: Option<Dur>,
-            sigma: Option<f64>,
-            file: Option<String>,
-            column: Option<String>,
+        match d.deserialize_newtype_struct(RAW_VALUE_TOKEN, Raw)? {
+            Got::Value(v) => Ok(v),
+            Got::Raw(text) => from_ron(&text).map_err(de::Error::custom),
         }
-        struct Expecting<'a>(&'a V);
-        impl std::fmt::Display for Expecting<'_> {
-            fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                de::Visitor::expecting(self.0, f)
-            }
-        }
-        d.deserialize_any(V)
     }
+}
+
+const EXPECTING: &str = "a duration such as \"5ms\" or a distribution: Constant(\"5ms\"), Exponential(mean: \"5ms\"), \
+                         LogNormal(median: \"5ms\", sigma: 0.5) or Empirical(file: \"x.csv\")";
+
+/// Read a delay's RON text: a string is a duration, anything else one of `Latency`'s shapes.
+/// An error carries the way back from the text's end to the offending place (see [`MARK`]).
+fn from_ron(text: &str) -> Result<Delay, String> {
+    let trimmed = text.trim_start();
+    let parsed = if trimmed.starts_with('"') || trimmed.starts_with("r\"") || trimmed.starts_with("r#") {
+        ron::from_str::<String>(text)
+            .map(|s| crate::units::parse_duration(&s).map(|t| Delay::Fixed(Dur(t))).map_err(|m| (trimmed.len(), m)))
+    } else {
+        ron::from_str::<Latency>(text).map(|l| Ok(Delay::Random(l)))
+    };
+    let (back, message) = match parsed {
+        Ok(Ok(d)) => return Ok(d),
+        Ok(Err((back, m))) => (back, m),
+        Err(e) => {
+            let at = offset(text, e.position.line, e.position.col);
+            let message = match e.code {
+                ron::Error::NoSuchEnumVariant { found, .. } => format!("unknown shape `{found}`: expected {EXPECTING}"),
+                code => format!("{code} (expected {EXPECTING})"),
+            };
+            (text.len() - at, message)
+        }
+    };
+    Err(format!("{MARK}{back}{MARK}{message}"))
+}
+
+/// Byte offset of 1-based (`line`, `col`) in `text` (columns count characters).
+fn offset(text: &str, line: usize, col: usize) -> usize {
+    let start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
+    let rest = &text[start.min(text.len())..];
+    start + rest.char_indices().nth(col.saturating_sub(1)).map_or(rest.len(), |(i, _)| i)
+}
+
+/// An error ron reports at (`line`, `col`) of `text` whose message is marked (a `Delay`'s):
+/// the position it belongs at and the message without the mark; others unchanged.
+pub(crate) fn relocate(text: &str, line: usize, col: usize, message: &str) -> (usize, usize, String) {
+    let mut parts = message.splitn(3, MARK);
+    let (Some(""), Some(back), Some(rest)) = (parts.next(), parts.next(), parts.next()) else {
+        return (line, col, message.to_string());
+    };
+    let Ok(back) = back.parse::<usize>() else { return (line, col, message.to_string()) };
+    let end = offset(text, line, col);
+    let mut at = end.saturating_sub(back);
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col, rest.to_string())
 }
 
 impl Default for Delay {
@@ -159,11 +212,15 @@ pub struct Dependency {
     /// Mode timeline (healthy / slow / unavailable).
     #[serde(default)]
     pub modes: Vec<ModeChange>,
-    /// Finite capacity: servers and a queue (load raises latency). None = infinite.
+    /// Finite capacity: servers and a queue (load raises latency). None = infinite. A call
+    /// holds a server for its service time only (not its `hop`); the summary reports its
+    /// queue wait (`dependency.queue_wait_ms`), service time (`dependency.latency_ms`) and
+    /// their sum (`dependency.time_ms`) separately.
     #[serde(default)]
     pub capacity: Option<Capacity>,
-    /// Network time added to every call (request and response hop): a duration, or a
-    /// distribution drawn for each call.
+    /// Network time of every call's round trip (the request's and the response's hops
+    /// together, one draw per call): a duration, or a distribution drawn for each call. It
+    /// delays the caller and never holds a dependency server.
     #[serde(default)]
     pub hop: Delay,
     /// Several replicas behind client-side load balancing (None = one replica).
@@ -458,7 +515,8 @@ pub struct ModeChange {
 pub enum Mode {
     /// Normal latency.
     Healthy,
-    /// Normal latency plus a fixed extra delay.
+    /// Normal latency plus a fixed extra delay: a slow server, so the extra time is service
+    /// time and holds the server under a finite `capacity` (a slow network is `hop`).
     Slow(Dur),
     /// Every call fails at once with 503.
     Unavailable,

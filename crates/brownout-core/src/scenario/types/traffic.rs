@@ -47,7 +47,9 @@ pub enum Fallback {
     /// Never: refusals and failures reach the user.
     #[default]
     None,
-    /// When a policy refuses the call (limiter full, breaker open, degraded).
+    /// When a policy refuses the call and its refusal allows a fallback: an open breaker,
+    /// a limiter with `refuse_as: Fallback`, a bulkhead class with `FallbackNow`. A refusal
+    /// as 429 (`refuse_as: Rejected`, `on_full: Reject`, an expired wait) stays a 429.
     OnRefusal,
     /// On refusal and on a failed call (error or timeout).
     OnRefusalOrFailure,
