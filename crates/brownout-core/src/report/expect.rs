@@ -69,6 +69,16 @@ pub struct Checked {
     pub passed: bool,
 }
 
+impl Checked {
+    /// The measured value as reports print it: four decimals, or "–" for no value.
+    pub fn measured(&self) -> String {
+        if self.actual.is_nan() { NO_VALUE.to_string() } else { format!("{:.4}", self.actual) }
+    }
+}
+
+/// How text shows a figure that has no value (NaN: a figure over no sample).
+pub const NO_VALUE: &str = "–";
+
 /// Check every expectation.
 pub fn check(s: &ScenarioSummary, expectations: &[Expectation]) -> Vec<Checked> {
     expectations
@@ -89,8 +99,11 @@ pub fn check(s: &ScenarioSummary, expectations: &[Expectation]) -> Vec<Checked> 
                 (None, Some(t)) => format!("{t} ({rhs:.4})"),
                 _ => "?".into(),
             };
+            // A figure over no sample has no value: it never meets an expectation, and the
+            // statement says why rather than leave a bare NaN to read.
+            let why = if actual.is_nan() { " (no value: nothing was measured, so it cannot hold)" } else { "" };
             Checked {
-                statement: format!("{subject} {} {} {right}", e.metric, op_str(e.op)),
+                statement: format!("{subject} {} {} {right}{why}", e.metric, op_str(e.op)),
                 actual,
                 passed: holds(actual, e.op, rhs),
             }
