@@ -273,7 +273,8 @@ pub struct RunSummary {
     pub bulkhead_queue: Option<QueueSummary>,
     /// Caller resources.
     pub resources: ResourceSummary,
-    /// Dependency calls per user request that called it (retry amplification).
+    /// Dependency calls per user request that called it (retry amplification); NaN (`null`)
+    /// when no finished request called it.
     #[serde(deserialize_with = "nan_if_null")]
     pub amplification: f64,
     /// Total business cost (substitutions, refunds, lost orders).
@@ -418,7 +419,7 @@ pub struct ClassSummary {
     /// deadline. The headline success measure.
     #[serde(default)]
     pub in_time: u64,
-    /// in_time / requests.
+    /// in_time / requests; NaN (`null`, shown "–") over zero requests.
     #[serde(default)]
     #[serde(deserialize_with = "nan_if_null")]
     pub in_time_ratio: f64,
@@ -586,10 +587,10 @@ pub struct LimitSummary {
     /// Time-weighted mean limit.
     #[serde(deserialize_with = "nan_if_null")]
     pub mean: f64,
-    /// Lowest limit seen.
+    /// Lowest limit held over the span, counting the limit already set when it starts.
     #[serde(deserialize_with = "nan_if_null")]
     pub min: f64,
-    /// Highest limit seen.
+    /// Highest limit held over the span, counting the limit already set when it starts.
     #[serde(deserialize_with = "nan_if_null")]
     pub max: f64,
 }
@@ -602,7 +603,8 @@ pub struct Occupancy {
     /// Time-weighted mean in use per instance.
     #[serde(deserialize_with = "nan_if_null")]
     pub mean: f64,
-    /// Highest in use on any instance.
+    /// Highest in use on any instance over the span, counting the level already held when the
+    /// span (after warm-up, or the phase) starts.
     pub peak: u64,
     /// Fraction of instance-time with every unit in use.
     #[serde(deserialize_with = "nan_if_null")]
