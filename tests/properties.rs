@@ -7,6 +7,9 @@
 //!   and every request's draws (key, instance, item, think time, and a call's latency and
 //!   error) are the same under every policy set, reloads and closed loops included;
 //! - timeouts: no attempt outlasts the per-attempt timeout, with hedges and retries around it;
+//! - population: every request that arrived after warm-up counts once in its class and
+//!   phase, in time or under one cause, or apart while still within its deadline at the
+//!   horizon (warm-up, phases and restarts generated too);
 //! - no panic on any generated scenario;
 //! - determinism: the same (scenario, seed) gives the same summary and trace twice.
 //!
@@ -24,6 +27,7 @@ use serde::de::DeserializeOwned;
 
 use std::collections::BTreeMap;
 
+use brownout::engine::Time;
 use brownout::model::records::{Origin, Records};
 use brownout::model::{Model, RunOptions, RunResult, run_policy, run_policy_recorded};
 use brownout::policy::PolicySpec;
@@ -305,6 +309,39 @@ const BASE: &str = r#"Scenario(
     policies: [(name: "p0", stack: [])],
 )"#;
 
+/// A scenario of [`scenario`] with a warm-up of 0 to 30 % of its horizon, one to three
+/// phases that cover the measured span, and maybe a restart of instance 0.
+fn phased_scenario() -> impl Strategy<Value = Scenario> {
+    let cuts = prop::collection::vec(1..10u64, 0..3);
+    (scenario(stack().boxed()), 0..4u64, cuts, prop::option::of(1..10u64)).prop_map(|(mut s, warm, cuts, restart)| {
+        let h = s.horizon.ns();
+        let warmup = h * warm / 10;
+        s.warmup = Dur(warmup);
+        let mut points: Vec<Time> = cuts.iter().map(|&k| warmup + (h - warmup) * k / 10).collect();
+        points.extend([warmup, h]);
+        points.sort_unstable();
+        points.dedup();
+        s.phases = points
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| Phase { name: format!("ph{i}"), start: Dur(w[0]), end: Dur(w[1]) })
+            .collect();
+        if let Some(k) = restart {
+            let mut r: Restart = ron(r#"(at: "1ms", instances: [0])"#);
+            r.at = Dur(h * k / 10);
+            s.fleet.restarts = vec![r];
+        }
+        s
+    })
+}
+
+/// A count in `x`'s JSON at `pointer` (read this way, the population property also builds
+/// against a summary without the field, and fails there).
+fn count(x: &impl serde::Serialize, pointer: &str) -> u64 {
+    let v = serde_json::to_value(x).unwrap();
+    v.pointer(pointer).and_then(serde_json::Value::as_u64).unwrap_or_else(|| panic!("no count at {pointer}"))
+}
+
 fn run_all(s: &Scenario, seed: u64) -> Vec<RunResult> {
     validate(s).unwrap_or_else(|e| panic!("generated scenario must be valid: {e:?}"));
     let model = Model::build(s, seed, Path::new(".")).expect("builds");
@@ -387,10 +424,56 @@ proptest! {
             let finished: u64 = sum.classes.iter().map(|c| c.outcomes.total()).sum();
             prop_assert_eq!(r.requests, finished + sum.in_flight_at_end,
                 "policy {}: arrivals = outcomes + in flight", sum.policy);
+            // Judged: the finished, and those out at the horizon past their deadline.
             let requests: u64 = sum.classes.iter().map(|c| c.requests).sum();
-            prop_assert_eq!(requests, finished);
+            let unfinished: u64 = sum.classes.iter().map(|c| count(&c.causes, "/unfinished")).sum();
+            prop_assert_eq!(requests, finished + unfinished);
             prop_assert!(sum.resources.workers.peak <= s.fleet.workers.slots as u64);
             prop_assert!(sum.resources.pool.peak <= s.fleet.pool.max_connections as u64);
+        }
+    }
+
+    /// Issue 30: every request that arrived after warm-up is counted exactly once in its class
+    /// and in the phase it arrived in, in time or under one cause (`unfinished` for one still
+    /// out at the horizon past its deadline), or apart as still within its deadline. The
+    /// arrivals are counted from the per-request records, independently of the recorder.
+    #[test]
+    fn every_measured_request_counts_once_in_its_class_and_phase(s in phased_scenario(), seed in any::<u64>()) {
+        validate(&s).unwrap_or_else(|e| panic!("generated scenario must be valid: {e:?}"));
+        let model = Model::build(&s, seed, Path::new(".")).expect("builds");
+        let (warm, h) = (s.warmup.ns(), s.horizon.ns());
+        for p in 0..s.policies.len() {
+            let (r, rec) = run_policy_recorded(&model, p, RunOptions::default()).expect("within the limits");
+            prop_assert_eq!(r.requests, rec.requests.len() as u64);
+            prop_assert_eq!(r.phases.len(), s.phases.len());
+            let mut pending_all = 0;
+            for (c, class) in r.summary.classes.iter().enumerate() {
+                let arrived: Vec<Time> =
+                    rec.requests.iter().filter(|q| q.class as usize == c && q.arrived >= warm).map(|q| q.arrived).collect();
+                let pending = count(class, "/in_flight_within_deadline");
+                pending_all += pending;
+                prop_assert_eq!(class.requests + pending, arrived.len() as u64, "policy {} class {}", p, c);
+                prop_assert_eq!(class.requests, class.in_time + class.causes.total());
+                // Only a request that arrived less than a deadline before the horizon can be
+                // still within it.
+                let deadline = s.classes[c].deadline.ns();
+                prop_assert!(pending <= arrived.iter().filter(|&&a| h - a < deadline).count() as u64);
+                let (mut requests, mut in_time, mut pendings) = (0, 0, 0);
+                for (k, ph) in s.phases.iter().enumerate() {
+                    let (start, end) = (ph.start.ns(), ph.end.ns());
+                    // A phase ending at the horizon holds the arrivals at the horizon too.
+                    let n = arrived.iter().filter(|&&a| a >= start && (a < end || end == h)).count() as u64;
+                    let pc = &r.phases[k].classes[c];
+                    prop_assert_eq!(pc.requests + count(pc, "/in_flight_within_deadline"), n, "phase {}", k);
+                    prop_assert_eq!(pc.requests, pc.in_time + pc.causes.total(), "phase {}", k);
+                    requests += pc.requests;
+                    in_time += pc.in_time;
+                    pendings += count(pc, "/in_flight_within_deadline");
+                }
+                // The phases cover the measured span: each request is in exactly one.
+                prop_assert_eq!((requests, in_time, pendings), (class.requests, class.in_time, pending));
+            }
+            prop_assert!(pending_all <= r.summary.in_flight_at_end);
         }
     }
 

@@ -186,7 +186,8 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         print!("{}", escape::terminal(&report::decision::terminal(&done.result.summary)));
         println!("{}", escape::terminal(&format!("results in {}", done.out.display())));
         for c in &done.checked {
-            let line = format!("{} {} (measured {:.4})", if c.passed { "PASS" } else { "FAIL" }, c.statement, c.actual);
+            let line =
+                format!("{} {} (measured {})", if c.passed { "PASS" } else { "FAIL" }, c.statement, c.measured());
             println!("{}", escape::terminal(&line));
         }
     }

@@ -30,11 +30,11 @@ pub fn expectations(scenario: &str, expect: &[Expectation], checked: &[Checked])
             continue;
         }
         w.write_event(Event::Start(case))?;
-        let message = format!("{} (measured {})", c.statement, c.actual);
+        let message = format!("{} (measured {})", c.statement, c.measured());
         let failure =
             BytesStart::new("failure").with_attributes([("message", message.as_str()), ("type", "expectation")]);
         w.write_event(Event::Start(failure))?;
-        w.write_event(Event::Text(BytesText::new(&format!("measured {}", c.actual))))?;
+        w.write_event(Event::Text(BytesText::new(&format!("measured {}", c.measured()))))?;
         w.write_event(Event::End(BytesEnd::new("failure")))?;
         w.write_event(Event::End(BytesEnd::new("testcase")))?;
     }

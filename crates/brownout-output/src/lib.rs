@@ -76,14 +76,16 @@ pub fn summary_json(s: &ScenarioSummary) -> Result<Vec<u8>> {
 }
 
 /// `summary.csv`: one row per (policy, class), a column per catalogue metric that has one
-/// (empty where the run lacks the part, e.g. no breaker).
+/// (empty where the run lacks the part, e.g. no breaker, or the figure has no value: NaN).
 pub fn summary_csv(s: &ScenarioSummary) -> Result<Vec<u8>> {
     let cols: Vec<_> = catalog::CATALOG.iter().filter_map(|m| Some((m, m.csv?))).collect();
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(["policy", "class"].into_iter().chain(cols.iter().map(|(_, name)| *name)))?;
     for r in &s.runs {
         for c in &r.classes {
-            let values = cols.iter().map(|(m, _)| m.read(r, Some(c)).map_or(String::new(), |v| v.to_string()));
+            let values = cols
+                .iter()
+                .map(|(m, _)| m.read(r, Some(c)).filter(|v| !v.is_nan()).map_or(String::new(), |v| v.to_string()));
             w.write_record([escape::csv_cell(&r.policy), escape::csv_cell(&c.class)].into_iter().chain(values))?;
         }
     }
@@ -135,10 +137,10 @@ pub fn report_md(scenario: &Scenario, s: &ScenarioSummary, checked: &[Checked], 
         out.push_str("\n## Expectations\n\n");
         for c in checked {
             out.push_str(&format!(
-                "- {} {} (measured {:.4})\n",
+                "- {} {} (measured {})\n",
                 if c.passed { "PASS" } else { "FAIL" },
                 escape::md(&c.statement),
-                c.actual
+                c.measured()
             ));
         }
     }

@@ -224,6 +224,11 @@ pub static CATALOG: &[Metric] = &[
     class("cause_crash_restart", "causes.crash_restart", Count, Lower, |c| c.causes.crash_restart as f64),
     class("cause_wrong_answer", "causes.wrong_answer", Count, Lower, |c| c.causes.wrong_answer as f64),
     class("cause_late", "causes.late", Count, Lower, |c| c.causes.late as f64),
+    class("cause_unfinished", "causes.unfinished", Count, Lower, |c| c.causes.unfinished as f64),
+    // Still out at the horizon within the deadline: not judged, so not in `requests`.
+    class("in_flight_within_deadline", "in_flight_within_deadline", Count, Neither, |c| {
+        c.in_flight_within_deadline as f64
+    }),
     // Latency per outcome: `latency_ms` mixes immediate refusals with answers.
     class("in_time_mean_ms", "latency_in_time_ms.mean", Ms, Lower, |c| c.latency_in_time_ms.mean),
     class("in_time_p50_ms", "latency_in_time_ms.p50", Ms, Lower, |c| c.latency_in_time_ms.p50),
@@ -410,9 +415,14 @@ mod tests {
         (serde_json::from_value(json.clone()).unwrap(), json)
     }
 
-    /// Give every number a new value: whole for integer fields, k + 0.5 for real ones.
+    /// Give every number a new value: whole for integer fields, k + 0.5 for real ones (a
+    /// `null` is a real figure over no sample in the empty run this starts from).
     fn renumber(v: &mut Value, k: &mut u64) {
         match v {
+            Value::Null => {
+                *k += 1;
+                *v = Value::from(*k as f64 + 0.5);
+            }
             Value::Number(n) => {
                 *k += 1;
                 *v = if n.is_f64() { Value::from(*k as f64 + 0.5) } else { Value::from(*k) };

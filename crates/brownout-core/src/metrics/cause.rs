@@ -30,10 +30,12 @@ pub enum Cause {
     WrongAnswer,
     /// An answer (ok or fallback) after the deadline.
     Late,
+    /// Still in flight at the horizon with its deadline passed: it cannot be in time.
+    Unfinished,
 }
 
 /// Number of [`Cause`]s.
-const CAUSES: usize = 12;
+const CAUSES: usize = 13;
 
 /// Which kind of admission layer a stack layer is: where its refusals and queue waits count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +90,7 @@ impl CauseTally {
             crash_restart: n(Cause::CrashRestart),
             wrong_answer: n(Cause::WrongAnswer),
             late: n(Cause::Late),
+            unfinished: n(Cause::Unfinished),
         }
     }
 }
@@ -111,6 +114,7 @@ mod tests {
             Cause::CrashRestart,
             Cause::WrongAnswer,
             Cause::Late,
+            Cause::Unfinished,
         ];
         assert_eq!(all.len(), CAUSES);
         let mut t = CauseTally::default();
@@ -134,8 +138,10 @@ mod tests {
             c.crash_restart,
             c.wrong_answer,
             c.late,
+            c.unfinished,
         ];
-        assert_eq!(got, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
-        assert_eq!(c.total(), 78);
+        assert_eq!(got, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+        // 1 + 2 + ... + 13 = 13 x 14 / 2.
+        assert_eq!(c.total(), 91);
     }
 }

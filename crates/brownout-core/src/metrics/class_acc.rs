@@ -48,6 +48,10 @@ pub(super) struct ClassAcc {
     lost: u64,
     /// Fallback answers of a class whose fallback is not the catalogue's.
     answers: u64,
+    /// Still in flight at the horizon with the deadline passed (cause `unfinished`).
+    unfinished: u64,
+    /// Still in flight at the horizon within the deadline: not judged.
+    pending: u64,
     pub(super) slot_wait_ns: f64,
     pub(super) slot_waits: u64,
     pub(super) conn_wait_ns: f64,
@@ -80,6 +84,19 @@ impl ClassAcc {
         self.answers += j.costed as u64;
     }
 
+    /// A request still in flight at the horizon: with its deadline passed it is judged not
+    /// in time (cause `unfinished`, a missed deadline, no outcome and no latency: it has
+    /// neither yet); within it, it is only counted as pending.
+    pub(super) fn record_at_horizon(&mut self, deadline_passed: bool) {
+        if deadline_passed {
+            self.unfinished += 1;
+            self.missed += 1;
+            self.causes.bump(Cause::Unfinished);
+        } else {
+            self.pending += 1;
+        }
+    }
+
     /// This class's summary over `secs` measured seconds; `costs` are (substitution, refund,
     /// lost order); `fallback` says what its fallback answers are.
     pub(super) fn summary(
@@ -91,9 +108,12 @@ impl ClassAcc {
     ) -> ClassSummary {
         let c = self;
         let outcomes = c.outcomes.outcomes();
-        let n = outcomes.total();
-        let ratio = |x: u64| if n == 0 { 0.0 } else { x as f64 / n as f64 };
-        let mean_ms = |ns: f64, k: u64| if k == 0 { 0.0 } else { ns / k as f64 / MILLISECOND as f64 };
+        let n = outcomes.total() + c.unfinished;
+        // A figure over no sample has no value: NaN, never 0 (a class without requests is not
+        // 0 % in time, a class that never waited did not wait 0 ms).
+        let ratio = |x: u64| if n == 0 { f64::NAN } else { x as f64 / n as f64 };
+        let mean_ms = |ns: f64, k: u64| if k == 0 { f64::NAN } else { ns / k as f64 / MILLISECOND as f64 };
+        let staleness = |q: f64| if c.staleness.is_empty() { f64::NAN } else { c.staleness.q_ms(q) };
         let answers = fallback.answers(c.answers);
         let order_cost = c.substitutions as f64 * cs + c.refunds as f64 * cr + c.lost as f64 * cl;
         let in_time = c.latency[Part::InTime as usize].len();
@@ -103,7 +123,7 @@ impl ClassAcc {
             requests: n,
             outcomes,
             latency_ms: all_ms,
-            throughput_per_s: n as f64 / secs,
+            throughput_per_s: outcomes.total() as f64 / secs,
             goodput_per_s: c.good as f64 / secs,
             fresh_goodput_per_s: c.fresh_good as f64 / secs,
             deadline_missed: c.missed,
@@ -111,13 +131,13 @@ impl ClassAcc {
             fallback_ratio: ratio(outcomes.fallback),
             goodput_ratio: ratio(c.good),
             staleness_ms: StalenessMs {
-                p50: c.staleness.q_ms(0.5),
-                p95: c.staleness.q_ms(0.95),
-                max: c.staleness.max_ms(),
+                p50: staleness(0.5),
+                p95: staleness(0.95),
+                max: if c.staleness.is_empty() { f64::NAN } else { c.staleness.max_ms() },
             },
             stale_wrong: c.stale_wrong,
             stale_wrong_fraction: if outcomes.fallback == 0 {
-                0.0
+                f64::NAN
             } else {
                 c.stale_wrong as f64 / outcomes.fallback as f64
             },
@@ -136,6 +156,7 @@ impl ClassAcc {
             latency_in_time_ms: c.latency[Part::InTime as usize].stats(),
             latency_answered_ms: answered_ms,
             latency_failed_ms: c.latency[Part::Failed as usize].stats(),
+            in_flight_within_deadline: c.pending,
         }
     }
 
@@ -254,7 +275,8 @@ mod tests {
         let c = &r.summary(10 * SECOND, 0, 0).classes[0];
         assert_eq!((c.in_time, c.late, c.causes.breaker_open), (0, 0, 1));
         assert_eq!(c.latency_failed_ms.max, 1.0);
-        assert_eq!(c.latency_answered_ms.max, 0.0);
+        // Nothing was answered: the answered latency has no value, not 0.
+        assert!(c.latency_answered_ms.max.is_nan());
     }
 
     proptest::proptest! {

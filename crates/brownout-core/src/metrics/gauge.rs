@@ -12,22 +12,58 @@ pub struct Gauge {
     integral: f64,
     saturated_ns: Time,
     cap: f64,
-    /// Highest level seen after `from`.
-    pub peak: f64,
-    /// Lowest level seen after `from`.
-    pub low: f64,
+    /// Highest level held from `from` on (-inf until the span has begun).
+    peak: f64,
+    /// Lowest level held from `from` on (+inf until the span has begun).
+    low: f64,
 }
 
 impl Gauge {
     /// A gauge starting at `value`, integrating from `from`, saturated at `cap`.
     pub fn new(value: f64, from: Time, cap: f64) -> Self {
-        Self { value, last: 0, from, integral: 0.0, saturated_ns: 0, cap, peak: value, low: value }
+        Self { value, last: 0, from, integral: 0.0, saturated_ns: 0, cap, peak: f64::NEG_INFINITY, low: f64::INFINITY }
+    }
+
+    /// Set the level before the run starts (nothing is integrated or seen yet): several
+    /// sources that make up one level (each instance's limit) set it as one sum, so the sums
+    /// part of the way there are never seen as extremes.
+    pub fn start_at(&mut self, value: f64) {
+        debug_assert!(self.last == 0 && self.integral == 0.0, "a starting level is set before any change");
+        self.value = value;
+    }
+
+    /// Include `value` in the extremes. Plain comparisons rather than `f64::max`/`min`, whose
+    /// NaN handling costs extra instructions: a NaN level leaves both unchanged either way.
+    #[inline]
+    fn see(&mut self, value: f64) {
+        if value > self.peak {
+            self.peak = value;
+        }
+        if value < self.low {
+            self.low = value;
+        }
+    }
+
+    /// Highest level held from `from` up to `now`, including the level already held at `from`
+    /// (a level taken before the span and held into it is the span's too).
+    pub fn peak(&mut self, now: Time) -> f64 {
+        self.advance(now);
+        if self.peak == f64::NEG_INFINITY { self.value } else { self.peak }
+    }
+
+    /// Lowest level held from `from` up to `now` (see [`Gauge::peak`]).
+    pub fn low(&mut self, now: Time) -> f64 {
+        self.advance(now);
+        if self.low == f64::INFINITY { self.value } else { self.low }
     }
 
     #[inline]
     fn advance(&mut self, now: Time) {
         let start = self.last.max(self.from);
         if now > start {
+            // The level held over [start, now), a part of the span: one of its extremes
+            // candidates, so the level held when the span starts counts before any change.
+            self.see(self.value);
             let dt = now - start;
             self.integral += self.value * super::to_f64(dt);
             if self.value >= self.cap {
@@ -43,14 +79,7 @@ impl Gauge {
         self.advance(now);
         self.value = value;
         if now >= self.from {
-            // Plain comparisons rather than `f64::max`/`min`, whose NaN handling costs extra
-            // instructions: the result is the same, a NaN level leaves both unchanged either way.
-            if value > self.peak {
-                self.peak = value;
-            }
-            if value < self.low {
-                self.low = value;
-            }
+            self.see(value);
         }
     }
 
@@ -84,7 +113,28 @@ mod tests {
         g.set(30, 1.0);
         assert_eq!(g.integral(40), 50.0);
         assert_eq!(g.saturated(40), 20);
-        assert_eq!(g.peak, 2.0);
+        assert_eq!(g.peak(40), 2.0);
+    }
+
+    #[test]
+    fn the_level_held_when_the_span_starts_is_an_extreme() {
+        // Issue 30 item 3. Level 10 from 5, before the span starting at 100; it drops to 9 at
+        // 150 and to 0 at 160. Held over the span: 10 on [100,150), 9 on [150,160), 0 after.
+        let mut g = Gauge::new(0.0, 100, 10.0);
+        g.set(5, 10.0);
+        g.set(150, 9.0);
+        g.set(160, 0.0);
+        assert_eq!((g.peak(200), g.low(200)), (10.0, 0.0));
+        assert_eq!(g.saturated(200), 50);
+        // A level set before the span and never changed: its only value, both extremes.
+        let mut h = Gauge::new(0.0, 100, f64::INFINITY);
+        h.set(5, 40.0);
+        assert_eq!((h.peak(200), h.low(200)), (40.0, 40.0));
+        // A level changed exactly at the span's start held the old value for no time in it.
+        let mut k = Gauge::new(0.0, 100, f64::INFINITY);
+        k.set(5, 40.0);
+        k.set(100, 20.0);
+        assert_eq!((k.peak(200), k.low(200)), (20.0, 20.0));
     }
 
     #[test]

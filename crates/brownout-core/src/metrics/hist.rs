@@ -393,8 +393,11 @@ impl<const E: usize> Lat<E> {
         self.min_ns = Time::MAX;
         self.max_ns = 0;
     }
-    /// Latency statistics.
+    /// Latency statistics; every figure NaN ("no value") when nothing was recorded.
     pub fn stats(&mut self) -> LatencyMs {
+        if self.is_empty() {
+            return LatencyMs::NONE;
+        }
         let [p50, p95, p99] = self.quantiles_ms([0.5, 0.95, 0.99]);
         LatencyMs { mean: self.mean_ms(), p50, p95, p99, max: self.max_ms() }
     }

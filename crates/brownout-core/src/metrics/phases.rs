@@ -40,6 +40,9 @@ pub trait Record {
         order: OrderEffect,
         dependency_calls: u32,
     );
+    /// A request is still in flight at the horizon `now` (see [`Recorder::at_horizon`]);
+    /// it counts in the phase it arrived in.
+    fn at_horizon(&mut self, now: Time, class: usize, arrived: Time);
     /// An attempt reached an admission layer of `kind`.
     fn layer_offered(&mut self, now: Time, kind: LayerKind);
     /// An attempt was parked in the queue of a layer of `kind`.
@@ -64,6 +67,8 @@ pub trait Record {
     fn breaker(&mut self, now: Time, instance: u32, to: BreakerState);
     /// An instance's (first) limiter changed its limit.
     fn limit(&mut self, now: Time, instance: u32, limit: f64);
+    /// Every instance's (first) limiter's limit when the run starts, before any event.
+    fn start_limits(&mut self, limits: &[f64]);
     /// Close the window ending at `now`.
     fn tick(&mut self, now: Time);
     /// Hand the whole run's window rows to `sink` as windows close ([`Recorder::set_sink`]).
@@ -203,6 +208,11 @@ impl Record for Recorders {
         });
     }
 
+    fn at_horizon(&mut self, now: Time, class: usize, arrived: Time) {
+        self.all.at_horizon(now, class, arrived);
+        self.upto(arrived, |r| r.at_horizon(now, class, arrived));
+    }
+
     #[inline]
     fn layer_offered(&mut self, now: Time, kind: LayerKind) {
         self.all.layer_offered(now, kind);
@@ -267,6 +277,13 @@ impl Record for Recorders {
     fn limit(&mut self, now: Time, instance: u32, limit: f64) {
         self.all.limit(now, instance, limit);
         self.upto(now, |r| r.limit(now, instance, limit));
+    }
+
+    fn start_limits(&mut self, limits: &[f64]) {
+        self.all.start_limits(limits);
+        for p in &mut self.phases {
+            p.rec.start_limits(limits);
+        }
     }
 
     /// Close the window ending at `now` (a phase's windows only count its full windows'

@@ -33,9 +33,9 @@ impl QueueAcc {
         QueueSummary {
             offered: self.offered,
             queued: self.queued,
-            wait_probability: if self.offered == 0 { 0.0 } else { self.queued as f64 / self.offered as f64 },
-            wait_ms_mean: self.waits.mean_ms(),
-            wait_ms_p95: self.waits.q_ms(0.95),
+            wait_probability: if self.offered == 0 { f64::NAN } else { self.queued as f64 / self.offered as f64 },
+            wait_ms_mean: if self.waits.is_empty() { f64::NAN } else { self.waits.mean_ms() },
+            wait_ms_p95: if self.waits.is_empty() { f64::NAN } else { self.waits.q_ms(0.95) },
         }
     }
 }

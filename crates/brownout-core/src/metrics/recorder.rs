@@ -215,7 +215,7 @@ impl Recorder {
             pool: occupancy(&mut self.pool, self.s.connections, now, inst_span),
             pool_waiting_mean: Self::fleet_integral(&mut self.pool_waiting, now) / inst_span,
             pool_hold_ms_mean: if self.conns_taken == 0 {
-                0.0
+                f64::NAN
             } else {
                 pool_integral / self.conns_taken as f64 / MILLISECOND as f64
             },
@@ -229,8 +229,8 @@ impl Recorder {
         });
         let limit = self.s.has_limit.then(|| LimitSummary {
             mean: self.limit_sum.integral(now) / inst_span,
-            min: self.limit_sum.low / n,
-            max: self.limit_sum.peak / n,
+            min: self.limit_sum.low(now) / n,
+            max: self.limit_sum.peak(now) / n,
         });
         let business_cost = classes.iter().map(|c| c.business_cost).sum();
         RunSummary {
@@ -239,7 +239,7 @@ impl Recorder {
             dependency: DependencySummary {
                 calls: self.dep_calls,
                 calls_per_s: self.dep_calls as f64 / secs,
-                peak_in_flight: self.dep_in_flight.peak as u64,
+                peak_in_flight: self.dep_in_flight.peak(now) as u64,
                 latency_ms: self.dep_latency.stats(),
                 queue_wait_ms: self.dep_wait.stats(),
                 time_ms: self.dep_time.stats(),
@@ -255,7 +255,7 @@ impl Recorder {
             bulkhead_queue: self.s.has_bulkhead.then(|| self.bulkhead_queue.summary()),
             resources,
             amplification: if self.requests_calling == 0 {
-                0.0
+                f64::NAN
             } else {
                 self.calls_by_requests as f64 / self.requests_calling as f64
             },
@@ -413,6 +413,16 @@ impl Record for Recorder {
         });
     }
 
+    /// A request that arrived at `arrived` is still in flight at the horizon `now`. Events at
+    /// the horizon have run, so it would finish after `now - arrived`: at or past its deadline
+    /// it cannot be in time and is judged `unfinished`; before it, it is left unjudged.
+    fn at_horizon(&mut self, now: Time, class: usize, arrived: Time) {
+        if self.measured(arrived) {
+            let passed = now - arrived >= self.s.deadlines[class];
+            self.classes[class].record_at_horizon(passed);
+        }
+    }
+
     /// A dependency call started; `in_flight` is the fleet-wide count after it.
     fn dep_start(&mut self, now: Time, in_flight: u64) {
         self.win.dep_calls += 1;
@@ -506,6 +516,12 @@ impl Record for Recorder {
         }
     }
 
+    /// Every instance's limit when the run starts, as one sum (see [`Gauge::start_at`]).
+    fn start_limits(&mut self, limits: &[f64]) {
+        self.limits.copy_from_slice(limits);
+        self.limit_sum.start_at(limits.iter().sum());
+    }
+
     /// Close the window ending at `now` and start the next.
     fn tick(&mut self, now: Time) {
         let integrals = [
@@ -548,7 +564,7 @@ fn occupancy(gs: &mut [Gauge], cap: u32, now: Time, inst_span: f64) -> Occupancy
     Occupancy {
         capacity: cap as u64,
         mean: integral / inst_span,
-        peak: gs.iter().map(|g| g.peak as u64).max().unwrap_or(0),
+        peak: gs.iter_mut().map(|g| g.peak(now) as u64).max().unwrap_or(0),
         saturated_fraction: sat / inst_span,
     }
 }
@@ -597,6 +613,20 @@ mod tests {
         // The first found no other call, the second found one.
         assert_eq!(&d.found_in_flight[..3], &[1, 1, 0]);
         assert_eq!(d.found_in_flight.len(), FOUND_BUCKETS);
+    }
+
+    #[test]
+    fn figures_over_no_sample_have_no_value() {
+        // Issue 30 item 2. Nothing happened: no request, no call, no connection. Every mean,
+        // ratio and latency over them is NaN ("no value"), never 0; counts stay 0.
+        let s = Recorder::new(RecorderSetup::one_class(SECOND, SECOND)).summary(SECOND, 0, 0);
+        assert!(s.amplification.is_nan());
+        assert!(s.resources.pool_hold_ms_mean.is_nan());
+        assert!(s.dependency.latency_ms.p95.is_nan());
+        let c = &s.classes[0];
+        assert!(c.in_time_ratio.is_nan() && c.ok_ratio.is_nan() && c.stale_wrong_fraction.is_nan());
+        assert!(c.latency_ms.mean.is_nan() && c.staleness_ms.p95.is_nan() && c.conn_wait_ms_mean.is_nan());
+        assert_eq!((c.requests, c.in_time, s.dependency.calls), (0, 0, 0));
     }
 
     /// One dependency call every 10 ms, each over at once, 10 s windows, no warm-up.

@@ -1,6 +1,45 @@
 //! The serializable results of a run: what `summary.json` and `summary.csv` hold.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// A figure over no sample (a latency of no answer, a ratio over no request) is `f64::NAN`,
+/// which JSON writes as `null`: read `null` back as NaN, so a summary survives its round trip.
+fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+/// [`nan_if_null`] for an interval's two ends.
+fn nan_pair_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
+    let [lo, hi] = <[Option<f64>; 2]>::deserialize(d)?;
+    Ok([lo.unwrap_or(f64::NAN), hi.unwrap_or(f64::NAN)])
+}
+
+/// Equality as written: two values are equal when their JSON is, so a figure of no value
+/// (NaN, written `null`) equals itself, and a rerun of the same run compares equal.
+macro_rules! eq_as_written {
+    ($($t:ty),*) => {$(
+        impl PartialEq for $t {
+            fn eq(&self, other: &Self) -> bool {
+                serde_json::to_value(self).ok() == serde_json::to_value(other).ok()
+            }
+        }
+    )*};
+}
+
+eq_as_written!(
+    MetricInterval,
+    PairedDifference,
+    RunSummary,
+    LatencyMs,
+    StalenessMs,
+    ClassSummary,
+    DependencySummary,
+    BreakerSummary,
+    LimitSummary,
+    Occupancy,
+    ResourceSummary,
+    QueueSummary
+);
 
 /// All policy runs of a scenario.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -10,6 +49,7 @@ pub struct ScenarioSummary {
     /// Root seed used.
     pub seed: u64,
     /// Measured span in seconds (horizon minus warm-up).
+    #[serde(deserialize_with = "nan_if_null")]
     pub measured_s: f64,
     /// The setup the charts draw limits from.
     pub setup: Setup,
@@ -32,8 +72,10 @@ pub struct PhaseSummary {
     /// Phase name.
     pub name: String,
     /// Start, seconds.
+    #[serde(deserialize_with = "nan_if_null")]
     pub start_s: f64,
     /// End, seconds.
+    #[serde(deserialize_with = "nan_if_null")]
     pub end_s: f64,
     /// `"scenario"` (written in the scenario) or `"derived"` (from the dependency's timeline).
     pub source: String,
@@ -115,7 +157,7 @@ pub struct ReplicatedRun {
 }
 
 /// A metric's mean over the replications and its 95 % Student-t interval.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MetricInterval {
     /// Catalogue name (`metrics::catalog`).
     pub metric: String,
@@ -123,8 +165,10 @@ pub struct MetricInterval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<String>,
     /// Mean over the replications.
+    #[serde(deserialize_with = "nan_if_null")]
     pub mean: f64,
     /// 95 % confidence interval of the mean, `[lo, hi]`.
+    #[serde(deserialize_with = "nan_pair_if_null")]
     pub ci95: [f64; 2],
 }
 
@@ -146,13 +190,15 @@ pub struct Comparison {
 }
 
 /// The mean of `best - policy` over the replications, seed by seed, and its 95 % interval.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PairedDifference {
     /// The other policy set.
     pub policy: String,
     /// Mean difference.
+    #[serde(deserialize_with = "nan_if_null")]
     pub mean: f64,
     /// 95 % confidence interval of the mean difference, `[lo, hi]`.
+    #[serde(deserialize_with = "nan_pair_if_null")]
     pub ci95: [f64; 2],
     /// The interval excludes zero.
     pub excludes_zero: bool,
@@ -168,10 +214,13 @@ pub struct Setup {
     /// Pool connections per instance.
     pub pool_connections: u32,
     /// Time-series window, seconds.
+    #[serde(deserialize_with = "nan_if_null")]
     pub window_s: f64,
     /// Warm-up, seconds.
+    #[serde(deserialize_with = "nan_if_null")]
     pub warmup_s: f64,
     /// Horizon, seconds.
+    #[serde(deserialize_with = "nan_if_null")]
     pub horizon_s: f64,
     /// Classes and their deadlines.
     pub classes: Vec<ClassInfo>,
@@ -183,6 +232,7 @@ pub struct ClassInfo {
     /// Name.
     pub name: String,
     /// Deadline in milliseconds.
+    #[serde(deserialize_with = "nan_if_null")]
     pub deadline_ms: f64,
     /// Calls the dependency.
     pub calls_dependency: bool,
@@ -203,7 +253,7 @@ fn yes() -> bool {
 }
 
 /// One policy set's run.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunSummary {
     /// Policy set label.
     pub policy: String,
@@ -223,9 +273,12 @@ pub struct RunSummary {
     pub bulkhead_queue: Option<QueueSummary>,
     /// Caller resources.
     pub resources: ResourceSummary,
-    /// Dependency calls per user request that called it (retry amplification).
+    /// Dependency calls per user request that called it (retry amplification); NaN (`null`)
+    /// when no finished request called it.
+    #[serde(deserialize_with = "nan_if_null")]
     pub amplification: f64,
     /// Total business cost (substitutions, refunds, lost orders).
+    #[serde(deserialize_with = "nan_if_null")]
     pub business_cost: f64,
     /// Outcomes per gateway instance (requests after warm-up).
     pub per_instance: Vec<Outcomes>,
@@ -252,6 +305,12 @@ pub struct Outcomes {
     pub fallback: u64,
 }
 
+impl LatencyMs {
+    /// The statistics of no sample: every figure NaN, written `null`, shown "–".
+    pub const NONE: LatencyMs =
+        LatencyMs { mean: f64::NAN, p50: f64::NAN, p95: f64::NAN, p99: f64::NAN, max: f64::NAN };
+}
+
 impl Outcomes {
     /// Sum of all outcomes.
     pub fn total(&self) -> u64 {
@@ -260,37 +319,47 @@ impl Outcomes {
 }
 
 /// Latency statistics in milliseconds.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Default)]
 pub struct LatencyMs {
     /// Mean.
+    #[serde(deserialize_with = "nan_if_null")]
     pub mean: f64,
     /// Median.
+    #[serde(deserialize_with = "nan_if_null")]
     pub p50: f64,
     /// 95th percentile.
+    #[serde(deserialize_with = "nan_if_null")]
     pub p95: f64,
     /// 99th percentile.
+    #[serde(deserialize_with = "nan_if_null")]
     pub p99: f64,
     /// Maximum.
+    #[serde(deserialize_with = "nan_if_null")]
     pub max: f64,
 }
 
 /// Staleness of served fallbacks in milliseconds.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Default)]
 pub struct StalenessMs {
     /// Median age.
+    #[serde(deserialize_with = "nan_if_null")]
     pub p50: f64,
     /// 95th percentile age.
+    #[serde(deserialize_with = "nan_if_null")]
     pub p95: f64,
     /// Oldest.
+    #[serde(deserialize_with = "nan_if_null")]
     pub max: f64,
 }
 
 /// One class in one run.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ClassSummary {
     /// Class name.
     pub class: String,
-    /// Requests that arrived after warm-up and finished.
+    /// Requests that arrived after warm-up and were judged: those that finished, and those
+    /// still in flight at the horizon whose deadline had passed (cause `unfinished`). Those
+    /// still within their deadline at the horizon are `in_flight_within_deadline` instead.
     pub requests: u64,
     /// Outcome counts.
     pub outcomes: Outcomes,
@@ -298,24 +367,31 @@ pub struct ClassSummary {
     /// refusals with answers (see `latency_answered_ms` and `latency_failed_ms`).
     pub latency_ms: LatencyMs,
     /// Finished requests per second.
+    #[serde(deserialize_with = "nan_if_null")]
     pub throughput_per_s: f64,
     /// Requests answered (ok or fallback) within the deadline, per second.
+    #[serde(deserialize_with = "nan_if_null")]
     pub goodput_per_s: f64,
     /// Fresh answers (ok) within the deadline, per second.
+    #[serde(deserialize_with = "nan_if_null")]
     pub fresh_goodput_per_s: f64,
     /// Requests of any outcome (answers and failures) that finished after the deadline.
     pub deadline_missed: u64,
     /// ok / requests.
+    #[serde(deserialize_with = "nan_if_null")]
     pub ok_ratio: f64,
     /// fallback / requests.
+    #[serde(deserialize_with = "nan_if_null")]
     pub fallback_ratio: f64,
     /// Answered within the deadline / requests.
+    #[serde(deserialize_with = "nan_if_null")]
     pub goodput_ratio: f64,
     /// Age of served fallback values.
     pub staleness_ms: StalenessMs,
     /// Fallbacks whose item had changed since it was cached.
     pub stale_wrong: u64,
     /// stale_wrong / fallback.
+    #[serde(deserialize_with = "nan_if_null")]
     pub stale_wrong_fraction: f64,
     /// Requests that became orders.
     pub orders: u64,
@@ -326,22 +402,26 @@ pub struct ClassSummary {
     /// Orders lost to a failed or late answer.
     pub lost_orders: u64,
     /// This class's business cost (with its fallback answers' cost per use).
+    #[serde(deserialize_with = "nan_if_null")]
     pub business_cost: f64,
     /// Answers of a default-answer or last-answer fallback; absent for a catalogue fallback
     /// (and a class without a fallback), so older summaries keep their bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback_answers: Option<FallbackAnswers>,
     /// Mean wait for a worker slot.
+    #[serde(deserialize_with = "nan_if_null")]
     pub slot_wait_ms_mean: f64,
     /// Mean wait for a pool connection (per attempt that needed one).
+    #[serde(deserialize_with = "nan_if_null")]
     pub conn_wait_ms_mean: f64,
     /// Requests answered correctly within the class deadline: an `ok`, or a fallback answer
     /// that is neither a fail-closed refusal nor stale-wrong, with a latency at most the
     /// deadline. The headline success measure.
     #[serde(default)]
     pub in_time: u64,
-    /// in_time / requests.
+    /// in_time / requests; NaN (`null`, shown "–") over zero requests.
     #[serde(default)]
+    #[serde(deserialize_with = "nan_if_null")]
     pub in_time_ratio: f64,
     /// Answers (ok or fallback, not fail-closed refusals) after the deadline. Unlike
     /// `deadline_missed` it leaves out failures that came late.
@@ -361,6 +441,11 @@ pub struct ClassSummary {
     /// request that is not an answer.
     #[serde(default)]
     pub latency_failed_ms: LatencyMs,
+    /// Requests that arrived after warm-up and were still in flight at the horizon within
+    /// their deadline: they could still be in time, so they are judged neither way and are
+    /// not counted in `requests` (nor in any outcome, latency or cause).
+    #[serde(default)]
+    pub in_flight_within_deadline: u64,
 }
 
 /// Why requests were not in time, per cause: each such request has exactly one.
@@ -395,6 +480,11 @@ pub struct Causes {
     pub wrong_answer: u64,
     /// An answer after the deadline (the same count as `late`).
     pub late: u64,
+    /// Still in flight at the horizon, its deadline already passed: whatever happens next, it
+    /// is not in time. (One still within its deadline is not judged: see
+    /// `ClassSummary::in_flight_within_deadline`.)
+    #[serde(default)]
+    pub unfinished: u64,
 }
 
 impl Causes {
@@ -412,6 +502,7 @@ impl Causes {
             + self.crash_restart
             + self.wrong_answer
             + self.late
+            + self.unfinished
     }
 }
 
@@ -426,15 +517,17 @@ pub struct FallbackAnswers {
     /// The class's last answer served again (its age is in `staleness_ms`).
     pub cached: u64,
     /// Their cost: uses times the fallback's `cost_per_use` (part of `business_cost`).
+    #[serde(deserialize_with = "nan_if_null")]
     pub cost: f64,
 }
 
 /// The dependency's view of a run.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct DependencySummary {
     /// Calls started (including retries and abandoned calls).
     pub calls: u64,
     /// Calls per second.
+    #[serde(deserialize_with = "nan_if_null")]
     pub calls_per_s: f64,
     /// Most calls in flight at once (fleet-wide).
     pub peak_in_flight: u64,
@@ -450,6 +543,7 @@ pub struct DependencySummary {
     pub time_ms: LatencyMs,
     /// Coefficient of variation of the call counts of the full windows after warm-up (a short
     /// last window is left out): the oscillation of the load.
+    #[serde(deserialize_with = "nan_if_null")]
     pub throughput_cv: f64,
     /// Calls the caller had abandoned (timed out) before the answer came.
     pub abandoned: u64,
@@ -461,6 +555,7 @@ pub struct DependencySummary {
     /// on the network), fleet-wide. With `calls_per_s` it gives the mean time from sending a
     /// call to its answer, `time_ms` plus the hop (Little's law).
     #[serde(default)]
+    #[serde(deserialize_with = "nan_if_null")]
     pub mean_in_flight: f64,
     /// `found_in_flight[k]`: calls started after warm-up that found `k` other calls already in
     /// the dependency; the last entry counts `FOUND_BUCKETS - 1` or more. With a finite
@@ -478,46 +573,55 @@ fn no_calls(n: &u64) -> bool {
 pub const FOUND_BUCKETS: usize = 64;
 
 /// Breaker statistics across all instances.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct BreakerSummary {
     /// State changes (summed over instances).
     pub transitions: u64,
     /// Transitions per minute of measured time.
+    #[serde(deserialize_with = "nan_if_null")]
     pub transitions_per_min: f64,
     /// Fraction of instance-time spent open.
+    #[serde(deserialize_with = "nan_if_null")]
     pub open_fraction: f64,
     /// Fraction of instance-time spent half-open.
+    #[serde(deserialize_with = "nan_if_null")]
     pub half_open_fraction: f64,
     /// Open -> closed -> open cycles (re-trips after a recovery).
     pub cycles: u64,
 }
 
 /// Limit statistics (mean over instances and time).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct LimitSummary {
     /// Time-weighted mean limit.
+    #[serde(deserialize_with = "nan_if_null")]
     pub mean: f64,
-    /// Lowest limit seen.
+    /// Lowest limit held over the span, counting the limit already set when it starts.
+    #[serde(deserialize_with = "nan_if_null")]
     pub min: f64,
-    /// Highest limit seen.
+    /// Highest limit held over the span, counting the limit already set when it starts.
+    #[serde(deserialize_with = "nan_if_null")]
     pub max: f64,
 }
 
 /// Occupancy of one resource kind.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct Occupancy {
     /// Capacity per instance.
     pub capacity: u64,
     /// Time-weighted mean in use per instance.
+    #[serde(deserialize_with = "nan_if_null")]
     pub mean: f64,
-    /// Highest in use on any instance.
+    /// Highest in use on any instance over the span, counting the level already held when the
+    /// span (after warm-up, or the phase) starts.
     pub peak: u64,
     /// Fraction of instance-time with every unit in use.
+    #[serde(deserialize_with = "nan_if_null")]
     pub saturated_fraction: f64,
 }
 
 /// Caller resources.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct ResourceSummary {
     /// Worker slots.
     pub workers: Occupancy,
@@ -525,26 +629,31 @@ pub struct ResourceSummary {
     pub pool: Occupancy,
     /// Time-weighted mean of the attempts waiting for a pool connection, per instance.
     #[serde(default)]
+    #[serde(deserialize_with = "nan_if_null")]
     pub pool_waiting_mean: f64,
     /// Mean time a connection is held per use, ms: connection-time in use after warm-up over
     /// the connections taken after warm-up (Little's law).
     #[serde(default)]
+    #[serde(deserialize_with = "nan_if_null")]
     pub pool_hold_ms_mean: f64,
 }
 
 /// Waiting in the queues of one kind of admission layer (summed over its layers and
 /// instances), attempts admitted after warm-up.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct QueueSummary {
     /// Attempts that reached a layer of this kind.
     pub offered: u64,
     /// Attempts that waited in its queue.
     pub queued: u64,
     /// queued / offered: the probability of waiting.
+    #[serde(deserialize_with = "nan_if_null")]
     pub wait_probability: f64,
     /// Mean wait of the attempts that queued and whose wait ended (admitted, refused, timed
     /// out or evicted), ms.
+    #[serde(deserialize_with = "nan_if_null")]
     pub wait_ms_mean: f64,
     /// 95th percentile of the same waits, ms.
+    #[serde(deserialize_with = "nan_if_null")]
     pub wait_ms_p95: f64,
 }

@@ -216,6 +216,7 @@ pub fn winners_markdown(s: &ScenarioSummary) -> String {
             .map(|&p| format!("{} at {}", md_code(&view.runs[p].policy), table::said(&view, p, metric, &class)))
             .collect();
         let line = match names.len() {
+            0 => "no policy set has a value (no request)".to_string(),
             1 if sets.len() > 1 => format!("{} wins", names[0]),
             1 => format!("{} (the only policy set)", names[0]),
             _ => format!("{} tie", names.join(", ")),

@@ -69,6 +69,21 @@ pub struct Checked {
     pub passed: bool,
 }
 
+impl Checked {
+    /// The measured value as reports print it: four decimals, or "–" for no value.
+    pub fn measured(&self) -> String {
+        shown(self.actual)
+    }
+}
+
+/// A figure with four decimals, or "–" for no value.
+fn shown(v: f64) -> String {
+    if v.is_nan() { NO_VALUE.to_string() } else { format!("{v:.4}") }
+}
+
+/// How text shows a figure that has no value (NaN: a figure over no sample).
+pub const NO_VALUE: &str = "–";
+
 /// Check every expectation.
 pub fn check(s: &ScenarioSummary, expectations: &[Expectation]) -> Vec<Checked> {
     expectations
@@ -85,12 +100,19 @@ pub fn check(s: &ScenarioSummary, expectations: &[Expectation]) -> Vec<Checked> 
             }
             let right = match (&e.value, &e.than) {
                 (Some(v), _) => format!("{v}"),
-                (None, Some(t)) if e.factor != 1.0 => format!("{} x {t} ({rhs:.4})", e.factor),
-                (None, Some(t)) => format!("{t} ({rhs:.4})"),
+                (None, Some(t)) if e.factor != 1.0 => format!("{} x {t} ({})", e.factor, shown(rhs)),
+                (None, Some(t)) => format!("{t} ({})", shown(rhs)),
                 _ => "?".into(),
             };
+            // A figure over no sample has no value: it never meets an expectation, and the
+            // statement says why rather than leave a bare NaN to read.
+            let why = if actual.is_nan() || rhs.is_nan() {
+                " (no value: nothing was measured, so it cannot hold)"
+            } else {
+                ""
+            };
             Checked {
-                statement: format!("{subject} {} {} {right}", e.metric, op_str(e.op)),
+                statement: format!("{subject} {} {} {right}{why}", e.metric, op_str(e.op)),
                 actual,
                 passed: holds(actual, e.op, rhs),
             }

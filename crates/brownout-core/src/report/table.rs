@@ -5,14 +5,16 @@ use super::replicate::{self, Standing};
 use crate::metrics::catalog::{CATALOG, Column, Direction, Metric, Scope, Unit};
 use crate::metrics::summary::ScenarioSummary;
 
+use super::expect::NO_VALUE;
+
 fn f1(v: f64) -> String {
-    format!("{v:.1}")
+    if v.is_nan() { NO_VALUE.into() } else { format!("{v:.1}") }
 }
 fn pct(v: f64) -> String {
-    format!("{:.1}%", v * 100.0)
+    if v.is_nan() { NO_VALUE.into() } else { format!("{:.1}%", v * 100.0) }
 }
 fn int(v: f64) -> String {
-    format!("{v:.0}")
+    if v.is_nan() { NO_VALUE.into() } else { format!("{v:.0}") }
 }
 
 /// How a table cell shows a value of `unit`.
@@ -61,9 +63,13 @@ fn cell(s: &ScenarioSummary, p: usize, m: &Metric, col: &Column, class: &str) ->
     let Some(reps) = &s.replications else {
         let r = &s.runs[p];
         let c = r.classes.iter().find(|c| c.class == class);
-        return show(m.value(r, c).unwrap_or(0.0) / col.per);
+        return show(m.value(r, c).unwrap_or(f64::NAN) / col.per);
     };
     let Some(i) = reps.runs.get(p).and_then(|r| replicate::interval(r, m.name, at)) else { return String::new() };
+    if i.mean.is_nan() {
+        // No value is never marked best or tied.
+        return NO_VALUE.into();
+    }
     let half = (i.ci95[1] - i.ci95[0]) / 2.0;
     let mark = match replicate::comparison(reps, m.name, at).map(|c| replicate::standing(c, &s.runs[p].policy)) {
         _ if s.runs.len() < 2 => "",
@@ -190,8 +196,9 @@ fn said_per(s: &ScenarioSummary, p: usize, m: &Metric, class: &str, per: f64) ->
     let show = fmt(m.unit);
     let interval = s.replications.as_ref().and_then(|r| replicate::interval(r.runs.get(p)?, m.name, place(m, class)));
     match interval {
+        Some(i) if i.mean.is_nan() => NO_VALUE.into(),
         Some(i) => format!("{} ± {}", show(i.mean / per), show((i.ci95[1] - i.ci95[0]) / 2.0 / per)),
-        None => show(figure(s, p, m, class).unwrap_or(0.0) / per),
+        None => show(figure(s, p, m, class).unwrap_or(f64::NAN) / per),
     }
 }
 
@@ -200,11 +207,16 @@ pub(crate) fn said(s: &ScenarioSummary, p: usize, m: &Metric, class: &str) -> St
 }
 
 /// The sets tied for best on `m` (best first) and the worst set not among them. Replicated:
-/// the paired comparison decides; one seed: only equal values tie.
+/// the paired comparison decides; one seed: only equal values tie. A set without a value
+/// (NaN) is ranked nowhere, neither best, tied nor worst; none has a value: no best at all
+/// (an empty list).
 pub(crate) fn ranking(s: &ScenarioSummary, sets: &[usize], m: &Metric, class: &str) -> (Vec<usize>, Option<usize>) {
-    let value = |p: usize| figure(s, p, m, class).unwrap_or(0.0);
+    let value = |p: usize| figure(s, p, m, class).unwrap_or(f64::NAN);
     let better = |a: f64, b: f64| if m.direction == Direction::Lower { a < b } else { a > b };
-    let mut best = sets[0];
+    let valued: Vec<usize> = sets.iter().copied().filter(|&p| !value(p).is_nan()).collect();
+    let sets = valued.as_slice();
+    let Some(&first) = sets.first() else { return (Vec::new(), None) };
+    let mut best = first;
     for &p in sets {
         if better(value(p), value(best)) {
             best = p;
@@ -258,7 +270,11 @@ pub fn verdict(s: &ScenarioSummary) -> String {
             continue;
         }
         let (top, worst) = ranking(s, &sets, headline, &class);
-        let b = top[0];
+        let title = md(headline.column.map_or(headline.name, |c| c.title));
+        let Some(&b) = top.first() else {
+            out.push_str(&format!("- **{}**: no policy set has a value for {title} (no request).\n", md(&class)));
+            continue;
+        };
         // The headline is the in-time ratio; these say what that success was made of and cost
         // (each only where the class has it).
         let shown = |m: &Metric| says_something(s, m.name, &class);
@@ -273,7 +289,6 @@ pub fn verdict(s: &ScenarioSummary) -> String {
         let details = parts.join(", ");
         let paren = |text: String| if details.is_empty() { text } else { format!("{text} ({details})") };
         let who = |p: usize| md_code(&s.runs[p].policy);
-        let title = md(headline.column.map_or(headline.name, |c| c.title));
         let mut line = if sets.len() == 1 {
             paren(format!("{} had {title} {}", who(b), said(s, b, headline, &class)))
         } else if top.len() == 1 {

@@ -47,10 +47,9 @@ impl<'m, R: Record> World<'m, R> {
             observer: None,
         };
         if let Some(l) = w.layout.limit_layer {
-            for i in 0..n {
-                let v = w.gateway.insts[i as usize].layers[l as usize].last.limit.unwrap_or(0.0);
-                w.rec.limit(0, i, v);
-            }
+            let limits: Vec<f64> =
+                w.gateway.insts.iter().map(|inst| inst.layers[l as usize].last.limit.unwrap_or(0.0)).collect();
+            w.rec.start_limits(&limits);
         }
         w
     }

@@ -260,6 +260,7 @@ fn run_as<'m, R: Record>(
         return Err(e);
     }
     let in_flight = w.reqs.len() as u64;
+    w.judge_unfinished(horizon);
     let (mut summary, phases) = w.rec.summaries(horizon, stats.events, in_flight);
     summary.policy = m.scenario.policies[policy].name.clone();
     let result = RunResult {
@@ -277,6 +278,17 @@ fn run_as<'m, R: Record>(
 }
 
 impl<R: Record> World<'_, R> {
+    /// At the horizon, hand the recorder every request still in flight, so none vanishes from
+    /// the figures: the recorder judges those past their deadline and counts the others apart
+    /// (slab order: deterministic, and the counts do not depend on it anyway).
+    fn judge_unfinished(&mut self, horizon: Time) {
+        for tok in self.reqs.tokens() {
+            let r = self.reqs.get(tok).expect("a listed token is live");
+            let (class, arrived) = (r.who.class as usize, r.time.arrived);
+            self.rec.at_horizon(horizon, class, arrived);
+        }
+    }
+
     fn timer(&mut self, q: &mut EventQueue<Ev>, tok: Token, at: Time, timer: Timer) {
         let generation = self.bump_generation(tok);
         q.schedule_at(at, Ev::Timer { req: tok, generation, timer });
