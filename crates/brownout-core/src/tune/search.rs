@@ -2,9 +2,10 @@
 //! (alternately around the best feasible candidate with a smaller simplex and at the next point
 //! of a Halton sequence) until the budget of runs is spent.
 //!
-//! The simplex sees one number per candidate: the objective's mean (negated to maximise) when
-//! `decide::evaluate` finds it feasible, else a penalty above every feasible value that grows
-//! with the worst relative shortfall, so it walks back into the feasible region. The choice
+//! The simplex sees one number per candidate, in the order `decide::choose` ranks them: the
+//! objective's mean (negated to maximise) when `decide::evaluate` finds it feasible, scaled
+//! below every infeasible cost, else a cost above every feasible one that grows with the
+//! worst relative shortfall, so it walks back into the feasible region. The choice
 //! itself is `decide::choose` over every candidate evaluated, not the simplex's last vertex.
 //!
 //! Settings are rounded (integer knobs) and clamped before they are evaluated, and each
@@ -22,9 +23,13 @@ use argmin::solver::neldermead::NelderMead;
 use super::space::Space;
 use crate::decide::{Evaluated, Samples, Sense, evaluate};
 
-/// Infeasible candidates cost `PENALTY * (1 + violation)`: above any feasible objective whose
-/// magnitude is below it.
-const PENALTY: f64 = 1e12;
+/// 2^-512: feasible objectives are scaled by it, exactly (a power of two keeps every digit of
+/// a normal number and its order), so every finite one lies below 2^512 in magnitude.
+const FEASIBLE_SCALE: f64 = f64::from_bits((1023 - 512) << 52);
+/// 2^512: a feasible candidate without an objective value, after every one with a value.
+const NO_VALUE: f64 = f64::from_bits((1023 + 512) << 52);
+/// 2^513: infeasible candidates cost `INFEASIBLE * (1 + violation)`, above every feasible cost.
+const INFEASIBLE: f64 = f64::from_bits((1023 + 513) << 52);
 /// Simplex iterations per start (repeats are free, so a stalled simplex must be cut off).
 const ITERS_PER_START: u64 = 200;
 /// Starts in a row that evaluate nothing new end the search.
@@ -102,17 +107,22 @@ struct Problem<'r, 'a, 'h> {
     state: &'r RefCell<State<'a, 'h>>,
 }
 
-impl State<'_, '_> {
-    fn cost_of(&self, e: &Evaluated) -> f64 {
-        let m = e.objective.mean;
-        match (e.feasible, self.sense) {
-            (true, _) if m.is_nan() => PENALTY,
-            (true, Sense::Minimize) => m,
-            (true, Sense::Maximize) => -m,
-            (false, _) => PENALTY * (1.0 + e.violation.min(1e6)),
-        }
+/// The one number the simplex minimises for a candidate: lexicographic in (feasible,
+/// violation, objective) whatever the figures' size, as `decide::choose` ranks. A feasible
+/// objective, scaled by a power of two, lies below 2^512 in magnitude; one without a value
+/// costs 2^512; an infeasible candidate costs 2^513 and more, growing with its violation
+/// (capped below overflow), so the simplex walks back into the feasible region.
+fn cost_of(sense: Sense, e: &Evaluated) -> f64 {
+    let m = e.objective.mean;
+    match (e.feasible, sense) {
+        (true, _) if m.is_nan() => NO_VALUE,
+        (true, Sense::Minimize) => m * FEASIBLE_SCALE,
+        (true, Sense::Maximize) => -m * FEASIBLE_SCALE,
+        (false, _) => INFEASIBLE * (1.0 + if e.violation.is_nan() { 1e150 } else { e.violation.clamp(0.0, 1e150) }),
     }
+}
 
+impl State<'_, '_> {
     fn cost(&mut self, u: &[f64]) -> anyhow::Result<f64> {
         let values = self.space.setting(u);
         let k = key(&values);
@@ -142,7 +152,7 @@ impl State<'_, '_> {
         };
         self.runs += r;
         let eval = evaluate(&self.space.spec.decide, &samples);
-        let c = self.cost_of(&eval);
+        let c = cost_of(self.sense, &eval);
         let e = Evaluation { values, samples, eval, runs: self.runs };
         (self.hooks.on_eval)(&e, fresh)?;
         self.done.push(e);
@@ -236,4 +246,41 @@ pub fn search(space: &Space, hooks: Hooks) -> anyhow::Result<(Vec<Evaluation>, S
         }
     }
     Ok((state.into_inner().done, stop))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decide::Bounds;
+
+    fn eval(feasible: bool, mean: f64, violation: f64) -> Evaluated {
+        Evaluated { objective: Bounds::of(&[mean]), constraints: Vec::new(), feasible, violation }
+    }
+
+    #[test]
+    fn every_infeasible_candidate_costs_more_than_every_feasible_one() {
+        // A business cost of 2e12 over a long horizon is a feasible objective above the old
+        // finite penalty (1e12 * (1 + 0.5)): the simplex must still prefer it to any candidate
+        // that breaks a constraint, whatever either figure's size.
+        for sense in [Sense::Minimize, Sense::Maximize] {
+            let feasible = [0.0, 1.0, -1.0, 2e12, -2e12, 1e300, -1e300, f64::MAX, -f64::MAX, f64::NAN];
+            let infeasible = [0.0, f64::MIN_POSITIVE, 0.5, 1.0, 1e6, 1e300, f64::INFINITY];
+            for &m in &feasible {
+                for &v in &infeasible {
+                    for &im in &[0.0, 5.0, -5.0, 1e300, f64::NAN] {
+                        let (f, i) = (cost_of(sense, &eval(true, m, 0.0)), cost_of(sense, &eval(false, im, v)));
+                        assert!(f < i, "{sense:?}: feasible {m} costs {f}, infeasible by {v} costs {i}");
+                    }
+                }
+            }
+            // Feasible candidates keep their order, an undefined objective after every defined one.
+            let c = |m| cost_of(sense, &eval(true, m, 0.0));
+            let (better, worse) = if sense == Sense::Minimize { (1e12, 2e12) } else { (2e12, 1e12) };
+            assert!(c(better) < c(worse) && c(worse) < c(f64::NAN));
+            assert!(c(if sense == Sense::Minimize { f64::MAX } else { -f64::MAX }) < c(f64::NAN));
+            // Infeasible ones rank by violation: a smaller shortfall costs less.
+            let v = |x| cost_of(sense, &eval(false, 0.0, x));
+            assert!(v(0.1) < v(0.2) && v(0.2) < v(1e9));
+        }
+    }
 }
