@@ -30,6 +30,10 @@ const FEASIBLE_SCALE: f64 = f64::from_bits((1023 - 512) << 52);
 const NO_VALUE: f64 = f64::from_bits((1023 + 512) << 52);
 /// 2^513: infeasible candidates cost `INFEASIBLE * (1 + violation)`, above every feasible cost.
 const INFEASIBLE: f64 = f64::from_bits((1023 + 513) << 52);
+/// The simplex stops when its vertices' costs spread less than this: 1e-9 of an objective's
+/// units, scaled as feasible objectives are, so a simplex of feasible candidates stops where
+/// it did on unscaled objectives.
+const SD_TOLERANCE: f64 = 1e-9 * FEASIBLE_SCALE;
 /// Simplex iterations per start (repeats are free, so a stalled simplex must be cut off).
 const ITERS_PER_START: u64 = 200;
 /// Starts in a row that evaluate nothing new end the search.
@@ -100,6 +104,8 @@ struct State<'a, 'h> {
     seen: BTreeMap<Vec<u64>, f64>,
     runs: u64,
     pool: rayon::ThreadPool,
+    /// Why the search must end ([`Halt`] or an error), once a cost could not be had.
+    ended: Option<anyhow::Error>,
 }
 
 /// What the simplex calls: a handle on the state, which outlives an executor ended by [`Halt`].
@@ -166,7 +172,20 @@ impl CostFunction for Problem<'_, '_, '_> {
     type Output = f64;
 
     fn cost(&self, u: &Vec<f64>) -> Result<f64, argmin::core::Error> {
-        self.state.borrow_mut().cost(u)
+        // argmin's Nelder-Mead unwraps the costs of its first simplex, so an error (the budget
+        // spent as a start begins) is kept aside and every later cost is infinite; the search
+        // ends with it once the executor returns.
+        let mut state = self.state.borrow_mut();
+        if state.ended.is_some() {
+            return Ok(f64::INFINITY);
+        }
+        match state.cost(u) {
+            Ok(c) => Ok(c),
+            Err(e) => {
+                state.ended = Some(e);
+                Ok(f64::INFINITY)
+            }
+        }
     }
 }
 
@@ -220,17 +239,27 @@ fn best_unit(space: &Space, state: &State) -> Option<Vec<f64>> {
 pub fn search(space: &Space, hooks: Hooks) -> anyhow::Result<(Vec<Evaluation>, Stop)> {
     let (sense, _) = Sense::of(&space.spec.decide).ok_or_else(|| anyhow::anyhow!("decide: no objective"))?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(hooks.threads.max(1)).build()?;
-    let state = RefCell::new(State { space, sense, hooks, done: Vec::new(), seen: BTreeMap::new(), runs: 0, pool });
+    let state = RefCell::new(State {
+        space,
+        sense,
+        hooks,
+        done: Vec::new(),
+        seen: BTreeMap::new(),
+        runs: 0,
+        pool,
+        ended: None,
+    });
     let dims = space.dims.len();
     let (mut stale, mut stop) = (0, Stop::Converged);
     for k in 0..MAX_STARTS {
         let before = state.borrow().done.len();
         let best = best_unit(space, &state.borrow());
         let (center, step) = start(k, best, dims);
-        let solver = NelderMead::new(simplex(&center, step)).with_sd_tolerance(1e-9)?;
+        let solver = NelderMead::new(simplex(&center, step)).with_sd_tolerance(SD_TOLERANCE)?;
         let problem = Problem { state: &state };
         let run = Executor::new(problem, solver).configure(|s| s.max_iters(ITERS_PER_START)).timer(false).run();
-        if let Err(e) = run {
+        let ended = state.borrow_mut().ended.take().or(run.err());
+        if let Some(e) = ended {
             match e.downcast_ref::<Halt>() {
                 Some(Halt(s)) => {
                     stop = *s;
