@@ -28,14 +28,10 @@ use crate::policy::why::Why;
 use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
-/// Latency breaker configuration: opens when a percentile of call durations stays above a
-/// threshold, closes when its half-open trials finish within it.
-///
-/// A call is judged by how long it held this layer, from admission to completion, whatever
-/// its outcome: an error counts by its duration, and a call that an inner `Timeout` (or the
-/// attempt deadline) cut off counts as a call of that length, so with a timeout below
-/// `threshold` a timed-out call is fast and a timed-out trial closes the breaker. Pair it
-/// with an error-rate breaker to catch fast failures and timeouts.
+/// Latency breaker configuration: judges each call by how long it held this layer, from
+/// admission to completion, whatever its outcome (an error by its duration; a call an inner
+/// `Timeout` cut off as a call of the timeout's length, fast when that is below `threshold`,
+/// so a timed-out trial closes it). Pair it with an error-rate breaker for fast failures.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LatencyConfig {
