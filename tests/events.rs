@@ -203,13 +203,36 @@ fn the_log_is_deterministic_bounded_and_changes_no_result() {
     // A bound of 3 per policy set keeps 3 lines of each set that changed more, and says so.
     let d = tempfile::tempdir().unwrap();
     let ev = d.path().join("e.jsonl");
-    let args = ["run", &scenario, "--quiet", "--no-charts", "--out", "o", "--events", "e.jsonl", "--events-max", "3"];
+    // With charts: report.html is written only then.
+    let args = ["run", &scenario, "--quiet", "--out", "o", "--events", "e.jsonl", "--events-max", "3"];
     let o = brownout(&args, d.path());
     assert_eq!(o.status.code(), Some(0));
     let kept = std::fs::read_to_string(ev).unwrap();
     let aimd = kept.lines().filter(|l| l.contains("\"policy\":\"aimd\"")).count();
     assert_eq!(aimd, 3, "AIMD changed more than 3 times; 3 are kept");
-    assert!(String::from_utf8_lossy(&o.stderr).contains("kept the first 3 of"), "the cap is reported");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("kept the first 3 of"), "the cap is reported");
+    // The reports count what the file holds and what was never written: the file has AIMD's
+    // 3 lines, all shown, so nothing more is "in the event file"; the rest were dropped.
+    let total: u64 = stderr
+        .lines()
+        .find(|l| l.contains("\"aimd\" kept the first 3 of"))
+        .and_then(|l| l.split("kept the first 3 of ").nth(1)?.split(' ').next()?.parse().ok())
+        .expect("the note gives AIMD's count");
+    let dropped = total - 3;
+    for (file, head) in [("report.md", "### aimd: "), ("report.html", "<h3>aimd: ")] {
+        let report = std::fs::read_to_string(d.path().join("o").join(file)).unwrap();
+        let at = report.find(head).unwrap_or_else(|| panic!("{file} has AIMD's transitions"));
+        let section = &report[at..];
+        let section =
+            &section[..section[head.len()..].find(head.get(..3).unwrap()).map_or(section.len(), |e| e + head.len())];
+        assert!(section.starts_with(&format!("{head}{total} transition(s)")), "{file}: {section}");
+        assert!(!section.contains("more in the event file"), "{file} claims lines the file lacks: {section}");
+        assert!(
+            section.contains(&format!("{dropped} more not written: --events-max 3 per policy set")),
+            "{file} says what was dropped: {section}"
+        );
+    }
 }
 
 #[test]

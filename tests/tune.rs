@@ -83,6 +83,11 @@ fn finds_the_erlang_b_optimum() {
     assert!(trace.starts_with("evaluation,runs,permits,objective,feasible,violation,best_feasible\n"), "{trace}");
     let html = read(&out, "report.html");
     assert!(html.contains("Recommendation") && html.contains("<svg"), "report.html lacks its sections");
+    // The ready-to-paste stack keeps its line breaks, as recommendation.json has it.
+    assert!(stack.contains('\n'), "{stack}");
+    let first = stack.lines().nth(1).unwrap();
+    assert!(html.contains(&format!("\n{}\n", first.replace('"', "&quot;"))), "{html}");
+    assert!(!html.contains("\\u{a}"), "{html}");
     assert!(out.join("charts/best.png").is_file());
 }
 

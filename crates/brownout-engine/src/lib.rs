@@ -35,6 +35,12 @@ pub trait Handler<E> {
     fn is_stale(&self, _event: &E) -> bool {
         false
     }
+
+    /// Told, at `now`, of `due` stale events the run loop just dropped (see
+    /// [`Handler::is_stale`]) that would have been popped by the horizon. [`RunStats::events`]
+    /// counts them as handled, so a handler that holds its events to a limit counts them too;
+    /// it may halt here. The default ignores them.
+    fn swept(&mut self, _now: Time, _due: u64) {}
 }
 
 /// What a run loop did.
@@ -70,6 +76,12 @@ pub fn run<E: Copy, H: Handler<E>>(handler: &mut H, queue: &mut EventQueue<E>, h
             let (due, latest) = queue.compact_fixed(|e| handler.is_stale(e), horizon);
             stats.events += due;
             dropped_until = dropped_until.max(latest);
+            if due > 0 {
+                handler.swept(now, due);
+                if handler.halted() {
+                    break;
+                }
+            }
         }
     }
     // A dropped tombstone due after the last popped event would have been the last popped.

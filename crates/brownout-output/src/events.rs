@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
 use crate::html::escape;
-use crate::metrics::events::LayerEvent;
+use crate::metrics::events::{EventLog, LayerEvent};
 use crate::runner::ScenarioResult;
 
 /// Transitions `report.md` lists per policy set; the file has them all.
@@ -105,6 +105,21 @@ fn place(e: &LayerEvent) -> String {
     format!("{} #{} {}{scope}", e.instance, e.layer, e.kind)
 }
 
+/// What follows the first `shown` transitions of a log in a report: how many more the event
+/// file holds (it holds the kept ones, at most `--events-max`), and how many were counted but
+/// never written. `None` when the report showed them all.
+fn rest(log: &EventLog, shown: usize) -> Option<String> {
+    let in_file = log.events.len().saturating_sub(shown);
+    let mut parts = Vec::new();
+    if in_file > 0 {
+        parts.push(format!("{in_file} more in the event file"));
+    }
+    if log.dropped > 0 {
+        parts.push(format!("{} more not written: --events-max {} per policy set", log.dropped, log.cap));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// `report.md`'s section: the first transitions of each policy set and where the rest are.
 pub fn md_section(result: &ScenarioResult, file: Option<&Path>) -> String {
     let mut out = String::from("\n## Transitions\n\n");
@@ -130,8 +145,8 @@ pub fn md_section(result: &ScenarioResult, file: Option<&Path>) -> String {
                 md(&e.reason)
             ));
         }
-        if n > MD_LINES as u64 {
-            out.push_str(&format!("\n({} more in the event file)\n", n - MD_LINES as u64));
+        if let Some(rest) = rest(&r.log, MD_LINES) {
+            out.push_str(&format!("\n({rest})\n"));
         }
     }
     out
@@ -161,8 +176,8 @@ pub fn html_section(result: &ScenarioResult, horizon_s: f64) -> String {
             ));
         }
         out.push_str("</table>\n");
-        if n > HTML_ROWS as u64 {
-            out.push_str(&format!("<p>{} more in the event file.</p>\n", n - HTML_ROWS as u64));
+        if let Some(rest) = rest(&r.log, HTML_ROWS) {
+            out.push_str(&format!("<p>{}.</p>\n", escape(&rest)));
         }
     }
     out

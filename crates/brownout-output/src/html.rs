@@ -31,6 +31,13 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// A block of text to copy as it is (a ready-to-paste stack): `<pre><code>` with markup
+/// escaped and its line breaks kept (other control characters show as `\u{..}`).
+pub fn code_block(text: &str) -> String {
+    let lines: Vec<String> = text.split('\n').map(escape).collect();
+    format!("<pre><code>{}</code></pre>\n", lines.join("\n"))
+}
+
 /// A whole page from a title and already-rendered sections.
 pub fn page(title: &str, sections: &[String]) -> String {
     let mut out = format!(
@@ -84,10 +91,7 @@ fn decision_section(s: &ScenarioSummary) -> String {
     let mut out = String::from("<section id=\"recommendation\">\n<h2>Recommendation</h2>\n");
     out.push_str(&markdown_to_html(&report::decision::markdown(s)));
     if let Some(stack) = s.decision.as_ref().and_then(|d| d.recommended.as_ref()?.stack.as_ref()) {
-        out.push_str(&format!(
-            "<p>The recommended stack, ready to paste:</p>\n<pre><code>{}</code></pre>\n",
-            escape(stack)
-        ));
+        out.push_str(&format!("<p>The recommended stack, ready to paste:</p>\n{}", code_block(stack)));
     }
     out.push_str("</section>\n");
     out
@@ -140,13 +144,16 @@ fn best_table(sw: &SweepResult) -> String {
             for b in sweep::best(sw, &p, &m) {
                 let Some(e) = b.top.metrics.get(&m) else { continue };
                 let cond = if conditions { format!("<td>{}</td>", escape(&b.condition)) } else { String::new() };
+                let interval = match e.ci() {
+                    Some((lo, hi)) => format!("{} .. {}", fmt_num(lo), fmt_num(hi)),
+                    None if sw.replications < 2 => "unknown (one replication)".into(),
+                    None => "unknown".into(),
+                };
                 out.push_str(&format!(
-                    "<tr><td>{}</td><td>{}</td>{cond}<td>{}</td><td>{} .. {}</td><td>{}{}</td></tr>\n",
+                    "<tr><td>{}</td><td>{}</td>{cond}<td>{}</td><td>{interval}</td><td>{}{}</td></tr>\n",
                     escape(&m),
                     escape(&p),
                     fmt_num(e.mean),
-                    fmt_num(e.ci_lo),
-                    fmt_num(e.ci_hi),
                     escape(&sweep::settings_text(sw, &b)),
                     if b.rows.len() > 1 { " (tie)" } else { "" }
                 ));
@@ -316,6 +323,47 @@ mod tests {
         let html = markdown_to_html("| policy | x |\n|---|---|\n| a\\|b | \\*1\\* \\<b> |\n");
         assert!(html.contains("<td>a&#124;b</td><td>&#42;1&#42; &#60;b&gt;</td>"), "{html}");
         assert_eq!(split_cells("| a \\| b | c |"), vec!["a \\| b", "c"]);
+    }
+
+    /// A recommendation from `source` whose stack spans lines and holds markup.
+    fn recommendation(source: &str) -> crate::metrics::decision::Recommendation {
+        use crate::metrics::decision::{Bounds, Candidate, Recommendation, Sense};
+        let c = Candidate {
+            policy: "p".into(),
+            setting: Default::default(),
+            stack: Some("[\n    (policy: Timeout(\"1s\")),\n]<b>".into()),
+            objective: Bounds { n: 2, mean: 1.0, lo: 0.5, hi: 1.5 },
+            constraints: Vec::new(),
+            feasible: true,
+            violation: 0.0,
+        };
+        Recommendation {
+            source: source.into(),
+            sense: Sense::Minimize,
+            objective: "business_cost".into(),
+            recommended: Some(c),
+            feasible: true,
+            constraints: Vec::new(),
+            runner_up: None,
+            lost: None,
+            replications: 2,
+            candidates: 1,
+        }
+    }
+
+    #[test]
+    fn ready_to_paste_stacks_keep_their_line_breaks() {
+        // The stack as RON prints it, lines and all; only markup is escaped.
+        let want = "<pre><code>[\n    (policy: Timeout(&quot;1s&quot;)),\n]&lt;b&gt;</code></pre>";
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/golden/grocery/summary.json");
+        let mut s: ScenarioSummary = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        s.decision = Some(recommendation("run"));
+        let run = run_section("", &s);
+        assert!(run.contains(want) && !run.contains("\\u{a}"), "{run}");
+        let sweep = crate::recommend_html::section(&serde_json::to_vec(&recommendation("sweep")).unwrap()).unwrap();
+        assert!(sweep.contains(want) && !sweep.contains("\\u{a}"), "{sweep}");
+        // Other control characters still show as text.
+        assert_eq!(code_block("a\u{1b}[2J\r\n"), "<pre><code>a\\u{1b}[2J\\u{d}\n</code></pre>\n");
     }
 
     #[test]

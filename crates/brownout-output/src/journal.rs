@@ -20,7 +20,7 @@ use crate::report::escape::csv_cell;
 use crate::sweep::Shard;
 use crate::sweep::grid::PlanInfo;
 use crate::sweep::reuse;
-use crate::sweep::stats::mean_ci95;
+use crate::sweep::stats::metric_ci95;
 use crate::sweep::store::{Header, JOURNAL, PLAN, RunRecord, check_record, checksum, frame, plan_bytes, unframe};
 
 /// An open journal, safe to append to from worker threads.
@@ -280,7 +280,9 @@ fn aggregate<'a>(plan: &'a PlanInfo, group: usize, recs: &[RunRecord]) -> (Vec<S
     let mut metrics = BTreeMap::new();
     for (k, m) in plan.metrics.iter().enumerate() {
         let xs: Vec<f64> = recs.iter().map(|x| x.metrics[k].unwrap_or(f64::NAN)).collect();
-        let ci = mean_ci95(&xs);
+        // A ratio's interval stays in [0, 1]; a metric outside the catalogue is not clamped.
+        let unit = crate::metrics::catalog::by_path(m).map_or(crate::metrics::catalog::Unit::Number, |c| c.unit);
+        let ci = metric_ci95(unit, &xs);
         line.extend([num(ci.mean), num(ci.ci_lo), num(ci.ci_hi)]);
         let stat = JsonStat { mean: ci.mean, ci_lo: ci.ci_lo, ci_hi: ci.ci_hi };
         metrics.insert(m.as_str(), stat);

@@ -30,7 +30,7 @@ pub fn section(json: &[u8]) -> Option<String> {
         }
     ));
     if let Some(stack) = &c.stack {
-        out.push_str(&format!("<pre><code>{}</code></pre>\n", escape(stack)));
+        out.push_str(&crate::html::code_block(stack));
     }
     out.push_str(&constraints_table(&r.constraints));
     if let Some(l) = lost_text(&r) {

@@ -186,7 +186,7 @@ fn bounds(b: &brownout_core::decide::Bounds) -> String {
 }
 
 fn candidate_html(c: &Candidate) -> String {
-    let setting: Vec<String> = c.setting.iter().map(|(k, v)| format!("{k} = {}", style::fmt_num(*v))).collect();
+    let setting: Vec<String> = c.setting.iter().map(|(k, v)| format!("{k} = {}", style::fmt_setting(*v))).collect();
     let mut out = format!(
         "<p>Setting: <b>{}</b>; objective {}; {}.</p>\n<table><tr><th>constraint</th><th>mean</th><th>lower</th><th>upper</th><th>verdict</th><th>margin</th></tr>\n",
         escape(&setting.join(", ")),
@@ -241,7 +241,7 @@ fn report_html(space: &Space, r: &Recommendation, stop: Stop, done: &[Evaluation
             );
             s += &candidate_html(c);
             if let Some(stack) = &c.stack {
-                s += &format!("<p>Ready-to-paste stack:</p>\n<pre>stack: {}</pre>\n", escape(stack));
+                s += &format!("<p>Ready-to-paste stack:</p>\n{}", html::code_block(&format!("stack: {stack}")));
             }
         }
     }

@@ -189,27 +189,44 @@ pub struct Choice {
 /// Choose among `evals` (candidate `k`'s samples in `samples[k]`, for paired comparisons):
 /// the feasible candidate with the best objective mean; ties on the mean keep the earlier
 /// candidate and are reported as a tie (`Lost::Objective { significant: false }`). Without a
-/// feasible one, the least violation.
+/// feasible one, the least violation. Feasible candidates' means are taken over the
+/// replications in which every one of them has an objective value
+/// ([`crate::sweep::stats::common_means`], the rule of every best and star): one without a
+/// value ranks after those with one.
 pub fn choose(sense: Sense, evals: &[Evaluated], samples: &[Samples]) -> Choice {
+    let means = ranking_means(evals, samples);
     let mut order: Vec<usize> = (0..evals.len()).collect();
-    order.sort_by(|&a, &b| rank(sense, &evals[a], &evals[b]).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| rank(sense, (&evals[a], means[a]), (&evals[b], means[b])).then(a.cmp(&b)));
     let recommended = order.first().copied();
     let runner_up = order.get(1).copied();
     let lost = match (recommended, runner_up) {
-        (Some(r), Some(u)) => Some(why_lost(sense, r, u, evals, samples)),
+        (Some(r), Some(u)) => Some(why_lost(sense, r, u, evals, samples, &means)),
         _ => None,
     };
     Choice { recommended, feasible: recommended.is_some_and(|r| evals[r].feasible), runner_up, lost }
 }
 
-fn rank(sense: Sense, a: &Evaluated, b: &Evaluated) -> std::cmp::Ordering {
+/// The objective mean each candidate is ranked by: a feasible one's over the replications
+/// every feasible candidate has a value in; an infeasible one's own (it ranks by violation).
+fn ranking_means(evals: &[Evaluated], samples: &[Samples]) -> Vec<f64> {
+    let feasible: Vec<usize> = (0..evals.len()).filter(|&k| evals[k].feasible).collect();
+    let sets: Vec<&[f64]> = feasible.iter().map(|&k| samples.get(k).map_or(&[][..], |s| &s.objective[..])).collect();
+    let common = crate::sweep::stats::common_means(&sets);
+    let mut means: Vec<f64> = evals.iter().map(|e| e.objective.mean).collect();
+    for (&k, m) in feasible.iter().zip(common) {
+        means[k] = m;
+    }
+    means
+}
+
+fn rank(sense: Sense, (a, am): (&Evaluated, f64), (b, bm): (&Evaluated, f64)) -> std::cmp::Ordering {
     use std::cmp::Ordering::*;
     match (a.feasible, b.feasible) {
         (true, false) => Less,
         (false, true) => Greater,
         (false, false) => a.violation.total_cmp(&b.violation),
         (true, true) => {
-            let (x, y) = (a.objective.mean, b.objective.mean);
+            let (x, y) = (am, bm);
             match (x.is_nan(), y.is_nan()) {
                 (true, true) => Equal,
                 (true, false) => Greater,
@@ -222,7 +239,7 @@ fn rank(sense: Sense, a: &Evaluated, b: &Evaluated) -> std::cmp::Ordering {
     }
 }
 
-fn why_lost(sense: Sense, r: usize, u: usize, evals: &[Evaluated], samples: &[Samples]) -> Lost {
+fn why_lost(sense: Sense, r: usize, u: usize, evals: &[Evaluated], samples: &[Samples], means: &[f64]) -> Lost {
     let (er, eu) = (&evals[r], &evals[u]);
     if er.feasible && !eu.feasible {
         let (k, j) = eu
@@ -238,8 +255,14 @@ fn why_lost(sense: Sense, r: usize, u: usize, evals: &[Evaluated], samples: &[Sa
         return Lost::MoreViolation { by: eu.violation - er.violation };
     }
     let sign = if sense == Sense::Minimize { 1.0 } else { -1.0 };
-    let by = sign * (eu.objective.mean - er.objective.mean);
-    let diffs: Vec<f64> = samples[u].objective.iter().zip(&samples[r].objective).map(|(a, b)| sign * (a - b)).collect();
+    let by = sign * (means[u] - means[r]);
+    let diffs: Vec<f64> = samples[u]
+        .objective
+        .iter()
+        .zip(&samples[r].objective)
+        .map(|(a, b)| sign * (a - b))
+        .filter(|d| d.is_finite())
+        .collect();
     let significant = by != 0.0 && diffs.len() >= 2 && {
         let i = crate::verify::theory::t_interval(&diffs, 0.95);
         i.lo > 0.0 || i.hi < 0.0

@@ -127,3 +127,20 @@ fn objectives_parse_as_metrics_or_axes() {
     assert!(ObjectiveRef::parse("in_time_ratio").unwrap_err().contains("per-class"));
     assert!(ObjectiveRef::parse("a/bogus").unwrap_err().contains("unknown metric"));
 }
+
+#[test]
+fn objectives_are_ranked_over_the_replications_every_feasible_candidate_has() {
+    // a has no objective value in replication 2. Over its own replications a averages 5, b
+    // over all three (4 + 4 + 100) / 3 = 36; on replications 0 and 1, where both have one, a
+    // is 5 and b is 4: maximising, a is the choice (`sweep::stats::common_means`, the rule of
+    // the run report's stars and a sweep's best settings).
+    let d = decide(vec![]);
+    let a = Samples { objective: vec![5.0, 5.0, f64::NAN], constraints: vec![] };
+    let b = Samples { objective: vec![4.0, 4.0, 100.0], constraints: vec![] };
+    let evals = [evaluate(&d, &a), evaluate(&d, &b)];
+    assert!(evals.iter().all(|e| e.feasible));
+    let c = choose(Sense::Maximize, &evals, &[a.clone(), b.clone()]);
+    assert_eq!((c.recommended, c.runner_up), (Some(0), Some(1)));
+    let c = choose(Sense::Maximize, &[evals[1].clone(), evals[0].clone()], &[b, a]);
+    assert_eq!(c.recommended, Some(1));
+}

@@ -344,6 +344,27 @@ mod tests {
     }
 
     #[test]
+    fn swept_tombstones_count_against_max_events_as_they_count_in_events() {
+        // One slot at 90 % load with a 20 s limit on the wait for it: most requests queue and
+        // take the slot long before their wait timer fires, so ~8,100 stale timers a second
+        // pile up in the 20 s line, past the 65,536 at which the run loop sweeps them. The
+        // summary counts those due by the horizon as events; the guard must count the same
+        // events, so a limit one below the summary's count stops the run.
+        let text = TEXT
+            .replace("slots: 2", r#"slots: 1, queue: 1000000, max_wait: "20s""#)
+            .replace("rate_per_s: 100", "rate_per_s: 9000")
+            .replace(r#""1ms""#, r#""100us""#)
+            .replace(r#"horizon: "10s""#, r#"horizon: "40s""#)
+            .replace(r#"deadline: "1s""#, r#"deadline: "30s""#);
+        let r = outgrown(&text, |s| s.limits.max_events = u64::MAX).expect("within its limits");
+        let events = r.summary.events;
+        assert!(events > 500_000, "{events}");
+        let e = outgrown(&text, |s| s.limits.max_events = events - 1).expect_err("one event too many");
+        assert!(matches!(e, RunError::TooManyEvents { .. }), "{e:?}");
+        assert!(outgrown(&text, |s| s.limits.max_events = events).is_ok());
+    }
+
+    #[test]
     fn a_run_past_max_in_flight_is_an_error() {
         // One slot held for a second per request, the rest queue behind it: at 100 arrivals
         // a second the fourth request in flight arrives within the first 100 ms or so.

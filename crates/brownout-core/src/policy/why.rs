@@ -66,6 +66,20 @@ pub enum Why {
         /// Trials needed.
         needed: u32,
     },
+    /// The latency breaker's trials all finished within its threshold. It judges a trial by
+    /// its duration alone, so one that an attempt timeout ended early counts as fast.
+    TrialsWithin {
+        /// Trials that finished within the threshold.
+        ok: u32,
+        /// Trials needed.
+        needed: u32,
+        /// The threshold (ns).
+        threshold: Time,
+        /// Of the `ok` trials, those an attempt timeout ended.
+        timeouts: u32,
+        /// How long the last of those ran (ns).
+        last_timeout: Time,
+    },
     /// A latency percentile over (or back under) its threshold.
     Latency {
         /// The percentile judged, in (0, 1].
@@ -151,6 +165,17 @@ impl Why {
                 format!("{what} {} over {calls} calls > {}", fig(value), fig(threshold))
             }
             Why::TrialsPassed { ok, needed } => format!("{ok} of {needed} half-open trials succeeded"),
+            Why::TrialsWithin { ok, needed, threshold, timeouts, last_timeout } => {
+                let head = format!("{ok} of {needed} half-open trials within {}", dur(threshold));
+                match timeouts {
+                    0 => head,
+                    1 => format!("{head} (1 ended in {} by its attempt timeout, counted as fast)", dur(last_timeout)),
+                    n => format!(
+                        "{head} ({n} ended by their attempt timeout, the last in {}, counted as fast)",
+                        dur(last_timeout)
+                    ),
+                }
+            }
             Why::Latency { percentile, value, threshold, windows } => {
                 let p = pname(percentile);
                 if windows == 0 {

@@ -4,11 +4,13 @@
 //! Everything is read through [`metrics::catalog`](crate::metrics::catalog), so a new metric,
 //! or a list of summaries for one phase instead of the whole run, gets intervals with no code
 //! here. The t quantile is [`crate::verify::theory::t_quantile`]'s, through
-//! [`mean_ci95`].
+//! [`metric_ci95`] (a ratio's interval is clamped to [0, 1], the values it can take). Stars
+//! and ties follow [`paired_best`]'s rule: a policy set without a value is unranked, the
+//! others are ranked over the seeds where all of them have one.
 
 use crate::metrics::catalog::{CATALOG, Direction, Metric, Scope};
 use crate::metrics::summary::{Comparison, MetricInterval, PairedDifference, ReplicatedRun, Replications, RunSummary};
-use crate::sweep::stats::{mean_ci95, paired_best};
+use crate::sweep::stats::{metric_ci95, paired_best};
 
 /// The value of metric `m` (of `class`) in `run`, as tables and expectations compare it.
 fn value(m: &Metric, run: &RunSummary, class: Option<&str>) -> Option<f64> {
@@ -40,7 +42,7 @@ pub fn aggregate(reps: &[&RunSummary]) -> Vec<MetricInterval> {
             if values.is_empty() {
                 return None;
             }
-            let ci = mean_ci95(&values);
+            let ci = metric_ci95(m.unit, &values);
             Some(MetricInterval { metric: m.name.to_string(), class, mean: ci.mean, ci95: [ci.ci_lo, ci.ci_hi] })
         })
         .collect()
@@ -128,7 +130,8 @@ pub fn standing(c: &Comparison, policy: &str) -> Standing {
         return if c.significant { Standing::Best } else { Standing::TiedBest };
     }
     match c.versus.iter().find(|d| d.policy == policy) {
-        Some(d) if !d.excludes_zero => Standing::TiedBest,
+        // Not shown to differ, and with a value to compare: a set without one is unranked.
+        Some(d) if !d.excludes_zero && !d.mean.is_nan() => Standing::TiedBest,
         _ => Standing::Behind,
     }
 }
@@ -161,6 +164,40 @@ mod tests {
         assert_eq!(i.mean, 5.5);
         assert!((i.ci95[1] - 5.5 - 2.165_852).abs() < 1e-5, "{i:?}");
         assert!((5.5 - i.ci95[0] - 2.165_852).abs() < 1e-5, "{i:?}");
+    }
+
+    #[test]
+    fn a_ratios_interval_stays_within_zero_and_one() {
+        // 0, 0, 0.3: mean 0.1, s = sqrt(0.03) = 0.173205, half-width t(0.975, 2) 4.302653 *
+        // 0.173205 / sqrt(3) = 0.430265: [-0.330, 0.530] as a t interval, but a ratio is never
+        // below 0, so the interval is clamped to [0, 0.530]. Goodput (a rate) is not a ratio.
+        let runs: Vec<RunSummary> = [0.0, 0.0, 0.3]
+            .into_iter()
+            .map(|v| {
+                let mut r = run("a", v - 0.2);
+                r.classes[0].in_time_ratio = v;
+                r
+            })
+            .collect();
+        let all = aggregate(&runs.iter().collect::<Vec<_>>());
+        let ratio = all.iter().find(|i| i.metric == "in_time_ratio").unwrap();
+        assert!((ratio.mean - 0.1).abs() < 1e-12);
+        assert_eq!(ratio.ci95[0], 0.0, "{ratio:?}");
+        assert!((ratio.ci95[1] - 0.530_265).abs() < 1e-5, "{ratio:?}");
+        let rate = all.iter().find(|i| i.metric == "goodput_per_s").unwrap();
+        assert!((rate.ci95[0] - (-0.1 - 0.430_265)).abs() < 1e-5, "{rate:?}");
+        // Near 1 the upper end is clamped the same way.
+        let high: Vec<RunSummary> = [1.0, 1.0, 0.7]
+            .into_iter()
+            .map(|v| {
+                let mut r = run("a", 0.0);
+                r.classes[0].in_time_ratio = v;
+                r
+            })
+            .collect();
+        let all = aggregate(&high.iter().collect::<Vec<_>>());
+        let ratio = all.iter().find(|i| i.metric == "in_time_ratio").unwrap();
+        assert_eq!(ratio.ci95[1], 1.0, "{ratio:?}");
     }
 
     #[test]

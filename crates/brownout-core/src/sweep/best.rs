@@ -5,8 +5,10 @@
 //! on the same seed (common random numbers), so settings are compared replication by
 //! replication with [`paired_best`], the rule the run report's stars follow. A setting whose
 //! paired 95 % interval of the difference to the best includes zero is tied for best; with one
-//! replication only an exactly equal value ties. The per-run values exist only here, at sweep
-//! time, so the result goes into `sweep.json` for the charts and the report to read.
+//! replication there is no interval, so every setting ties. Settings are ranked by their means
+//! over the replications in which every candidate setting has a value (see [`paired_best`]).
+//! The per-run values exist only here, at sweep time, so the result goes into `sweep.json`
+//! for the charts and the report to read.
 
 use std::collections::BTreeMap;
 
@@ -199,11 +201,23 @@ mod tests {
     }
 
     #[test]
-    fn one_replication_ties_only_exact_equality() {
-        // 7 and 7 tie; 6.999 does not, however close: one replication has no spread to judge by.
-        let (plan, recs) = sweep(&[&[7.0], &[6.999], &[7.0]], None);
+    fn one_replication_shows_no_difference() {
+        // One replication has no spread to judge a difference by: 6 is not shown to be worse
+        // than 7, so every setting ties with the best and nothing is significant.
+        let (plan, recs) = sweep(&[&[7.0], &[6.0], &[7.0]], None);
         let b = goodput(&plan, &recs);
-        assert_eq!((b[0].best_row, b[0].tied_rows.clone(), b[0].significant), (0, vec![0, 2], false));
+        assert_eq!((b[0].best_row, b[0].tied_rows.clone(), b[0].significant), (0, vec![0, 1, 2], false));
+    }
+
+    #[test]
+    fn a_setting_missing_a_replication_is_ranked_on_the_common_ones() {
+        // Point 0 has no value in replication 2; ranked over replications 0 and 1, where both
+        // have one, point 0 (5, 5) beats point 1 (4, 4), though point 1's mean over all three
+        // (4 + 4 + 100) / 3 = 36 is higher.
+        let (plan, mut recs) = sweep(&[&[5.0, 5.0, 5.0], &[4.0, 4.0, 100.0]], None);
+        recs[2].metrics[0] = None;
+        let b = goodput(&plan, &recs);
+        assert_eq!(b[0].best_row, 0, "{b:?}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! settings ([`super::best`]) both follow. The t quantile comes from `statrs` through
 //! [`crate::verify::theory::t_quantile`], the one place brownout computes it.
 
-use crate::metrics::catalog::Direction;
+use crate::metrics::catalog::{Direction, Unit};
 
 /// A mean with its two-sided 95 % confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -17,9 +17,18 @@ pub struct MeanCi {
     pub ci_hi: f64,
 }
 
+impl MeanCi {
+    /// This estimate with its interval kept within `[lo, hi]`, the values the figure can take:
+    /// a t interval is symmetric and knows no bounds, but a ratio's lies in [0, 1].
+    pub fn within(self, lo: f64, hi: f64) -> MeanCi {
+        MeanCi { mean: self.mean, ci_lo: self.ci_lo.clamp(lo, hi), ci_hi: self.ci_hi.clamp(lo, hi) }
+    }
+}
+
 /// Mean and 95 % Student t interval of the finite values (NaN where there are none).
 ///
-/// With a single value there is no spread to estimate: the interval collapses to the mean.
+/// With a single value there is no spread to estimate: the interval is unknown (NaN), never
+/// the mean itself, so nothing compared through it is ever significant.
 pub fn mean_ci95(values: &[f64]) -> MeanCi {
     let xs: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
     let n = xs.len();
@@ -28,10 +37,16 @@ pub fn mean_ci95(values: &[f64]) -> MeanCi {
     }
     let mean = xs.iter().sum::<f64>() / n as f64;
     if n == 1 {
-        return MeanCi { mean, ci_lo: mean, ci_hi: mean };
+        return MeanCi { mean, ci_lo: f64::NAN, ci_hi: f64::NAN };
     }
     let i = crate::verify::theory::t_interval(&xs, 0.95);
     MeanCi { mean: i.mean, ci_lo: i.lo, ci_hi: i.hi }
+}
+
+/// [`mean_ci95`] of a metric's values in `unit`: a fraction's interval kept within [0, 1].
+pub fn metric_ci95(unit: Unit, values: &[f64]) -> MeanCi {
+    let ci = mean_ci95(values);
+    if unit == Unit::Fraction { ci.within(0.0, 1.0) } else { ci }
 }
 
 /// The paired difference `a[k] - b[k]` of two alternatives run on the same seed in each
@@ -40,9 +55,18 @@ pub fn mean_ci95(values: &[f64]) -> MeanCi {
 pub struct Paired {
     /// The mean difference and its interval.
     pub diff: MeanCi,
-    /// The interval excludes zero: the difference is backed by the replications. With one
-    /// replication the interval is the difference itself, so only an exact equality ties.
+    /// The interval excludes zero: the difference is backed by the replications. With fewer
+    /// than two replications defined on both sides the interval is unknown and excludes
+    /// nothing.
     pub excludes_zero: bool,
+}
+
+impl Paired {
+    /// The two are not shown to differ, and both have values to compare: tied. An
+    /// alternative with no value on any replication the other has is not tied, but unranked.
+    pub fn ties(&self) -> bool {
+        !self.excludes_zero && !self.diff.mean.is_nan()
+    }
 }
 
 /// [`Paired`] for `a` against `b`, replication by replication (a replication where either is
@@ -65,18 +89,19 @@ pub struct PairedBest {
 
 impl PairedBest {
     /// The alternatives tied for best, in order: the best and every one whose paired interval
-    /// includes zero.
+    /// includes zero or is unknown ([`Paired::ties`]).
     pub fn tied(&self) -> Vec<usize> {
-        let mut out: Vec<usize> = self.versus.iter().filter(|(_, p)| !p.excludes_zero).map(|(i, _)| *i).collect();
+        let mut out: Vec<usize> = self.versus.iter().filter(|(_, p)| p.ties()).map(|(i, _)| *i).collect();
         out.push(self.best);
         out.sort_unstable();
         out
     }
 
-    /// The best is better than every other alternative (each paired interval excludes zero);
-    /// false when it is alone, as there is nothing it was shown to beat.
+    /// The best is better than every other alternative with a value (each paired interval
+    /// excludes zero); false when it is alone, as there is nothing it was shown to beat.
     pub fn significant(&self) -> bool {
-        !self.versus.is_empty() && self.versus.iter().all(|(_, p)| p.excludes_zero)
+        let mut ranked = self.versus.iter().filter(|(_, p)| !p.diff.mean.is_nan()).peekable();
+        ranked.peek().is_some() && ranked.all(|(_, p)| p.excludes_zero)
     }
 }
 
@@ -89,20 +114,40 @@ fn better(d: Direction, a: f64, b: f64) -> bool {
     }
 }
 
-/// The best of `sets` in direction `d` by mean (the first such; a set with no defined value
-/// is never best unless all are undefined), and each other set's paired difference to it.
-/// `sets[i][k]` is alternative i's value in replication k, every alternative having run
-/// replication k on the same seed. `None` for no sets.
-pub fn paired_best(d: Direction, sets: &[Vec<f64>]) -> Option<PairedBest> {
-    let means: Vec<f64> = sets.iter().map(|v| mean_ci95(v).mean).collect();
-    let mut best = 0;
-    for p in 1..sets.len() {
-        // An undefined mean (NaN) compares false both ways: a defined one replaces it.
-        if better(d, means[p], means[best]) || (means[best].is_nan() && !means[p].is_nan()) {
-            best = p;
+/// The ranking rule of every best, star and tie: an alternative with no defined value is
+/// unranked (NaN here); the others are ranked by their means over the replications in which
+/// every one of them has a value, so each mean is over the same seeds (a set missing one
+/// replication does not win or lose by the seeds it lacks). All NaN when no replication has
+/// a value for every ranked alternative.
+pub fn common_means(sets: &[&[f64]]) -> Vec<f64> {
+    let ranked: Vec<usize> = (0..sets.len()).filter(|&p| sets[p].iter().any(|v| v.is_finite())).collect();
+    let reps = sets.iter().map(|s| s.len()).max().unwrap_or(0);
+    let common: Vec<usize> =
+        (0..reps).filter(|&k| ranked.iter().all(|&p| sets[p].get(k).is_some_and(|v| v.is_finite()))).collect();
+    let mut out = vec![f64::NAN; sets.len()];
+    if !common.is_empty() {
+        for &p in &ranked {
+            out[p] = common.iter().map(|&k| sets[p][k]).sum::<f64>() / common.len() as f64;
         }
     }
-    let base = sets.get(best)?;
+    out
+}
+
+/// The best of `sets` in direction `d` by [`common_means`] (the first such; an alternative
+/// with no value is never best), and each other set's paired difference to it. `sets[i][k]`
+/// is alternative i's value in replication k, every alternative having run replication k on
+/// the same seed. `None` when nothing can be ranked: no sets, none with a value, or no
+/// replication in which all of those with a value have one.
+pub fn paired_best(d: Direction, sets: &[Vec<f64>]) -> Option<PairedBest> {
+    let means = common_means(&sets.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    let mut best: Option<usize> = None;
+    for (p, &m) in means.iter().enumerate() {
+        if !m.is_nan() && best.is_none_or(|b| better(d, m, means[b])) {
+            best = Some(p);
+        }
+    }
+    let best = best?;
+    let base = &sets[best];
     let versus = (0..sets.len()).filter(|&p| p != best).map(|p| (p, paired_ci95(base, &sets[p]))).collect();
     Some(PairedBest { best, versus })
 }
@@ -138,8 +183,45 @@ mod tests {
         assert_eq!(m.mean, 3.0);
         assert!((m.ci_hi - 3.0 - half).abs() < 1e-5);
         assert!((3.0 - m.ci_lo - half).abs() < 1e-5);
-        let one = mean_ci95(&[7.0, f64::NAN]);
-        assert_eq!((one.mean, one.ci_lo, one.ci_hi), (7.0, 7.0, 7.0));
         assert!(mean_ci95(&[]).mean.is_nan());
+    }
+
+    #[test]
+    fn one_value_has_an_unknown_interval() {
+        // One value has no spread to estimate: the mean is the value, the interval unknown.
+        let one = mean_ci95(&[7.0, f64::NAN]);
+        assert_eq!(one.mean, 7.0);
+        assert!(one.ci_lo.is_nan() && one.ci_hi.is_nan(), "{one:?}");
+    }
+
+    #[test]
+    fn one_paired_value_claims_no_difference() {
+        // 7 against 6 on one seed: a difference of 1 with no interval, so nothing is
+        // significant and both stay tied with the best.
+        let pb = paired_best(Direction::Higher, &[vec![7.0], vec![6.0]]).unwrap();
+        assert_eq!(pb.best, 0);
+        assert!(!pb.significant());
+        assert_eq!(pb.tied(), vec![0, 1]);
+        // Two seeds, but one of them undefined for b: still a single pair.
+        let pb = paired_best(Direction::Higher, &[vec![7.0, 9.0], vec![6.0, f64::NAN]]).unwrap();
+        assert!(!pb.significant());
+    }
+
+    #[test]
+    fn best_is_ranked_over_the_seeds_every_candidate_has() {
+        // a has no value on seed 2. Over its own seeds a averages 5, b over all three
+        // (4 + 4 + 100) / 3 = 36: unequal populations. On the common seeds 0 and 1, a is 5 and
+        // b is 4, so a is best.
+        let a = vec![5.0, 5.0, f64::NAN];
+        let b = vec![4.0, 4.0, 100.0];
+        assert_eq!(paired_best(Direction::Higher, &[a.clone(), b.clone()]).unwrap().best, 0);
+        assert_eq!(paired_best(Direction::Higher, &[b, a]).unwrap().best, 1);
+        // A candidate with no value at all is unranked and does not shrink the common seeds.
+        let c = vec![f64::NAN; 3];
+        let pb = paired_best(Direction::Lower, &[c.clone(), vec![3.0, 1.0, 2.0], vec![2.0, 2.0, 9.0]]).unwrap();
+        assert_eq!(pb.best, 1);
+        // No seed on which both have a value: nothing to rank.
+        assert!(paired_best(Direction::Higher, &[vec![1.0, f64::NAN], vec![f64::NAN, 2.0]]).is_none());
+        assert!(paired_best(Direction::Higher, &[c]).is_none());
     }
 }

@@ -2,9 +2,10 @@
 //! (alternately around the best feasible candidate with a smaller simplex and at the next point
 //! of a Halton sequence) until the budget of runs is spent.
 //!
-//! The simplex sees one number per candidate: the objective's mean (negated to maximise) when
-//! `decide::evaluate` finds it feasible, else a penalty above every feasible value that grows
-//! with the worst relative shortfall, so it walks back into the feasible region. The choice
+//! The simplex sees one number per candidate, in the order `decide::choose` ranks them: the
+//! objective's mean (negated to maximise) when `decide::evaluate` finds it feasible, scaled
+//! below every infeasible cost, else a cost above every feasible one that grows with the
+//! worst relative shortfall, so it walks back into the feasible region. The choice
 //! itself is `decide::choose` over every candidate evaluated, not the simplex's last vertex.
 //!
 //! Settings are rounded (integer knobs) and clamped before they are evaluated, and each
@@ -22,9 +23,17 @@ use argmin::solver::neldermead::NelderMead;
 use super::space::Space;
 use crate::decide::{Evaluated, Samples, Sense, evaluate};
 
-/// Infeasible candidates cost `PENALTY * (1 + violation)`: above any feasible objective whose
-/// magnitude is below it.
-const PENALTY: f64 = 1e12;
+/// 2^-512: feasible objectives are scaled by it, exactly (a power of two keeps every digit of
+/// a normal number and its order), so every finite one lies below 2^512 in magnitude.
+const FEASIBLE_SCALE: f64 = f64::from_bits((1023 - 512) << 52);
+/// 2^512: a feasible candidate without an objective value, after every one with a value.
+const NO_VALUE: f64 = f64::from_bits((1023 + 512) << 52);
+/// 2^513: infeasible candidates cost `INFEASIBLE * (1 + violation)`, above every feasible cost.
+const INFEASIBLE: f64 = f64::from_bits((1023 + 513) << 52);
+/// The simplex stops when its vertices' costs spread less than this: 1e-9 of an objective's
+/// units, scaled as feasible objectives are, so a simplex of feasible candidates stops where
+/// it did on unscaled objectives.
+const SD_TOLERANCE: f64 = 1e-9 * FEASIBLE_SCALE;
 /// Simplex iterations per start (repeats are free, so a stalled simplex must be cut off).
 const ITERS_PER_START: u64 = 200;
 /// Starts in a row that evaluate nothing new end the search.
@@ -95,6 +104,8 @@ struct State<'a, 'h> {
     seen: BTreeMap<Vec<u64>, f64>,
     runs: u64,
     pool: rayon::ThreadPool,
+    /// Why the search must end ([`Halt`] or an error), once a cost could not be had.
+    ended: Option<anyhow::Error>,
 }
 
 /// What the simplex calls: a handle on the state, which outlives an executor ended by [`Halt`].
@@ -102,17 +113,22 @@ struct Problem<'r, 'a, 'h> {
     state: &'r RefCell<State<'a, 'h>>,
 }
 
-impl State<'_, '_> {
-    fn cost_of(&self, e: &Evaluated) -> f64 {
-        let m = e.objective.mean;
-        match (e.feasible, self.sense) {
-            (true, _) if m.is_nan() => PENALTY,
-            (true, Sense::Minimize) => m,
-            (true, Sense::Maximize) => -m,
-            (false, _) => PENALTY * (1.0 + e.violation.min(1e6)),
-        }
+/// The one number the simplex minimises for a candidate: lexicographic in (feasible,
+/// violation, objective) whatever the figures' size, as `decide::choose` ranks. A feasible
+/// objective, scaled by a power of two, lies below 2^512 in magnitude; one without a value
+/// costs 2^512; an infeasible candidate costs 2^513 and more, growing with its violation
+/// (capped below overflow), so the simplex walks back into the feasible region.
+fn cost_of(sense: Sense, e: &Evaluated) -> f64 {
+    let m = e.objective.mean;
+    match (e.feasible, sense) {
+        (true, _) if m.is_nan() => NO_VALUE,
+        (true, Sense::Minimize) => m * FEASIBLE_SCALE,
+        (true, Sense::Maximize) => -m * FEASIBLE_SCALE,
+        (false, _) => INFEASIBLE * (1.0 + if e.violation.is_nan() { 1e150 } else { e.violation.clamp(0.0, 1e150) }),
     }
+}
 
+impl State<'_, '_> {
     fn cost(&mut self, u: &[f64]) -> anyhow::Result<f64> {
         let values = self.space.setting(u);
         let k = key(&values);
@@ -142,7 +158,7 @@ impl State<'_, '_> {
         };
         self.runs += r;
         let eval = evaluate(&self.space.spec.decide, &samples);
-        let c = self.cost_of(&eval);
+        let c = cost_of(self.sense, &eval);
         let e = Evaluation { values, samples, eval, runs: self.runs };
         (self.hooks.on_eval)(&e, fresh)?;
         self.done.push(e);
@@ -156,7 +172,20 @@ impl CostFunction for Problem<'_, '_, '_> {
     type Output = f64;
 
     fn cost(&self, u: &Vec<f64>) -> Result<f64, argmin::core::Error> {
-        self.state.borrow_mut().cost(u)
+        // argmin's Nelder-Mead unwraps the costs of its first simplex, so an error (the budget
+        // spent as a start begins) is kept aside and every later cost is infinite; the search
+        // ends with it once the executor returns.
+        let mut state = self.state.borrow_mut();
+        if state.ended.is_some() {
+            return Ok(f64::INFINITY);
+        }
+        match state.cost(u) {
+            Ok(c) => Ok(c),
+            Err(e) => {
+                state.ended = Some(e);
+                Ok(f64::INFINITY)
+            }
+        }
     }
 }
 
@@ -210,17 +239,27 @@ fn best_unit(space: &Space, state: &State) -> Option<Vec<f64>> {
 pub fn search(space: &Space, hooks: Hooks) -> anyhow::Result<(Vec<Evaluation>, Stop)> {
     let (sense, _) = Sense::of(&space.spec.decide).ok_or_else(|| anyhow::anyhow!("decide: no objective"))?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(hooks.threads.max(1)).build()?;
-    let state = RefCell::new(State { space, sense, hooks, done: Vec::new(), seen: BTreeMap::new(), runs: 0, pool });
+    let state = RefCell::new(State {
+        space,
+        sense,
+        hooks,
+        done: Vec::new(),
+        seen: BTreeMap::new(),
+        runs: 0,
+        pool,
+        ended: None,
+    });
     let dims = space.dims.len();
     let (mut stale, mut stop) = (0, Stop::Converged);
     for k in 0..MAX_STARTS {
         let before = state.borrow().done.len();
         let best = best_unit(space, &state.borrow());
         let (center, step) = start(k, best, dims);
-        let solver = NelderMead::new(simplex(&center, step)).with_sd_tolerance(1e-9)?;
+        let solver = NelderMead::new(simplex(&center, step)).with_sd_tolerance(SD_TOLERANCE)?;
         let problem = Problem { state: &state };
         let run = Executor::new(problem, solver).configure(|s| s.max_iters(ITERS_PER_START)).timer(false).run();
-        if let Err(e) = run {
+        let ended = state.borrow_mut().ended.take().or(run.err());
+        if let Some(e) = ended {
             match e.downcast_ref::<Halt>() {
                 Some(Halt(s)) => {
                     stop = *s;
@@ -236,4 +275,41 @@ pub fn search(space: &Space, hooks: Hooks) -> anyhow::Result<(Vec<Evaluation>, S
         }
     }
     Ok((state.into_inner().done, stop))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decide::Bounds;
+
+    fn eval(feasible: bool, mean: f64, violation: f64) -> Evaluated {
+        Evaluated { objective: Bounds::of(&[mean]), constraints: Vec::new(), feasible, violation }
+    }
+
+    #[test]
+    fn every_infeasible_candidate_costs_more_than_every_feasible_one() {
+        // A business cost of 2e12 over a long horizon is a feasible objective above the old
+        // finite penalty (1e12 * (1 + 0.5)): the simplex must still prefer it to any candidate
+        // that breaks a constraint, whatever either figure's size.
+        for sense in [Sense::Minimize, Sense::Maximize] {
+            let feasible = [0.0, 1.0, -1.0, 2e12, -2e12, 1e300, -1e300, f64::MAX, -f64::MAX, f64::NAN];
+            let infeasible = [0.0, f64::MIN_POSITIVE, 0.5, 1.0, 1e6, 1e300, f64::INFINITY];
+            for &m in &feasible {
+                for &v in &infeasible {
+                    for &im in &[0.0, 5.0, -5.0, 1e300, f64::NAN] {
+                        let (f, i) = (cost_of(sense, &eval(true, m, 0.0)), cost_of(sense, &eval(false, im, v)));
+                        assert!(f < i, "{sense:?}: feasible {m} costs {f}, infeasible by {v} costs {i}");
+                    }
+                }
+            }
+            // Feasible candidates keep their order, an undefined objective after every defined one.
+            let c = |m| cost_of(sense, &eval(true, m, 0.0));
+            let (better, worse) = if sense == Sense::Minimize { (1e12, 2e12) } else { (2e12, 1e12) };
+            assert!(c(better) < c(worse) && c(worse) < c(f64::NAN));
+            assert!(c(if sense == Sense::Minimize { f64::MAX } else { -f64::MAX }) < c(f64::NAN));
+            // Infeasible ones rank by violation: a smaller shortfall costs less.
+            let v = |x| cost_of(sense, &eval(false, 0.0, x));
+            assert!(v(0.1) < v(0.2) && v(0.2) < v(1e9));
+        }
+    }
 }

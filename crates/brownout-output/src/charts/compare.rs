@@ -1,8 +1,11 @@
-//! Per-class comparison bar charts: one bar per policy for each headline metric.
+//! Per-class comparison bar charts, one bar per policy set in each panel: first the headline
+//! the table and the recommendation use (in time over the whole run, then during the incident
+//! phase, `ScenarioSummary::key_phase`), then goodput, latency, fallbacks, staleness and cost,
+//! then one panel per constraint on the class.
 
 use super::style::{PolicyColors, Unit};
 use super::{Bar, BarPanel, BarPanels, Chart, Kind, policy_legend, slug};
-use crate::metrics::summary::{ClassSummary, ScenarioSummary};
+use crate::metrics::summary::{ClassSummary, RunSummary, ScenarioSummary};
 use crate::report::table::says_something;
 use brownout_core::decide::ObjectiveRef;
 
@@ -44,16 +47,13 @@ pub fn charts(s: &ScenarioSummary) -> Vec<Chart> {
         .classes
         .iter()
         .map(|k| {
-            let mut panels: Vec<BarPanel> = METRICS
-                .iter()
-                .filter(|m| says_something(s, m.name, &k.name))
-                .map(|m| BarPanel {
-                    title: m.title.into(),
-                    unit: m.unit,
-                    bars: bars(s, &k.name, m, &colors),
-                    targets: Vec::new(),
-                })
-                .collect();
+            let mut panels = headline(s, &k.name, &colors);
+            panels.extend(METRICS.iter().filter(|m| says_something(s, m.name, &k.name)).map(|m| BarPanel {
+                title: m.title.into(),
+                unit: m.unit,
+                bars: bars(s, &k.name, m, &colors),
+                targets: Vec::new(),
+            }));
             panels.extend(constraint_panels(s, &k.name, &colors));
             let rows = panels.len().div_ceil(2) as u32;
             Chart {
@@ -71,6 +71,36 @@ pub fn charts(s: &ScenarioSummary) -> Vec<Chart> {
             }
         })
         .collect()
+}
+
+/// The table's headline for `class`: its in-time ratio over the whole run, then during the
+/// incident phase when the scenario has one.
+fn headline(s: &ScenarioSummary, class: &str, colors: &PolicyColors) -> Vec<BarPanel> {
+    let in_time = |runs: &[RunSummary]| -> Vec<Bar> {
+        runs.iter()
+            .filter_map(|r| {
+                let c = r.classes.iter().find(|c| c.class == class)?;
+                Some(Bar {
+                    label: r.policy.clone(),
+                    color: colors.of(&r.policy),
+                    value: c.in_time_ratio,
+                    ci: None,
+                    note: String::new(),
+                })
+            })
+            .collect()
+    };
+    let panel = |title: String, runs: &[RunSummary]| BarPanel {
+        title,
+        unit: Unit::Fraction,
+        bars: in_time(runs),
+        targets: Vec::new(),
+    };
+    let mut out = vec![panel("In time, whole run (higher is better)".into(), &s.runs)];
+    if let Some(p) = s.key_phase() {
+        out.push(panel(format!("In time during {} (higher is better)", p.name), &p.runs));
+    }
+    out
 }
 
 /// One bar per policy that ran this class, in the policy's colour.

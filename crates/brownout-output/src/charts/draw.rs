@@ -326,12 +326,18 @@ fn bar_panel<DB: DrawingBackend>(a: &Area<DB>, p: &BarPanel) -> Res<DB> {
 }
 
 /// A bar panel's x range: from 0 (or the lowest negative value), or for a ratio zoomed to the
-/// bars and whiskers ([`style::value_range`]), to an end that leaves room for the labels.
+/// bars, whiskers and target lines ([`style::value_range`]), to an end that leaves room for
+/// the labels.
 pub(crate) fn bar_x_range(p: &BarPanel, plot_w: f64) -> (f64, f64) {
     if p.unit != Unit::Fraction || p.bars.is_empty() {
         return (p.bars.iter().map(|b| b.value).fold(0.0, f64::min), bar_x_max(p, plot_w));
     }
-    let ends = p.bars.iter().flat_map(|b| [b.value, b.ci.map_or(b.value, |c| c.0), b.ci.map_or(b.value, |c| c.1)]);
+    // A constraint's target is drawn where its value is, so the range holds it too.
+    let ends = p
+        .bars
+        .iter()
+        .flat_map(|b| [b.value, b.ci.map_or(b.value, |c| c.0), b.ci.map_or(b.value, |c| c.1)])
+        .chain(p.targets.iter().map(|t| t.y));
     let (lo, hi) = ends.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(v), h.max(v)));
     let (a, b) = style::value_range(Unit::Fraction, lo, hi);
     let widest = p.bars.iter().map(|b| label_share(p, b, plot_w)).fold(0.0, f64::max);

@@ -446,6 +446,31 @@ fn colours_of_a_sweep_come_from_its_base_scenarios_policy_sets() {
 }
 
 /// One axis, one policy, a ratio at 93, 96 and 99 % (intervals half a point either side).
+/// A sweep of one replication has no interval: `sweep.json` holds `null` ends, which read
+/// back as unknown (NaN), and the report says the interval is unknown instead of a range.
+#[test]
+fn sweep_of_one_replication_reads_and_reports_an_unknown_interval() {
+    let text = SWEEP_1.replace("\"replications\": 5", "\"replications\": 1").replace(
+        r#""checkout/goodput_per_s": {"mean": 18.0, "ci_lo": 17.0, "ci_hi": 19.0}"#,
+        r#""checkout/goodput_per_s": {"mean": 18.0, "ci_lo": null, "ci_hi": null}"#,
+    );
+    let s = sweep_of(&text);
+    let e = s.rows[1].metrics["checkout/goodput_per_s"];
+    assert_eq!(e.mean, 18.0);
+    assert!(e.ci_lo.is_nan() && e.ci_hi.is_nan(), "{e:?}");
+    let html = crate::html::sweep_section(&s);
+    let row = html.lines().find(|l| l.contains("checkout/goodput_per_s") && l.contains("<td>timeout</td>")).unwrap();
+    assert!(row.contains("<td>unknown (one replication)</td>"), "{row}");
+    assert!(!html.contains("NaN"), "{html}");
+    let mut judged = sweep_of(&text);
+    judged.best = Some(Vec::new());
+    assert!(sweep::tie_rule(&judged).starts_with("one replication: no interval, so no setting is shown to differ"));
+    // The charts draw the mean without a band where the interval is unknown.
+    for c in sweep::charts(&s) {
+        charts::render(&c).unwrap();
+    }
+}
+
 fn ratio_sweep() -> sweep::SweepResult {
     let mut s = sweep_of(SWEEP_1);
     s.rows.retain(|r| r.policy == "timeout");
@@ -501,6 +526,56 @@ fn heatmaps_have_a_colour_bar_in_the_metrics_unit() {
         assert_eq!(svg.lines().filter(|l| *l == label).count(), 2, "{label} in:\n{svg}");
     }
     assert!(svg.lines().any(|l| l == "/s"), "the bar's unit");
+}
+
+/// A 95 % target beside bars at 5 to 7 % lies inside the axis, not clamped to its end and
+/// drawn where 7 % is.
+#[test]
+fn a_ratio_target_beyond_the_bars_widens_the_axis() {
+    let bar = |v: f64| charts::Bar {
+        label: "p".into(),
+        color: TARGET,
+        value: v,
+        ci: Some((v - 0.01, v + 0.01)),
+        note: String::new(),
+    };
+    let target = charts::HLine { y: 0.95, label: "target ≥ 95%".into(), color: TARGET };
+    let p = charts::BarPanel {
+        title: "in_time_ratio (constraint)".into(),
+        unit: charts::style::Unit::Fraction,
+        bars: vec![bar(0.05), bar(0.07)],
+        targets: vec![target.clone()],
+    };
+    let (lo, hi) = charts::draw::bar_x_range(&p, 500.0);
+    assert!(lo <= 0.04 && hi > 0.95, "{lo}..{hi} leaves out the 95 % target");
+    // A target below the bars widens the axis downwards.
+    let low =
+        charts::BarPanel { bars: vec![bar(0.9), bar(0.95)], targets: vec![charts::HLine { y: 0.2, ..target }], ..p };
+    let (lo, hi) = charts::draw::bar_x_range(&low, 500.0);
+    assert!(lo < 0.2 && hi > 0.96, "{lo}..{hi}");
+}
+
+/// The comparison chart leads with the table's headline: in time over the whole run, then in
+/// time during the incident phase (`key_phase`), each bar the summary's own figure.
+#[test]
+fn run_compare_charts_lead_with_the_tables_headline() {
+    let (s, _) = small_run();
+    let key = s.key_phase().expect("the slow mode at 20 s makes a degraded phase");
+    let list = charts::compare::charts(&s);
+    for class in ["checkout", "browse"] {
+        let chart = list.iter().find(|c| c.stem == format!("compare_{class}")).unwrap();
+        let Kind::Bars(b) = &chart.kind else { panic!("bars") };
+        let titles: Vec<&str> = b.panels.iter().map(|p| p.title.as_str()).collect();
+        assert_eq!(titles[0], "In time, whole run (higher is better)", "{titles:?}");
+        assert_eq!(titles[1], format!("In time during {} (higher is better)", key.name), "{titles:?}");
+        for (p, run) in s.runs.iter().enumerate() {
+            let whole = run.classes.iter().find(|c| c.class == class).unwrap().in_time_ratio;
+            let during = key.runs[p].classes.iter().find(|c| c.class == class).unwrap().in_time_ratio;
+            let (a, d) = (&b.panels[0].bars[p], &b.panels[1].bars[p]);
+            assert_eq!((a.label.as_str(), a.value.to_bits()), (run.policy.as_str(), whole.to_bits()));
+            assert_eq!((d.label.as_str(), d.value.to_bits()), (run.policy.as_str(), during.to_bits()));
+        }
+    }
 }
 
 /// payments-brownout constrains authorize's in-time ratio during the brownout: its comparison

@@ -146,7 +146,9 @@ pub fn fmt_ms(v: f64) -> String {
     if v.abs() >= 1000.0 { format!("{} s", fmt_num(v / 1000.0)) } else { format!("{} ms", fmt_num(v)) }
 }
 
-/// A number with at most three significant decimals and no trailing zeros.
+/// A number with at most three significant decimals, no trailing zeros, and thousands
+/// separators (`1,000,000`): for figures, labels and axes. A setting to type into a scenario
+/// is written with [`fmt_setting`].
 pub fn fmt_num(v: f64) -> String {
     let a = v.abs();
     let s = if a >= 100.0 || v == 0.0 {
@@ -159,7 +161,34 @@ pub fn fmt_num(v: f64) -> String {
         format!("{v:.3}")
     };
     let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
-    if s == "-0" { "0".to_string() } else { s }
+    if s == "-0" { "0".to_string() } else { thousands(&s) }
+}
+
+/// `s` (a number as [`fmt_num`] writes it) with its integer digits grouped by three with
+/// commas, so 769050 reads 769,050; anything else (NaN, inf) unchanged.
+fn thousands(s: &str) -> String {
+    let (sign, rest) = s.strip_prefix('-').map_or(("", s), |r| ("-", r));
+    let (int, frac) = rest.split_once('.').map_or((rest, None), |(i, f)| (i, Some(f)));
+    if int.len() <= 3 || !int.bytes().all(|b| b.is_ascii_digit()) {
+        return s.to_string();
+    }
+    let mut out = String::from(sign);
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if let Some(f) = frac {
+        out.push('.');
+        out.push_str(f);
+    }
+    out
+}
+
+/// A setting's value as a scenario takes it: [`fmt_num`]'s rounding without separators.
+pub fn fmt_setting(v: f64) -> String {
+    fmt_num(v).replace(',', "")
 }
 
 /// The upper end of a value axis: a little headroom above the data, never an empty range.
@@ -183,6 +212,18 @@ pub fn sequential(t: f64) -> RGBColor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn large_numbers_get_thousands_separators() {
+        assert_eq!(fmt_num(769_050.0), "769,050");
+        assert_eq!(fmt_num(1_000_000.0), "1,000,000");
+        assert_eq!(fmt_num(-12_345.4), "-12,345");
+        assert_eq!(fmt_num(999.0), "999");
+        assert_eq!(fmt_num(1234.0), "1,234");
+        assert_eq!(fmt_num(12.5), "12.5");
+        assert_eq!(Unit::PerS.fmt(2500.0), "2,500/s");
+        assert_eq!(fmt_ms(1_500_000.0), "1,500 s");
+    }
 
     #[test]
     fn milliseconds_switch_to_seconds_at_one_second() {

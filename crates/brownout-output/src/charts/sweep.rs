@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::style::{PolicyColors, Unit, fmt_num};
+use super::style::{PolicyColors, Unit, fmt_num, fmt_setting};
 use super::{
     Bar, BarPanel, BarPanels, Chart, Edge, HLine, HeatPanel, HeatPanels, Kind, LinePanel, LinePanels, Series, TARGET,
     policy_legend, slug,
@@ -91,15 +91,31 @@ pub struct SweepRow {
     pub metrics: BTreeMap<String, Estimate>,
 }
 
-/// A mean with its confidence interval.
+/// A mean with its confidence interval. A figure without a value (no replication defined
+/// it; an interval from fewer than two) is NaN, written `null`, and read back as NaN.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Estimate {
     /// Mean over replications.
+    #[serde(deserialize_with = "nan_if_null")]
     pub mean: f64,
     /// Interval low end.
+    #[serde(deserialize_with = "nan_if_null")]
     pub ci_lo: f64,
     /// Interval high end.
+    #[serde(deserialize_with = "nan_if_null")]
     pub ci_hi: f64,
+}
+
+impl Estimate {
+    /// The interval, when it is known.
+    pub fn ci(&self) -> Option<(f64, f64)> {
+        (self.ci_lo.is_finite() && self.ci_hi.is_finite()).then_some((self.ci_lo, self.ci_hi))
+    }
+}
+
+/// A number that JSON holds as `null` when it has no value (serde_json writes NaN so).
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// Read `DIR/sweep.json`.
@@ -209,6 +225,9 @@ pub fn best<'a>(s: &'a SweepResult, policy: &str, metric: &str) -> Vec<Best<'a>>
 /// `sweep.json` written before the paired ties.
 pub fn tie_rule(s: &SweepResult) -> String {
     match s.best {
+        Some(_) if s.replications < 2 => {
+            "one replication: no interval, so no setting is shown to differ (every one ties with the best)".into()
+        }
         Some(_) => {
             format!("tied: paired 95 % interval of the difference includes zero, {} replications", s.replications)
         }
@@ -252,7 +271,7 @@ fn axes_text(s: &SweepResult, r: &SweepRow, decision: bool) -> String {
     s.axes
         .iter()
         .filter(|a| a.is_decision() == decision)
-        .filter_map(|a| r.params.get(&a.name).map(|v| format!("{}={}", a.name, fmt_num(*v))))
+        .filter_map(|a| r.params.get(&a.name).map(|v| format!("{}={}", a.name, fmt_setting(*v))))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -385,7 +404,7 @@ fn against_axis(s: &SweepResult, metric: &str, targets: &[ConstraintOut]) -> Cha
                 color: colors.of(p),
                 dashed: false,
                 segments: vec![pts.iter().map(|(x, e)| (*x, e.mean)).collect()],
-                band: pts.iter().map(|(x, e)| (*x, e.ci_lo, e.ci_hi)).collect(),
+                band: pts.iter().filter_map(|(x, e)| e.ci().map(|(lo, hi)| (*x, lo, hi))).collect(),
                 dots: true,
                 best,
             }
@@ -528,7 +547,7 @@ fn best_chart(s: &SweepResult, names: &[String], targets: &[ConstraintOut]) -> C
                             label: if b.condition.is_empty() { p.clone() } else { format!("{p} @ {}", b.condition) },
                             color: colors.of(p),
                             value: e.mean,
-                            ci: Some((e.ci_lo, e.ci_hi)),
+                            ci: e.ci(),
                             note: format!(" at {}{tie}", settings_text(s, &b)),
                         })
                     })

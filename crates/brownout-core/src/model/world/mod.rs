@@ -289,6 +289,18 @@ impl<R: Record> World<'_, R> {
         }
     }
 
+    /// Count `n` events handled at `now` against `limits.max_events`; true (and the run
+    /// aborted) once past it.
+    fn count_events(&mut self, now: Time, n: u64) -> bool {
+        self.progress.handled += n;
+        let limit = self.m.scenario.limits.max_events;
+        let past = self.progress.handled > limit;
+        if past {
+            self.progress.abort = Some(RunError::TooManyEvents { limit, at: now });
+        }
+        past
+    }
+
     fn timer(&mut self, q: &mut EventQueue<Ev>, tok: Token, at: Time, timer: Timer) {
         let generation = self.bump_generation(tok);
         q.schedule_at(at, Ev::Timer { req: tok, generation, timer });
@@ -376,9 +388,7 @@ impl<R: Record> World<'_, R> {
 
 impl<R: Record> Handler<Ev> for World<'_, R> {
     fn handle(&mut self, now: Time, ev: Ev, q: &mut EventQueue<Ev>) {
-        self.progress.handled += 1;
-        if self.progress.handled > self.m.scenario.limits.max_events {
-            self.progress.abort = Some(RunError::TooManyEvents { limit: self.m.scenario.limits.max_events, at: now });
+        if self.count_events(now, 1) {
             return;
         }
         let code = ev.code();
@@ -440,6 +450,12 @@ impl<R: Record> Handler<Ev> for World<'_, R> {
         if q.len() as u64 > self.m.scenario.limits.max_in_flight.saturating_mul(4).saturating_add(1024) {
             self.progress.abort = Some(RunError::TooManyPending { pending: q.len() as u64, at: now });
         }
+    }
+
+    fn swept(&mut self, now: Time, due: u64) {
+        // The summary's `events` counts swept tombstones due by the horizon as handled (a run
+        // that never swept would have popped them): the guard counts the same events.
+        self.count_events(now, due);
     }
 
     fn halted(&self) -> bool {

@@ -322,7 +322,8 @@ pub(super) struct Trace {
 pub(super) struct Progress {
     /// When the run ends (ns).
     pub horizon: Time,
-    /// Events handled (count), against `limits.max_events`.
+    /// Events handled, with the swept tombstones due by the horizon (count): the summary's
+    /// `events`, held to `limits.max_events`.
     pub handled: u64,
     /// Set when a guard stops the run; the engine halts at once.
     pub abort: Option<crate::model::RunError>,

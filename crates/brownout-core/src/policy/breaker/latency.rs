@@ -10,8 +10,11 @@
 //! end); `probes` trial calls are admitted; a probe longer than `threshold` re-opens at once
 //! (with ageing: as soon as it has run longer than `threshold`), and the breaker closes when
 //! all probes finished within it. Only probes decide: outcomes of calls started before the
-//! half-open episode are ignored, and errors are judged by their duration alone (pair this
-//! breaker with an error-rate one to catch fast failures).
+//! half-open episode are ignored. A call is judged by how long it held this layer (admission
+//! to completion), whatever its outcome: an error counts by its duration, and a call an
+//! inner timeout cut off counts as a call of the timeout's length, fast when the timeout is
+//! below `threshold` (pair this breaker with an error-rate one to catch fast failures and
+//! timeouts).
 
 use serde::{Deserialize, Serialize};
 
@@ -25,7 +28,10 @@ use crate::policy::why::Why;
 use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
-/// Latency breaker configuration.
+/// Latency breaker configuration: judges each call by how long it held this layer, from
+/// admission to completion, whatever its outcome (an error by its duration; a call an inner
+/// `Timeout` cut off as a call of the timeout's length, fast when that is below `threshold`,
+/// so a timed-out trial closes it). Pair it with an error-rate breaker for fast failures.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LatencyConfig {
@@ -100,6 +106,8 @@ pub struct Latency {
     attempts: u32,
     probes: Trials,
     probes_ok: u32,
+    /// Of `probes_ok`, the probes an attempt timeout ended, and how long the last one ran.
+    probes_timed_out: (u32, Time),
     inflight: InFlight,
     opened_at: Time,
     why: Why,
@@ -117,6 +125,7 @@ impl Latency {
             attempts: 0,
             probes: Trials::default(),
             probes_ok: 0,
+            probes_timed_out: (0, 0),
             inflight: InFlight::default(),
             opened_at: 0,
             why: Why::Fresh,
@@ -212,6 +221,7 @@ impl Policy for Latency {
             self.why = Why::BreakOver { open_for: a.now - self.opened_at };
             self.probes.open(self.cfg.probes);
             self.probes_ok = 0;
+            self.probes_timed_out = (0, 0);
         }
         match self.state {
             BreakerState::Open => return Admission::Refuse(Refusal::ShortCircuited),
@@ -242,8 +252,18 @@ impl Policy for Latency {
                     self.open(d.now);
                 } else {
                     self.probes_ok += 1;
+                    if d.outcome == crate::policy::CallOutcome::Timeout {
+                        self.probes_timed_out = (self.probes_timed_out.0 + 1, d.duration());
+                    }
                     if self.probes_ok >= self.cfg.probes {
-                        self.why = Why::TrialsPassed { ok: self.probes_ok, needed: self.cfg.probes };
+                        let (timeouts, last_timeout) = self.probes_timed_out;
+                        self.why = Why::TrialsWithin {
+                            ok: self.probes_ok,
+                            needed: self.cfg.probes,
+                            threshold: self.cfg.threshold.ns(),
+                            timeouts,
+                            last_timeout,
+                        };
                         self.close(d.now);
                     }
                 }
@@ -386,6 +406,26 @@ mod tests {
         assert_eq!(b.status().wake_at, Some(11 * SECOND + 500 * MS + 1));
         b.on_wakeup(11 * SECOND + 500 * MS + 1);
         assert_eq!(state(&b), BreakerState::Open);
+    }
+
+    #[test]
+    fn a_probe_cut_off_by_its_attempt_timeout_is_said_to_count_as_fast() {
+        // The breaker judges a probe by how long it held the layer, not by its outcome: a probe
+        // an inner timeout ended after 80 ms is an 80 ms probe, within the 500 ms threshold,
+        // and closes the breaker. The reason must say so rather than call it a success.
+        let mut b = Latency::new(&cfg());
+        b.open(0);
+        assert_eq!(b.admit(&att(10 * SECOND, 1)), Admission::Admit);
+        b.complete(&Completed::new(10 * SECOND + 80 * MS, 0, 1, 10 * SECOND, crate::policy::CallOutcome::Timeout));
+        assert_eq!(state(&b), BreakerState::Closed);
+        assert_eq!(
+            b.reason(),
+            "1 of 1 half-open trials within 500 ms (1 ended in 80 ms by its attempt timeout, counted as fast)"
+        );
+        // A probe that answered says nothing of timeouts.
+        b.open(20 * SECOND);
+        assert_eq!(call(&mut b, 40 * SECOND, 2, 100 * MS), Admission::Admit);
+        assert_eq!(b.reason(), "1 of 1 half-open trials within 500 ms");
     }
 
     #[test]

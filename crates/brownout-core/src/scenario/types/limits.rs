@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 pub struct Limits {
     /// Requests alive at once (in service or waiting) per run; default 2,000,000.
     pub max_in_flight: u64,
-    /// Events per run (estimated before the run, counted during it); default 20,000,000,000.
+    /// Events per run (estimated before the run, counted during it as the summary's `events`
+    /// counts them, lazily cancelled timers due by the horizon included); default
+    /// 20,000,000,000.
     pub max_events: u64,
     /// Memory a run of every policy set, or a sweep on this scenario, is estimated to need,
     /// e.g. `"4GiB"` (the default) or `"512MiB"`.
