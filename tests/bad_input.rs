@@ -5,6 +5,8 @@
 
 #[path = "bad_input/files.rs"]
 mod files;
+#[path = "bad_input/hostile.rs"]
+mod hostile;
 #[path = "bad_input/scenarios.rs"]
 mod scenarios;
 
@@ -198,6 +200,7 @@ fn corpus() -> Vec<Case> {
     all.extend(files::sweeps());
     all.extend(files::tunes());
     all.extend(files::commands());
+    all.extend(hostile::cases());
     all
 }
 
