@@ -7,6 +7,8 @@
 mod files;
 #[path = "bad_input/imports.rs"]
 mod imports;
+#[path = "bad_input/hostile.rs"]
+mod hostile;
 #[path = "bad_input/scenarios.rs"]
 mod scenarios;
 
@@ -201,6 +203,7 @@ fn corpus() -> Vec<Case> {
     all.extend(files::tunes());
     all.extend(files::commands());
     all.extend(imports::imports());
+    all.extend(hostile::cases());
     all
 }
 

@@ -20,6 +20,7 @@
 pub use brownout_engine as engine;
 pub mod breaker_state;
 pub mod decide;
+pub mod fsread;
 pub mod import;
 pub mod metrics;
 pub mod model;

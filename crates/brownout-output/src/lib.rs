@@ -8,7 +8,7 @@
 // The core's modules under their old paths, so `crate::metrics::...` reads as before.
 #[cfg(test)]
 pub(crate) use brownout_core::model;
-pub(crate) use brownout_core::{metrics, report, runner, scenario, sweep};
+pub(crate) use brownout_core::{fsread, metrics, report, runner, scenario, sweep};
 
 pub mod charts;
 pub mod events;
@@ -33,18 +33,21 @@ use crate::report::escape;
 use crate::report::expect::Checked;
 use crate::scenario::Scenario;
 
-/// Fail unless `path` is a regular file: a results file that links to a device such as
-/// `/dev/zero` would otherwise be read without end.
-pub(crate) fn regular_file(path: &Path) -> Result<()> {
-    let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
-    anyhow::ensure!(meta.is_file(), "reading {}: not a regular file", path.display());
-    Ok(())
+/// Largest results file read back (a summary, a journal, a plan, a recommendation): far
+/// above what `limits.max_output` lets a run or sweep write into one file by default.
+pub const MAX_RESULT_BYTES: u64 = 1 << 30;
+
+/// `path` opened for reading when it is a regular file (see `fsread::open_regular`): a results
+/// file that links to a device such as `/dev/zero`, or a FIFO, would otherwise be read
+/// without end or block.
+pub(crate) fn open_regular(path: &Path) -> Result<std::fs::File> {
+    crate::fsread::open_regular(path).with_context(|| format!("reading {}", path.display()))
 }
 
-/// The bytes of the regular file `path` (see `regular_file`).
+/// The bytes of the regular file `path`, at most [`MAX_RESULT_BYTES`] (see
+/// `fsread::read_capped`).
 pub fn read_regular(path: &Path) -> Result<Vec<u8>> {
-    regular_file(path)?;
-    std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+    crate::fsread::read_capped(path, MAX_RESULT_BYTES).with_context(|| format!("reading {}", path.display()))
 }
 
 /// Write `bytes` to `path` atomically: a temporary file in the same folder, created

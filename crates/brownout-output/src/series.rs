@@ -14,7 +14,7 @@ use anyhow::{Context, Result, bail};
 use crate::metrics::summary::ScenarioSummary;
 use crate::metrics::{RowSink, WindowRow, chart_factor};
 
-use crate::regular_file;
+use crate::open_regular;
 use crate::report::escape;
 
 /// Write one row of `timeseries.csv`: names as [`escape::csv_cell`]s.
@@ -128,8 +128,8 @@ pub fn read_series(path: &Path, summary: &ScenarioSummary) -> Result<Series> {
     let u = &summary.setup;
     let window_s = if u.window_s > 0.0 { u.window_s } else { 1.0 };
     let factor = chart_factor((u.horizon_s / window_s).ceil().max(1.0) as u64);
-    regular_file(path)?;
-    let mut r = csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
+    // Streamed row by row, so no cap; opened as a regular file so a device or FIFO is refused.
+    let mut r = csv::Reader::from_reader(std::io::BufReader::new(open_regular(path)?));
     let mut c = Coalescer::default();
     for row in r.deserialize() {
         let row: WindowRow = row.with_context(|| format!("parsing {}", path.display()))?;

@@ -92,11 +92,15 @@ const MAX_BYTES: u64 = 4 << 20;
 /// Read `path` and import it; `library` None guesses it from the file (see [`detect`]).
 pub fn import_file(library: Option<Library>, path: &Path, instance: Option<&str>) -> Result<Imported, ImportError> {
     let whole = |message: String| ImportError { file: path.to_path_buf(), message, ..ImportError::default() };
-    let size = std::fs::metadata(path).map_err(|e| whole(format!("cannot read: {e}")))?.len();
-    if size > MAX_BYTES {
-        return Err(whole(format!("is {size} bytes; a configuration file of at most {MAX_BYTES} is read")));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| whole(format!("cannot read: {e}")))?;
+    // Non-blocking, checked after opening, read with a hard cap: `/dev/zero` or a FIFO named
+    // as the file neither fills the memory nor blocks.
+    let bytes = crate::fsread::read_capped(path, MAX_BYTES).map_err(|e| match e {
+        crate::fsread::ReadError::TooLarge { .. } => {
+            whole(format!("a configuration file of at most {MAX_BYTES} bytes is read; this one is larger"))
+        }
+        e => whole(format!("{e}")),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| whole("cannot read it: the file is not UTF-8 text".into()))?;
     import_text(library, path, &text, instance)
 }
 

@@ -12,40 +12,60 @@ use crate::metrics::catalog::{CATALOG, Direction, Metric, Scope};
 use crate::metrics::summary::{Comparison, MetricInterval, PairedDifference, ReplicatedRun, Replications, RunSummary};
 use crate::sweep::stats::{metric_ci95, paired_best};
 
-/// The value of metric `m` (of `class`) in `run`, as tables and expectations compare it.
-fn value(m: &Metric, run: &RunSummary, class: Option<&str>) -> Option<f64> {
+/// The value of metric `m` (of `class`, at index `at` in the first run) in `run`, as tables
+/// and expectations compare it. Runs list their classes in scenario order, so the index finds
+/// it at once; a search by name is the fallback (a search per figure made thousands of
+/// classes quadratic).
+fn value(m: &Metric, run: &RunSummary, class: Option<(usize, &str)>) -> Option<f64> {
     match class {
-        Some(name) => m.value(run, Some(run.classes.iter().find(|c| c.class == name)?)),
+        Some((at, name)) => {
+            let c = run.classes.get(at).filter(|c| c.class == name);
+            m.value(run, Some(c.or_else(|| run.classes.iter().find(|c| c.class == name))?))
+        }
         None => m.value(run, None),
     }
 }
 
-/// Each (metric, class) of the catalogue that `first` has: per-class metrics once per class.
-fn figures(first: &RunSummary) -> Vec<(&'static Metric, Option<String>)> {
+/// Each (metric, class) of the catalogue that `first` has: per-class metrics once per class,
+/// with the class's index in `first`.
+fn figures(first: &RunSummary) -> Vec<(&'static Metric, Option<(usize, String)>)> {
     CATALOG
         .iter()
         .flat_map(|m| match m.scope() {
-            Scope::Class => first.classes.iter().map(|c| (m, Some(c.class.clone()))).collect::<Vec<_>>(),
+            Scope::Class => {
+                first.classes.iter().enumerate().map(|(i, c)| (m, Some((i, c.class.clone())))).collect::<Vec<_>>()
+            }
             Scope::Run => vec![(m, None)],
         })
         .collect()
+}
+
+/// The order `interval` and `comparison` search in: by metric name, then class (a per-run
+/// metric first).
+fn key_order(metric: &str, class: Option<&str>, m: &str, c: Option<&str>) -> std::cmp::Ordering {
+    metric.cmp(m).then_with(|| class.cmp(&c))
 }
 
 /// Mean and 95 % interval of every catalogue metric over `reps`, the replications of one
 /// policy set (or of one phase of it), classes as in the first.
 pub fn aggregate(reps: &[&RunSummary]) -> Vec<MetricInterval> {
     let Some(first) = reps.first() else { return Vec::new() };
-    figures(first)
+    let mut out: Vec<MetricInterval> = figures(first)
         .into_iter()
         .filter_map(|(m, class)| {
-            let values: Vec<f64> = reps.iter().filter_map(|r| value(m, r, class.as_deref())).collect();
+            let at = class.as_ref().map(|(i, c)| (*i, c.as_str()));
+            let values: Vec<f64> = reps.iter().filter_map(|r| value(m, r, at)).collect();
             if values.is_empty() {
                 return None;
             }
             let ci = metric_ci95(m.unit, &values);
+            let class = class.map(|c| c.1);
             Some(MetricInterval { metric: m.name.to_string(), class, mean: ci.mean, ci95: [ci.ci_lo, ci.ci_hi] })
         })
-        .collect()
+        .collect();
+    // Sorted so that `interval` finds a figure by binary search.
+    out.sort_by(|a, b| key_order(&a.metric, a.class.as_deref(), &b.metric, b.class.as_deref()));
+    out
 }
 
 /// The paired comparison of one metric: `sets[p][k]` is set p's value in replication k. The
@@ -76,17 +96,21 @@ fn compare_one(m: &Metric, class: Option<String>, names: &[&str], sets: &[Vec<f6
 pub fn compare(sets: &[Vec<&RunSummary>]) -> Vec<Comparison> {
     let Some(first) = sets.first().and_then(|s| s.first()) else { return Vec::new() };
     let names: Vec<&str> = sets.iter().map(|s| s.first().map_or("", |r| r.policy.as_str())).collect();
-    figures(first)
+    let mut out: Vec<Comparison> = figures(first)
         .into_iter()
         .filter(|(m, _)| m.direction != Direction::Neither)
         .filter_map(|(m, class)| {
+            let at = class.as_ref().map(|(i, c)| (*i, c.as_str()));
             let values: Vec<Vec<f64>> = sets
                 .iter()
-                .map(|reps| reps.iter().map(|r| value(m, r, class.as_deref())).collect::<Option<Vec<f64>>>())
+                .map(|reps| reps.iter().map(|r| value(m, r, at)).collect::<Option<Vec<f64>>>())
                 .collect::<Option<_>>()?;
-            compare_one(m, class, &names, &values)
+            compare_one(m, class.map(|c| c.1), &names, &values)
         })
-        .collect()
+        .collect();
+    // Sorted so that `comparison` finds a metric by binary search.
+    out.sort_by(|a, b| key_order(&a.metric, a.class.as_deref(), &b.metric, b.class.as_deref()));
+    out
 }
 
 /// The `replications` block of `summary.json`: `sets[p][k]` is policy set p's run in
@@ -104,13 +128,27 @@ pub fn replications(seeds: &[u64], sets: &[Vec<&RunSummary>]) -> Replications {
 }
 
 /// The interval of `metric` (of `class`) in `run`.
+/// Found by binary search in the order [`aggregate`] writes (a summary read back from a file
+/// is put in that order by [`sort_for_lookup`]): a search through every figure per table cell
+/// made thousands of classes quadratic.
 pub fn interval<'a>(run: &'a ReplicatedRun, metric: &str, class: Option<&str>) -> Option<&'a MetricInterval> {
-    run.metrics.iter().find(|i| i.metric == metric && i.class.as_deref() == class)
+    let k = run.metrics.binary_search_by(|i| key_order(&i.metric, i.class.as_deref(), metric, class)).ok()?;
+    run.metrics.get(k)
 }
 
-/// The comparison of `metric` (of `class`).
+/// The comparison of `metric` (of `class`), found as [`interval`] finds one.
 pub fn comparison<'a>(r: &'a Replications, metric: &str, class: Option<&str>) -> Option<&'a Comparison> {
-    r.comparisons.iter().find(|c| c.metric == metric && c.class.as_deref() == class)
+    let k = r.comparisons.binary_search_by(|c| key_order(&c.metric, c.class.as_deref(), metric, class)).ok()?;
+    r.comparisons.get(k)
+}
+
+/// Put a summary's replication figures read from a file (perhaps written in another order)
+/// in the order [`interval`] and [`comparison`] search.
+pub fn sort_for_lookup(r: &mut Replications) {
+    for run in &mut r.runs {
+        run.metrics.sort_by(|a, b| key_order(&a.metric, a.class.as_deref(), &b.metric, b.class.as_deref()));
+    }
+    r.comparisons.sort_by(|a, b| key_order(&a.metric, a.class.as_deref(), &b.metric, b.class.as_deref()));
 }
 
 /// How a policy set stands on one compared metric.

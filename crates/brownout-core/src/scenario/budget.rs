@@ -20,8 +20,26 @@ use crate::policy::PolicySpec;
 const INSTANCE_BYTES: f64 = 512.0;
 /// Bytes of one policy layer in one instance: the boxed policy and its wait queue.
 const LAYER_BYTES: f64 = 512.0;
-/// Bytes of one class in one run: its accumulators, window figures, arrival generator, streams.
-const CLASS_BYTES: f64 = 1024.0;
+/// Bytes of one class in one run: its accumulators (latency lists and histograms per
+/// outcome), window figures, arrival generator, streams, and its share of the summary and the
+/// replication statistics kept until the report is written. Measured: 5,000 idle classes x 2
+/// policy sets x 2 replications peak at 469 MB, 23.4 KB a class and run.
+const CLASS_BYTES: f64 = 24.0 * 1024.0;
+/// Bytes of one phase in one run besides its classes: a phase keeps a whole recorder (its
+/// classes counted at [`CLASS_BYTES`] each) and its summary. Measured: 5,000 phases of one
+/// class x 2 policy sets x 2 replications peak at 855 MB, 42 KB a phase and run.
+const PHASE_BYTES: f64 = 16.0 * 1024.0;
+/// Bytes written per time-series row (`timeseries.csv`, 27 columns). Measured: 150 bytes a
+/// row for a class with traffic (the bad-input corpus's base scenario), 93 for an idle one.
+const OUTPUT_ROW_BYTES: f64 = 160.0;
+/// Bytes `summary.json` holds per run summary (whole run or phase) and per class in it, and
+/// what replication statistics add to each (an interval per metric, a comparison per metric
+/// with a direction). Measured: 1,000 classes x 2 sets x 2 replications write 49.8 MB; 1,000
+/// phases of one class, 94.4 MB; 2,000 phases of five classes without replications, 58.7 MB.
+const SUMMARY_BYTES: f64 = 4.0 * 1024.0;
+const SUMMARY_CLASS_BYTES: f64 = 3.0 * 1024.0;
+const REPLICATED_SUMMARY_BYTES: f64 = 16.0 * 1024.0;
+const REPLICATED_CLASS_BYTES: f64 = 24.0 * 1024.0;
 /// Bytes of one catalogue item in one run (true stock history) and shared by runs (alias
 /// table entry, 12 bytes, plus its weight while the table is built).
 const ITEM_RUN_BYTES: f64 = 16.0;
@@ -36,6 +54,11 @@ const EVENT_BYTES: f64 = 32.0;
 const REQUEST_BYTES: f64 = 256.0;
 /// Text of one time-series row once written as CSV (about 25 numbers).
 const ROW_TEXT_BYTES: f64 = 256.0;
+
+/// Bytes a point of a sweep holds per byte of its scenario's JSON text (the built `Scenario`
+/// and what building it leaves). Measured: sweeps of 1,000 and of 4,000 points over the
+/// bad-input corpus's base scenario (1.8 KB of JSON) peak at 58 and 194 MB, 45 KB a point.
+const SCENARIO_BYTES_PER_JSON_BYTE: f64 = 24.0;
 
 /// Why a scenario is refused: the path of the value to point at and the message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +83,8 @@ pub struct Estimate {
     pub memory: f64,
     /// Events of one run: every request's certain events plus window ticks.
     pub events: f64,
+    /// Bytes a run writes: the time series and the summary (its largest files).
+    pub output: f64,
     /// Path of the value behind the largest memory term.
     pub memory_blame: String,
     /// Path of the value behind the largest events term.
@@ -109,7 +134,11 @@ pub fn estimate_with(s: &Scenario, rates: &DataRates) -> Result<Estimate, Refusa
     if let Some((bytes, i)) = widest {
         run += memory.add(format!("policies[{i}]"), instances * bytes * policies);
     }
-    run += s.classes.len() as f64 * CLASS_BYTES * policies;
+    let classes = s.classes.len() as f64;
+    run += memory.add("classes", classes * CLASS_BYTES * policies);
+    // Each phase keeps a recorder of every class and its summary, per run.
+    let phases = s.phases.len() as f64;
+    run += memory.add("phases", phases * (PHASE_BYTES + classes * CLASS_BYTES) * policies);
     let mut shared = 0.0;
     let mut count = events.add("horizon", windows * (1.0 + instances));
     if let Some(c) = &s.catalogue {
@@ -135,24 +164,42 @@ pub fn estimate_with(s: &Scenario, rates: &DataRates) -> Result<Estimate, Refusa
     // Window rows stream to disk as windows close; the charts keep at most MAX_CHART_WINDOWS
     // (coalesced) rows per class and policy.
     let charted = windows.min(crate::metrics::MAX_CHART_WINDOWS as f64);
-    let classes = s.classes.len() as f64;
     let name_bytes: f64 = s.classes.iter().map(|c| c.name.len() as f64).sum::<f64>() / classes.max(1.0);
     let policy_bytes: f64 = s.policies.iter().map(|p| p.name.len() as f64).sum();
     let row = std::mem::size_of::<crate::metrics::WindowRow>() as f64 + ROW_TEXT_BYTES + name_bytes;
     let rows = memory.add("horizon", charted * classes * (policies * row + policy_bytes));
     // Further replications keep no rows; counted as if all ran at once, as the policy sets are.
     let more = f64::from(s.replications.max(1) - 1);
-    let replicated = memory.add("replications", more * (run - shared));
+    // Blamed when fewer replications would save more than dropping the largest other term
+    // would (that term counts once per replication).
+    let replicated = more * (run - shared);
+    if replicated > memory.amount * (1.0 + more) {
+        memory.add("replications", replicated);
+    }
     Ok(Estimate {
         run_bytes: (run - shared) / policies.max(1.0) + shared,
         memory: run + rows + replicated,
         events: count,
+        output: output_bytes(s, windows),
         memory_blame: memory.path,
         events_blame: events.path,
     })
 }
 
-/// Check a validated scenario against its limits: memory, events, attempts per request.
+/// Bytes a run of `s` writes: a time-series row per window, class and policy set, and
+/// `summary.json`'s figures per policy set for the whole run and each phase.
+fn output_bytes(s: &Scenario, windows: f64) -> f64 {
+    let (classes, policies) = (s.classes.len() as f64, s.policies.len() as f64);
+    let series = windows * classes * policies * OUTPUT_ROW_BYTES;
+    let (fixed, class) = match s.replications {
+        0 | 1 => (SUMMARY_BYTES, SUMMARY_CLASS_BYTES),
+        _ => (SUMMARY_BYTES + REPLICATED_SUMMARY_BYTES, SUMMARY_CLASS_BYTES + REPLICATED_CLASS_BYTES),
+    };
+    let summaries = policies * (1.0 + s.phases.len() as f64) * (fixed + classes * class);
+    series + summaries
+}
+
+/// Check a validated scenario against its limits: memory, events, output, attempts per request.
 pub fn check(s: &Scenario) -> Result<(), Refusal> {
     check_with(s, &[])
 }
@@ -173,6 +220,27 @@ pub fn check_with(s: &Scenario, rates: &DataRates) -> Result<(), Refusal> {
                 memory_parts(s),
                 s.limits.max_memory.display().iec(),
                 bytes(round_up(e.memory * 1.25)),
+            ),
+        ));
+    }
+    let limit = s.limits.max_output.as_u64() as f64;
+    if e.output > limit {
+        let windows = s.horizon.ns() / s.window.ns().max(1) + 1;
+        // The time series grows with the horizon, the summary with the phases.
+        let series = windows as f64 * OUTPUT_ROW_BYTES * (s.classes.len() * s.policies.len()) as f64;
+        let blame = if series * 2.0 >= e.output { "horizon" } else { "phases" };
+        return Err(refuse(
+            blame,
+            format!(
+                "a run of this scenario is estimated to write {} ({windows} windows x {} classes x {} policies \
+                 of time series, and {} phases in the summary), over limits.max_output ({}); lengthen the \
+                 window or shorten the horizon, or raise the limit with `limits: (max_output: \"{}\")`",
+                bytes(e.output),
+                s.classes.len(),
+                s.policies.len(),
+                s.phases.len(),
+                s.limits.max_output.display().iec(),
+                bytes(round_up(e.output * 1.25)),
             ),
         ));
     }
@@ -218,6 +286,9 @@ fn check_limits(l: &super::Limits) -> Result<(), Refusal> {
     if l.max_memory.as_u64() == 0 {
         return Err(refuse("limits.max_memory", "limits.max_memory must be > 0, e.g. \"4GiB\""));
     }
+    if l.max_output.as_u64() == 0 {
+        return Err(refuse("limits.max_output", "limits.max_output must be > 0, e.g. \"4GiB\""));
+    }
     Ok(())
 }
 
@@ -246,7 +317,9 @@ impl SweepSize {
 
     /// Bytes the plan, the journal and the result files hold, plus one run of the base.
     pub fn memory(&self, base: &Estimate) -> f64 {
-        let point = self.scenario_bytes as f64 * 2.0 + 48.0 + 16.0 * self.axes as f64;
+        // Each point holds its scenario as a built `Scenario`, whose strings, lists and boxed
+        // layers take far more than its JSON text.
+        let point = self.scenario_bytes as f64 * SCENARIO_BYTES_PER_JSON_BYTE + 48.0 + 16.0 * self.axes as f64;
         // A record in memory, its journal line and its runs.csv line, and its place in the to-do list.
         let run = 160.0 + 64.0 * self.metrics as f64;
         self.points * point + self.runs() * run + base.run_bytes
@@ -322,6 +395,8 @@ fn layer_bytes(stack: &[super::Layer]) -> f64 {
                             c.metrics_rolling_statistical_window_in_milliseconds as f64
                                 / c.metrics_health_snapshot_interval_in_milliseconds.max(1) as f64
                         }
+                        // One bucket (two u64 counts) per `rolling_count_buckets`.
+                        PolicySpec::Opossum(c) => f64::from(c.rolling_count_buckets),
                         _ => 0.0,
                     }
         })
@@ -423,6 +498,8 @@ fn check_attempts(s: &Scenario) -> Result<(), Refusal> {
             .iter()
             .map(|l| match &l.policy {
                 PolicySpec::Retry(r) => f64::from(r.max_attempts),
+                // Expands into a Retry layer of `max_retry_attempts + 1` attempts (`policy::dotnet`).
+                PolicySpec::DotnetStandard(d) => f64::from(d.max_retry_attempts) + 1.0,
                 _ => 1.0,
             })
             .product();
@@ -431,7 +508,8 @@ fn check_attempts(s: &Scenario) -> Result<(), Refusal> {
                 format!("policies[{i}]"),
                 format!(
                     "policy \"{}\": its retry layers allow {attempts:.0} attempts per request, over \
-                     limits.max_attempts ({}); lower Retry.max_attempts, or raise the limit with \
+                     limits.max_attempts ({}); lower Retry.max_attempts (DotnetStandard.max_retry_attempts), \
+                     or raise the limit with \
                      `limits: (max_attempts: {attempts:.0})`",
                     p.name, s.limits.max_attempts
                 ),
@@ -580,6 +658,81 @@ mod tests {
         assert!(check(&s).is_ok());
     }
 
+    /// `s` with the one policy set's stack replaced by `layers` (RON).
+    fn with_stack(mut s: Scenario, layers: &str) -> Scenario {
+        let text = format!(
+            r#"Scenario(name: "x", horizon: "1s", fleet: (workers: (slots: 1), pool: (max_connections: 1,
+            acquire_timeout: "1s")), classes: [], dependency: (latency: Constant("1ms")),
+            policies: [(name: "p", stack: [{layers}])])"#
+        );
+        s.policies[0].stack = super::super::parse(std::path::Path::new("x"), &text).unwrap().policies[0].stack.clone();
+        s
+    }
+
+    #[test]
+    fn an_opossum_window_counts_its_buckets() {
+        let s = scenario(r#"(name: "a", arrivals: Poisson(rate_per_s: 1), deadline: "1s")"#, "");
+        let base = estimate(&s).unwrap().memory;
+        // 2e9 buckets of two u64 counts (opossum.rs's Bucket) = 32 GB per layer per instance:
+        // its run aborted in the allocation. Counted at SAMPLE_BYTES (16) a bucket, beside the
+        // layer's own 512 bytes, for the one instance and policy set.
+        let s = with_stack(s, "(policy: Opossum((rolling_count_buckets: 2000000000)))");
+        let grown = estimate(&s).unwrap().memory - base;
+        assert!((grown - (512.0 + 16.0 * 2.0e9)).abs() < 1.0, "{grown}");
+        let r = check(&s).unwrap_err();
+        assert!(r.message.contains("limits.max_memory") && r.path == "policies[0]", "{r:?}");
+    }
+
+    #[test]
+    fn a_dotnet_handler_s_retries_count_against_max_attempts() {
+        let s = scenario(r#"(name: "a", arrivals: Poisson(rate_per_s: 1), deadline: "1s")"#, "");
+        // max_retry_attempts 999 expands into Retry((max_attempts: 1000)) (policy/dotnet.rs):
+        // exactly the default limit. One more retry is over it.
+        let ok = with_stack(s.clone(), "(policy: DotnetStandard((max_retry_attempts: 999)))");
+        assert!(check(&ok).is_ok());
+        let over = with_stack(s, "(policy: DotnetStandard((max_retry_attempts: 1000)))");
+        let m = check(&over).unwrap_err().message;
+        assert!(m.contains("1001 attempts per request") && m.contains("limits.max_attempts (1000)"), "{m}");
+    }
+
+    #[test]
+    fn output_counts_series_rows_and_summaries() {
+        let mut s = scenario(r#"(name: "a", arrivals: Poisson(rate_per_s: 1), deadline: "1s")"#, "");
+        // 10 s in 1 s windows: 11 windows x 1 class x 1 policy set = 11 rows of 160 bytes, and
+        // one summary of 4 KiB + 3 KiB for its class (one replication).
+        assert_eq!(estimate(&s).unwrap().output, 11.0 * 160.0 + 4096.0 + 3072.0);
+        // 1,000,000 windows x 8 classes x 4 sets = 32e6 rows, 5.1 GB: over the default 4 GiB.
+        s.horizon = super::super::Dur::secs(999_999);
+        s.classes = (0..8).map(|i| super::super::Class { name: format!("c{i}"), ..s.classes[0].clone() }).collect();
+        s.policies =
+            (0..4).map(|i| super::super::PolicySet { name: format!("p{i}"), ..s.policies[0].clone() }).collect();
+        let r = check(&s).unwrap_err();
+        assert_eq!(r.path, "horizon");
+        for part in ["1000000 windows x 8 classes x 4 policies", "limits.max_output (4.0 GiB)", "max_output: \""] {
+            assert!(r.message.contains(part), "{part:?} not in {}", r.message);
+        }
+        // The limit the message suggests is enough.
+        let suggested = r.message.split("max_output: \"").nth(1).unwrap().split('"').next().unwrap();
+        s.limits.max_output = suggested.parse().unwrap();
+        assert!(check(&s).is_ok(), "{suggested}");
+    }
+
+    #[test]
+    fn phases_count_a_recorder_of_every_class_per_run() {
+        let s = scenario(r#"(name: "a", arrivals: Poisson(rate_per_s: 1), deadline: "1s")"#, "");
+        let base = estimate(&s).unwrap().memory;
+        let mut phased = s.clone();
+        phased.phases = (0..100)
+            .map(|i| super::super::Phase {
+                name: format!("p{i}"),
+                start: super::super::Dur::ms(i),
+                end: super::super::Dur::ms(i + 1),
+            })
+            .collect();
+        // 100 phases x (16 KiB + 1 class x 24 KiB) x 1 policy set.
+        assert_eq!(estimate(&phased).unwrap().memory - base, 100.0 * (16.0 + 24.0) * 1024.0);
+    }
+
     #[test]
     fn a_sweep_counts_its_points_runs_and_records() {
         let s = scenario(r#"(name: "a", arrivals: Poisson(rate_per_s: 1), deadline: "1s")"#, "");
@@ -587,9 +740,12 @@ mod tests {
         let m = check_sweep(&s, &size).unwrap_err();
         assert!(m.contains("9000000 points x 1 policies x 1 replications = 9000000 runs"), "{m}");
         assert!(m.contains("limits.max_memory"), "{m}");
-        // 9e6 points x (2,000 + 48 + 32) + 9e6 runs x (160 + 64) bytes = 20.7 GB, so 32 GiB holds it.
+        // 9e6 points x (24 x 1,000 + 48 + 32) + 9e6 runs x (160 + 64) bytes = 218.7 GB (203.7 GiB),
+        // so 204 GiB holds it and 203 GiB does not.
         let mut big = s.clone();
-        big.limits.max_memory = ByteSize::gib(32);
+        big.limits.max_memory = ByteSize::gib(203);
+        assert!(check_sweep(&big, &size).is_err());
+        big.limits.max_memory = ByteSize::gib(204);
         assert!(check_sweep(&big, &size).is_ok());
         let small = SweepSize { points: 16.0, replications: 5, ..size };
         assert!(check_sweep(&s, &small).is_ok());

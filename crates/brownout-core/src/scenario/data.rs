@@ -3,7 +3,6 @@
 //! `scenario::load` reads them all before any run (so `check` refuses what `run` would), and
 //! the model reads them through the same functions.
 
-use std::io::Read;
 use std::path::Path;
 
 /// The largest data file read (256 MiB): larger files, or files that are not regular files
@@ -61,22 +60,12 @@ fn whole(path: &Path, message: String) -> DataError {
 /// The text of a `what` ("data file", "scenario file"): a regular file of at most
 /// [`MAX_DATA_BYTES`], in UTF-8.
 pub(crate) fn bounded_text(path: &Path, what: &str) -> Result<String, DataError> {
-    let cannot = |e: std::io::Error| whole(path, format!("cannot read the {what}: {e}"));
-    let meta = std::fs::metadata(path).map_err(cannot)?;
-    if !meta.is_file() {
-        return Err(whole(path, format!("the {what} is not a regular file")));
-    }
-    let too_big = || whole(path, format!("the {what} is larger than the limit of {} MiB", MAX_DATA_BYTES >> 20));
-    if meta.len() > MAX_DATA_BYTES {
-        return Err(too_big());
-    }
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    let mut bytes = Vec::new();
-    // The file may have grown since its size was read: never read past the limit.
-    file.take(MAX_DATA_BYTES + 1).read_to_end(&mut bytes).map_err(cannot)?;
-    if bytes.len() as u64 > MAX_DATA_BYTES {
-        return Err(too_big());
-    }
+    // Non-blocking, checked after opening, read with a hard cap: a FIFO or a device named
+    // here neither blocks nor fills the memory.
+    let bytes = crate::fsread::read_capped(path, MAX_DATA_BYTES).map_err(|e| match e {
+        crate::fsread::ReadError::Io(e) => whole(path, format!("cannot read the {what}: {e}")),
+        e => whole(path, format!("the {what} is {e}")),
+    })?;
     String::from_utf8(bytes).map_err(|e| {
         let ok = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = ok.iter().filter(|&&b| b == b'\n').count() + 1;

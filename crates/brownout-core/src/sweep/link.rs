@@ -29,6 +29,35 @@ impl Context for Vars {
     }
 }
 
+/// Longest link read, in characters: a link is a short formula (`1 - authorize_share`).
+const MAX_LINK_CHARS: usize = 500;
+/// Deepest nesting of parentheses in a link. evalexpr parses and evaluates by recursion, so
+/// 100,000 nested parentheses overflow the stack; scenario files are bounded the same way.
+const MAX_LINK_DEPTH: usize = 32;
+
+/// Refuse a link too long or too deeply nested to parse safely, before evalexpr sees it.
+fn check_size(text: &str) -> Result<(), String> {
+    let chars = text.chars().count();
+    if chars > MAX_LINK_CHARS {
+        return Err(format!("a link of {chars} characters; at most {MAX_LINK_CHARS} are read"));
+    }
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for c in text.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if deepest > MAX_LINK_DEPTH {
+        return Err(format!("a link nested {deepest} parentheses deep; at most {MAX_LINK_DEPTH} are read"));
+    }
+    Ok(())
+}
+
 /// A parsed link: the axis it belongs to, its expression and the axes it reads.
 pub(crate) struct Link {
     /// Index of the linked axis in the spec's `axes`.
@@ -46,6 +75,7 @@ pub(crate) fn parse_all(names: &[&str], links: &[Option<&str>]) -> Result<Vec<Li
     let mut parsed = Vec::new();
     for (i, text) in links.iter().enumerate() {
         let Some(text) = text else { continue };
+        check_size(text).map_err(|m| (i, m))?;
         let tree = evalexpr::build_operator_tree::<DefaultNumericTypes>(text)
             .map_err(|e| (i, format!("link \"{text}\": {e}")))?;
         let mut reads = Vec::new();
@@ -119,6 +149,21 @@ mod tests {
         let mut p = [0.7, 0.0];
         apply(&links, &names, &mut p).unwrap();
         assert_eq!(p[1], 0.3);
+    }
+
+    #[test]
+    fn deep_or_long_links_are_refused_before_parsing() {
+        let names = ["a", "b"];
+        // 100,000 nested parentheses overflowed the stack inside evalexpr.
+        let deep = format!("{}a{}", "(".repeat(100_000), ")".repeat(100_000));
+        let e = parse_all(&names, &[None, Some(&deep)]).err().unwrap();
+        assert_eq!(e.0, 1);
+        assert!(e.1.contains("200001 characters; at most 500"), "{}", e.1);
+        // Short but deep: 33 levels (67 characters) is one more than the 32 allowed.
+        let e = parse_all(&names, &[None, Some(&format!("{}a{}", "(".repeat(33), ")".repeat(33)))]).err().unwrap();
+        assert!(e.1.contains("nested 33 parentheses deep; at most 32"), "{}", e.1);
+        let ok = format!("{}a{}", "(".repeat(32), ")".repeat(32));
+        assert!(parse_all(&names, &[None, Some(&ok)]).is_ok());
     }
 
     #[test]

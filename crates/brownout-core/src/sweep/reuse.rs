@@ -54,7 +54,8 @@ pub(crate) fn data_digests(
             Some(d) => d.clone(),
             None => {
                 let path = dir.join(&file);
-                let bytes = std::fs::read(&path).with_context(|| format!("reading data file {}", path.display()))?;
+                let bytes = crate::fsread::read_capped(&path, crate::scenario::data::MAX_DATA_BYTES)
+                    .with_context(|| format!("reading data file {}", path.display()))?;
                 let d = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes));
                 cache.insert(file.clone(), d.clone());
                 d

@@ -51,7 +51,12 @@ pub fn load_run(dir: &Path) -> Result<(ScenarioSummary, Vec<WindowRow>)> {
 fn load_summary(dir: &Path) -> Result<ScenarioSummary> {
     let path = dir.join("summary.json");
     let text = read_regular(&path)?;
-    serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))
+    let mut s: ScenarioSummary =
+        serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))?;
+    if let Some(r) = &mut s.replications {
+        crate::report::replicate::sort_for_lookup(r);
+    }
+    Ok(s)
 }
 
 /// `DIR/timeseries.csv` as the charts draw it; no rows when the file is absent.

@@ -89,7 +89,10 @@ impl<R: Record> World<'_, R> {
                     break;
                 }
             }
-            if let Some(d) = delay {
+            // Every retry source counts against `limits.max_attempts`: validation refuses a stack
+            // whose retry layers multiply past it, and no request makes more attempts here.
+            let spent = u64::from(attempt) >= self.m.scenario.limits.max_attempts;
+            if let Some(d) = delay.filter(|_| !spent) {
                 let mut allowed = true;
                 for li in 0..layers {
                     let l = self.layout.class_layers[class][li];

@@ -19,14 +19,22 @@ pub struct Limits {
     #[serde(skip_serializing_if = "is_default_memory")]
     #[schemars(with = "String")]
     pub max_memory: bytesize::ByteSize,
-    /// Attempts one request may make: the product of its retry layers' `max_attempts` (default
-    /// 1000).
+    /// Attempts one request may make: the product of its retry layers' `max_attempts`, a
+    /// `DotnetStandard` layer counting `max_retry_attempts + 1` (default 1000). The run also
+    /// stops retrying a request once it has made this many attempts.
     #[serde(skip_serializing_if = "is_default_attempts")]
     pub max_attempts: u64,
+    /// Bytes a run is estimated to write (`timeseries.csv`: windows x classes x policies rows;
+    /// `summary.json`: every policy set's figures per class and per phase), e.g. `"4GiB"` (the
+    /// default) or `"20GiB"`. A scenario estimated to write more is refused before it runs.
+    #[serde(skip_serializing_if = "is_default_output")]
+    #[schemars(with = "String")]
+    pub max_output: bytesize::ByteSize,
 }
 
 const DEFAULT_MAX_MEMORY: bytesize::ByteSize = bytesize::ByteSize::gib(4);
 const DEFAULT_MAX_ATTEMPTS: u64 = 1000;
+const DEFAULT_MAX_OUTPUT: bytesize::ByteSize = bytesize::ByteSize::gib(4);
 
 // Left out of the saved scenario when default, so files and sweep plans from before the
 // field existed keep their bytes.
@@ -36,6 +44,9 @@ fn is_default_memory(m: &bytesize::ByteSize) -> bool {
 fn is_default_attempts(n: &u64) -> bool {
     *n == DEFAULT_MAX_ATTEMPTS
 }
+fn is_default_output(m: &bytesize::ByteSize) -> bool {
+    *m == DEFAULT_MAX_OUTPUT
+}
 
 impl Default for Limits {
     fn default() -> Self {
@@ -44,6 +55,7 @@ impl Default for Limits {
             max_events: 20_000_000_000,
             max_memory: DEFAULT_MAX_MEMORY,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
+            max_output: DEFAULT_MAX_OUTPUT,
         }
     }
 }
