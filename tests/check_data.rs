@@ -131,6 +131,11 @@ fn a_data_file_error_does_not_echo_the_file() {
     let (dir, path) = setup(same, "traffic.csv", format!("t_s,rate_per_s\n0,{}\n", "SECRET".repeat(9)).as_bytes());
     let msg = both_refuse(dir.path(), &path, &[same("is not a number")]);
     assert!(!msg.contains("SECRET"), "{msg}");
+    // Issue 32: a short first line (here /etc/passwd's) was quoted as the header's names.
+    let passwd = b"root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n";
+    let (dir, path) = setup(same, "traffic.csv", passwd);
+    let msg = both_refuse(dir.path(), &path, &[same("no column \"t_s\""), same("the header has 1 column")]);
+    assert!(!msg.contains("root:x") && !msg.contains("/bin/bash") && !msg.contains("daemon"), "{msg}");
 }
 
 #[test]

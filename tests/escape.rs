@@ -32,6 +32,7 @@ fn scenario() -> Scenario {
     let policies: Vec<String> = POLICIES.iter().map(|p| format!("(name: {p:?}, stack: [])")).collect();
     let text = format!(
         r#"Scenario(name: "esc", seed: 1, horizon: "4s", warmup: "1s", window: "1s",
+            description: "<script>alert(1)</script> [x](javascript:alert(1)) \u{{1b}}[31m\n# not a heading",
             fleet: (workers: (slots: 50), pool: (max_connections: 50, acquire_timeout: "5s")),
             classes: [{}], dependency: (latency: Exponential(mean: "20ms")), policies: [{}])"#,
         classes.join(", "),
@@ -109,6 +110,9 @@ fn names_are_escaped_in_report_md() {
     assert!(!md.contains(ESC) && !md.contains('\u{7}'), "control characters in report.md");
     // The escaped names are still there, readable.
     assert!(md.contains("a\\|b"), "{md}");
+    // Issue 32: the description is escaped like a name, its link inert, its lines plain text.
+    assert!(!md.contains("[x](javascript"), "a live link in report.md:\n{md}");
+    assert!(md.contains("\\[x\\](javascript:alert(1))") && md.contains("\n\\# not a heading"), "{md}");
 }
 
 #[test]

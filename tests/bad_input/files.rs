@@ -339,3 +339,118 @@ pub fn commands() -> Vec<Case> {
         })
         .collect()
 }
+
+/// Issue 32's nonsense in sweep and tune specs: a metric named twice (two `sweep.csv`
+/// columns of one name), constraints on a fraction outside [0, 1], a business objective over
+/// a base without a `business` section, a class given to a run-level metric. Each refused.
+pub fn nonsense() -> Vec<Case> {
+    let spec = |from: &str, to: &str| {
+        assert_eq!(SPEC.matches(from).count(), 1, "SPEC must contain {from:?} once");
+        SPEC.replacen(from, to, 1)
+    };
+    let decide = |d: &str| spec("replications: 2,", &format!("replications: 2,\n    decide: {d},"));
+    let base = super::scenarios::BASE;
+    let no_business = super::scenarios::without_business();
+    let tune = |from: &str, to: &str| {
+        assert_eq!(TUNE.matches(from).count(), 1, "TUNE must contain {from:?} once");
+        TUNE.replacen(from, to, 1)
+    };
+    let mut out = vec![
+        sweep(
+            "nonsense metric twice",
+            spec("\"dependency_peak_in_flight\"]", "\"dependency_peak_in_flight\", \"api/ok_ratio\"]"),
+        ),
+        sweep(
+            "nonsense phase metric twice",
+            spec("\"dependency_peak_in_flight\"]", "\"dependency_peak_in_flight\", \"dependency_peak_in_flight\"]"),
+        ),
+        sweep(
+            "nonsense constraint ratio 2",
+            decide(
+                r#"(minimize: "dependency_calls", subject_to: [(class: "api", metric: "in_time_ratio", op: Ge, value: 2.0)])"#,
+            ),
+        ),
+        sweep(
+            "nonsense constraint ratio negative",
+            decide(
+                r#"(minimize: "dependency_calls", subject_to: [(class: "api", metric: "ok_ratio", op: Le, value: -0.5)])"#,
+            ),
+        ),
+        sweep("nonsense class on run metric", spec("\"api/ok_ratio\"", "\"api/amplification\"")),
+        sweep_on("nonsense business without business", decide(r#"(minimize: "business_cost")"#), no_business.clone()),
+    ];
+    let tunes = [
+        ("nonsense constraint ratio 2", tune("op: Ge, value: 0.2", "op: Ge, value: 2.0"), base.to_string()),
+        (
+            "nonsense business without business",
+            tune("minimize: \"permits\"", "minimize: \"business_cost\""),
+            no_business,
+        ),
+    ];
+    out.extend(tunes.into_iter().map(|(name, text, base)| Case {
+        name: format!("tune {name}"),
+        files: vec![("tu.ron".into(), text.into_bytes()), ("s.ron".into(), base.into_bytes())],
+        action: Action::Tune("tu.ron".into()),
+        located: true,
+    }));
+    out
+}
+
+/// Cut points per shipped file.
+const CUTS: usize = 6;
+
+/// Every shipped scenario, sweep and tune spec cut short at token boundaries (after a `,`,
+/// `(`, `[` or `:`), evenly spread over the file: each must be refused at its end, located.
+pub fn truncations() -> Vec<Case> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut files = Vec::new();
+    let mut dirs = vec![root.clone()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("scenarios folder") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "ron") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("shipped file");
+        let rel = path.strip_prefix(&root).unwrap().display().to_string();
+        // The value starts on the first line that begins with its type's name.
+        let (head, kind) = text
+            .lines()
+            .scan(0, |at, line| {
+                let start = *at;
+                *at += line.len() + 1;
+                Some((start, line))
+            })
+            .find(|(_, line)| line.starts_with(|c: char| c.is_ascii_uppercase()))
+            .map(|(start, line)| (start + line.find('(').unwrap_or(0), line.split('(').next().unwrap_or("")))
+            .expect("a shipped file holds a value");
+        let action: fn(String) -> Action = match kind {
+            "SweepSpec" => Action::Sweep,
+            "TuneSpec" => Action::Tune,
+            // A cut scenario fails in parsing: `check` reads it as `run` would.
+            _ => Action::Check,
+        };
+        let ends: Vec<usize> = text
+            .char_indices()
+            .filter(|&(i, c)| i > head && ",([:".contains(c))
+            .map(|(i, c)| i + c.len_utf8())
+            .collect();
+        let step = (ends.len() / CUTS).max(1);
+        for &end in ends.iter().step_by(step).take(CUTS) {
+            out.push(Case {
+                name: format!("truncated {rel} at byte {end}"),
+                files: vec![("t.ron".into(), text[..end].as_bytes().to_vec())],
+                action: action("t.ron".into()),
+                located: true,
+            });
+        }
+    }
+    out
+}

@@ -449,10 +449,10 @@ const POLICIES: &[&str] = &[
     "EnvoyGradient((concurrency_update_interval: \"0ms\"))",
     "EnvoyGradient((request_count: 4294967295, buffer: 1e30))",
     "EnvoyGradient((min_rtt_calc_interval: \"18446744073709551615ns\", jitter: 5))",
-    "TieredBulkhead((permits: 0, classes: [(name: \"api\", share: 1)]))",
-    "TieredBulkhead((permits: 4, classes: [(name: \"api\", share: 2)]))",
-    "TieredBulkhead((permits: 4, classes: [(name: \"nobody\", share: 0.5)]))",
-    "TieredBulkhead((permits: 4, classes: [(name: \"api\", share: 0.5)], \
+    "TieredBulkhead((permits: 0, classes: [(name: \"api\", share: 1, on_full: Reject)]))",
+    "TieredBulkhead((permits: 4, classes: [(name: \"api\", share: 2, on_full: Reject)]))",
+    "TieredBulkhead((permits: 4, classes: [(name: \"nobody\", share: 0.5, on_full: Reject)]))",
+    "TieredBulkhead((permits: 4, classes: [(name: \"api\", share: 0.5, on_full: Reject)], \
      degrade: Some((window: \"0ms\", windows: 4294967295, recovery: \"1000000000h\", min_samples: 0))))",
     "RetryBudget((ttl: \"0ms\"))",
     "RetryBudget((retry_percent: 1e30, min_per_sec: 4294967295))",
@@ -517,4 +517,228 @@ pub fn policies() -> Vec<Case> {
         out.push(case(format!("policy scope {n}"), text));
     }
     out
+}
+
+/// BASE without its `business` section.
+pub fn without_business() -> String {
+    let start = BASE.find("    business: (").unwrap();
+    let end = start + BASE[start..].find("    ),\n").unwrap() + "    ),\n".len();
+    format!("{}{}", &BASE[..start], &BASE[end..])
+}
+
+/// BASE with one phase named `name` (written as a RON string body).
+fn phase_named(name: &str) -> String {
+    edit("    expect: [", &format!("    phases: [(name: \"{name}\", start: \"1s\", end: \"2s\")],\n    expect: ["))
+}
+
+/// BASE with `decide` set to `d`.
+fn deciding(d: &str) -> String {
+    edit("    expect: [", &format!("    decide: {d},\n    expect: ["))
+}
+
+/// Issue 32's "accepts nonsense": each is refused by `check` and `run`, located, where it
+/// used to run and report figures that mean nothing. (name, scenario text).
+pub fn nonsense() -> Vec<Case> {
+    let guarded = |p: &str| edit("(policy: Limiter((permits: 8))),", &format!("(policy: {p}),"));
+    let expect = |metric: &str, class: bool, value: &str| {
+        let class = if class { "class: \"api\", " } else { "" };
+        edit(
+            "expect: [(policy: \"direct\", class: \"api\", metric: \"ok_ratio\", op: Ge, value: 0.25)]",
+            &format!("expect: [(policy: \"direct\", {class}metric: \"{metric}\", op: Ge, value: {value})]"),
+        )
+    };
+    let constraint = |metric: &str, value: &str| {
+        deciding(&format!(
+            "(minimize: \"dependency_calls\", subject_to: [(class: \"api\", metric: \"{metric}\", op: Ge, value: {value})])"
+        ))
+    };
+    let mut cases: Vec<(String, String)> = Vec::new();
+    for m in ["in_time_ratio", "ok_ratio", "fallback_ratio", "goodput_ratio", "stale_wrong_fraction"] {
+        for v in ["2.0", "1.0000001", "-0.1", "-1e-9", "100"] {
+            cases.push((format!("expect {m} {v}"), expect(m, true, v)));
+            cases.push((format!("constraint {m} {v}"), constraint(m, v)));
+        }
+    }
+    for m in ["open_fraction", "workers_saturated_fraction", "pool_saturated_fraction", "limiter_wait_probability"] {
+        for v in ["2.0", "-0.5"] {
+            cases.push((format!("expect {m} {v}"), expect(m, false, v)));
+        }
+    }
+    let no_business = without_business();
+    for (n, d) in [
+        ("minimize business_cost", "(minimize: \"business_cost\")"),
+        ("minimize class business_cost", "(minimize: \"api/business_cost\")"),
+        ("minimize refunds", "(minimize: \"api/refunds\")"),
+        ("minimize orders", "(maximize: \"api/orders\")"),
+        ("minimize lost_orders", "(minimize: \"api/lost_orders\")"),
+        ("minimize substitutions", "(minimize: \"api/substitutions\")"),
+        (
+            "constraint business_cost",
+            "(minimize: \"dependency_calls\", subject_to: [(class: \"api\", metric: \"business_cost\", op: Le, value: 5)])",
+        ),
+    ] {
+        let text = no_business.replacen("    expect: [", &format!("    decide: {d},\n    expect: ["), 1);
+        cases.push((format!("no business {n}"), text));
+    }
+    for (n, name) in [
+        ("colon", "a:b"),
+        ("slash", "a/b"),
+        ("newline", "a\\nb"),
+        ("escape", "a\\u{1b}[31mb"),
+        ("tab", "a\\tb"),
+        ("nul", "a\\u{0}b"),
+        ("bidi", "a\\u{202e}b"),
+        ("only colon", ":"),
+        ("blank", " "),
+    ] {
+        cases.push((format!("phase name {n}"), phase_named(name)));
+    }
+    for d in ["0ms", "1ns", "499ms", "499999999ns", "86400000000001ns", "25h"] {
+        cases.push((format!("dotnet break {d}"), guarded(&format!("DotnetStandard((break_duration: \"{d}\"))"))));
+    }
+    for d in ["499ms", "25h"] {
+        cases.push((
+            format!("dotnet sampling {d}"),
+            guarded(&format!("DotnetStandard((attempt_timeout: \"1ms\", sampling_duration: \"{d}\"))")),
+        ));
+    }
+    cases.push(("consecutive break 0".into(), guarded("ConsecutiveBreaker((failures: 3, break_duration: \"0ms\"))")));
+    cases.push((
+        "consecutive break 0s".into(),
+        guarded("ConsecutiveBreaker((failures: 1, break_duration: \"0s\", probes: 2))"),
+    ));
+    for (n, classes) in [
+        ("twice", "[(name: \"api\", share: 0.2, on_full: Reject), (name: \"api\", share: 0.2, on_full: Reject)]"),
+        (
+            "thrice",
+            "[(name: \"api\", share: 0.1, on_full: FallbackNow), (name: \"api\", share: 0.1, on_full: FallbackNow), (name: \"api\", share: 0.1, on_full: FallbackNow)]",
+        ),
+        (
+            "twice zero share",
+            "[(name: \"api\", share: 0, on_full: Wait(\"10ms\")), (name: \"api\", share: 0, on_full: Wait(\"10ms\"))]",
+        ),
+    ] {
+        cases.push((
+            format!("bulkhead class {n}"),
+            guarded(&format!("TieredBulkhead((permits: 4, classes: {classes}))")),
+        ));
+    }
+    cases.into_iter().map(|(n, text)| case(format!("nonsense {n}"), text)).collect()
+}
+
+/// The controls of [`nonsense`]: the same edits at their valid bounds, each accepted.
+pub fn nonsense_controls() -> Vec<Case> {
+    let guarded = |p: &str| edit("(policy: Limiter((permits: 8))),", &format!("(policy: {p}),"));
+    let mut cases = vec![
+        ("expect in_time_ratio 1".to_string(), edit("metric: \"ok_ratio\", op: Ge, value: 0.25", "metric: \"in_time_ratio\", op: Le, value: 1.0")),
+        ("expect ok_ratio 0".to_string(), edit("op: Ge, value: 0.25", "op: Ge, value: 0")),
+        ("expect amplification 2".to_string(), edit("class: \"api\", metric: \"ok_ratio\", op: Ge, value: 0.25", "metric: \"amplification\", op: Le, value: 2.0")),
+        ("business_cost with business".to_string(), deciding("(minimize: \"business_cost\")")),
+        ("phase name with spaces and dashes".to_string(), phase_named("peak - hour 2")),
+        ("dotnet break 500ms".to_string(), guarded("DotnetStandard((break_duration: \"500ms\"))")),
+        ("dotnet break 24h".to_string(), guarded("DotnetStandard((break_duration: \"24h\"))")),
+        ("consecutive break 1ns".to_string(), guarded("ConsecutiveBreaker((failures: 3, break_duration: \"1ns\"))")),
+        (
+            "bulkhead two classes".to_string(),
+            edit("classes: [", "classes: [(name: \"web\", arrivals: Poisson(rate_per_s: 1), deadline: \"1s\"),")
+                .replace(
+                    "(policy: Limiter((permits: 8))),",
+                    "(policy: TieredBulkhead((permits: 4, classes: [(name: \"api\", share: 0.5, on_full: Reject), (name: \"web\", share: 0.5, on_full: Reject)]))),",
+                ),
+        ),
+    ];
+    cases.push((
+        "constraint ratio 1".into(),
+        deciding("(minimize: \"dependency_calls\", subject_to: [(class: \"api\", metric: \"in_time_ratio\", op: Le, value: 1)])"),
+    ));
+    cases.into_iter().map(|(n, text)| case(format!("nonsense {n} control"), text)).collect()
+}
+
+/// Values of the wrong type for each kind of field: (kind's values in FIELDS, wrong values).
+const WRONG_TYPES: &[(&[&str], &[&str])] = &[
+    (INTS, &["2.5", "true", "\"2\"", "-0"]),
+    (FLOATS, &["\"x\"", "true", "[1]"]),
+    (DURS, &["\"-5ms\"", "\"5 parsecs\"", "\"\"", "5.0", "\"ms\""]),
+];
+
+/// Every field with each value of the wrong type for its kind (an integer field given a
+/// fraction, a duration given a number or a negative text, ...).
+pub fn wrong_types() -> Vec<Case> {
+    let mut out = Vec::new();
+    for (key, value, kind) in FIELDS {
+        let Some((_, wrong)) = WRONG_TYPES.iter().find(|(k, _)| k == kind) else { continue };
+        for w in *wrong {
+            let text = edit(&format!("{key}{value}"), &format!("{key}{w}"));
+            let action = Action::Check("s.ron".into());
+            out.push(Case { action, ..case(format!("type {key}{value} -> {w}"), text) });
+        }
+    }
+    out
+}
+
+/// Every numeric rule of validation on both sides of its bound: (name, text in BASE,
+/// replacement). The `ok` ones lie on the valid side and run.
+const BOUNDARIES: &[(&str, &str, &str)] = &[
+    ("replications 1001", "replications: 2", "replications: 1001"),
+    ("order_fraction 1 ok", "order_fraction: 0.1", "order_fraction: 1.0"),
+    ("order_fraction above 1", "order_fraction: 0.1", "order_fraction: 1.0000001"),
+    ("order_fraction below 0", "order_fraction: 0.1", "order_fraction: -0.0000001"),
+    ("probability 1 ok", "probability: 0.2", "probability: 1.0"),
+    ("probability above 1", "probability: 0.2", "probability: 1.0000001"),
+    ("sigma 5 ok", "sigma: 0.5", "sigma: 5.0"),
+    ("sigma above 5", "sigma: 0.5", "sigma: 5.0000001"),
+    ("sigma 0 ok", "sigma: 0.5", "sigma: 0.0"),
+    ("error rate 1 ok", "error_rate: Constant(0.01)", "error_rate: Constant(1.0)"),
+    ("error rate above 1", "error_rate: Constant(0.01)", "error_rate: Constant(1.0000001)"),
+    ("substitution allowance above 1", "substitution_allowance: 0.5", "substitution_allowance: 1.01"),
+    ("degraded allowance 1 ok", "degraded_substitution_allowance: 0.7", "degraded_substitution_allowance: 1"),
+    ("zipf 0 ok", "zipf: 1.0", "zipf: 0.0"),
+    ("zipf negative", "zipf: 1.0", "zipf: -0.0001"),
+    ("warmup equals horizon", "warmup: \"100ms\"", "warmup: \"2s\""),
+    ("warmup just below horizon ok", "warmup: \"100ms\"", "warmup: \"1999ms\""),
+    ("window below a millionth of the horizon", "window: \"500ms\"", "window: \"1999ns\""),
+    ("window longer than horizon ok", "window: \"500ms\"", "window: \"10s\""),
+    ("deadline 1ns ok", "deadline: \"500ms\"", "deadline: \"1ns\""),
+    ("deadline 0", "deadline: \"500ms\"", "deadline: \"0ns\""),
+    ("patience 0", "patience: \"300ms\"", "patience: \"0s\""),
+    ("replicas 10000 ok", "count: 2, balancing: RoundRobin", "count: 10000, balancing: RoundRobin"),
+    ("replicas 0", "count: 2, balancing: RoundRobin", "count: 0, balancing: RoundRobin"),
+    ("servers 1 ok", "capacity: (servers: 8, queue: 16)", "capacity: (servers: 1, queue: 0)"),
+    ("diurnal amplitude 1 ok", "Poisson(rate_per_s: 20)", "Diurnal(mean_rate_per_s: 5, amplitude: 1.0)"),
+    ("diurnal amplitude above 1", "Poisson(rate_per_s: 20)", "Diurnal(mean_rate_per_s: 5, amplitude: 1.0000001)"),
+    ("profile rate 0 ok", "Poisson(rate_per_s: 20)", "PoissonProfile(points: [(\"0s\", 0), (\"1s\", 5)])"),
+    ("drift step factor tiny ok", "hop: \"1ms\",", "hop: \"1ms\", drift: Step(at: \"1s\", factor: 1e-9),"),
+    (
+        "drift periodic duration equals period ok",
+        "hop: \"1ms\",",
+        "hop: \"1ms\", drift: Periodic(period: \"1s\", duration: \"1s\", factor: 2),",
+    ),
+    (
+        "drift periodic duration above period",
+        "hop: \"1ms\",",
+        "hop: \"1ms\", drift: Periodic(period: \"1s\", duration: \"1000000001ns\", factor: 2),",
+    ),
+    (
+        "partition end equals start ok",
+        "overhead: \"1ms\",",
+        "overhead: \"1ms\", partitions: [(start: \"1s\", end: \"1s\", instances: [1], mode: FailFast)],",
+    ),
+    (
+        "partition last instance ok",
+        "overhead: \"1ms\",",
+        "overhead: \"1ms\", partitions: [(start: \"0s\", end: \"1s\", instances: [1], mode: FailFast)],",
+    ),
+    (
+        "partition instance 2",
+        "overhead: \"1ms\",",
+        "overhead: \"1ms\", partitions: [(start: \"0s\", end: \"1s\", instances: [2], mode: FailFast)],",
+    ),
+    ("expect value 0.0 ok", "op: Ge, value: 0.25", "op: Ge, value: 0.0"),
+    ("expect factor NaN", "op: Ge, value: 0.25", "op: Ge, than: \"guarded\", factor: NaN"),
+    ("expect than ok", "op: Ge, value: 0.25", "op: Le, than: \"guarded\", factor: 2.0"),
+];
+
+/// Every [`BOUNDARIES`] case.
+pub fn boundaries() -> Vec<Case> {
+    BOUNDARIES.iter().map(|(n, from, to)| case(format!("boundary {n}"), edit(from, to))).collect()
 }

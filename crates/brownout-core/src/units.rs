@@ -47,6 +47,10 @@ impl Micros {
 /// Parse `"<number><unit>"` with unit one of ns, us, ms, s, m, h.
 pub fn parse_duration(s: &str) -> Result<Time, String> {
     let s = s.trim();
+    if let Some(rest) = s.strip_prefix('-') {
+        let hint = if parse_duration(rest).is_ok() { format!(", e.g. \"{}\"", rest.trim()) } else { String::new() };
+        return Err(format!("duration \"{s}\" is negative: durations must be >= 0{hint}"));
+    }
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .ok_or_else(|| format!("duration \"{s}\" has no unit: expected e.g. \"200ms\", \"6s\", \"30m\""))?;
@@ -127,6 +131,12 @@ mod tests {
         assert!(parse_duration("5").unwrap_err().contains("no unit"));
         assert!(parse_duration("5 parsecs").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("-5s").is_err());
+        // Issue 32: a minus sign is not an unknown unit.
+        assert_eq!(
+            parse_duration("-5ms").unwrap_err(),
+            "duration \"-5ms\" is negative: durations must be >= 0, e.g. \"5ms\""
+        );
+        assert!(parse_duration("-x").unwrap_err().ends_with("must be >= 0"));
     }
 
     #[test]

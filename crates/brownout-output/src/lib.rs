@@ -109,7 +109,7 @@ pub fn timeseries_csv(rows: &[WindowRow]) -> Result<Vec<u8>> {
 pub fn report_md(scenario: &Scenario, s: &ScenarioSummary, checked: &[Checked], charts: &[String]) -> String {
     let mut out = format!("# brownout report: {}\n\n", escape::md(&s.scenario));
     if !scenario.description.is_empty() {
-        out.push_str(&format!("{}\n\n", scenario.description.trim()));
+        out.push_str(&format!("{}\n\n", escape::md_text(scenario.description.trim())));
     }
     out.push_str(&format!(
         "Seed {}, horizon {}, warm-up {}, {} gateway instance(s), {} worker slots and {} connections each; \

@@ -44,6 +44,10 @@ impl<'a> ObjectiveRef<'a> {
             None if class.is_none() && catalog::find(Scope::Class, name).is_some() => {
                 Err(format!("\"{name}\" is a per-class metric: write it as \"CLASS/{name}\""))
             }
+            None if class.is_some() && catalog::find(Scope::Run, name).is_some() => Err(format!(
+                "\"{name}\" is a run-level metric and takes no class: write it as \"{}{name}\"",
+                phase.map_or(String::new(), |p| format!("{p}:"))
+            )),
             None => Err(format!("unknown metric \"{name}\" (expected one of: {})", catalog::names(scope))),
         }
     }

@@ -33,7 +33,8 @@ use crate::units::Dur;
 pub struct TieredBulkheadConfig {
     /// Calls in flight at once per instance, all classes together (a hard cap, >= 1).
     pub permits: u32,
-    /// Per-class partitions. Classes not listed get share 0, borrow and 429 when full.
+    /// Per-class partitions, each class at most once. Classes not listed get share 0, borrow
+    /// and 429 when full.
     pub classes: Vec<ClassTier>,
     /// Attempts that may wait at once (for `Wait` classes; default unbounded).
     #[serde(default = "unbounded")]

@@ -82,10 +82,11 @@ pub struct DotnetStandardConfig {
     /// `CircuitBreaker.MinimumThroughput` (default 100; >= 2).
     #[serde(default = "hundred")]
     pub minimum_throughput: u32,
-    /// `CircuitBreaker.SamplingDuration` (default 30 s; at least twice `attempt_timeout`).
+    /// `CircuitBreaker.SamplingDuration` (default 30 s; 0.5 s to 24 h, as Polly validates, and at
+    /// least twice `attempt_timeout`).
     #[serde(default = "thirty_s")]
     pub sampling_duration: Dur,
-    /// `CircuitBreaker.BreakDuration` (default 5 s; >= 0.5 s).
+    /// `CircuitBreaker.BreakDuration` (default 5 s; 0.5 s to 24 h, as Polly validates).
     #[serde(default = "five_s")]
     pub break_duration: Dur,
     /// `AttemptTimeout.Timeout` (default 10 s; > 0).

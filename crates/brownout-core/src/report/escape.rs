@@ -20,7 +20,7 @@ pub fn md(name: &str) -> String {
             '&' => next.is_some_and(|n| n.is_ascii_alphanumeric() || n == '#'),
             _ => false,
         };
-        if c.is_control() || is_bidi_control(c) {
+        if crate::text::is_unseen(c) {
             out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
         } else {
             if escape {
@@ -30,6 +30,20 @@ pub fn md(name: &str) -> String {
         }
     }
     out
+}
+
+/// Prose (a scenario's description) as Markdown text: each line as [`md`] escapes a name, so
+/// no link, HTML tag, emphasis or control character takes effect, and a line that would open
+/// a heading, quote, list or rule starts with a backslash; line breaks stay line breaks.
+pub fn md_text(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let body = md(line);
+            let starts_block = line.trim_start().starts_with(['#', '>', '-', '+', '=']);
+            if starts_block { format!("\\{}", body.trim_start()) } else { body }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A name as a Markdown code span: `` `name` ``, with a fence longer than any run of backticks
@@ -62,7 +76,7 @@ pub fn csv_name(cell: &str) -> String {
 pub fn terminal(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c) {
+        if (c.is_control() && c != '\n' && c != '\t') || crate::text::is_bidi_control(c) {
             out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
         } else {
             out.push(c);
@@ -73,13 +87,7 @@ pub fn terminal(text: &str) -> String {
 
 /// `name` with control characters shown as `\u{..}` (for places that need one line).
 pub fn visible(name: &str) -> String {
-    terminal(name).replace('\n', "\\u{a}").replace('\t', "\\u{9}")
-}
-
-/// Unicode's bidirectional embedding, override and isolate controls, which can make text
-/// display in an order other than the one it has (Trojan Source).
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
+    crate::text::visible(name)
 }
 
 #[cfg(test)]
@@ -97,6 +105,16 @@ mod tests {
         assert_eq!(md("&amp; & b"), "\\&amp; & b");
         assert_eq!(md("a\nb\u{1b}"), "a\\u{a}b\\u{1b}");
         assert_eq!(md("[l](u)"), "\\[l\\](u)");
+    }
+
+    #[test]
+    fn markdown_prose() {
+        // Each hostile form from issue 32, and how CommonMark would otherwise read it.
+        assert_eq!(md_text("<script>alert(1)</script>"), "\\<script>alert(1)\\</script>");
+        assert_eq!(md_text("[x](javascript:alert(1))"), "\\[x\\](javascript:alert(1))");
+        assert_eq!(md_text("red \u{1b}[31m"), "red \\u{1b}\\[31m");
+        assert_eq!(md_text("# title\n> quote\n- item"), "\\# title\n\\> quote\n\\- item");
+        assert_eq!(md_text("Two lines,\nplain."), "Two lines,\nplain.");
     }
 
     #[test]

@@ -245,19 +245,35 @@ pub fn check_with(s: &Scenario, rates: &DataRates) -> Result<(), Refusal> {
         ));
     }
     if e.events > s.limits.max_events as f64 {
+        // The limit is a u64: past it no setting allows the run, so none is suggested.
+        let suggested = round_up(e.events * 1.25);
+        let raise = if suggested < u64::MAX as f64 {
+            format!(", or raise the limit with `limits: (max_events: {suggested:.0})`")
+        } else {
+            format!(" (no limits.max_events can allow it: the largest is {})", u64::MAX)
+        };
+        let estimate = if e.events.is_finite() {
+            format!("{} events", count(e.events))
+        } else {
+            "more events than a number can hold (a rate or a duration overflows)".into()
+        };
         return Err(refuse(
             e.events_blame,
             format!(
-                "a run of this scenario is estimated to handle {:.3e} events (arrivals over the horizon times \
+                "a run of this scenario is estimated to handle {estimate} (arrivals over the horizon times \
                  the events each request causes), over limits.max_events ({}); shorten the horizon or lower \
-                 the rates, or raise the limit with `limits: (max_events: {:.0})`",
-                e.events,
+                 the rates{raise}",
                 s.limits.max_events,
-                round_up(e.events * 1.25).min(1.8e19),
             ),
         ));
     }
     Ok(())
+}
+
+/// A count for a message: digits up to a quadrillion, beyond that scientific (`1.000e300`)
+/// rather than hundreds of digits. Never for a setting to paste: integer fields take digits.
+fn count(x: f64) -> String {
+    if x.abs() < 1e15 { format!("{x:.0}") } else { format!("{x:.3e}") }
 }
 
 /// `x` rounded up to two significant digits, for a limit to suggest.
@@ -334,13 +350,13 @@ pub fn check_sweep(base: &Scenario, size: &SweepSize) -> Result<(), String> {
     let limit = base.limits.max_memory.as_u64() as f64;
     if need > limit {
         return Err(format!(
-            "this sweep has {:.0} points x {} policies x {} replications = {:.0} runs and is estimated to need \
+            "this sweep has {} points x {} policies x {} replications = {} runs and is estimated to need \
              {} of memory, over limits.max_memory ({}) of the base scenario; use fewer steps, samples or \
              replications, or raise the limit in the base scenario with `limits: (max_memory: \"{}\")`",
-            size.points,
+            count(size.points),
             size.policies,
             size.replications,
-            size.runs(),
+            count(size.runs()),
             bytes(need),
             base.limits.max_memory.display().iec(),
             bytes(round_up(need * 1.25)),
@@ -507,11 +523,16 @@ fn check_attempts(s: &Scenario) -> Result<(), Refusal> {
             return Err(refuse(
                 format!("policies[{i}]"),
                 format!(
-                    "policy \"{}\": its retry layers allow {attempts:.0} attempts per request, over \
-                     limits.max_attempts ({}); lower Retry.max_attempts (DotnetStandard.max_retry_attempts), \
-                     or raise the limit with \
-                     `limits: (max_attempts: {attempts:.0})`",
-                    p.name, s.limits.max_attempts
+                    "policy \"{}\": its retry layers allow {} attempts per request, over \
+                     limits.max_attempts ({}); lower Retry.max_attempts (DotnetStandard.max_retry_attempts){}",
+                    p.name,
+                    count(attempts),
+                    s.limits.max_attempts,
+                    if attempts < u64::MAX as f64 {
+                        format!(", or raise the limit with `limits: (max_attempts: {attempts:.0})`")
+                    } else {
+                        String::new()
+                    }
                 ),
             ));
         }

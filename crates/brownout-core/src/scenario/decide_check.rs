@@ -1,8 +1,8 @@
 //! Checks of a `decide` section shared by scenarios, sweeps and `tune`: the shape (one
 //! objective, inequalities, finite targets) and, through the caller's `resolve`, the names.
 
-use super::{Cmp, Constraint, Decide};
-use crate::metrics::catalog::{self, Scope};
+use super::{Cmp, Constraint, Decide, Scenario};
+use crate::metrics::catalog::{self, Metric, Scope, Unit};
 use crate::metrics::measure::{Measure, ObjectiveRef};
 
 /// Checks a measure against its context: `Err((field, message))`, the field being `.class`,
@@ -13,8 +13,11 @@ pub type Resolve<'a> = dyn Fn(&ObjectiveRef) -> Result<(), (&'static str, String
 pub fn measure_of(c: &Constraint) -> Result<Measure<'_>, (&'static str, String)> {
     let scope = if c.class.is_some() { Scope::Class } else { Scope::Run };
     let metric = catalog::find(scope, &c.metric).ok_or_else(|| {
-        let hint = match (scope, catalog::find(Scope::Class, &c.metric)) {
-            (Scope::Run, Some(_)) => format!("\"{}\" is a per-class metric: give `class`", c.metric),
+        let hint = match (scope, catalog::find(Scope::Class, &c.metric), catalog::find(Scope::Run, &c.metric)) {
+            (Scope::Run, Some(_), _) => format!("\"{}\" is a per-class metric: give `class`", c.metric),
+            (Scope::Class, _, Some(_)) => {
+                format!("\"{}\" is a run-level metric and takes no class: remove `class`", c.metric)
+            }
             _ => format!("unknown metric \"{}\" (expected one of: {})", c.metric, catalog::names(scope)),
         };
         (".metric", hint)
@@ -50,7 +53,57 @@ pub fn validate_decide(d: &Decide, resolve: &Resolve) -> Result<(), (String, Str
             return Err((at(".value"), format!("decide: constraint value must be a finite number, got {}", c.value)));
         }
         let m = measure_of(c).map_err(|(f, m)| (at(f), format!("decide: {m}")))?;
+        check_fraction(m.metric, c.value).map_err(|msg| (at(".value"), format!("decide: {msg}")))?;
         resolve(&ObjectiveRef::Metric(m)).map_err(|(f, msg)| (at(f), format!("decide: {msg}")))?;
     }
     Ok(())
+}
+
+/// A bound on a fraction (a ratio of counts, a share of time) outside [0, 1] is met by every
+/// choice or by none, so it is refused rather than judged.
+pub fn check_fraction(metric: &Metric, value: f64) -> Result<(), String> {
+    if metric.unit == Unit::Fraction && !(0.0..=1.0).contains(&value) {
+        return Err(format!(
+            "\"{}\" is a fraction between 0 and 1, so a bound of {value} is met always or never: give a value in [0, 1]",
+            metric.name
+        ));
+    }
+    Ok(())
+}
+
+/// The metrics only a `business` section gives a value (orders and their consequences):
+/// without one they read 0 for every policy, so every choice would tie and pass.
+const BUSINESS_METRICS: [&str; 5] = ["business_cost", "orders", "substitutions", "refunds", "lost_orders"];
+
+/// Refuses a business metric in a scenario without a `business` section.
+pub fn check_business(s: &Scenario, metric: &Metric) -> Result<(), String> {
+    if s.business.is_none() && BUSINESS_METRICS.contains(&metric.name) {
+        let hint = if metric.name == "business_cost" {
+            " (for the fallback answers' cost alone, use CLASS/fallback_cost)"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "\"{}\" needs a `business` section in the scenario: without one it is 0 for every policy, \
+             so every choice would tie{hint}",
+            metric.name
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a measure against its base scenario: a known class (`has_class`), a known phase,
+/// and a business metric only with a `business` section.
+pub fn check_measure(
+    s: &Scenario,
+    m: &Measure,
+    has_class: &dyn Fn(&str) -> bool,
+) -> Result<(), (&'static str, String)> {
+    if let Some(c) = m.class.filter(|c| !has_class(c)) {
+        return Err((".class", format!("unknown class \"{c}\"")));
+    }
+    if let Some(p) = m.phase {
+        super::check_phase_name(s, p).map_err(|e| (".phase", e))?;
+    }
+    check_business(s, m.metric).map_err(|e| (".metric", e))
 }

@@ -49,6 +49,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 /// [`load`] for scenario text already in memory: `path` names it in messages, and the data
 /// files it names are read relative to `path`'s folder.
 pub fn load_text(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+    let text = without_bom(text);
     let mut scenario = parse(path, text)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let expansion = import::expand(&mut scenario, dir).map_err(|e| import_error(path, text, e))?;
@@ -112,21 +113,50 @@ fn import_error(path: &Path, text: &str, e: ExpandError) -> ScenarioError {
 
 /// Parse scenario text (no semantic checks). `path` is only used in messages.
 pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+    let text = without_bom(text);
     ron::Options::default()
         .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
         .from_str::<Scenario>(text)
         .map_err(|e| {
             let (line, col, message) = super::relocate(text, e.position.line, e.position.col, &e.code.to_string());
-            ScenarioError { file: path.to_path_buf(), line, col, message: explain(&message) }
+            ScenarioError { file: path.to_path_buf(), line, col, message: explain(&message, text, line, col) }
         })
 }
 
-fn explain(raw: &str) -> String {
+/// `text` without a leading UTF-8 byte order mark, which editors on Windows write and RON
+/// would read as a stray character before the opening `(`.
+pub(crate) fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// RON's message, made to say what was expected where it speaks of the parser's state.
+fn explain(raw: &str, text: &str, line: usize, col: usize) -> String {
     if raw.contains("Unexpected missing field") || raw.contains("missing field") {
         format!("{raw} (every required field must be given; see README's scenario format)")
+    } else if let Some(number) = fraction_at(text, line, col) {
+        // An integer field read the digits before a `.` or an exponent, then met the rest.
+        format!("expected an integer (a whole number such as 2), found {number}")
     } else {
         raw.to_string()
     }
+}
+
+/// The number around `line:col` when the parser stopped inside it at a `.` or an exponent:
+/// an integer field given a fraction (`2.5`) or an exponent (`1e30`). At most 40 characters
+/// of it, so a message never carries much of the file.
+fn fraction_at(text: &str, line: usize, col: usize) -> Option<String> {
+    let row: Vec<char> = text.lines().nth(line.checked_sub(1)?)?.chars().collect();
+    let at = col.checked_sub(1)?;
+    let number_char = |c: char| c.is_ascii_digit() || ".eE+-_".contains(c);
+    let stop = *row.get(at)?;
+    if !(stop == '.' || stop == 'e' || stop == 'E') || !at.checked_sub(1).is_some_and(|p| row[p].is_ascii_digit()) {
+        return None;
+    }
+    let start = (0..at).rev().take_while(|&i| row[i].is_ascii_digit() || row[i] == '_').last().unwrap_or(at);
+    let sign = usize::from(start > 0 && row[start - 1] == '-');
+    let end = (at..row.len()).take_while(|&i| number_char(row[i])).last().map_or(at, |i| i + 1);
+    let number: String = row[start - sign..end].iter().take(40).collect();
+    Some(format!("`{number}`"))
 }
 
 /// Line and column of the value at `path` in `text` (0, 0 when the text is not RON).

@@ -15,6 +15,7 @@ mod validate;
 pub use crate::units::Dur;
 pub(crate) use crate::units::parse_duration;
 pub use decide_check::{Resolve, measure_of, validate_decide};
+pub(crate) use decide_check::{check_business, check_fraction, check_measure};
 pub use fallback::FallbackAnswer;
 pub use load::{ScenarioError, data_files, load, load_text, load_with_plugins, parse};
 pub(crate) use names::check_file_name;

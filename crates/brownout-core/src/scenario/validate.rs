@@ -9,6 +9,7 @@ use std::fmt;
 use super::names::{check_file_name, file_stem};
 use super::{Arrivals, Business, Class, Delay, Drift, Expectation, Latency, PolicySet, Profile, Scenario};
 use crate::metrics::catalog;
+use crate::policy::PolicySpec;
 
 /// The most replications a run may ask for (`replications`, `--replications`).
 pub const MAX_REPLICATIONS: u32 = 1000;
@@ -75,12 +76,13 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
     validate_catalogue_and_business(s)?;
     super::fallback::validate_fallbacks(s)?;
     let policies = validate_policies(s, &classes)?;
+    validate_phase_names(s)?;
     super::types::check_phases(s).map_err(|(p, m)| bad(p, m))?;
     // The phases are resolved once: per expectation, they made validation quadratic.
     let phases = super::types::phases_of(s);
     let phase_names: BTreeSet<&str> = phases.iter().map(|p| p.name.as_str()).collect();
     for (k, e) in s.expect.iter().enumerate() {
-        validate_expectation(e, &classes, &policies).map_err(|(p, m)| bad(format!("expect[{k}]{p}"), m))?;
+        validate_expectation(s, e, &classes, &policies).map_err(|(p, m)| bad(format!("expect[{k}]{p}"), m))?;
         if let Some(name) = e.phase.as_deref().filter(|n| !phase_names.contains(n)) {
             super::types::check_phase_name(s, name).map_err(|m| bad(format!("expect[{k}].phase"), m))?;
         }
@@ -100,20 +102,13 @@ fn resolve_measure(
     r: &crate::metrics::measure::ObjectiveRef,
 ) -> Result<(), (&'static str, String)> {
     use crate::metrics::measure::ObjectiveRef;
-    let m = match r {
+    match r {
         ObjectiveRef::Axis(name) => {
             let known = catalog::names(catalog::Scope::Run);
-            return Err((".metric", format!("unknown metric \"{name}\" (expected one of: {known})")));
+            Err((".metric", format!("unknown metric \"{name}\" (expected one of: {known})")))
         }
-        ObjectiveRef::Metric(m) => m,
-    };
-    if let Some(c) = m.class.filter(|c| !classes.contains_key(c)) {
-        return Err((".class", format!("unknown class \"{c}\"")));
+        ObjectiveRef::Metric(m) => super::check_measure(s, m, &|c| classes.contains_key(c)),
     }
-    if let Some(p) = m.phase {
-        super::types::check_phase_name(s, p).map_err(|e| (".phase", e))?;
-    }
-    Ok(())
 }
 
 fn validate_fleet(s: &Scenario) -> Result<(), Invalid> {
@@ -493,7 +488,7 @@ fn validate_stack(
             let c = &layer.classes[k];
             return Err(bad(format!("{at}.classes[{k}]"), format!("policy \"{name}\" names unknown class \"{c}\"")));
         }
-        layer.policy.validate(class_names).map_err(|m| {
+        library_bounds(&layer.policy).and_then(|()| layer.policy.validate(class_names)).map_err(|m| {
             let field = message_path(&m);
             let path = if field.is_empty() { format!("{at}.policy") } else { format!("{at}.policy.{field}") };
             bad(path, format!("policy \"{name}\": {m}"))
@@ -502,8 +497,69 @@ fn validate_stack(
     Ok(())
 }
 
+/// Phase names are written in metrics as `phase:class/metric`, so a `:` or `/` in one makes
+/// it unnameable; a control character would reach reports and terminals as-is.
+fn validate_phase_names(s: &Scenario) -> Result<(), Invalid> {
+    for (k, p) in s.phases.iter().enumerate() {
+        let why = if p.name.contains([':', '/']) {
+            "must not contain `:` or `/` (metrics name a phase as `phase:class/metric`)"
+        } else if p.name.chars().any(crate::text::is_unseen) {
+            "must not contain control characters (newline, tab, escape, NUL, bidirectional overrides)"
+        } else {
+            continue;
+        };
+        let shown = crate::text::visible(&p.name);
+        return Err(bad(format!("phases[{k}].name"), format!("phase name \"{shown}\" {why}")));
+    }
+    Ok(())
+}
+
+/// Bounds a policy's own validation leaves open where the library it follows, or the
+/// simulation, has one. The message starts with the field, as policy messages do.
+fn library_bounds(p: &PolicySpec) -> Result<(), String> {
+    const HALF_SECOND: u64 = 500_000_000;
+    const DAY: u64 = 86_400_000_000_000;
+    match p {
+        // Polly's CircuitBreakerStrategyOptions (src/Polly.Core/CircuitBreaker/
+        // CircuitBreakerStrategyOptions.TResult.cs): BreakDuration and SamplingDuration carry
+        // [Range(typeof(TimeSpan), "00:00:00.500", "1.00:00:00")], which .NET validates.
+        PolicySpec::DotnetStandard(c) => {
+            for (field, d) in [("break_duration", c.break_duration), ("sampling_duration", c.sampling_duration)] {
+                if !(HALF_SECOND..=DAY).contains(&d.ns()) {
+                    return Err(format!(
+                        "DotnetStandard.{field} is {d}; .NET (Polly's CircuitBreakerStrategyOptions) \
+                         requires 0.5 s to 24 h"
+                    ));
+                }
+            }
+            Ok(())
+        }
+        // A zero break re-admits the very next call: the breaker opens and closes at the same
+        // instant and never refuses anything.
+        PolicySpec::ConsecutiveBreaker(c) if c.break_duration.ns() == 0 => Err(
+            "ConsecutiveBreaker.break_duration is 0; expected > 0 (an open breaker that lasts no time refuses nothing)"
+                .into(),
+        ),
+        // The tier of a class listed twice would be whichever entry is read last.
+        PolicySpec::TieredBulkhead(c) => {
+            let mut seen = BTreeMap::new();
+            for (k, t) in c.classes.iter().enumerate() {
+                if let Some(j) = seen.insert(t.name.as_str(), k) {
+                    return Err(format!(
+                        "TieredBulkhead.classes[{k}].name: class \"{}\" is listed twice (first as classes[{j}])",
+                        crate::text::visible(&t.name)
+                    ));
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Checks one expectation; the error path is relative to it (`.value`, `.class`, ...).
 fn validate_expectation(
+    s: &Scenario,
     e: &Expectation,
     classes: &BTreeMap<&str, usize>,
     policies: &BTreeMap<&str, usize>,
@@ -528,13 +584,19 @@ fn validate_expectation(
         return Err(sub(".class", format!("expectation names unknown class \"{c}\"")));
     }
     let scope = if e.class.is_some() { catalog::Scope::Class } else { catalog::Scope::Run };
-    if catalog::find(scope, &e.metric).is_none() {
-        return Err(sub(
-            ".metric",
-            format!("expectation: unknown metric \"{}\" (expected one of: {})", e.metric, catalog::names(scope)),
-        ));
+    let Some(metric) = catalog::find(scope, &e.metric) else {
+        let hint = match (scope, catalog::find(catalog::Scope::Run, &e.metric)) {
+            (catalog::Scope::Class, Some(_)) => {
+                format!("\"{}\" is a run-level metric and takes no class: remove `class`", e.metric)
+            }
+            _ => format!("unknown metric \"{}\" (expected one of: {})", e.metric, catalog::names(scope)),
+        };
+        return Err(sub(".metric", format!("expectation: {hint}")));
+    };
+    if let Some(v) = e.value {
+        super::check_fraction(metric, v).map_err(|m| sub(".value", format!("expectation: {m}")))?;
     }
-    Ok(())
+    super::check_business(s, metric).map_err(|m| sub(".metric", format!("expectation: {m}")))
 }
 
 #[cfg(test)]

@@ -105,15 +105,7 @@ pub(crate) fn plan(
                     ))
                 }
             },
-            ObjectiveRef::Metric(m) => {
-                if let Some(c) = m.class.filter(|c| !base.classes.iter().any(|k| k.name == *c)) {
-                    return Err((".class", format!("unknown class \"{c}\"")));
-                }
-                match m.phase {
-                    Some(p) => scenario::check_phase_name(base, p).map_err(|e| (".phase", e)),
-                    None => Ok(()),
-                }
-            }
+            ObjectiveRef::Metric(m) => scenario::check_measure(base, m, &|c| base.classes.iter().any(|k| k.name == c)),
         }
     };
     let from_spec = spec.decide.is_some();

@@ -235,8 +235,13 @@ fn check_header(spec: &SweepSpec, base: &Scenario) -> Result<(), Located> {
     if spec.metrics.is_empty() {
         return Err(err("metrics", "name at least one metric to aggregate"));
     }
+    // A metric named twice would give sweep.csv two columns of one name.
+    let mut seen = std::collections::BTreeMap::new();
     for (k, m) in spec.metrics.iter().enumerate() {
         check_metric(m, base).map_err(|msg| err(format!("metrics[{k}]"), msg))?;
+        if let Some(j) = seen.insert(m.as_str(), k) {
+            return Err(err(format!("metrics[{k}]"), format!("metric \"{m}\" is named twice (first as metrics[{j}])")));
+        }
     }
     let mut names = std::collections::BTreeMap::new();
     for (i, a) in spec.axes.iter().enumerate() {
@@ -322,6 +327,11 @@ fn check_metric(written: &str, base: &Scenario) -> Result<(), String> {
             if !base.classes.iter().any(|c| c.name == class) {
                 let names: Vec<&str> = base.classes.iter().map(|c| c.name.as_str()).collect();
                 return Err(format!("metric \"{m}\": unknown class \"{class}\" (classes: {})", text::listing(&names)));
+            }
+            if find(Scope::Class, name).is_none() && find(Scope::Run, name).is_some() {
+                return Err(format!(
+                    "metric \"{m}\": \"{name}\" is a run-level metric and takes no class: write it as \"{name}\""
+                ));
             }
             if find(Scope::Class, name).is_none() {
                 return Err(format!(

@@ -168,15 +168,7 @@ fn check_decide(spec: &TuneSpec, base: &Scenario) -> Result<(), Located> {
                 ".metric",
                 format!("unknown metric or knob \"{name}\" (metrics: {})", catalog::names(catalog::Scope::Run)),
             )),
-            ObjectiveRef::Metric(m) => {
-                if let Some(c) = m.class.filter(|c| !base.classes.iter().any(|k| k.name == *c)) {
-                    return Err((".class", format!("unknown class \"{c}\"")));
-                }
-                if let Some(p) = m.phase {
-                    scenario::check_phase_name(base, p).map_err(|e| (".phase", e))?;
-                }
-                Ok(())
-            }
+            ObjectiveRef::Metric(m) => scenario::check_measure(base, m, &|c| base.classes.iter().any(|k| k.name == c)),
         }
     };
     crate::decide::validate(&spec.decide, &resolve).map_err(|(p, m)| err(format!("decide{p}"), m))

@@ -27,7 +27,7 @@ use crate::units::Dur;
 pub struct ConsecutiveConfig {
     /// Consecutive failures that open the breaker (>= 1).
     pub failures: u32,
-    /// How long it stays open before admitting probes.
+    /// How long it stays open before admitting probes (> 0).
     pub break_duration: Dur,
     /// Trial calls admitted while half-open (>= 1).
     #[serde(default = "one")]

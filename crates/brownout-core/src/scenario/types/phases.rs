@@ -21,7 +21,9 @@ use crate::engine::Time;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Phase {
-    /// Name (non-empty, unique), e.g. `"brownout"`; expectations and sweep metrics use it.
+    /// Name (non-empty, unique, without `:`, `/` or control characters, which the
+    /// `phase:class/metric` syntax cannot name), e.g. `"brownout"`; expectations and sweep
+    /// metrics use it.
     pub name: String,
     /// Start (at or after `warmup`).
     pub start: Dur,
