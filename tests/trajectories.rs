@@ -308,7 +308,6 @@ fn limiter(set: &str, c: &Value) -> Box<dyn Policy> {
             max_concurrency: u32_of(c, "max_concurrency"),
             smoothing: f64_of(c, "smoothing"),
             probe_multiplier: u32_of(c, "probe_multiplier"),
-            seed: 0,
             queue: 0,
             max_wait: Dur(0),
             refuse_as: RefuseAs::Rejected,
