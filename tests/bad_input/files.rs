@@ -446,7 +446,7 @@ pub fn truncations() -> Vec<Case> {
         for &end in ends.iter().step_by(step).take(CUTS) {
             out.push(Case {
                 name: format!("truncated {rel} at byte {end}"),
-                files: vec![("t.ron".into(), text[..end].as_bytes().to_vec())],
+                files: vec![("t.ron".into(), text.as_bytes()[..end].to_vec())],
                 action: action("t.ron".into()),
                 located: true,
             });
