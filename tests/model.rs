@@ -276,6 +276,8 @@ fn an_incident_replayed_from_csv_drives_the_latency() {
 
 #[test]
 fn check_determinism_reproduces_every_run() {
+    // A folder of its own: a fixed path under /tmp is shared with every other checkout's run.
+    let dir = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_brownout"))
         .args([
             "run",
@@ -284,7 +286,7 @@ fn check_determinism_reproduces_every_run() {
             "--no-charts",
         ])
         .arg("--out")
-        .arg(std::env::temp_dir().join("brownout-determinism-check"))
+        .arg(dir.path().join("out"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
