@@ -306,7 +306,7 @@ fn figures(s: &Scenario, dir: &Path, policy: Option<usize>) -> Option<Value> {
     };
     let mut all = Vec::new();
     for p in which {
-        let r = run_policy(&model, p, opts.clone()).ok()?;
+        let r = run_policy(&model, p, opts).ok()?;
         all.push(serde_json::json!([r.summary, r.phases, r.rows]));
     }
     Some(Value::Array(all))

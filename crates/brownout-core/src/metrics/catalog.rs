@@ -280,11 +280,23 @@ pub static CATALOG: &[Metric] = &[
     run("dependency_queue_wait_mean_ms", "dependency.queue_wait_ms.mean", Ms, Lower, |r| {
         Some(r.dependency.queue_wait_ms.mean)
     }),
+    run("dependency_queue_wait_p50_ms", "dependency.queue_wait_ms.p50", Ms, Lower, |r| {
+        Some(r.dependency.queue_wait_ms.p50)
+    }),
     run("dependency_queue_wait_p95_ms", "dependency.queue_wait_ms.p95", Ms, Lower, |r| {
         Some(r.dependency.queue_wait_ms.p95)
     }),
+    run("dependency_queue_wait_p99_ms", "dependency.queue_wait_ms.p99", Ms, Lower, |r| {
+        Some(r.dependency.queue_wait_ms.p99)
+    }),
+    run("dependency_queue_wait_max_ms", "dependency.queue_wait_ms.max", Ms, Lower, |r| {
+        Some(r.dependency.queue_wait_ms.max)
+    }),
     run("dependency_time_mean_ms", "dependency.time_ms.mean", Ms, Lower, |r| Some(r.dependency.time_ms.mean)),
+    run("dependency_time_p50_ms", "dependency.time_ms.p50", Ms, Lower, |r| Some(r.dependency.time_ms.p50)),
     run("dependency_time_p95_ms", "dependency.time_ms.p95", Ms, Lower, |r| Some(r.dependency.time_ms.p95)),
+    run("dependency_time_p99_ms", "dependency.time_ms.p99", Ms, Lower, |r| Some(r.dependency.time_ms.p99)),
+    run("dependency_time_max_ms", "dependency.time_ms.max", Ms, Lower, |r| Some(r.dependency.time_ms.max)),
     // Oscillating load (herds after a breaker closes, retry storms) is what hurts a struggling
     // dependency: the same calls spread evenly are better.
     run("dependency_throughput_cv", "dependency.throughput_cv", Number, Lower, |r| Some(r.dependency.throughput_cv)),
