@@ -32,6 +32,8 @@ if [ "$only" = classes ]; then
     cat <<SMALL
     ],
     dependency: (latency: LogNormal(median: "20ms", sigma: 0.4)),
+    // Running it would need 24 KiB per class and run (and per phase); only check is timed.
+    limits: (max_memory: "1000TiB", max_output: "1000TiB"),
     policies: [
         (name: "none"),
         (name: "timeout", stack: [(policy: Timeout((timeout: "200ms")))]),
@@ -44,6 +46,8 @@ fi
 cat <<MID
     ],
     dependency: (latency: LogNormal(median: "20ms", sigma: 0.4)),
+    // Running it would need 24 KiB per class and run (and per phase); only check is timed.
+    limits: (max_memory: "1000TiB", max_output: "1000TiB"),
     phases: [
 MID
 awk -v n="$n" 'BEGIN { for (i = 0; i < n; i += 10) printf "        (name: \"p%d\", start: \"%ds\", end: \"%ds\"),\n", i, i, i + 10 }'

@@ -175,9 +175,10 @@ fn a_hundred_thousand_classes_validate() {
         }
     }
     s.policies.retain(|p| p.name != "tiered");
-    // 100,000 busy classes are over the default memory and event budgets; validation itself
-    // is what this test is about.
+    // 100,000 busy classes are over the default memory, output and event budgets; validation
+    // itself is what this test is about.
     s.limits.max_memory = bytesize::ByteSize::tib(1);
+    s.limits.max_output = bytesize::ByteSize::tib(1);
     s.limits.max_events = 1_000_000_000_000;
     let started = std::time::Instant::now();
     scenario::validate(&s).expect("valid");

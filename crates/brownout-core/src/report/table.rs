@@ -3,7 +3,19 @@
 use super::escape::{md, md_code};
 use super::replicate::{self, Standing};
 use crate::metrics::catalog::{CATALOG, Column, Direction, Metric, Scope, Unit};
-use crate::metrics::summary::ScenarioSummary;
+use crate::metrics::summary::{ClassInfo, ClassSummary, RunSummary, ScenarioSummary};
+
+/// Class `name` of run `r`, looked for at `at` first: its place in the scenario, the same in
+/// every run and in `setup.classes`. A search by name in every cell made the tables quadratic
+/// in the classes; by name is the fallback (a class missing from a run).
+fn class_at<'a>(r: &'a RunSummary, at: usize, name: &str) -> Option<&'a ClassSummary> {
+    r.classes.get(at).filter(|c| c.class == name).or_else(|| r.classes.iter().find(|c| c.class == name))
+}
+
+/// The scenario's facts about class `name`, looked for at `at` first (see [`class_at`]).
+fn info_at<'a>(s: &'a ScenarioSummary, at: usize, name: &str) -> Option<&'a ClassInfo> {
+    s.setup.classes.get(at).filter(|c| c.name == name).or_else(|| s.setup.classes.iter().find(|c| c.name == name))
+}
 
 use super::expect::NO_VALUE;
 
@@ -38,7 +50,11 @@ fn columns() -> Vec<(&'static Metric, Column)> {
 /// breaker figures only where some policy set has a breaker. Decided from the scenario's
 /// facts, so a fallback that served nothing still shows its 0.
 pub fn says_something(s: &ScenarioSummary, metric: &str, class: &str) -> bool {
-    let info = s.setup.classes.iter().find(|c| c.name == class);
+    says(s, metric, s.setup.classes.iter().find(|c| c.name == class))
+}
+
+/// [`says_something`] with the class's facts found.
+fn says(s: &ScenarioSummary, metric: &str, info: Option<&ClassInfo>) -> bool {
     let fact = |f: fn(&crate::metrics::summary::ClassInfo) -> bool| info.is_none_or(f);
     match metric {
         "fallback_ratio" => fact(|c| c.fallback),
@@ -57,12 +73,12 @@ fn place<'a>(m: &Metric, class: &'a str) -> Option<&'a str> {
 /// One cell: the value (the mean and half-width of its 95 % interval when replicated) and the
 /// mark of how the set stands: `*` better than every other set, `=` tied for best; no mark
 /// without replications, where differences are not tested.
-fn cell(s: &ScenarioSummary, p: usize, m: &Metric, col: &Column, class: &str) -> String {
+fn cell(s: &ScenarioSummary, p: usize, m: &Metric, col: &Column, (index, class): (usize, &str)) -> String {
     let show = fmt(m.unit);
     let at = place(m, class);
     let Some(reps) = &s.replications else {
         let r = &s.runs[p];
-        let c = r.classes.iter().find(|c| c.class == class);
+        let c = class_at(r, index, class);
         return show(m.value(r, c).unwrap_or(f64::NAN) / col.per);
     };
     let Some(i) = reps.runs.get(p).and_then(|r| replicate::interval(r, m.name, at)) else { return String::new() };
@@ -81,14 +97,18 @@ fn cell(s: &ScenarioSummary, p: usize, m: &Metric, col: &Column, class: &str) ->
 }
 
 /// Rows of cells for one class: header first.
-fn class_table(s: &ScenarioSummary, class: &str) -> Vec<Vec<String>> {
+/// `index` is the class's place in the scenario.
+fn class_table(s: &ScenarioSummary, index: usize, class: &str) -> Vec<Vec<String>> {
     let mut cols = columns();
-    cols.retain(|(m, _)| says_something(s, m.name, class));
+    let info = info_at(s, index, class);
+    cols.retain(|(m, _)| says(s, m.name, info));
     let mut out =
         vec![std::iter::once("policy".to_string()).chain(cols.iter().map(|(_, c)| c.title.to_string())).collect()];
-    for (p, r) in s.runs.iter().enumerate().filter(|(_, r)| r.classes.iter().any(|c| c.class == class)) {
+    for (p, r) in s.runs.iter().enumerate().filter(|(_, r)| class_at(r, index, class).is_some()) {
         out.push(
-            std::iter::once(r.policy.clone()).chain(cols.iter().map(|(m, col)| cell(s, p, m, col, class))).collect(),
+            std::iter::once(r.policy.clone())
+                .chain(cols.iter().map(|(m, col)| cell(s, p, m, col, (index, class))))
+                .collect(),
         );
     }
     out
@@ -126,8 +146,8 @@ pub(crate) fn class_names(s: &ScenarioSummary) -> Vec<String> {
 /// The terminal table: one block per class, columns aligned.
 pub fn terminal(s: &ScenarioSummary) -> String {
     let mut out = String::new();
-    for class in class_names(s) {
-        let rows = class_table(s, &class);
+    for (index, class) in class_names(s).into_iter().enumerate() {
+        let rows = class_table(s, index, &class);
         let widths: Vec<usize> =
             (0..rows[0].len()).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
         out.push_str(&format!("\n== {class} ==\n"));
@@ -153,8 +173,8 @@ pub fn terminal(s: &ScenarioSummary) -> String {
 /// The same tables in Markdown.
 pub fn markdown(s: &ScenarioSummary) -> String {
     let mut out = String::new();
-    for class in class_names(s) {
-        let rows = class_table(s, &class);
+    for (index, class) in class_names(s).into_iter().enumerate() {
+        let rows = class_table(s, index, &class);
         out.push_str(&format!("\n### {}\n\n", md(&class)));
         out.push_str(&format!("| {} |\n", rows[0].join(" | ")));
         out.push_str(&format!("|{}\n", "---|".repeat(rows[0].len())));
@@ -263,9 +283,8 @@ pub fn verdict(s: &ScenarioSummary) -> String {
         return String::new();
     };
     let mut out = String::new();
-    for class in class_names(s) {
-        let sets: Vec<usize> =
-            (0..s.runs.len()).filter(|&p| s.runs[p].classes.iter().any(|c| c.class == class)).collect();
+    for (index, class) in class_names(s).into_iter().enumerate() {
+        let sets: Vec<usize> = (0..s.runs.len()).filter(|&p| class_at(&s.runs[p], index, &class).is_some()).collect();
         if sets.is_empty() {
             continue;
         }
@@ -277,7 +296,8 @@ pub fn verdict(s: &ScenarioSummary) -> String {
         };
         // The headline is the in-time ratio; these say what that success was made of and cost
         // (each only where the class has it).
-        let shown = |m: &Metric| says_something(s, m.name, &class);
+        let info = info_at(s, index, &class);
+        let shown = |m: &Metric| says(s, m.name, info);
         let parts: Vec<String> = [
             shown(fallback).then(|| format!("{} answered by a fallback", said(s, b, fallback, &class))),
             shown(stale).then(|| format!("staleness p95 {} s", said_per(s, b, stale, &class, 1000.0))),
