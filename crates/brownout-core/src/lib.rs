@@ -28,6 +28,7 @@ pub mod policy;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod stats;
 pub mod sweep;
 pub mod text;
 pub mod tune;

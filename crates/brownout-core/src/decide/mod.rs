@@ -191,7 +191,7 @@ pub struct Choice {
 /// candidate and are reported as a tie (`Lost::Objective { significant: false }`). Without a
 /// feasible one, the least violation. Feasible candidates' means are taken over the
 /// replications in which every one of them has an objective value
-/// ([`crate::sweep::stats::common_means`], the rule of every best and star): one without a
+/// ([`crate::stats::common_means`], the rule of every best and star): one without a
 /// value ranks after those with one.
 pub fn choose(sense: Sense, evals: &[Evaluated], samples: &[Samples]) -> Choice {
     let means = ranking_means(evals, samples);
@@ -211,7 +211,7 @@ pub fn choose(sense: Sense, evals: &[Evaluated], samples: &[Samples]) -> Choice 
 fn ranking_means(evals: &[Evaluated], samples: &[Samples]) -> Vec<f64> {
     let feasible: Vec<usize> = (0..evals.len()).filter(|&k| evals[k].feasible).collect();
     let sets: Vec<&[f64]> = feasible.iter().map(|&k| samples.get(k).map_or(&[][..], |s| &s.objective[..])).collect();
-    let common = crate::sweep::stats::common_means(&sets);
+    let common = crate::stats::common_means(&sets);
     let mut means: Vec<f64> = evals.iter().map(|e| e.objective.mean).collect();
     for (&k, m) in feasible.iter().zip(common) {
         means[k] = m;

@@ -132,7 +132,7 @@ fn objectives_parse_as_metrics_or_axes() {
 fn objectives_are_ranked_over_the_replications_every_feasible_candidate_has() {
     // a has no objective value in replication 2. Over its own replications a averages 5, b
     // over all three (4 + 4 + 100) / 3 = 36; on replications 0 and 1, where both have one, a
-    // is 5 and b is 4: maximising, a is the choice (`sweep::stats::common_means`, the rule of
+    // is 5 and b is 4: maximising, a is the choice (`stats::common_means`, the rule of
     // the run report's stars and a sweep's best settings).
     let d = decide(vec![]);
     let a = Samples { objective: vec![5.0, 5.0, f64::NAN], constraints: vec![] };

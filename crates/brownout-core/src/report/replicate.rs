@@ -10,7 +10,7 @@
 
 use crate::metrics::catalog::{CATALOG, Direction, Metric, Scope};
 use crate::metrics::summary::{Comparison, MetricInterval, PairedDifference, ReplicatedRun, Replications, RunSummary};
-use crate::sweep::stats::{metric_ci95, paired_best};
+use crate::stats::{metric_ci95, paired_best};
 
 /// The value of metric `m` (of `class`, at index `at` in the first run) in `run`, as tables
 /// and expectations compare it. Runs list their classes in scenario order, so the index finds

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::grid::{PlanInfo, Role};
-use super::stats::paired_best;
+use crate::stats::paired_best;
 use super::store::RunRecord;
 use crate::metrics::catalog::{self, Direction};
 
@@ -101,7 +101,7 @@ pub fn best_sets(plan: &PlanInfo, records: &[RunRecord]) -> Vec<BestSet> {
 mod tests {
     use super::*;
     use crate::sweep::grid::AxisInfo;
-    use crate::sweep::stats::mean_ci95;
+    use crate::stats::mean_ci95;
 
     /// One policy, one decision axis `x` with a point per entry of `values`, and a condition
     /// axis `depth` when `depth` gives each point's depth; `values[point][replication]` is the

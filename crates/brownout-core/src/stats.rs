@@ -1,7 +1,7 @@
 //! Means and 95 % Student-t confidence intervals across replications, and the paired (by
 //! seed) comparison that says which of several alternatives is best and which tie with it:
 //! the one rule the run report's stars ([`crate::report::replicate`]) and a sweep's best
-//! settings ([`super::best`]) both follow. The t quantile comes from `statrs` through
+//! settings ([`crate::sweep::best`]) both follow. The t quantile comes from `statrs` through
 //! [`crate::verify::theory::t_quantile`], the one place brownout computes it.
 
 use crate::metrics::catalog::{Direction, Unit};
