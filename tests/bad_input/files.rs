@@ -264,6 +264,12 @@ pub fn tunes() -> Vec<Case> {
             knob(r#"(name: "p", path: "policies[guarded].stack[1].policy.Limiter.permits", range: (from: 0, to: 3)),"#),
         ),
         ("unknown metric", decide(r#"(minimize: "api/bogus_ratio")"#)),
+        // No candidate can meet it: the run budget ran out as a search restarted, and argmin
+        // unwrapped the error (exit 101 at cf326dc); the search now ends with the runs it has.
+        (
+            "constraint no candidate meets",
+            decide(r#"(minimize: "permits", subject_to: [(class: "api", metric: "ok_ratio", op: Le, value: 0.0)])"#),
+        ),
         (
             "unknown phase",
             decide(
