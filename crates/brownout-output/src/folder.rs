@@ -302,28 +302,42 @@ pub fn clean_temporaries(lock: &Lock) -> Result<()> {
     Ok(())
 }
 
-/// Every entry under `dir` (not `.brownout`, not temporaries), relative and `/`-separated,
-/// files and folders alike (folders end in `/`).
-fn entries(dir: &Path) -> Result<Vec<(String, bool)>> {
+/// The entries of folder `d` (not `.brownout` at the top, not temporaries), sorted, each with
+/// whether it is a folder. An entry gone between the listing and its look-up (another
+/// process's temporary) is passed over: it is not in the folder any more.
+fn entries(d: &Path, top: bool) -> Result<Vec<(String, bool)>> {
     let mut out = Vec::new();
-    let mut todo = vec![(dir.to_path_buf(), String::new())];
-    while let Some((d, prefix)) = todo.pop() {
-        for e in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
-            let e = e?;
-            let name = e.file_name().to_string_lossy().into_owned();
-            if (prefix.is_empty() && name == META) || is_temporary(&name) {
-                continue;
-            }
-            let rel = format!("{prefix}{name}");
-            let is_dir = std::fs::symlink_metadata(e.path())?.is_dir();
-            if is_dir {
-                todo.push((e.path(), format!("{rel}/")));
-            }
-            out.push((rel, is_dir));
+    for e in std::fs::read_dir(d).with_context(|| format!("reading {}", d.display()))? {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if (top && name == META) || is_temporary(&name) {
+            continue;
+        }
+        match std::fs::symlink_metadata(e.path()) {
+            Ok(m) => out.push((name, m.is_dir())),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => return Err(err).with_context(|| format!("reading {}", e.path().display())),
         }
     }
     out.sort();
     Ok(out)
+}
+
+/// Every file of a staged folder, which brownout wrote whole, at every depth, relative and
+/// `/`-separated: its manifest.
+fn staged_files(dir: &Path) -> Result<BTreeSet<String>> {
+    let mut files = BTreeSet::new();
+    let mut todo = vec![(dir.to_path_buf(), String::new())];
+    while let Some((d, prefix)) = todo.pop() {
+        for (name, is_dir) in entries(&d, prefix.is_empty())? {
+            if is_dir {
+                todo.push((d.join(&name), format!("{prefix}{name}/")));
+            } else {
+                files.insert(format!("{prefix}{name}"));
+            }
+        }
+    }
+    Ok(files)
 }
 
 /// Refuse `lock`'s folder unless brownout wrote everything in it, at every depth, for a
@@ -347,27 +361,37 @@ fn owned_at(shown: &Path, dir: &Path, kind: Kind) -> Result<Manifest> {
     }
     let listed = manifest.as_ref().map(|m| &m.files);
     let mut files = BTreeSet::new();
-    for (rel, is_dir) in entries(dir)? {
-        let top = !rel.contains('/');
-        let chart = rel.strip_prefix("charts/").filter(|c| !c.contains('/'));
-        let ok = if is_dir {
-            rel == "charts" && kind.files().contains(&"charts")
-        } else if top {
-            kind.files().contains(&rel.as_str()) || listed.is_some_and(|l| l.contains(&rel))
-        } else {
-            // A run folder is replaced whole: only the charts it lists are brownout's. The
-            // others are written in place, so a chart's name is enough (nothing is removed).
-            let named_like_a_chart = chart.is_some_and(|c| c.ends_with(".png") || c.ends_with(".svg"));
-            listed.is_some_and(|l| l.contains(&rel)) || (named_like_a_chart && (listed.is_none() || kind != Kind::Run))
-        };
-        if !ok {
-            bail!(
-                "{} holds {rel}, which brownout did not write there; it never replaces or mixes in a folder it did not write, so choose another --out",
-                shown.display()
-            );
-        }
-        if !is_dir {
-            files.insert(rel);
+    // Judged while listed, folder by folder: the first entry brownout did not write refuses
+    // the folder at once, and only a folder brownout writes (`charts`) is looked into, so
+    // `--out ..` or `--out /` reads one listing, never the tree below it.
+    let mut todo = vec![(dir.to_path_buf(), String::new())];
+    while let Some((d, prefix)) = todo.pop() {
+        for (name, is_dir) in entries(&d, prefix.is_empty())? {
+            let rel = format!("{prefix}{name}");
+            let top = !rel.contains('/');
+            let chart = rel.strip_prefix("charts/").filter(|c| !c.contains('/'));
+            let ok = if is_dir {
+                rel == "charts" && kind.files().contains(&"charts")
+            } else if top {
+                kind.files().contains(&rel.as_str()) || listed.is_some_and(|l| l.contains(&rel))
+            } else {
+                // A run folder is replaced whole: only the charts it lists are brownout's. The
+                // others are written in place, so a chart's name is enough (nothing is removed).
+                let named_like_a_chart = chart.is_some_and(|c| c.ends_with(".png") || c.ends_with(".svg"));
+                listed.is_some_and(|l| l.contains(&rel))
+                    || (named_like_a_chart && (listed.is_none() || kind != Kind::Run))
+            };
+            if !ok {
+                bail!(
+                    "{} holds {rel}, which brownout did not write there; it never replaces or mixes in a folder it did not write, so choose another --out",
+                    shown.display()
+                );
+            }
+            if is_dir {
+                todo.push((d.join(&name), format!("{rel}/")));
+            } else {
+                files.insert(rel);
+            }
         }
     }
     Ok(Manifest { kind, files })
@@ -534,7 +558,7 @@ impl Staged {
     /// the old folder left as it was, if a file brownout did not write appeared meanwhile.
     pub fn commit(self) -> Result<()> {
         let staged = self.dir.path().to_path_buf();
-        let files: BTreeSet<String> = entries(&staged)?.into_iter().filter(|(_, d)| !d).map(|(r, _)| r).collect();
+        let files = staged_files(&staged)?;
         let manifest = Manifest { kind: Kind::Run, files };
         // A file the user put there while the run was simulating is not brownout's either.
         owned_at(&self.shown, &self.target, Kind::Run)?;
@@ -556,9 +580,7 @@ impl Staged {
                 return removed.with_context(|| format!("removing the previous {}", self.shown.display()));
             }
         }
-        let top = |d: &Path| -> Result<Vec<String>> {
-            Ok(entries(d)?.into_iter().filter(|(r, _)| !r.contains('/')).map(|(r, _)| r).collect())
-        };
+        let top = |d: &Path| -> Result<Vec<String>> { Ok(entries(d, true)?.into_iter().map(|(r, _)| r).collect()) };
         let commit = Commit { stage: staged.clone(), old: top(&self.target)?, new: top(&staged)?, manifest };
         crate::write_atomic(&self.target.join(META).join("commit"), &serde_json::to_vec(&commit)?)?;
         // From here the staged folder is the commit record's: finishing removes it.

@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::grid::{PlanInfo, Role};
-use crate::stats::paired_best;
 use super::store::RunRecord;
 use crate::metrics::catalog::{self, Direction};
+use crate::stats::paired_best;
 
 /// The best settings of one policy set on one metric in one condition: one entry of
 /// `sweep.json`'s `best` list.
@@ -100,8 +100,8 @@ pub fn best_sets(plan: &PlanInfo, records: &[RunRecord]) -> Vec<BestSet> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::grid::AxisInfo;
     use crate::stats::mean_ci95;
+    use crate::sweep::grid::AxisInfo;
 
     /// One policy, one decision axis `x` with a point per entry of `values`, and a condition
     /// axis `depth` when `depth` gives each point's depth; `values[point][replication]` is the
