@@ -180,7 +180,7 @@ fn position(text: &str, at: usize) -> (usize, usize) {
 
 #[test]
 fn check_refuses_fallbacks_that_cannot_take_effect_at_their_value() {
-    let limiter = "(policy: Limiter((permits: 1)))";
+    let limiter = "(policy: Limiter((permits: 1, refuse_as: Fallback)))";
     let timeout = "(policy: Timeout((timeout: \"50ms\")))";
     // (class fields, stack, the text the error must point at, words the message must hold)
     let cases = [
@@ -206,6 +206,37 @@ fn check_refuses_fallbacks_that_cannot_take_effect_at_their_value() {
     }
 }
 
+/// A refusal as 429 never falls back (`refuse_as: Rejected`, a bulkhead class with
+/// `on_full: Reject` or `Wait`, Envoy's thresholds, shedding by deadline), so a class that falls
+/// back `OnRefusal` behind such layers only would never use its fallback: `check` refuses it
+/// at the class's `fallback`.
+#[test]
+fn check_refuses_a_fallback_on_refusal_behind_layers_that_only_answer_429() {
+    let fields = "fallback: OnRefusal, fallback_answer: FailOpen()";
+    for stack in [
+        "(policy: Limiter((permits: 1)))",
+        "(policy: Limiter((permits: 1, refuse_as: Rejected))), (policy: Aimd((refuse_as: Rejected)))",
+        "(policy: TieredBulkhead((permits: 1, classes: [(name: \"pay\", share: 1, on_full: Reject)])))",
+        "(policy: TieredBulkhead((permits: 1, classes: [(name: \"pay\", share: 1, on_full: Wait(\"1s\"))])))",
+        "(policy: EnvoyThresholds((thresholds: [(max_requests: 1)])))",
+        "(policy: ShedByDeadline((min_remaining: \"100ms\")))",
+        // A layer that could fall back, but over another class only.
+        "(policy: Limiter((permits: 1, refuse_as: Fallback)), classes: [\"other\"])",
+    ] {
+        // The scenario's classes come before the stack, which may name "pay" too.
+        let text = scenario(fields, "", stack, "").replacen(
+            "classes: [(name: \"pay\"",
+            "classes: [(name: \"other\", arrivals: Poisson(rate_per_s: 1), deadline: \"1s\"), (name: \"pay\"",
+            1,
+        );
+        let (code, stderr) = check(&text);
+        assert_eq!(code, Some(2), "{stack}: {stderr}");
+        let (line, col) = position(&text, text.find(fields).unwrap() + fields.find("OnRefusal").unwrap());
+        assert!(stderr.contains(&format!("s.ron:{line}:{col}")), "{stack}: want s.ron:{line}:{col} in {stderr}");
+        assert!(stderr.contains("429"), "{stack}: want the reason in {stderr}");
+    }
+}
+
 #[test]
 fn run_refuses_what_check_refuses_and_writes_nothing() {
     let text = scenario("fallback: OnRefusalOrFailure", "", "", "");
@@ -223,9 +254,22 @@ fn run_refuses_what_check_refuses_and_writes_nothing() {
 
 #[test]
 fn a_fallback_that_can_take_effect_passes_check() {
-    let limiter = "(policy: Limiter((permits: 1)))";
+    let limiter = "(policy: Limiter((permits: 1, refuse_as: Fallback)))";
     for (fields, stack) in [
         ("fallback: OnRefusal, fallback_answer: FailOpen()", limiter),
+        (
+            "fallback: OnRefusal, fallback_answer: FailOpen()",
+            "(policy: ConsecutiveBreaker((failures: 1, break_duration: \"1s\")))",
+        ),
+        (
+            "fallback: OnRefusal, fallback_answer: FailOpen()",
+            "(policy: TieredBulkhead((permits: 1, classes: [(name: \"pay\", share: 1, on_full: FallbackNow)])))",
+        ),
+        // One layer of the stack that can fall back is enough, beside one that answers 429.
+        (
+            "fallback: OnRefusal, fallback_answer: FailOpen()",
+            "(policy: Limiter((permits: 1))), (policy: Vegas((refuse_as: Fallback)))",
+        ),
         ("fallback: OnRefusalOrFailure, fallback_answer: FailClosed(cost_per_use: 3)", ""),
         ("fallback: OnRefusalOrFailure, fallback_answer: LastAnswer(max_age: \"1m\")", ""),
         ("fallback: None", ""),

@@ -21,15 +21,17 @@ fn run(text: &str) -> RunSummary {
     run_all(&model, RunOptions::default(), false).unwrap().summary.runs.remove(0)
 }
 
-/// Five requests at the same instant (1 s) of one class that falls back on refusal (fail
-/// open), to a dependency answering in 100 ms, through `layer`.
+/// Five requests at the same instant (1 s) of one class that falls back (fail open), to a
+/// dependency answering in 100 ms, through `layer`. The dependency never fails, so every
+/// fallback comes from a refusal; `OnRefusalOrFailure` rather than `OnRefusal`, which `check`
+/// refuses behind a layer that only answers 429.
 fn five_at_once(layer: &str) -> String {
     format!(
         r#"Scenario(
     name: "five", horizon: "10s",
     fleet: (workers: (slots: 100), pool: (max_connections: 100, acquire_timeout: "10s")),
     classes: [(name: "pay", arrivals: Scripted(times: ["1s", "1s", "1s", "1s", "1s"]), deadline: "5s",
-               fallback: OnRefusal, fallback_answer: FailOpen(cost_per_use: 0))],
+               fallback: OnRefusalOrFailure, fallback_answer: FailOpen(cost_per_use: 0))],
     dependency: (latency: Constant("100ms")),
     policies: [(name: "p", stack: [(policy: {layer})])],
 )"#

@@ -49,7 +49,8 @@ pub enum Fallback {
     None,
     /// When a policy refuses the call and its refusal allows a fallback: an open breaker,
     /// a limiter with `refuse_as: Fallback`, a bulkhead class with `FallbackNow`. A refusal
-    /// as 429 (`refuse_as: Rejected`, `on_full: Reject`, an expired wait) stays a 429.
+    /// as 429 (`refuse_as: Rejected`, `on_full: Reject`, an expired wait) stays a 429, so
+    /// `check` refuses `OnRefusal` on a class that no layer can refuse into its fallback.
     OnRefusal,
     /// On refusal and on a failed call (error or timeout).
     OnRefusalOrFailure,
