@@ -5,10 +5,10 @@
 
 #[path = "bad_input/files.rs"]
 mod files;
-#[path = "bad_input/imports.rs"]
-mod imports;
 #[path = "bad_input/hostile.rs"]
 mod hostile;
+#[path = "bad_input/imports.rs"]
+mod imports;
 #[path = "bad_input/scenarios.rs"]
 mod scenarios;
 
