@@ -7,7 +7,9 @@
 //! the time series, and the events every request must cause at its expected arrival count.
 //! They leave out what depends on the run (queues, retries that may not happen, data files),
 //! so a refused scenario is one that could not have run within its limits, and the run's own
-//! guards (`max_in_flight`, `max_events`) still stop what only shows up while running.
+//! guards (`max_in_flight`, `max_events`) still stop what only shows up while running. Users'
+//! reloads are the exception: counted at their most (every answer bad), as the file bounds
+//! them, since a chain of them is what ran away without a guard noticing in time.
 
 use bytesize::ByteSize;
 
