@@ -121,3 +121,36 @@ fn the_five_layers_count_towards_the_stack_limit() {
     let err = refusal(&format!("(policy: DotnetStandard(())), {four}"));
     assert!(err.contains("has 9 layers"), "{err}");
 }
+
+/// Issue 32: a million .NET retries ran 60 M calls in 25 s and `amplification` read 0.0 (no
+/// request ever finished, so none counted). Validation now refuses the layer
+/// (`scenario::budget`); the model does not validate, so this checks the run's own cap: each
+/// request stops at `limits.max_attempts` and amplification is its calls per request.
+#[test]
+fn dotnet_retries_stop_at_max_attempts_and_amplification_counts_them() {
+    let text = r#"Scenario(
+        name: "dotnet", horizon: "10s", seed: 7,
+        fleet: (workers: (slots: 200), pool: (max_connections: 200, acquire_timeout: "5s")),
+        classes: [(name: "api", arrivals: Poisson(rate_per_s: 100.0), deadline: "5s")],
+        dependency: (latency: Constant("1ms"), error_rate: Constant(1.0)),
+        limits: (max_attempts: 4),
+        policies: [(name: "p", stack: [(policy: DotnetStandard((max_retry_attempts: 3, retry_delay: "0s",
+            retry_use_jitter: false, minimum_throughput: 1000000000)))])],
+    )"#;
+    let run = |retries: &str| {
+        let s = parse(Path::new("inline.ron"), &text.replace("max_retry_attempts: 3", retries)).unwrap();
+        let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
+        run_all(&model, RunOptions::default(), false).unwrap().summary.runs.remove(0)
+    };
+    // Every call fails and the breaker never has its throughput: 3 retries make 4 calls a
+    // request, amplification 4 by hand (calls / requests that called).
+    let within = run("max_retry_attempts: 3");
+    let c = &within.classes[0];
+    assert!(c.requests > 500, "{}", c.requests);
+    assert_eq!(c.outcomes.error, c.requests);
+    assert_eq!(within.amplification, 4.0);
+    // A million retries (validation would refuse them) stop at the same 4 attempts.
+    let over = run("max_retry_attempts: 1000000");
+    assert_eq!(over.classes[0].outcomes.error, c.outcomes.error);
+    assert_eq!(over.amplification, 4.0);
+}

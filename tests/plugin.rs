@@ -70,3 +70,39 @@ fn a_plugin_that_fails_on_another_instance_is_refused_before_any_run() {
     assert!(err.contains("no room on instance 2"), "{err}");
     assert!(err.contains("every-other"), "{err}");
 }
+
+/// Retries every failed attempt at once, without end: validation counts a plugin layer as
+/// one attempt (it cannot see inside), so only the world's `limits.max_attempts` cap
+/// (model/world/outcome.rs, `spent`) stops it.
+struct RetryForever;
+
+impl Policy for RetryForever {
+    fn admit(&mut self, _a: &Attempt) -> Admission {
+        Admission::Admit
+    }
+
+    fn retry_delay(&mut self, _ask: &brownout::policy::RetryAsk) -> Option<brownout::engine::Time> {
+        Some(0)
+    }
+}
+
+#[test]
+fn a_plugin_s_retries_stop_at_max_attempts() {
+    // Every call fails: each of the six requests is retried until the cap, 5 attempts, and
+    // then fails. Hand count: 6 x 5 = 30 dependency calls, amplification 30 / 6 = 5.
+    let text = TEXT
+        .replace(r#"latency: Constant("10ms")"#, r#"latency: Constant("10ms"), error_rate: Constant(1.0)"#)
+        .replace(r#"stack: [(policy: Plugin((name: "every-other")))]"#, r#"stack: [(policy: Plugin((name: "retry")))]"#)
+        .replace("    policies: [", "    limits: (max_attempts: 5),\n    policies: [");
+    let s = parse(Path::new("plugin.ron"), &text).unwrap();
+    validate(&s).unwrap();
+    let plugins = Plugins::new().register("retry", |_, _| Ok(Box::new(RetryForever)));
+    let model = Model::build_with_plugins(&s, 1, Path::new("."), plugins).unwrap();
+    let r = run_all(&model, RunOptions::default(), false).expect("runs").summary;
+    let run = &r.runs[1];
+    assert_eq!(run.classes[0].outcomes.error, 6);
+    assert_eq!(run.dependency.calls, 30);
+    assert_eq!(run.amplification, 5.0);
+    // Without retries: one call each.
+    assert_eq!(r.runs[0].amplification, 1.0);
+}

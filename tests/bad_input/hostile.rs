@@ -109,6 +109,7 @@ pub fn cases() -> Vec<Case> {
             )),
         ));
     }
+    out.extend(reloads());
     // `brownout import` of a device: grew without bound (14 GB after 60 s).
     for library in ["resilience4j", "envoy", "opossum", "dotnet"] {
         out.push(Case {
@@ -119,6 +120,48 @@ pub fn cases() -> Vec<Case> {
         });
     }
     out
+}
+
+/// Reload chains `check` accepted: certain reloads with no delay and no end ran for hours
+/// (no memory, but 4,294,967,296 requests an arrival), and reloads waiting 10 minutes at
+/// 100,000 arrivals a second, with `max_in_flight` raised past the pending-events guard,
+/// filled memory (8 GiB after 23 s). Both at the default `max_events`; each is now refused
+/// by the budget, located at the reload field.
+fn reloads() -> Vec<Case> {
+    let reload = "reload: (patience: \"300ms\", probability: 0.2, delay: \"50ms\", max_reloads: 2)";
+    let chain = |delay: &str| {
+        format!("reload: (patience: \"1ns\", probability: 1.0, delay: \"{delay}\", max_reloads: 4294967295)")
+    };
+    vec![
+        scenario(
+            "reload chain without end",
+            edits(&[
+                (reload, &chain("0s")),
+                ("horizon: \"2s\"", "horizon: \"1h\""),
+                ("max_events: 100000000", "max_events: 20000000000"),
+            ]),
+        ),
+        scenario(
+            "reload chain ten minutes apart",
+            edits(&[
+                (reload, &chain("10m")),
+                ("horizon: \"2s\"", "horizon: \"1h\""),
+                ("rate_per_s: 20", "rate_per_s: 100000"),
+                ("max_in_flight: 100000", "max_in_flight: 1000000000000"),
+                ("max_events: 100000000", "max_events: 20000000000"),
+            ]),
+        ),
+    ]
+}
+
+/// The reload cases alone, to see them fail on an older build (`BROWNOUT_BAD_INPUT_BIN`).
+#[test]
+fn reload_chains_end_within_the_limits() {
+    for case in reloads() {
+        let (problems, accepted) = super::judge(&case);
+        assert!(problems.is_empty(), "{}: {}", case.name, problems.join("; "));
+        assert!(!accepted, "{}: accepted", case.name);
+    }
 }
 
 /// BASE run over 1,000,000 s in 1 s windows with 8 classes and 4 policy sets, at almost no

@@ -243,7 +243,7 @@ pub enum RunError {
         /// When (ns).
         at: Time,
     },
-    /// More requests in flight than `limits.max_in_flight`.
+    /// More requests in flight, users waiting to reload counted, than `limits.max_in_flight`.
     TooManyInFlight {
         /// The limit.
         limit: u64,
@@ -265,7 +265,8 @@ impl fmt::Display for RunError {
             ),
             RunError::TooManyInFlight { limit, at } => write!(
                 f,
-                "runaway scenario: more than {limit} requests in flight at t={} (limits.max_in_flight); \
+                "runaway scenario: more than {limit} requests in flight or waiting to reload at t={} \
+                 (limits.max_in_flight); \
                  arrivals exceed what the fleet can finish. Reduce the arrival rate, bound the queues, or raise the limit",
                 fmt_time(at)
             ),
@@ -372,6 +373,24 @@ mod tests {
         let e = outgrown(&slow, |s| s.limits.max_in_flight = 3).expect_err("the guard stops it");
         assert!(matches!(e, RunError::TooManyInFlight { limit: 3, .. }), "{e:?}");
         assert!(e.to_string().contains("(limits.max_in_flight); arrivals exceed"), "{e}");
+    }
+
+    #[test]
+    fn pending_reloads_count_against_max_in_flight() {
+        // Answers take 1 ms, so about 0.1 requests are in service at once; but every answer
+        // is slower than a 1 ns patience and reloads 5 s later, so by Little's law 100/s x 5 s
+        // = 500 users wait to reload at once. They are in flight as the limit means it (each
+        // holds a slab entry and an event), so 50 stops the run within its first second; the
+        // 4 x 50 + 1,024 pending-event guard alone would not.
+        let text = TEXT.replace(
+            r#"deadline: "1s")"#,
+            r#"deadline: "1s", reload: (patience: "1ns", probability: 1.0, delay: "5s", max_reloads: 1))"#,
+        );
+        let e = outgrown(&text, |s| s.limits.max_in_flight = 50).expect_err("the guard stops it");
+        assert!(matches!(e, RunError::TooManyInFlight { limit: 50, at } if at < SECOND), "{e:?}");
+        assert!(e.to_string().contains("waiting to reload"), "{e}");
+        // Within the limit it runs to the horizon.
+        assert!(outgrown(&text, |s| s.limits.max_in_flight = 2_000).is_ok());
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! the time series, and the events every request must cause at its expected arrival count.
 //! They leave out what depends on the run (queues, retries that may not happen, data files),
 //! so a refused scenario is one that could not have run within its limits, and the run's own
-//! guards (`max_in_flight`, `max_events`) still stop what only shows up while running.
+//! guards (`max_in_flight`, `max_events`) still stop what only shows up while running. Users'
+//! reloads are the exception: counted at their most (every answer bad), as the file bounds
+//! them, since a chain of them is what ran away without a guard noticing in time.
 
 use bytesize::ByteSize;
 
@@ -50,6 +52,9 @@ const CACHE_SLOT_BYTES: f64 = 8.0;
 const SAMPLE_BYTES: f64 = 16.0;
 /// Bytes of one pending event in the queue (a closed-loop user waits as one).
 const EVENT_BYTES: f64 = 32.0;
+/// Bytes of one reload waiting in its slab (besides its event). Measured: a run held at
+/// 8,000,000 pending reloads by the pending-events guard peaks at 510 MB, 64 bytes each.
+const RELOAD_BYTES: f64 = 32.0;
 /// Bytes of one request alive in the slab.
 const REQUEST_BYTES: f64 = 256.0;
 /// Text of one time-series row once written as CSV (about 25 numbers).
@@ -159,7 +164,18 @@ pub fn estimate_with(s: &Scenario, rates: &DataRates) -> Result<Estimate, Refusa
             held += times.len() as f64 * 8.0;
         }
         run += memory.add(&at, held * policies);
-        count += events.add(&at, requests * events_per_request(s, c));
+        let per_request = events_per_request(s, c);
+        count += events.add(&at, requests * per_request);
+        if let Some(r) = &c.reload {
+            // Counted at their most (every answer bad): the file sets that bound, and a chain
+            // a run cannot stop early is what ran away.
+            let reloads = requests * (reload_multiplier(r, horizon) - 1.0);
+            count += events.add(format!("{at}.reload.max_reloads"), reloads * per_request);
+            // Little's law: reloads arrive at reloads / horizon a second and each waits `delay`,
+            // as an event and a slab entry; never more than all of them.
+            let waiting = (reloads / secs(horizon).max(f64::MIN_POSITIVE) * secs(r.delay.ns())).min(reloads);
+            run += memory.add(format!("{at}.reload.delay"), waiting * (EVENT_BYTES + RELOAD_BYTES) * policies);
+        }
     }
     // Window rows stream to disk as windows close; the charts keep at most MAX_CHART_WINDOWS
     // (coalesced) rows per class and policy.
@@ -210,14 +226,17 @@ pub fn check_with(s: &Scenario, rates: &DataRates) -> Result<(), Refusal> {
     check_attempts(s)?;
     let e = estimate_with(s, rates)?;
     let limit = s.limits.max_memory.as_u64() as f64;
-    if e.memory > limit {
+    // Reloads waiting grow with the rate as the events do: when the events are over their
+    // limit too, the rate is the cause, and the events message names it.
+    let rate_bound = e.memory_blame.ends_with(".reload.delay") && e.events > s.limits.max_events as f64;
+    if e.memory > limit && !rate_bound {
         return Err(refuse(
-            e.memory_blame,
+            e.memory_blame.clone(),
             format!(
                 "this scenario is estimated to need {} of memory ({}), over limits.max_memory ({}); \
                  shrink it, or raise the limit with `limits: (max_memory: \"{}\")`",
                 bytes(e.memory),
-                memory_parts(s),
+                memory_parts(s, &e.memory_blame),
                 s.limits.max_memory.display().iec(),
                 bytes(round_up(e.memory * 1.25)),
             ),
@@ -257,13 +276,16 @@ pub fn check_with(s: &Scenario, rates: &DataRates) -> Result<(), Refusal> {
         } else {
             "more events than a number can hold (a rate or a duration overflows)".into()
         };
+        let reloads = e.events_blame.ends_with(".reload.max_reloads");
         return Err(refuse(
             e.events_blame,
             format!(
                 "a run of this scenario is estimated to handle {estimate} (arrivals over the horizon times \
-                 the events each request causes), over limits.max_events ({}); shorten the horizon or lower \
-                 the rates{raise}",
+                 the events each request causes{}), over limits.max_events ({}); shorten the horizon or lower \
+                 the rates{}{raise}",
+                if reloads { ", reloads counted at their most: every answer bad" } else { "" },
                 s.limits.max_events,
+                if reloads { ", reload.max_reloads or reload.probability" } else { "" },
             ),
         ));
     }
@@ -381,7 +403,7 @@ fn secs(t: Time) -> f64 {
 }
 
 /// The largest terms of the memory estimate, for the message.
-fn memory_parts(s: &Scenario) -> String {
+fn memory_parts(s: &Scenario, blame: &str) -> String {
     let windows = (s.horizon.ns() / s.window.ns().max(1) + 1).min(crate::metrics::MAX_CHART_WINDOWS);
     let mut parts = vec![format!("{} instances", s.fleet.instances)];
     if let Some(c) = &s.catalogue {
@@ -390,6 +412,9 @@ fn memory_parts(s: &Scenario) -> String {
     parts.push(format!("{windows} windows x {} classes x {} policies", s.classes.len(), s.policies.len()));
     if s.replications > 1 {
         parts.push(format!("{} replications", s.replications));
+    }
+    if blame.ends_with(".reload.delay") {
+        parts.push("reloads waiting out their delay, counted at their most: every answer bad".into());
     }
     parts.join(", ")
 }
@@ -495,6 +520,16 @@ fn profile_integral(points: impl Iterator<Item = (f64, f64)>, h: Time) -> f64 {
     let last = points[points.len() - 1];
     total += last.1 * (h - last.0).max(0.0);
     total / SECOND as f64
+}
+
+/// Requests one arrival of a class with `reload` may make if every answer is bad: the first
+/// and, with probability `p` each, up to `max_reloads` more (a geometric sum), no more of
+/// them than `delay`s fit in the horizon.
+fn reload_multiplier(r: &super::Reload, horizon: Time) -> f64 {
+    let fit = horizon.checked_div(r.delay.ns()).unwrap_or(u64::MAX);
+    let n = f64::from(r.max_reloads).min(fit as f64);
+    let p = r.probability;
+    if p >= 1.0 { n + 1.0 } else { (1.0 - p.powf(n + 1.0)) / (1.0 - p) }
 }
 
 /// Events every request of the class causes: its arrival, its local work, its dependency
@@ -714,6 +749,55 @@ mod tests {
         let over = with_stack(s, "(policy: DotnetStandard((max_retry_attempts: 1000)))");
         let m = check(&over).unwrap_err().message;
         assert!(m.contains("1001 attempts per request") && m.contains("limits.max_attempts (1000)"), "{m}");
+    }
+
+    #[test]
+    fn reloads_count_at_their_most_in_events_and_memory() {
+        let plain = r#"(name: "a", arrivals: Poisson(rate_per_s: 100), deadline: "1s")"#;
+        let base = estimate(&scenario(plain, "")).unwrap();
+        let reload = |r: &str| {
+            let class = plain.replace(r#""1s")"#, &format!(r#""1s", reload: ({r}))"#));
+            estimate(&scenario(&class, "")).unwrap()
+        };
+        // Every answer bad, each reloaded with probability 0.5, at most 3 times: an arrival
+        // makes 1 + 0.5 + 0.25 + 0.125 = 1.875 requests, each an arrival and a dependency
+        // call. 1,000 arrivals: 1,875 x 2 events + 22 ticks.
+        let e = reload(r#"patience: "1ms", probability: 0.5, delay: "1s", max_reloads: 3"#);
+        assert_eq!(e.events, 1875.0 * 2.0 + 22.0);
+        // 875 reloads over 10 s, each waiting 1 s: by Little's law 87.5 wait at once, each an
+        // event (32 bytes) and a slab entry (32 bytes).
+        assert_eq!(e.memory - base.memory, 87.5 * 64.0);
+        // A chain of reloads 4 s apart fits 2 in the 10 s horizon, whatever max_reloads says:
+        // 1 + 1 + 1 = 3 requests an arrival.
+        let e = reload(r#"patience: "1ms", probability: 1.0, delay: "4s", max_reloads: 1000"#);
+        assert_eq!(e.events, 3000.0 * 2.0 + 22.0);
+        // No delay, certain reloads, 4,294,967,295 of them: 4,294,967,296 requests an arrival,
+        // 8.6e12 events, over the default 2e10; refused at the field, with a limit that allows it.
+        let class = plain.replace(
+            r#""1s")"#,
+            r#""1s", reload: (patience: "1ms", probability: 1.0, delay: "0s", max_reloads: 4294967295))"#,
+        );
+        let mut s = scenario(&class, "");
+        assert_eq!(estimate(&s).unwrap().events, 1000.0 * 4_294_967_296.0 * 2.0 + 22.0);
+        let r = check(&s).unwrap_err();
+        assert_eq!(r.path, "classes[0].reload.max_reloads");
+        assert!(r.message.contains("limits.max_events (20000000000)") && r.message.contains("reload"), "{r:?}");
+        let suggested = r.message.split("max_events: ").nth(1).unwrap().split(')').next().unwrap();
+        s.limits.max_events = suggested.parse().unwrap();
+        assert!(check(&s).is_ok(), "{suggested}");
+        // 10,000 arrivals a second, each reloaded 10 s later up to 1,000 times in a 10,000 s
+        // horizon: 999 reloads an arrival, 1e8 x 999 over 1e4 s = 9.99e6 a second, 9.99e7
+        // waiting at once, 6.4 GB: over the default 4 GiB of memory, blamed on the delay.
+        let class = plain.replace("rate_per_s: 100", "rate_per_s: 10000").replace(
+            r#""1s")"#,
+            r#""1s", reload: (patience: "1ms", probability: 1.0, delay: "10s", max_reloads: 1000))"#,
+        );
+        let mut s = scenario(&class, "");
+        s.horizon = super::super::Dur::secs(10_000);
+        s.limits.max_events = u64::MAX;
+        let r = check(&s).unwrap_err();
+        assert_eq!(r.path, "classes[0].reload.delay", "{r:?}");
+        assert!(r.message.contains("limits.max_memory"), "{r:?}");
     }
 
     #[test]

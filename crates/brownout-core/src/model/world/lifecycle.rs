@@ -10,7 +10,9 @@ impl<R: Record> World<'_, R> {
         let (key, origin, item) = self.identify(class, source);
         self.traffic.arrived += 1;
         let instance = (key % self.m.scenario.fleet.instances as u64) as u32;
-        if self.reqs.len() as u64 >= self.m.scenario.limits.max_in_flight {
+        // A user waiting to reload holds a slab entry and an event as a request does: both count.
+        let in_flight = self.reqs.len() + self.traffic.pending_reloads.len();
+        if in_flight as u64 >= self.m.scenario.limits.max_in_flight {
             let limit = self.m.scenario.limits.max_in_flight;
             self.progress.abort = Some(RunError::TooManyInFlight { limit, at: now });
             return;

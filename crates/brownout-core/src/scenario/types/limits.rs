@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
-    /// Requests alive at once (in service or waiting) per run; default 2,000,000.
+    /// Requests alive at once (in service or waiting, and users waiting to reload) per run;
+    /// default 2,000,000.
     pub max_in_flight: u64,
     /// Events per run (estimated before the run, counted during it as the summary's `events`
     /// counts them, lazily cancelled timers due by the horizon included); default

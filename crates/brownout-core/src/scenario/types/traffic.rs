@@ -119,7 +119,10 @@ fn day() -> Dur {
 }
 
 /// Users who retry on their own: a user whose answer failed or took longer than `patience`
-/// sends the same request again after `delay`, with probability `probability`.
+/// sends the same request again after `delay`, with probability `probability`. The budget
+/// counts reloads at their most (every answer bad) against `limits.max_events` and, waiting
+/// out their delay, against `limits.max_memory`; a waiting user counts against
+/// `limits.max_in_flight` as a request does.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Reload {
