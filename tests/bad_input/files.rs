@@ -267,7 +267,7 @@ pub fn tunes() -> Vec<Case> {
         // No candidate can meet it: the run budget ran out as a search restarted, and argmin
         // unwrapped the error (exit 101 at cf326dc); the search now ends with the runs it has.
         (
-            "constraint no candidate meets",
+            "infeasible control",
             decide(r#"(minimize: "permits", subject_to: [(class: "api", metric: "ok_ratio", op: Le, value: 0.0)])"#),
         ),
         (
