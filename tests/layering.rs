@@ -195,7 +195,7 @@ fn module_cycles(src: &Path) -> Vec<(String, String)> {
         let tests_only = test_module_files(&files);
         let mut out = std::collections::BTreeSet::new();
         for f in files.iter().filter(|f| !tests_only.contains(*f)) {
-            for (_, line) in code_lines(&f).into_iter().take_while(|(_, l)| !l.contains("#[cfg(test)]")) {
+            for (_, line) in code_lines(f).into_iter().take_while(|(_, l)| !l.contains("#[cfg(test)]")) {
                 for (i, _) in line.match_indices("crate::") {
                     let name: String = line[i + 7..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
                     if name != m && mods.contains(&name) {
