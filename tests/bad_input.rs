@@ -291,7 +291,7 @@ fn no_bad_input_panics_aborts_hangs_or_goes_unlocated() {
 }
 
 /// Issue 20: a fallback that cannot take effect is refused (by `check` and `run` alike, with
-/// its location), where it used to be ignored without a word.
+/// its location), never ignored without a word.
 #[test]
 fn fallbacks_that_cannot_take_effect_are_refused() {
     for case in scenarios::fallbacks() {

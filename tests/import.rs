@@ -306,7 +306,7 @@ fn istio_outlier_detection_carries_istios_meaning() {
         ]
     );
     assert!(out.warnings.is_empty(), "{:?}", out.warnings);
-    // What the import prints is what `check` accepts (a 0 count used to be refused there).
+    // What the import prints is what `check` accepts, a 0 count (detector off) included.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("dr.yaml"), y).unwrap();
     import_then_check("envoy", &dir.path().join("dr.yaml"), None);

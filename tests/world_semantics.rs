@@ -181,8 +181,8 @@ fn each_delay_shape_runs_as_its_distribution() {
 }
 
 /// Item 7: a shape is read by its name. `Exponential` takes `mean:`, so `Exponential("20ms")`
-/// is refused (it used to run as a constant), and `Uniform` is no shape (it used to run as
-/// an exponential); both at the line and column of the offending text.
+/// is refused rather than run as a constant, and `Uniform` is no shape rather than an
+/// exponential; both at the line and column of the offending text.
 #[test]
 fn a_delay_of_a_wrong_or_unknown_shape_is_refused_where_it_is_written() {
     for bad in [r#"Exponential("20ms")"#, r#"Uniform(mean: "20ms")"#, r#"Gamma(mean: "1ms")"#] {
@@ -201,7 +201,7 @@ fn a_delay_of_a_wrong_or_unknown_shape_is_refused_where_it_is_written() {
 }
 
 /// Item 7: a sweep sets values on the scenario's JSON form and reads it back; a scenario with
-/// a distribution delay survives that (it used to be refused, blaming the axis).
+/// a distribution delay survives that, so no axis is blamed for it.
 #[test]
 fn a_sweep_over_a_scenario_with_a_distribution_delay_runs() {
     let dir = tempfile::tempdir().unwrap();

@@ -264,8 +264,8 @@ pub fn tunes() -> Vec<Case> {
             knob(r#"(name: "p", path: "policies[guarded].stack[1].policy.Limiter.permits", range: (from: 0, to: 3)),"#),
         ),
         ("unknown metric", decide(r#"(minimize: "api/bogus_ratio")"#)),
-        // No candidate can meet it: the run budget ran out as a search restarted, and argmin
-        // unwrapped the error (exit 101 at cf326dc); the search now ends with the runs it has.
+        // No candidate can meet it, so the run budget runs out as a search restarts: the
+        // search must end with the runs it has, never inside the optimiser.
         (
             "infeasible control",
             decide(r#"(minimize: "permits", subject_to: [(class: "api", metric: "ok_ratio", op: Le, value: 0.0)])"#),

@@ -536,8 +536,8 @@ fn deciding(d: &str) -> String {
     edit("    expect: [", &format!("    decide: {d},\n    expect: ["))
 }
 
-/// Issue 32's "accepts nonsense": each is refused by `check` and `run`, located, where it
-/// used to run and report figures that mean nothing. (name, scenario text).
+/// Issue 32's "accepts nonsense": each is refused by `check` and `run`, located, since a run
+/// of it would report figures that mean nothing. (name, scenario text).
 pub fn nonsense() -> Vec<Case> {
     let guarded = |p: &str| edit("(policy: Limiter((permits: 8))),", &format!("(policy: {p}),"));
     let expect = |metric: &str, class: bool, value: &str| {
