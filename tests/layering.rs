@@ -230,11 +230,8 @@ fn module_cycles(src: &Path) -> Vec<Vec<String>> {
         let tests_only = test_module_files(&files);
         let mut out = std::collections::BTreeSet::new();
         for f in files.iter().filter(|f| !tests_only.contains(*f)) {
-            let code: Vec<String> = code_lines(f)
-                .into_iter()
-                .map(|(_, l)| l)
-                .take_while(|l| !l.contains("#[cfg(test)]"))
-                .collect();
+            let code: Vec<String> =
+                code_lines(f).into_iter().map(|(_, l)| l).take_while(|l| !l.contains("#[cfg(test)]")).collect();
             for name in crate_paths(&code.join("\n")) {
                 if let Some(k) = mods.iter().position(|x| *x == name).filter(|_| name != m) {
                     out.insert(k);
