@@ -124,7 +124,7 @@ fn the_five_layers_count_towards_the_stack_limit() {
 
 /// Issue 32: a million .NET retries ran 60 M calls in 25 s and `amplification` read 0.0 (no
 /// request ever finished, so none counted). Validation now refuses the layer
-/// (`scenario::budget`); the model does not validate, so this checks the run's own cap: each
+/// (`scenario::estimate`); the model does not validate, so this checks the run's own cap: each
 /// request stops at `limits.max_attempts` and amplification is its calls per request.
 #[test]
 fn dotnet_retries_stop_at_max_attempts_and_amplification_counts_them() {

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::budget;
+use super::estimate;
 use super::data::{self, DataError};
 use super::import::{self, ExpandError};
 use super::validate::{Invalid, validate};
@@ -68,9 +68,9 @@ pub fn load_text(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         let (line, col) = position(text, &at);
         ScenarioError { message: format!("{}; named at {}:{line}:{col}: {at}", e.message, path.display()), ..e }
     })?;
-    // Rates read from data files count towards the event budget only now.
+    // Rates read from data files count towards the event estimate only now.
     if !rates.is_empty() {
-        budget::check_with(&scenario, &rates)
+        estimate::check_with(&scenario, &rates)
             .map_err(|r| located(path, text, Invalid { path: r.path, message: r.message }))?;
     }
     Ok(scenario)
@@ -228,7 +228,7 @@ pub fn data_files(s: &Scenario) -> Vec<String> {
 /// Read every data file the scenario names (each file and column once), exactly as the
 /// model will, and return the request rates of the classes whose arrivals they hold. The
 /// error is (path of the reference in the scenario, what is wrong).
-fn check_data_files(s: &Scenario, dir: &Path) -> Result<Vec<budget::ClassRates>, DataFault> {
+fn check_data_files(s: &Scenario, dir: &Path) -> Result<Vec<estimate::ClassRates>, DataFault> {
     let mut rates = Vec::new();
     let mut done: BTreeSet<(&str, Holds)> = BTreeSet::new();
     for (at, file, holds) in data_refs(s) {

@@ -1,7 +1,7 @@
 //! Scenario files: RON types, loading with located errors, semantic validation, data files
 //! and the names that become file names.
 
-pub(crate) mod budget;
+pub(crate) mod estimate;
 pub(crate) mod data;
 mod decide_check;
 mod fallback;

@@ -91,7 +91,7 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
         super::validate_decide(d, &|r| resolve_measure(s, &classes, r))
             .map_err(|(p, m)| bad(format!("decide{p}"), m))?;
     }
-    super::budget::check(s).map_err(|r| bad(r.path, r.message))?;
+    super::estimate::check(s).map_err(|r| bad(r.path, r.message))?;
     Ok(())
 }
 

@@ -14,7 +14,7 @@ pub use super::spec::Role;
 use super::spec::{self, Axis, AxisValue, Method, Range, Sample, Scale, SpecError, SweepSpec};
 use crate::engine::{counter_f64, counter_u64, fmt_time, label_hash};
 use crate::model::Model;
-use crate::scenario::budget::{self, SweepSize};
+use crate::scenario::estimate::{self, SweepSize};
 use crate::scenario::{self, Scenario, parse_duration};
 use crate::text;
 
@@ -313,7 +313,7 @@ fn check_size(spec: &SweepSpec, base: &Scenario, json: &Value, policies: usize) 
         (None, Some((i, _))) => format!("axes[{i}]"),
         (None, None) => "axes".to_string(),
     };
-    budget::check_sweep(base, &size).map_err(|m| err(at, m))
+    estimate::check_sweep(base, &size).map_err(|m| err(at, m))
 }
 
 fn check_metric(written: &str, base: &Scenario) -> Result<(), String> {

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Guards against runaway scenarios. `scenario::validate` compares estimates with them before
-/// any run (`scenario::budget`); the run itself stops at `max_in_flight` and `max_events`.
+/// any run (`scenario::estimate`); the run itself stops at `max_in_flight` and `max_events`.
 /// Every field may be left out.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
