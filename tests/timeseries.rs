@@ -55,3 +55,55 @@ fn a_file_with_the_old_column_names_still_loads() {
     let (_, loaded) = output::charts::load_run(dir.path()).unwrap();
     assert_eq!(loaded, rows);
 }
+
+/// A class that arrives only in its first window (a script), and a dependency whose calls all
+/// start in the first window: every later window has no answer and no call.
+const QUIET_AFTER_FIRST_WINDOW: &str = r#"Scenario(
+    name: "quiet", horizon: "30s", window: "10s",
+    fleet: (workers: (slots: 10), pool: (max_connections: 10, acquire_timeout: "1s")),
+    classes: [(name: "api", arrivals: Scripted(times: ["1s", "2s"]), deadline: "1s")],
+    dependency: (latency: Constant("100ms")),
+    policies: [(name: "none")],
+)"#;
+
+#[test]
+fn a_window_with_no_answer_has_no_latency_and_a_run_without_a_limiter_no_limit() {
+    // Nothing is 0: a percentile over no answer, and the limit of a run without a limiter, are
+    // no value (NaN in memory, an empty cell in timeseries.csv, as in summary.csv), never 0 ms,
+    // which a reader or a chart would take for the fastest window of the run.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("quiet.ron");
+    std::fs::write(&path, QUIET_AFTER_FIRST_WINDOW).unwrap();
+    let s = brownout::scenario::load(&path).unwrap();
+    let m = Model::build(&s, s.seed, dir.path()).unwrap();
+    let r = run_all(&m, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, false).unwrap();
+    assert_eq!(r.rows.len(), 3, "three windows of one class");
+    // The first window: two requests answered in 100 ms.
+    assert_eq!(r.rows[0].ok, 2);
+    assert!((r.rows[0].latency_p95_ms - 100.0).abs() < 1.0, "{}", r.rows[0].latency_p95_ms);
+    for w in &r.rows[1..] {
+        assert_eq!(w.ok + w.error + w.timeout + w.rejected + w.short_circuited + w.fallback, 0);
+        for (col, v) in [
+            ("latency_p50_ms", w.latency_p50_ms),
+            ("latency_p95_ms", w.latency_p95_ms),
+            ("staleness_p95_ms", w.staleness_p95_ms),
+            ("dep_latency_p50_ms", w.dep_latency_p50_ms),
+            ("dep_latency_p95_ms", w.dep_latency_p95_ms),
+        ] {
+            assert!(v.is_nan(), "window at {} s: {col} = {v}", w.t_s);
+        }
+    }
+    for w in &r.rows {
+        assert!(w.limit.is_nan(), "no limiter, yet a limit of {}", w.limit);
+    }
+    // Written as empty cells, read back as no value.
+    let csv = String::from_utf8(output::timeseries_csv(&r.rows).unwrap()).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let last: Vec<&str> = csv.lines().nth(3).unwrap().split(',').collect();
+    let cell = |name: &str| last[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!((cell("latency_p95_ms"), cell("limit_mean_count")), ("", ""));
+    output::write_atomic(&dir.path().join("summary.json"), &output::summary_json(&r.summary).unwrap()).unwrap();
+    output::write_atomic(&dir.path().join("timeseries.csv"), csv.as_bytes()).unwrap();
+    let (_, loaded) = output::charts::load_run(dir.path()).unwrap();
+    assert!(loaded[2].latency_p95_ms.is_nan() && loaded[0].latency_p95_ms > 0.0);
+}

@@ -344,7 +344,7 @@ impl<const E: usize> Lat<E> {
     /// Quantile in milliseconds (0 when empty), clamped to the exact observed range.
     pub fn q_ms(&self, q: f64) -> f64 {
         if self.is_empty() {
-            return 0.0;
+            return f64::NAN;
         }
         self.clamp_ms(self.q_us(q))
     }
@@ -357,7 +357,7 @@ impl<const E: usize> Lat<E> {
     /// in what is left above the previous one, instead of a copy of the list per quantile
     /// (the window ticks ask for two or three quantiles of up to 16,384 values).
     pub fn quantiles_ms<const N: usize>(&mut self, qs: [f64; N]) -> [f64; N] {
-        let mut out = [0.0; N];
+        let mut out = [f64::NAN; N];
         if self.is_empty() {
             return out;
         }

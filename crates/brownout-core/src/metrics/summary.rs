@@ -542,7 +542,8 @@ pub struct DependencySummary {
     #[serde(default)]
     pub time_ms: LatencyMs,
     /// Coefficient of variation of the call counts of the full windows after warm-up (a short
-    /// last window is left out): the oscillation of the load.
+    /// last window is left out): the oscillation of the load; no value with fewer than two
+    /// such windows or no calls.
     #[serde(deserialize_with = "nan_if_null")]
     pub throughput_cv: f64,
     /// Calls the caller had abandoned (timed out) before the answer came.

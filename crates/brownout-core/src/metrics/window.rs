@@ -51,7 +51,7 @@ impl WindowClass {
 /// Every column's name ends in its unit (`_count` in the window, `_per_s`, `_ms`, `_fraction`,
 /// `_units` of business cost, `_mean_count` a time-weighted mean level); the old names are
 /// read as aliases, so files from older versions still load.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WindowRow {
     /// Policy label.
     pub policy: String,
@@ -93,10 +93,13 @@ pub struct WindowRow {
     #[serde(rename = "business_cost_units", alias = "business_cost")]
     pub business_cost: f64,
     /// Gateway latency median, ms.
+    #[serde(with = "no_value")]
     pub latency_p50_ms: f64,
     /// Gateway latency p95, ms.
+    #[serde(with = "no_value")]
     pub latency_p95_ms: f64,
     /// Staleness p95 of fallbacks, ms.
+    #[serde(with = "no_value")]
     pub staleness_p95_ms: f64,
     /// Wrong fallbacks.
     #[serde(rename = "stale_wrong_count", alias = "stale_wrong")]
@@ -107,8 +110,10 @@ pub struct WindowRow {
     #[serde(rename = "dep_in_flight_mean_count", alias = "dep_in_flight")]
     pub dep_in_flight: f64,
     /// Median service time of the dependency's calls in the window (no queue wait, no hop), ms.
+    #[serde(with = "no_value")]
     pub dep_latency_p50_ms: f64,
     /// p95 service time of the dependency's calls in the window (no queue wait, no hop), ms.
+    #[serde(with = "no_value")]
     pub dep_latency_p95_ms: f64,
     /// Worker slots in use per instance (time-weighted mean).
     #[serde(rename = "workers_busy_mean_count", alias = "workers_busy")]
@@ -122,9 +127,33 @@ pub struct WindowRow {
     /// Fraction of instance-time the breaker was half-open.
     #[serde(rename = "breaker_half_open_fraction", alias = "breaker_half_open")]
     pub breaker_half_open: f64,
-    /// Mean limit across instances at the window's end (0 = no limiter).
-    #[serde(rename = "limit_mean_count", alias = "limit")]
+    /// Mean limit across instances at the window's end (no value without a limiter).
+    #[serde(rename = "limit_mean_count", alias = "limit", with = "no_value")]
     pub limit: f64,
+}
+
+/// A figure over no sample (a percentile of a window without an answer, the limit of a run
+/// without a limiter) is NaN in memory and an empty cell in `timeseries.csv`, as in
+/// `summary.csv`; an empty cell reads back as NaN. A 0 there would read as the fastest window
+/// of the run.
+/// Equality as written, as the summary's types compare: a figure of no value equals itself, so
+/// a rerun's rows equal the first run's.
+impl PartialEq for WindowRow {
+    fn eq(&self, other: &Self) -> bool {
+        serde_json::to_value(self).ok() == serde_json::to_value(other).ok()
+    }
+}
+
+mod no_value {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_nan() { s.serialize_none() } else { s.serialize_some(v) }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
 }
 
 /// Charts draw at most this many windows per series: a longer run's windows are coalesced by
@@ -170,10 +199,11 @@ impl CallStats {
         self.squares += u128::from(calls) * u128::from(calls);
     }
 
-    /// Sample standard deviation over mean; 0 with fewer than two windows or no calls.
+    /// Sample standard deviation over mean; no value (NaN) with fewer than two windows, which
+    /// have no spread to measure, or no calls, which have no mean to divide by.
     fn cv(&self) -> f64 {
         if self.n < 2 || self.sum == 0 {
-            return 0.0;
+            return f64::NAN;
         }
         let n = u128::from(self.n);
         // n * sum(c^2) - (sum c)^2 = n * sum((c - mean)^2), exact in integers.
@@ -292,7 +322,7 @@ impl Windows {
                 pool_busy: vals[2] / n,
                 breaker_open: vals[3] / n,
                 breaker_half_open: vals[4] / n,
-                limit: if s.has_limit { limit } else { 0.0 },
+                limit: if s.has_limit { limit } else { f64::NAN },
             });
         }
     }
@@ -311,7 +341,6 @@ impl Windows {
     pub(super) fn held(&self) -> usize {
         self.kept.len() + self.closing.len()
     }
-
     /// Take the kept time-series rows and drop the sink (so a file sink is flushed).
     pub(super) fn take_rows(&mut self) -> Vec<WindowRow> {
         self.sink = None;
@@ -319,7 +348,7 @@ impl Windows {
     }
 
     /// Coefficient of variation (sample standard deviation over mean) of the dependency calls
-    /// per full window after warm-up; 0 with fewer than two such windows or no calls.
+    /// per full window after warm-up; no value (NaN) with fewer than two such windows or no calls.
     pub(super) fn throughput_cv(&self) -> f64 {
         self.calls.cv()
     }
@@ -394,8 +423,12 @@ mod tests {
         let mut calls = vec![1000; 9];
         calls.push(100);
         assert!((cv_of(&calls) - 81_000f64.sqrt() / 910.0).abs() < 1e-15);
-        assert_eq!(cv_of(&[7]), 0.0);
-        assert_eq!(cv_of(&[0, 0, 0]), 0.0);
+        // Equal windows vary by nothing: 0 is a measured value here.
         assert_eq!(cv_of(&[1000; 50]), 0.0);
+        // One window has no spread to measure, and no calls have no mean to divide by: no
+        // value, not a perfectly steady load that would win a "lowest oscillation" ranking.
+        assert!(cv_of(&[7]).is_nan());
+        assert!(cv_of(&[0, 0, 0]).is_nan());
+        assert!(cv_of(&[]).is_nan());
     }
 }

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::estimate;
 use super::data::{self, DataError};
+use super::estimate;
 use super::import::{self, ExpandError};
 use super::validate::{Invalid, validate};
 use super::{Arrivals, Delay, Drift, Latency, Scenario, locate};

@@ -1,9 +1,9 @@
 //! Scenario files: RON types, loading with located errors, semantic validation, data files
 //! and the names that become file names.
 
-pub(crate) mod estimate;
 pub(crate) mod data;
 mod decide_check;
+pub(crate) mod estimate;
 mod fallback;
 mod import;
 mod load;
