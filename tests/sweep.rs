@@ -209,6 +209,14 @@ fn three_shards_merged_equal_one_run() {
         assert!(!d.join("sweep.csv").exists(), "a shard alone writes no results");
         shards.push(d);
     }
+    // The merged results never go into one of the shards (named as it is or through an alias):
+    // the shard would then hold its journal and the whole sweep's results at once.
+    for out in [shards[1].clone(), shards[1].join(".")] {
+        let o = Command::new(BIN).arg("merge").args(&shards).arg("--out").arg(&out).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "--out {}", out.display());
+        assert!(String::from_utf8_lossy(&o.stderr).contains("is one of the shards"), "{o:?}");
+        assert!(!shards[1].join("sweep.csv").exists(), "nothing written into the shard");
+    }
     let merged = dir.path().join("merged");
     let o = Command::new(BIN).arg("merge").args(&shards[..2]).arg("--out").arg(&merged).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "two of three shards are incomplete");

@@ -243,6 +243,18 @@ fn finish(
 /// Merge shard folders into the result files of an unsharded run. Each shard's `plan.json`
 /// must be the one its journal was started with, and all must be one plan.
 pub fn merge(args: MergeArgs) -> Result<(), Failure> {
+    // Results written into a shard would sit beside its journal, and a later merge or resume of
+    // that shard would find a folder that is neither.
+    let out = folder::resolve(&args.out).map_err(io)?;
+    for d in &args.dirs {
+        if folder::resolve(d).map_err(io)? == out {
+            return Err(Failure::input(format!(
+                "error: --out {} is one of the shards ({}): merge into a folder of its own",
+                args.out.display(),
+                d.display()
+            )));
+        }
+    }
     let lock = folder::lock(&args.out).map_err(io)?;
     folder::claim(&lock, folder::Kind::Sweep).map_err(io)?;
     folder::clean_temporaries(&lock).map_err(io)?;
