@@ -98,7 +98,13 @@ fn consistent(out: &Path, budget: u64, journaled: bool, what: &str) {
             "{what}: the recommended setting ({p}, {q}) is not among the candidates it may come from"
         );
     }
-    assert!(read(out, "report.html").contains("Recommendation"), "{what}: report.html");
+    let html = read(out, "report.html");
+    assert!(html.contains("Recommendation"), "{what}: report.html");
+    if rows.is_empty() {
+        assert!(html.contains("No candidate was evaluated within the budget"), "{what}: {html}");
+    } else if r["feasible"] == false {
+        assert!(html.contains("No feasible candidate within the budget"), "{what}: {html}");
+    }
 }
 
 #[test]
