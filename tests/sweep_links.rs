@@ -53,7 +53,7 @@ fn a_point_whose_linked_pair_is_invalid_is_refused_naming_it() {
         dir.path(),
         &[(VALUES, "values: [0.5, 0.95]"), ("link: \"1 - authorize_share\"", "link: \"1.5 - 2 * authorize_share\"")],
     );
-    let e = grid::load(&p).err().expect("the point (0.95, -0.4) must be refused");
+    let e = grid::load(&p).expect_err("the point (0.95, -0.4) must be refused");
     let line = text.lines().position(|l| l.contains("1.5 - 2 * authorize_share")).unwrap() + 1;
     assert_eq!(e.line, line, "{e}");
     assert!(e.message.contains("authorize_share=0.95") && e.message.contains("refund_share=-0.4"), "{e}");
