@@ -106,12 +106,12 @@ fn run_tune(args: TuneArgs) -> Result<Value, Failure> {
 fn summary(name: &str, r: &Recommendation, runs: u64, fresh: u64, stop: tune::Stop) -> String {
     let mut s = format!("tune {name}: {} candidates, {runs} runs ({fresh} run now), stopped: {stop:?}\n", r.candidates);
     match &r.recommended {
-        None => s += "nothing evaluated\n",
+        None => s += "no candidate evaluated within the budget\n",
         Some(c) => {
             let setting: Vec<String> = c.setting.iter().map(|(k, v)| format!("{k}={v}")).collect();
             s += &format!(
                 "{} {}: {:?} {} = {:.4} (one-sided 95 % {:.4} .. {:.4})\n",
-                if r.feasible { "recommended" } else { "none feasible; least violation" },
+                if r.feasible { "recommended" } else { "no feasible candidate within the budget; least violation" },
                 setting.join(" "),
                 r.sense,
                 r.objective,

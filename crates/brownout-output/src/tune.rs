@@ -227,11 +227,15 @@ fn lost_text(r: &Recommendation) -> String {
 fn report_html(space: &Space, r: &Recommendation, stop: Stop, done: &[Evaluation], chart_svg: &str) -> String {
     let mut s = String::from("<h2>Recommendation</h2>\n");
     match &r.recommended {
-        None => s += "<p>No candidate was evaluated.</p>\n",
+        None => s += "<p>No candidate was evaluated within the budget.</p>\n",
         Some(c) => {
             s += &format!(
                 "<p>{} <b>{}</b> of policy set <code>{}</code> ({} candidates, {} runs, {} replications each; stopped: {:?}).</p>\n",
-                if r.feasible { "Recommended:" } else { "No candidate met every constraint; least violation:" },
+                if r.feasible {
+                    "Recommended:"
+                } else {
+                    "No feasible candidate within the budget (none met every constraint); least violation:"
+                },
                 escape(&format!("{:?} {}", r.sense, r.objective)),
                 escape(&space.spec.policy),
                 r.candidates,

@@ -187,11 +187,12 @@ pub(crate) fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
     check_axis_paths(&resolved, &json)?;
     let (policy_index, policies) = select_policies(spec, &base)?;
     check_size(spec, &base, &json, policies.len())?;
+    let links = parse_links(&resolved)?;
     let (mut axes, mut points) = match &spec.sample {
-        None => grid_points(&resolved, &json, &base_path)?,
+        None => grid_points(&resolved, &json, &base_path, &links)?,
         Some(s) => sample_points(&resolved, s, seed)?,
     };
-    link_points(&resolved, &json, &mut axes, &mut points)?;
+    link_points(&resolved, &json, &links, &mut axes, &mut points)?;
     let (metrics, decide) = super::decide::plan(spec, &base, &json, &axes, &resolved_kinds(&resolved))?;
     let scenario_dir = base_path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let scenarios = points
@@ -259,25 +260,28 @@ fn check_header(spec: &SweepSpec, base: &Scenario) -> Result<(), Located> {
 /// scenario's seed is not a parameter: every run's seed derives from the sweep's seed and
 /// its replication (common random numbers), so sweeping it would change nothing.
 fn check_axis_paths(axes: &[Resolved], base: &Value) -> Result<(), Located> {
-    let mut seen = std::collections::BTreeMap::new();
+    let mut claimed = path::Claimed::default();
     for a in axes {
         let at = format!("axes[{}].path", a.index);
-        let canonical = path::canonical(base, &a.steps).map_err(|m| err(at.clone(), m))?;
+        let canonical = match claimed.claim(base, &a.steps, a.index) {
+            Ok(c) => c,
+            Err(path::Unclaimed::Bad(m)) => return Err(err(at, m)),
+            Err(path::Unclaimed::Taken(j)) => {
+                return Err(err(
+                    at,
+                    format!(
+                        "axis \"{}\" sets the same value as axes[{j}] (\"{}\"): one axis per value",
+                        a.axis.name, axes[j].axis.path
+                    ),
+                ));
+            }
+        };
         if canonical == [Step::Key("seed".into())] {
             return Err(err(
                 at,
                 format!(
                     "axis \"{}\": the seed cannot be swept: each replication's seed derives from the sweep's `seed` (common random numbers); use `replications` for more seeds",
                     a.axis.name
-                ),
-            ));
-        }
-        if let Some(j) = seen.insert(canonical, a.index) {
-            return Err(err(
-                at,
-                format!(
-                    "axis \"{}\" sets the same value as axes[{j}] (\"{}\"): one axis per value",
-                    a.axis.name, axes[j].axis.path
                 ),
             ));
         }
@@ -541,8 +545,15 @@ impl Resolved<'_> {
 }
 
 /// Points of the grid product, first axis slowest. Each axis value is checked alone first,
-/// so a bad value is blamed on its axis.
-fn grid_points(axes: &[Resolved], base: &Value, base_path: &Path) -> Result<(Vec<AxisInfo>, Vec<Vec<f64>>), Located> {
+/// so a bad value is blamed on its axis; except the values a link reads: those make a valid
+/// scenario only with the linked values of their point (a share of 0.95 with its partner at
+/// `1 - share`, not beside the base's partner), so `link_points` checks them point by point.
+fn grid_points(
+    axes: &[Resolved],
+    base: &Value,
+    base_path: &Path,
+    links: &[super::link::Link],
+) -> Result<(Vec<AxisInfo>, Vec<Vec<f64>>), Located> {
     let mut infos = Vec::new();
     let mut points: Vec<Vec<f64>> = vec![Vec::new()];
     for a in axes {
@@ -553,7 +564,8 @@ fn grid_points(axes: &[Resolved], base: &Value, base_path: &Path) -> Result<(Vec
             continue;
         }
         let values = a.grid_values()?;
-        for (k, (shown, v)) in values.iter().enumerate() {
+        let read_by_link = links.iter().any(|l| l.reads.contains(&a.index));
+        for (k, (shown, v)) in values.iter().enumerate().filter(|_| !read_by_link) {
             let mut s = base.clone();
             *path::get_mut(&mut s, &a.steps).map_err(|m| a.fail(m))? = v.clone();
             let unit = a.unit().unwrap_or("");
@@ -638,20 +650,27 @@ fn resolved_kinds(axes: &[Resolved]) -> Vec<Kind> {
     axes.iter().map(|a| a.kind).collect()
 }
 
+/// Every axis's link, parsed and in evaluation order.
+fn parse_links(axes: &[Resolved]) -> Result<Vec<super::link::Link>, Located> {
+    let names: Vec<&str> = axes.iter().map(|a| a.axis.name.as_str()).collect();
+    let texts: Vec<Option<&str>> = axes.iter().map(|a| a.axis.link.as_deref()).collect();
+    super::link::parse_all(&names, &texts)
+        .map_err(|(i, m)| err(format!("axes[{i}].link"), format!("axis \"{}\": {m}", names[i])))
+}
+
 /// Compute the linked axes' values at every point (rounded as the axis's kind demands) and
-/// check each value alone on the base scenario, so a link giving a bad value is blamed on the
-/// link with the point it happened at.
+/// check each point, its links applied, on the base scenario, so a link giving a bad value,
+/// or a point whose linked values do not fit together, is blamed on the link with the point
+/// it happened at.
 fn link_points(
     axes: &[Resolved],
     base: &Value,
+    links: &[super::link::Link],
     infos: &mut [AxisInfo],
     points: &mut [Vec<f64>],
 ) -> Result<(), Located> {
     let names: Vec<&str> = axes.iter().map(|a| a.axis.name.as_str()).collect();
-    let texts: Vec<Option<&str>> = axes.iter().map(|a| a.axis.link.as_deref()).collect();
     let at = |i: usize| format!("axes[{i}].link");
-    let links =
-        super::link::parse_all(&names, &texts).map_err(|(i, m)| err(at(i), format!("axis \"{}\": {m}", names[i])))?;
     if links.is_empty() {
         return Ok(());
     }
@@ -661,12 +680,13 @@ fn link_points(
         shown.join(", ")
     };
     for p in points.iter_mut() {
-        super::link::apply(&links, &names, p)
+        super::link::apply(links, &names, p)
             .map_err(|(i, m)| err(at(i), format!("axis \"{}\" at point ({}): {m}", names[i], here(p))))?;
-        for l in &links {
+        for l in links {
             p[l.axis] = axes[l.axis].finish(p[l.axis]).map_err(|(_, m)| err(at(l.axis), m))?.0;
         }
-        // The other axes' values were checked alone; a point the scenario refuses is the link's doing.
+        // Values no link reads were checked alone: a point the scenario refuses is the doing of
+        // a link or of the values it reads, so it is blamed on the first link, naming the point.
         let mut s = base.clone();
         for (a, x) in axes.iter().zip(p.iter()) {
             *path::get_mut(&mut s, &a.steps).map_err(|m| a.fail(m))? = a.finish(*x)?.1;
@@ -674,7 +694,7 @@ fn link_points(
         let first = links[0].axis;
         to_scenario(s).map_err(|m| err(at(first), format!("axis \"{}\" at point ({}): {m}", names[first], here(p))))?;
     }
-    for l in &links {
+    for l in links {
         let mut values: Vec<f64> = points.iter().map(|p| p[l.axis]).collect();
         values.sort_by(f64::total_cmp);
         values.dedup();

@@ -130,6 +130,35 @@ pub fn canonical(root: &Value, steps: &[Step]) -> Result<Vec<Step>, String> {
     Ok(out)
 }
 
+/// Why a path cannot be claimed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Unclaimed {
+    /// The path names nothing (the message says why).
+    Bad(String),
+    /// Entry `earlier` already sets this value.
+    Taken(usize),
+}
+
+/// The values set so far by a list of paths (sweep axes, tune knobs), by canonical path: two
+/// entries setting one value would label results with a value the later one overwrote, so
+/// the second claim of a value is refused, whichever spelling (`[name]` or `[index]`) each uses.
+#[derive(Debug, Default)]
+pub(crate) struct Claimed(std::collections::BTreeMap<Vec<Step>, usize>);
+
+impl Claimed {
+    /// Claim the value `steps` names in `root` for entry `index`; returns its canonical path.
+    pub(crate) fn claim(&mut self, root: &Value, steps: &[Step], index: usize) -> Result<Vec<Step>, Unclaimed> {
+        let c = canonical(root, steps).map_err(Unclaimed::Bad)?;
+        match self.0.get(&c) {
+            Some(&earlier) => Err(Unclaimed::Taken(earlier)),
+            None => {
+                self.0.insert(c.clone(), index);
+                Ok(c)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

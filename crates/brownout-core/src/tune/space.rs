@@ -7,14 +7,15 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde_json::Value;
 
-use super::spec::{self, Knob, TuneSpec};
+use super::spec::{self, AxisValue, Knob, TuneSpec};
 use crate::decide::{Measure, ObjectiveRef, Samples};
-use crate::engine::{counter_u64, label_hash};
+use crate::engine::{counter_u64, fmt_time, label_hash};
 use crate::metrics::catalog;
 use crate::model::{Model, RunOptions, run_policy};
 use crate::scenario::{self, Scenario, parse_duration};
 use crate::sweep::SpecError;
-use crate::sweep::path::{self, Step};
+use crate::sweep::grid::Kind;
+use crate::sweep::path::{self, Step, Unclaimed};
 
 /// A knob resolved against the base scenario.
 #[derive(Debug, Clone)]
@@ -22,9 +23,17 @@ pub struct Dim {
     /// The knob as written.
     pub knob: Knob,
     steps: Vec<Step>,
-    /// Rounded to whole numbers (asked for, or the field is an integer).
-    pub integer: bool,
+    /// How a value becomes the scenario's: a duration (values in seconds, rounded to the
+    /// nanosecond), an integer (asked for, or the field is one: values rounded) or a float.
+    pub kind: Kind,
+    /// The range's first end, in the knob's values (seconds on a duration).
+    pub from: f64,
+    /// The range's last end.
+    pub to: f64,
 }
+
+/// A duration knob's values are seconds.
+const SECONDS: Kind = Kind::Duration { unit_ns: 1e9 };
 
 /// A resolved tune: everything needed to evaluate a setting.
 #[derive(Debug, Clone)]
@@ -94,6 +103,22 @@ fn resolve(spec: TuneSpec, dir: &Path) -> Result<Space, Located> {
         .enumerate()
         .map(|(i, k)| resolve_knob(i, k, &json, (&spec.policy, policy_index)))
         .collect::<Result<Vec<_>, _>>()?;
+    // As a sweep refuses two axes on one value: the later knob would overwrite the earlier.
+    let mut claimed = path::Claimed::default();
+    for (i, d) in dims.iter().enumerate() {
+        let at = format!("knobs[{i}].path");
+        match claimed.claim(&json, &d.steps, i) {
+            Ok(_) => {}
+            Err(Unclaimed::Bad(m)) => return Err(err(at, m)),
+            Err(Unclaimed::Taken(j)) => {
+                let msg = format!(
+                    "knob \"{}\" sets the same value as knobs[{j}] (\"{}\"): one knob per value",
+                    d.knob.name, dims[j].knob.path
+                );
+                return Err(err(at, msg));
+            }
+        }
+    }
     check_decide(&spec, &base)?;
     let seed = spec.seed.unwrap_or(base.seed);
     let scenario_dir = base_path.parent().unwrap_or(Path::new(".")).to_path_buf();
@@ -110,15 +135,17 @@ fn resolve(spec: TuneSpec, dir: &Path) -> Result<Space, Located> {
     };
     let hash = format!("{:016x}", label_hash(&canonical.unwrap_or_default()));
     let space = Space { spec, base, json, policy_index, dims, seed, dir: scenario_dir, hash, wall_ns };
-    // Each knob's ends, the others at the base values, must make a valid scenario.
+    // Each knob's ends as the search reaches them (an integer knob's rounded inward), the
+    // others at the base values, must make a valid scenario.
     for (i, d) in space.dims.iter().enumerate() {
-        for end in [d.knob.range.from, d.knob.range.to] {
+        for end in [d.at(0.0), d.at(1.0)] {
             let mut v = space.json.clone();
             *path::get_mut(&mut v, &d.steps).map_err(|m| err(format!("knobs[{i}].path"), m))? = d.value(end);
-            let s = to_scenario(v)
-                .map_err(|m| err(format!("knobs[{i}].range"), format!("knob \"{}\" = {end}: {m}", d.knob.name)))?;
-            Model::build(&s, seed, &space.dir)
-                .map_err(|m| err(format!("knobs[{i}].range"), format!("knob \"{}\" = {end}: {m}", d.knob.name)))?;
+            let bad = |m: String| {
+                err(format!("knobs[{i}].range"), format!("knob \"{}\" = {}: {m}", d.knob.name, d.show(end)))
+            };
+            let s = to_scenario(v).map_err(bad)?;
+            Model::build(&s, seed, &space.dir).map_err(bad)?;
         }
     }
     Ok(space)
@@ -147,15 +174,57 @@ fn resolve_knob(i: usize, k: &Knob, base: &Value, policy: (&str, usize)) -> Resu
     let mut probe = base.clone();
     let current = path::get_mut(&mut probe, &steps)
         .map_err(|m| err(&at, format!("knob \"{}\": bad path \"{}\": {m}", k.name, k.path)))?;
-    let integer = match current {
-        Value::Number(n) => k.integer || !n.is_f64(),
-        _ => return Err(err(&at, format!("knob \"{}\": \"{}\" is not a number", k.name, k.path))),
+    let texts = [&k.range.from, &k.range.to].iter().any(|v| matches!(v, AxisValue::Text(_)));
+    // As a sweep axis's: a duration field, or an unset optional one given duration text.
+    let kind = match &*current {
+        Value::String(t) if parse_duration(t).is_ok() => SECONDS,
+        Value::Null if texts => SECONDS,
+        Value::Number(n) if k.integer || !n.is_f64() => Kind::Integer,
+        Value::Null if k.integer => Kind::Integer,
+        Value::Number(_) | Value::Null => Kind::Float,
+        _ => {
+            let msg = format!("knob \"{}\": \"{}\" is not a number or a duration", k.name, k.path);
+            return Err(err(&at, msg));
+        }
     };
-    let r = k.range;
-    if !(r.from.is_finite() && r.to.is_finite() && r.from < r.to) {
-        return Err(err(format!("knobs[{i}].range"), format!("knob \"{}\": range needs finite from < to", k.name)));
+    if k.integer && kind == SECONDS {
+        let msg = format!(
+            "knob \"{}\": \"{}\" is a duration, whose values are seconds, not counts: drop `integer`",
+            k.name, k.path
+        );
+        return Err(err(format!("knobs[{i}].integer"), msg));
     }
-    Ok(Dim { knob: k.clone(), steps, integer })
+    let range = format!("knobs[{i}].range");
+    let end = |v: &AxisValue| -> Result<f64, Located> {
+        let fail = |m: String| err(&range, format!("knob \"{}\": {m}", k.name));
+        match (kind, v) {
+            (Kind::Duration { unit_ns }, AxisValue::Text(t)) => {
+                parse_duration(t).map(|ns| ns as f64 / unit_ns).map_err(fail)
+            }
+            (Kind::Duration { unit_ns }, AxisValue::Num(x)) if x.is_finite() => {
+                if *x < 0.0 {
+                    return Err(fail(format!("{x} s is a negative duration")));
+                }
+                if *x * unit_ns > 1e18 {
+                    return Err(fail(format!("{x} s is too large a duration")));
+                }
+                Ok((x * unit_ns).round() / unit_ns)
+            }
+            (_, AxisValue::Num(x)) => Ok(*x),
+            (_, AxisValue::Text(t)) => Err(fail(format!("\"{t}\" is a text, but \"{}\" holds a number", k.path))),
+        }
+    };
+    let (from, to) = (end(&k.range.from)?, end(&k.range.to)?);
+    if !(from.is_finite() && to.is_finite() && from < to) {
+        return Err(err(range, format!("knob \"{}\": range needs finite from < to", k.name)));
+    }
+    // Rounding would have nowhere to go: 2.5 clamped into [3, 2].
+    if kind == Kind::Integer && from.ceil() > to.floor() {
+        let msg =
+            format!("knob \"{}\": the range {from} .. {to} holds no whole number, and the knob is an integer", k.name);
+        return Err(err(range, msg));
+    }
+    Ok(Dim { knob: k.clone(), steps, kind, from, to })
 }
 
 /// The objective may be a metric or a knob; constraints are metrics over known classes and
@@ -183,19 +252,29 @@ fn to_scenario(v: Value) -> Result<Scenario, String> {
 impl Dim {
     /// The knob's value at `u` in [0, 1] (clamped), rounded for integer knobs.
     pub fn at(&self, u: f64) -> f64 {
-        let r = self.knob.range;
-        let x = r.from + (r.to - r.from) * u.clamp(0.0, 1.0);
-        if self.integer { x.round().clamp(r.from.ceil(), r.to.floor()) } else { x }
+        let x = self.from + (self.to - self.from) * u.clamp(0.0, 1.0);
+        match self.kind {
+            Kind::Integer => x.round().clamp(self.from.ceil(), self.to.floor()),
+            Kind::Duration { unit_ns } => ((x * unit_ns).round() / unit_ns).clamp(self.from, self.to),
+            Kind::Float => x,
+        }
     }
 
     /// Where `x` lies in [0, 1].
     pub fn unit(&self, x: f64) -> f64 {
-        let r = self.knob.range;
-        (x - r.from) / (r.to - r.from)
+        (x - self.from) / (self.to - self.from)
     }
 
     fn value(&self, x: f64) -> Value {
-        if self.integer { Value::from(x.round() as i64) } else { Value::from(x) }
+        self.kind.scenario_value(x)
+    }
+
+    /// A value as the scenario has it: a duration as text (`"150ms"`), else the number.
+    fn show(&self, x: f64) -> String {
+        match self.kind {
+            Kind::Duration { unit_ns } => fmt_time((x * unit_ns).round() as u64),
+            Kind::Integer | Kind::Float => x.to_string(),
+        }
     }
 }
 

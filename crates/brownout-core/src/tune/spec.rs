@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::scenario::Decide;
 use crate::sweep::SpecError;
+/// A range end as written: a number, or a duration text such as `"250ms"` (as a sweep axis's).
+pub use crate::sweep::spec::AxisValue;
 
 /// A whole tune spec.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -50,19 +52,21 @@ pub struct Knob {
     pub path: String,
     /// The values searched, ends included.
     pub range: KnobRange,
-    /// Round to whole numbers (permits, counts).
+    /// Round to whole numbers (permits, counts); the range must hold one. Not on a duration.
     #[serde(default)]
     pub integer: bool,
 }
 
-/// A knob's range.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+/// A knob's range. On a duration (`Timeout.timeout`, a backoff, a break duration) each end is
+/// a duration text (`"100ms"`) or a number of seconds, and the knob's values are seconds;
+/// elsewhere both ends are numbers.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct KnobRange {
     /// Smallest value.
-    pub from: f64,
+    pub from: AxisValue,
     /// Largest value.
-    pub to: f64,
+    pub to: AxisValue,
 }
 
 /// The search's budget.
