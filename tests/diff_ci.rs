@@ -238,3 +238,39 @@ fn a_guard_that_watches_nothing_exits_2_naming_why() {
         assert_eq!((o.status.code(), document(&o)["exit_code"].as_u64()), (Some(2), Some(2)), "{guard}");
     }
 }
+
+#[test]
+fn the_ci_gate_script_fails_the_bad_candidate_and_passes_the_good_one() {
+    // scripts/ci-gate.sh, as .ci/run and docs/ci-example.yml call it, with this build's binary.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = tempfile::tempdir().unwrap();
+    let gate = |candidate: &str, guard: &str| {
+        let o = std::process::Command::new("bash")
+            .arg(root.join("scripts/ci-gate.sh"))
+            .args([
+                root.join("scenarios/ci/base.ron"),
+                root.join("scenarios/ci").join(candidate),
+                out.path().join(candidate),
+            ])
+            .arg(guard)
+            .env("BROWNOUT", common::BIN)
+            .output()
+            .unwrap();
+        let junit = std::fs::read_to_string(out.path().join(candidate).join("junit/gate.xml")).unwrap_or_default();
+        (o.status.code(), junit, String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    let guard = "incident:query/in_time_ratio:1%";
+    let (code, junit, stdout) = gate("candidate-fail.ron", guard);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(junit.contains(r#"failures="1""#) && junit.contains("phase incident"), "{junit}");
+    for file in ["junit/base.xml", "junit/candidate.xml", "diff.json", "base/summary.json"] {
+        assert!(out.path().join("candidate-fail.ron").join(file).exists(), "{file}");
+    }
+    let (code, junit, stdout) = gate("candidate-pass.ron", guard);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(junit.contains(r#"failures="0""#) && junit.contains(r#"errors="0""#), "{junit}");
+    // A guard that cannot be judged stops the gate with 2, never a pass.
+    let (code, junit, _) = gate("candidate-pass.ron", "outage:query/in_time_ratio");
+    assert_eq!(code, Some(2));
+    assert!(junit.contains(r#"errors="1""#), "{junit}");
+}
