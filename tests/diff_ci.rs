@@ -274,3 +274,42 @@ fn the_ci_gate_script_fails_the_bad_candidate_and_passes_the_good_one() {
     assert_eq!(code, Some(2));
     assert!(junit.contains(r#"errors="1""#), "{junit}");
 }
+
+/// A sweep of the Erlang loss model (tests/common) over the limiter's permits, in `order`, on
+/// root seed `seed`.
+fn erlang_sweep(seed: u64, order: &str) -> String {
+    format!(
+        r#"SweepSpec(
+    name: "permits", base: "erlang.ron", seed: {seed}, replications: 5,
+    metrics: ["api/rejected", "api/ok_ratio", "api/p95_ms"],
+    axes: [(name: "permits", path: "policies[limit].stack[0].policy.Limiter.permits", values: {order})],
+)"#
+    )
+}
+
+#[test]
+fn sweeps_with_their_journal_are_paired_by_seed_point_by_point() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("erlang.ron"), common::erlang_scenario("12s")).unwrap();
+    // B lists the points in the other order: its rows, and its journal's runs, come in another
+    // order, and each point must still be paired with the same point of A.
+    for (name, seed, order) in [("a", 5, "[2, 3]"), ("b", 5, "[3, 2]"), ("c", 6, "[2, 3]")] {
+        std::fs::write(dir.path().join(format!("{name}.ron")), erlang_sweep(seed, order)).unwrap();
+        let o = brownout(&["sweep", &format!("{name}.ron"), "-q", "--out", name], dir.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = brownout(&["diff", "a", "b", "--json", "--fail-on-regression", "api/rejected"], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = document(&o);
+    assert_eq!((doc["rule"]["paired"].as_bool(), doc["rule"]["df"].as_u64()), (Some(true), Some(4)), "{}", doc["rule"]);
+    assert_eq!(doc["rule"]["methods"]["paired_t"], doc["compared"]);
+    assert_eq!(doc["changes"].as_array().unwrap().len(), 0, "{}", doc["changes"]);
+    // Another root seed: other replication seeds, compared by the intervals.
+    let doc = document(&brownout(&["diff", "a", "c", "--json"], dir.path()));
+    assert_eq!(doc["rule"]["paired"], false);
+    assert_eq!(doc["rule"]["methods"]["intervals"], doc["compared"], "{}", doc["rule"]);
+    // A phase guard on a sweep whose metrics name no phase watches nothing.
+    let o = brownout(&["diff", "a", "b", "--fail-on-regression", "incident:api/rejected"], dir.path());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no phase `incident`"), "{}", stderr(&o));
+}

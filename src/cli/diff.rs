@@ -160,13 +160,18 @@ fn place(c: &Change) -> String {
 /// Why the seeds do or do not pair, for the header.
 fn pairing(a: &Folder, b: &Folder) -> String {
     match (a.seeds.is_empty(), b.seeds.is_empty()) {
-        (false, false) if a.seeds == b.seeds => format!("both on the same {} seeds: paired by seed", a.seeds.len()),
+        (false, false) if a.seeds == b.seeds => {
+            let from = if a.kind == Kind::Sweep { " (each run's value from journal.jsonl)" } else { "" };
+            format!("both on the same {} seeds: paired by seed{from}", a.seeds.len())
+        }
         (false, false) => format!(
             "replications on different seeds ({} and {}: another scenario seed or replication count): unpaired",
             a.seeds.len(),
             b.seeds.len()
         ),
-        (true, true) if a.kind == Kind::Sweep => "sweep folders: compared by their 95 % intervals".into(),
+        (true, true) if a.kind == Kind::Sweep => {
+            "sweep folders without a complete journal (or one replication): compared by their 95 % intervals".into()
+        }
         (true, true) => "no replications in either folder".into(),
         (true, false) => format!("only B has replications (rerun A with --replications {})", b.seeds.len()),
         (false, true) => format!("only A has replications (rerun B with --replications {})", a.seeds.len()),

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::{Figure, Figures, Key};
 use crate::metrics::catalog::{self, Metric, Scope};
 use crate::metrics::summary::{ClassSummary, ScenarioSummary};
-use crate::output::read_regular;
+use crate::output::{journal, read_regular};
 use crate::report::replicate;
 
 /// What made a folder.
@@ -74,7 +74,8 @@ pub fn load(dir: &Path) -> Result<Folder> {
         let bytes = read_regular(&sweep)?;
         let doc: SweepDoc =
             serde_json::from_slice(&bytes).with_context(|| format!("{}: not a sweep's results", sweep.display()))?;
-        let figures = of_sweep(&doc);
+        let per_seed = journal_values(dir, doc.rows.len());
+        let figures = of_sweep(&doc, per_seed.as_ref().map(|p| &p.1));
         let mut phases: Vec<String> = figures.keys().filter_map(|k| k.phase.clone()).collect();
         phases.sort();
         phases.dedup();
@@ -83,7 +84,7 @@ pub fn load(dir: &Path) -> Result<Folder> {
             kind: Kind::Sweep,
             scenario: doc.base.clone(),
             seed: doc.seed,
-            seeds: Vec::new(),
+            seeds: per_seed.map(|p| p.0).unwrap_or_default(),
             phases,
             figures,
         });
@@ -148,10 +149,38 @@ struct Stat {
     ci_hi: Option<f64>,
 }
 
-/// A sweep's figures: per point and policy set, each metric's mean and interval.
-fn of_sweep(doc: &SweepDoc) -> Figures {
+/// Each replication's value by (`sweep.json` row, metric path), read from the folder's plan
+/// and journal (rows are the plan's (point, policy) groups in run order), with the
+/// replications' seeds. `None`, so the sweep is compared by its intervals, when the folder has
+/// no readable plan and complete journal, or one replication.
+type PerSeed = (Vec<u64>, BTreeMap<(usize, String), Vec<f64>>);
+
+fn journal_values(dir: &Path, rows: usize) -> Option<PerSeed> {
+    let (plan, _) = journal::read_plan(dir).ok()?;
+    let records = journal::read_journal(dir, &plan, |_| Ok(())).ok()?.records;
+    let records = crate::sweep::store::complete(&plan, records).ok()?;
+    let reps = plan.replications as usize;
+    if reps < 2 || rows != plan.points.len() * plan.policies.len() {
+        return None;
+    }
+    let mut out: BTreeMap<(usize, String), Vec<f64>> = BTreeMap::new();
+    for r in &records {
+        let id = plan.run_id(r.run);
+        let row = id.point * plan.policies.len() + id.policy;
+        for (k, path) in plan.metrics.iter().enumerate() {
+            let values = out.entry((row, path.clone())).or_insert_with(|| vec![f64::NAN; reps]);
+            values[id.replication as usize] = r.metrics.get(k).copied().flatten().unwrap_or(f64::NAN);
+        }
+    }
+    let seeds = (0..plan.replications).map(|k| plan.replication_seed(k)).collect();
+    Some((seeds, out))
+}
+
+/// A sweep's figures: per point and policy set, each metric's mean and interval, and each
+/// replication's value where `per_seed` has them.
+fn of_sweep(doc: &SweepDoc, per_seed: Option<&BTreeMap<(usize, String), Vec<f64>>>) -> Figures {
     let mut out = Figures::new();
-    for row in &doc.rows {
+    for (i, row) in doc.rows.iter().enumerate() {
         let point = row.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
         for (path, stat) in &row.metrics {
             let (Some(m), Some(value)) = (catalog::by_path(path), stat.mean) else { continue };
@@ -160,7 +189,8 @@ fn of_sweep(doc: &SweepDoc) -> Figures {
             let class = rest.split_once('/').map(|(c, _)| c.to_string());
             let key = Key { point: Some(point.clone()), policy: row.policy.clone(), class, phase };
             let ci95 = stat.ci_lo.zip(stat.ci_hi);
-            out.entry(key).or_default().push((m, Figure { value, ci95, values: Vec::new() }));
+            let values = per_seed.and_then(|v| v.get(&(i, path.clone()))).cloned().unwrap_or_default();
+            out.entry(key).or_default().push((m, Figure { value, ci95, values }));
         }
     }
     // Catalogue order within a key, as in a run's figures.
