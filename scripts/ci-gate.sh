@@ -35,7 +35,7 @@ xml() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/
 # Run one scenario; exit 1 (a failed expectation) is reported through JUnit, 2 stops the gate.
 run() {
   local rc=0
-  "$bin" run "$1" "${reps[@]}" --quiet --no-charts --out "$out/$2" --junit "$out/junit/$2.xml" \
+  "$bin" run "$1" ${reps[@]+"${reps[@]}"} --quiet --no-charts --out "$out/$2" --junit "$out/junit/$2.xml" \
     >"$out/$2.txt" || rc=$?
   if [ "$rc" -ge 2 ]; then
     echo "error: brownout run $1 exited $rc" >&2

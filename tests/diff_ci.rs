@@ -107,6 +107,11 @@ fn without_replications_the_rule_says_it_is_a_fixed_threshold() {
     assert!(!text.contains("beyond noise"), "{text}");
 }
 
+/// `v` lowered by one percentage point.
+fn minus(v: &Value) -> Value {
+    Value::from(v.as_f64().unwrap() - 0.01)
+}
+
 /// `base` with query's in-time ratio during the incident lowered by exactly 0.01 (one
 /// percentage point) on every seed, everything else untouched.
 fn one_point_drop(r: &Runs) -> (PathBuf, f64, f64) {
@@ -127,7 +132,6 @@ fn one_point_drop(r: &Runs) -> (PathBuf, f64, f64) {
         .unwrap();
     for m in phase["replications"]["runs"][0]["metrics"].as_array_mut().unwrap() {
         if m["metric"] == "in_time_ratio" && m["class"] == "query" {
-            let minus = |v: &Value| Value::from(v.as_f64().unwrap() - 0.01);
             m["mean"] = minus(&m["mean"]);
             m["ci95"] = m["ci95"].as_array().unwrap().iter().map(minus).collect();
             m["values"] = m["values"].as_array().unwrap().iter().map(minus).collect();

@@ -438,14 +438,14 @@ impl Guard {
                     return format!("{dir} has no policy set `{p}` (its sets: {})", listing(&sets));
                 }
             }
-            if let Some(p) = &self.phase {
-                if !f.phases.contains(p) {
-                    let why = match f.kind {
-                        Kind::Sweep => " (diff reads a sweep's figures over the whole run only)".to_string(),
-                        Kind::Run => String::new(),
-                    };
-                    return format!("{dir} has no phase `{p}` (its phases: {}){why}", listing(&f.phases));
-                }
+            if let Some(p) = &self.phase
+                && !f.phases.contains(p)
+            {
+                let why = match f.kind {
+                    Kind::Sweep => " (a sweep has the phases its spec's metrics name)",
+                    Kind::Run => "",
+                };
+                return format!("{dir} has no phase `{p}` (its phases: {}){why}", listing(&f.phases));
             }
             if let Some(c) = &self.class {
                 let classes = names(f, |k| k.class.as_deref());
