@@ -1,4 +1,6 @@
-//! Reading a result folder's figures: a run's `summary.json` or a sweep's `sweep.json`.
+//! Reading a result folder's figures: a run's `summary.json` (whole run and phases, with each
+//! replication's value where it has replications) or a sweep's `sweep.json` (means and
+//! intervals).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -7,9 +9,10 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
 use super::{Figure, Figures, Key};
-use crate::metrics::catalog::{self, Scope};
-use crate::metrics::summary::ScenarioSummary;
-use crate::output::read_regular;
+use crate::metrics::catalog::{self, Metric, Scope};
+use crate::metrics::summary::{ClassSummary, ScenarioSummary};
+use crate::output::{journal, read_regular};
+use crate::report::replicate;
 
 /// What made a folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +34,11 @@ pub struct Folder {
     pub scenario: String,
     /// Root seed.
     pub seed: u64,
+    /// Each replication's seed, in the order of [`Figure::values`](super::Figure::values);
+    /// empty without replications (and for a sweep, whose figures keep no per-seed values).
+    pub seeds: Vec<u64>,
+    /// The phases whose figures the folder holds, in its order.
+    pub phases: Vec<String>,
     /// Every figure.
     pub figures: Figures,
 }
@@ -47,13 +55,18 @@ pub fn load(dir: &Path) -> Result<Folder> {
     let (summary, sweep) = (dir.join("summary.json"), dir.join("sweep.json"));
     if summary.exists() {
         let bytes = read_regular(&summary)?;
-        let s: ScenarioSummary =
+        let mut s: ScenarioSummary =
             serde_json::from_slice(&bytes).with_context(|| format!("{}: not a run's summary", summary.display()))?;
+        for r in s.replications.iter_mut().chain(s.phases.iter_mut().filter_map(|p| p.replications.as_mut())) {
+            replicate::sort_for_lookup(r);
+        }
         return Ok(Folder {
             dir: dir.to_path_buf(),
             kind: Kind::Run,
             scenario: s.scenario.clone(),
             seed: s.seed,
+            seeds: s.replications.as_ref().map(|r| r.seeds.clone()).unwrap_or_default(),
+            phases: s.phases.iter().map(|p| p.name.clone()).collect(),
             figures: of_summary(&s),
         });
     }
@@ -61,33 +74,54 @@ pub fn load(dir: &Path) -> Result<Folder> {
         let bytes = read_regular(&sweep)?;
         let doc: SweepDoc =
             serde_json::from_slice(&bytes).with_context(|| format!("{}: not a sweep's results", sweep.display()))?;
+        let per_seed = journal_values(dir, doc.rows.len());
+        let figures = of_sweep(&doc, per_seed.as_ref().map(|p| &p.1));
+        let mut phases: Vec<String> = figures.keys().filter_map(|k| k.phase.clone()).collect();
+        phases.sort();
+        phases.dedup();
         return Ok(Folder {
             dir: dir.to_path_buf(),
             kind: Kind::Sweep,
             scenario: doc.base.clone(),
             seed: doc.seed,
-            figures: of_sweep(&doc),
+            seeds: per_seed.map(|p| p.0).unwrap_or_default(),
+            phases,
+            figures,
         });
     }
     bail!("{}: not a result folder: it has neither summary.json (a run) nor sweep.json (a sweep)", dir.display())
 }
 
-/// A run's figures: every catalogue metric the run has, per policy set and per class.
+/// A run's figures: every catalogue metric the run has, per policy set and per class, over
+/// the whole run and over each phase. With replications, a figure is the mean over them, with
+/// its interval and each seed's value; without, replication 0's value.
 pub fn of_summary(s: &ScenarioSummary) -> Figures {
     let mut out = Figures::new();
-    for r in &s.runs {
-        let key = |class: Option<&str>| Key {
-            point: None,
-            policy: r.policy.clone(),
-            class: class.map(str::to_string),
-            phase: None,
-        };
-        let single = |v: Option<f64>| v.map(|value| Figure { value, ci95: None });
-        let run = catalog::of(Scope::Run).filter_map(|m| Some((m, single(m.read(r, None))?))).collect();
-        out.insert(key(None), run);
-        for c in &r.classes {
-            let figs = catalog::of(Scope::Class).filter_map(|m| Some((m, single(m.read(r, Some(c)))?))).collect();
-            out.insert(key(Some(&c.class)), figs);
+    let whole = (None, s.runs.as_slice(), s.replications.as_ref());
+    let phases = s.phases.iter().map(|p| (Some(p.name.as_str()), p.runs.as_slice(), p.replications.as_ref()));
+    for (phase, runs, reps) in std::iter::once(whole).chain(phases) {
+        for r in runs {
+            let key = |class: Option<&str>| Key {
+                point: None,
+                policy: r.policy.clone(),
+                class: class.map(str::to_string),
+                phase: phase.map(str::to_string),
+            };
+            let replicated = reps.and_then(|x| x.runs.iter().find(|p| p.policy == r.policy));
+            // A part the run lacks (no breaker) is no figure; otherwise the replications' figure
+            // where there are some.
+            let figure = |m: &Metric, class: Option<&ClassSummary>| -> Option<Figure> {
+                let single = m.read(r, class)?;
+                let Some(rep) = replicated else { return Some(Figure::single(single)) };
+                let i = replicate::interval(rep, m.name, class.map(|c| c.class.as_str()))?;
+                Some(Figure { value: i.mean, ci95: Some((i.ci95[0], i.ci95[1])), values: i.values.clone() })
+            };
+            let run = catalog::of(Scope::Run).filter_map(|m| Some((m, figure(m, None)?))).collect();
+            out.insert(key(None), run);
+            for c in &r.classes {
+                let figs = catalog::of(Scope::Class).filter_map(|m| Some((m, figure(m, Some(c))?))).collect();
+                out.insert(key(Some(&c.class)), figs);
+            }
         }
     }
     out
@@ -115,17 +149,48 @@ struct Stat {
     ci_hi: Option<f64>,
 }
 
-/// A sweep's figures: per point and policy set, each metric's mean and interval.
-fn of_sweep(doc: &SweepDoc) -> Figures {
+/// Each replication's value by (`sweep.json` row, metric path), read from the folder's plan
+/// and journal (rows are the plan's (point, policy) groups in run order), with the
+/// replications' seeds. `None`, so the sweep is compared by its intervals, when the folder has
+/// no readable plan and complete journal, or one replication.
+type PerSeed = (Vec<u64>, BTreeMap<(usize, String), Vec<f64>>);
+
+fn journal_values(dir: &Path, rows: usize) -> Option<PerSeed> {
+    let (plan, _) = journal::read_plan(dir).ok()?;
+    let records = journal::read_journal(dir, &plan, |_| Ok(())).ok()?.records;
+    let records = crate::sweep::store::complete(&plan, records).ok()?;
+    let reps = plan.replications as usize;
+    if reps < 2 || rows != plan.points.len() * plan.policies.len() {
+        return None;
+    }
+    let mut out: BTreeMap<(usize, String), Vec<f64>> = BTreeMap::new();
+    for r in &records {
+        let id = plan.run_id(r.run);
+        let row = id.point * plan.policies.len() + id.policy;
+        for (k, path) in plan.metrics.iter().enumerate() {
+            let values = out.entry((row, path.clone())).or_insert_with(|| vec![f64::NAN; reps]);
+            values[id.replication as usize] = r.metrics.get(k).copied().flatten().unwrap_or(f64::NAN);
+        }
+    }
+    let seeds = (0..plan.replications).map(|k| plan.replication_seed(k)).collect();
+    Some((seeds, out))
+}
+
+/// A sweep's figures: per point and policy set, each metric's mean and interval, and each
+/// replication's value where `per_seed` has them.
+fn of_sweep(doc: &SweepDoc, per_seed: Option<&BTreeMap<(usize, String), Vec<f64>>>) -> Figures {
     let mut out = Figures::new();
-    for row in &doc.rows {
+    for (i, row) in doc.rows.iter().enumerate() {
         let point = row.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
         for (path, stat) in &row.metrics {
             let (Some(m), Some(value)) = (catalog::by_path(path), stat.mean) else { continue };
-            let class = path.split_once('/').map(|(c, _)| c.to_string());
-            let key = Key { point: Some(point.clone()), policy: row.policy.clone(), class, phase: None };
+            // `phase:class/metric`, `class/metric` or `metric`.
+            let (phase, rest) = path.split_once(':').map_or((None, path.as_str()), |(p, r)| (Some(p.to_string()), r));
+            let class = rest.split_once('/').map(|(c, _)| c.to_string());
+            let key = Key { point: Some(point.clone()), policy: row.policy.clone(), class, phase };
             let ci95 = stat.ci_lo.zip(stat.ci_hi);
-            out.entry(key).or_default().push((m, Figure { value, ci95 }));
+            let values = per_seed.and_then(|v| v.get(&(i, path.clone()))).cloned().unwrap_or_default();
+            out.entry(key).or_default().push((m, Figure { value, ci95, values }));
         }
     }
     // Catalogue order within a key, as in a run's figures.

@@ -55,27 +55,34 @@ pub fn metric_ci95(unit: Unit, values: &[f64]) -> MeanCi {
 pub struct Paired {
     /// The mean difference and its interval.
     pub diff: MeanCi,
-    /// The interval excludes zero: the difference is backed by the replications. With fewer
-    /// than two replications defined on both sides the interval is unknown and excludes
-    /// nothing.
-    pub excludes_zero: bool,
+    /// Degrees of freedom of the t interval (pairs defined on both sides, minus one); `None`
+    /// with fewer than two such pairs, when the interval is unknown.
+    pub df: Option<usize>,
+    /// The practical-equivalence margin: a difference whose interval lies within
+    /// `[-margin, margin]` or overlaps it is a tie.
+    pub margin: f64,
+    /// The interval is known and lies wholly beyond the margin (`ci_lo > margin` or
+    /// `ci_hi < -margin`): the difference is backed by the replications and matters.
+    pub differs: bool,
 }
 
 impl Paired {
     /// The two are not shown to differ, and both have values to compare: tied. An
     /// alternative with no value on any replication the other has is not tied, but unranked.
     pub fn ties(&self) -> bool {
-        !self.excludes_zero && !self.diff.mean.is_nan()
+        !self.differs && !self.diff.mean.is_nan()
     }
 }
 
 /// [`Paired`] for `a` against `b`, replication by replication (a replication where either is
-/// undefined drops out).
-pub fn paired_ci95(a: &[f64], b: &[f64]) -> Paired {
-    let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+/// undefined drops out), with the practical-equivalence `margin` (0: any interval that
+/// excludes zero differs).
+pub fn paired_ci95(a: &[f64], b: &[f64], margin: f64) -> Paired {
+    let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).filter(|d| d.is_finite()).collect();
     let diff = mean_ci95(&diffs);
-    // A NaN bound (no replication defined on both sides) excludes nothing: a tie, not a claim.
-    Paired { diff, excludes_zero: diff.ci_lo > 0.0 || diff.ci_hi < 0.0 }
+    let df = (diffs.len() >= 2).then(|| diffs.len() - 1);
+    // A NaN bound (fewer than two pairs) lies beyond nothing: a tie, not a claim.
+    Paired { diff, df, margin, differs: diff.ci_lo > margin || diff.ci_hi < -margin }
 }
 
 /// The best of several alternatives and how each other one compares with it.
@@ -101,7 +108,7 @@ impl PairedBest {
     /// excludes zero); false when it is alone, as there is nothing it was shown to beat.
     pub fn significant(&self) -> bool {
         let mut ranked = self.versus.iter().filter(|(_, p)| !p.diff.mean.is_nan()).peekable();
-        ranked.peek().is_some() && ranked.all(|(_, p)| p.excludes_zero)
+        ranked.peek().is_some() && ranked.all(|(_, p)| p.differs)
     }
 }
 
@@ -148,7 +155,7 @@ pub fn paired_best(d: Direction, sets: &[Vec<f64>]) -> Option<PairedBest> {
     }
     let best = best?;
     let base = &sets[best];
-    let versus = (0..sets.len()).filter(|&p| p != best).map(|p| (p, paired_ci95(base, &sets[p]))).collect();
+    let versus = (0..sets.len()).filter(|&p| p != best).map(|p| (p, paired_ci95(base, &sets[p], 0.0))).collect();
     Some(PairedBest { best, versus })
 }
 
@@ -184,6 +191,25 @@ mod tests {
         assert!((m.ci_hi - 3.0 - half).abs() < 1e-5);
         assert!((3.0 - m.ci_lo - half).abs() < 1e-5);
         assert!(mean_ci95(&[]).mean.is_nan());
+    }
+
+    #[test]
+    fn paired_differences_by_hand_against_a_margin() {
+        // Differences 1, 2, 3, 4, 5 (and a pair dropped for its NaN): mean 3, half-width
+        // t(0.975, 4) 2.776445 * sqrt(2.5 / 5) = 1.963243, so [1.036757, 4.963243] with 4 df.
+        let a = [11.0, 12.0, 13.0, 14.0, 15.0, f64::NAN];
+        let b = [10.0; 6];
+        let p = paired_ci95(&a, &b, 1.0);
+        assert_eq!((p.diff.mean, p.df, p.margin), (3.0, Some(4), 1.0));
+        assert!((p.diff.ci_lo - 1.036_757).abs() < 1e-5, "{p:?}");
+        assert!(p.differs, "the interval lies beyond a margin of 1");
+        assert!(!paired_ci95(&a, &b, 1.1).differs, "1.0368 is inside a margin of 1.1: a tie");
+        assert!(paired_ci95(&a, &b, 1.1).ties());
+        // The other way round the interval is [-4.96, -1.04]: below -1.
+        assert!(paired_ci95(&b, &a, 1.0).differs);
+        // One pair: no interval, no degrees of freedom, no claim.
+        let one = paired_ci95(&[5.0], &[1.0], 0.0);
+        assert_eq!((one.df, one.differs), (None, false));
     }
 
     #[test]

@@ -111,6 +111,13 @@ impl Metric {
         }
     }
 
+    /// The practical-equivalence margin of a comparison on this metric: a difference no
+    /// larger is a tie even when its interval excludes zero (0.1 percentage point for a
+    /// fraction; 0, any difference, for the others).
+    pub fn margin(&self) -> f64 {
+        if self.unit == Unit::Fraction { 0.001 } else { 0.0 }
+    }
+
     /// Put it in `summary.csv` under `name`.
     const fn csv(self, name: &'static str) -> Self {
         Self { csv: Some(name), ..self }

@@ -14,6 +14,11 @@ fn nan_pair_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Erro
     Ok([lo.unwrap_or(f64::NAN), hi.unwrap_or(f64::NAN)])
 }
 
+/// [`nan_if_null`] for a list of values.
+fn nan_vec_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+    Ok(Vec::<Option<f64>>::deserialize(d)?.into_iter().map(|v| v.unwrap_or(f64::NAN)).collect())
+}
+
 /// Equality as written: two values are equal when their JSON is, so a figure of no value
 /// (NaN, written `null`) equals itself, and a rerun of the same run compares equal.
 macro_rules! eq_as_written {
@@ -170,6 +175,11 @@ pub struct MetricInterval {
     /// 95 % confidence interval of the mean, `[lo, hi]`.
     #[serde(deserialize_with = "nan_pair_if_null")]
     pub ci95: [f64; 2],
+    /// Each replication's value, in the order of [`Replications::seeds`] (`null` where the
+    /// figure has no value in that replication), so two folders run on the same seeds can be
+    /// compared seed by seed (`brownout diff`). Empty in summaries written before it existed.
+    #[serde(default, deserialize_with = "nan_vec_if_null")]
+    pub values: Vec<f64>,
 }
 
 /// The best policy set on one metric and its paired differences to every other set.

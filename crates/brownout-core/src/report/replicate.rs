@@ -54,13 +54,22 @@ pub fn aggregate(reps: &[&RunSummary]) -> Vec<MetricInterval> {
         .into_iter()
         .filter_map(|(m, class)| {
             let at = class.as_ref().map(|(i, c)| (*i, c.as_str()));
-            let values: Vec<f64> = reps.iter().filter_map(|r| value(m, r, at)).collect();
-            if values.is_empty() {
+            // One value per replication, in seed order (NaN where a replication has none), so
+            // that the k-th value is always the k-th seed's.
+            let per_seed: Vec<Option<f64>> = reps.iter().map(|r| value(m, r, at)).collect();
+            if per_seed.iter().all(Option::is_none) {
                 return None;
             }
+            let values: Vec<f64> = per_seed.into_iter().map(|v| v.unwrap_or(f64::NAN)).collect();
             let ci = metric_ci95(m.unit, &values);
             let class = class.map(|c| c.1);
-            Some(MetricInterval { metric: m.name.to_string(), class, mean: ci.mean, ci95: [ci.ci_lo, ci.ci_hi] })
+            Some(MetricInterval {
+                metric: m.name.to_string(),
+                class,
+                mean: ci.mean,
+                ci95: [ci.ci_lo, ci.ci_hi],
+                values,
+            })
         })
         .collect();
     // Sorted so that `interval` finds a figure by binary search.
@@ -79,7 +88,7 @@ fn compare_one(m: &Metric, class: Option<String>, names: &[&str], sets: &[Vec<f6
             policy: names[p].to_string(),
             mean: d.diff.mean,
             ci95: [d.diff.ci_lo, d.diff.ci_hi],
-            excludes_zero: d.excludes_zero,
+            excludes_zero: d.differs,
         })
         .collect();
     Some(Comparison {
@@ -202,6 +211,33 @@ mod tests {
         assert_eq!(i.mean, 5.5);
         assert!((i.ci95[1] - 5.5 - 2.165_852).abs() < 1e-5, "{i:?}");
         assert!((5.5 - i.ci95[0] - 2.165_852).abs() < 1e-5, "{i:?}");
+    }
+
+    #[test]
+    fn each_replications_value_is_kept_in_seed_order_and_survives_json() {
+        // Three replications whose ratio is 0.5, none (no request: NaN) and 0.7, in that order:
+        // the values keep the order and the gap, and the mean is over the two defined ones.
+        let runs: Vec<RunSummary> = [0.5, f64::NAN, 0.7]
+            .into_iter()
+            .map(|v| {
+                let mut r = run("a", 1.0);
+                r.classes[0].in_time_ratio = v;
+                r
+            })
+            .collect();
+        let all = aggregate(&runs.iter().collect::<Vec<_>>());
+        let ratio = all.iter().find(|i| i.metric == "in_time_ratio").unwrap();
+        assert_eq!((ratio.values[0], ratio.values[2]), (0.5, 0.7));
+        assert!(ratio.values[1].is_nan() && ratio.values.len() == 3, "{ratio:?}");
+        assert!((ratio.mean - 0.6).abs() < 1e-12);
+        // Written as null, read back as NaN; a summary written before `values` reads as empty.
+        let text = serde_json::to_string(ratio).unwrap();
+        assert!(text.contains(r#""values":[0.5,null,0.7]"#), "{text}");
+        let back: MetricInterval = serde_json::from_str(&text).unwrap();
+        assert_eq!(&back, ratio);
+        let old: MetricInterval =
+            serde_json::from_str(r#"{"metric":"in_time_ratio","mean":0.6,"ci95":[0.5,0.7]}"#).unwrap();
+        assert!(old.values.is_empty());
     }
 
     #[test]
