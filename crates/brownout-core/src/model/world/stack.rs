@@ -80,15 +80,38 @@ impl<R: Record> World<'_, R> {
     /// Park an attempt in layer `l`'s wait queue.
     fn park(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, inst: u32, l: u8, max_wait: Time) {
         self.rec.layer_queued(now, self.layout.kinds[l as usize]);
+        let (request, _) = self.request_deadline(tok);
         let r = self.reqs.get_mut(tok).expect("live request");
         r.phase = Phase::LayerQueue;
         r.time.attempt_start = now;
-        self.timer_fixed(q, tok, max_wait, Timer::LayerWait);
+        if now.saturating_add(max_wait) > request {
+            // The request-level timeout fires first and ends the wait (`on_timer`).
+            self.timer(q, tok, request, Timer::LayerWait);
+        } else {
+            self.timer_fixed(q, tok, max_wait, Timer::LayerWait);
+        }
         let r = self.reqs.get(tok).expect("live request");
         let (generation, priority) = (r.generation, self.m.scenario.classes[r.who.class as usize].priority);
         let layer = self.layer_mut(inst, l);
         layer.queue.push(tok, generation, priority);
         layer.waiting += 1;
+    }
+
+    /// When the request-level timeouts the request has passed fire, the earliest, and its
+    /// unwind: (`Time::MAX`, 0) when none. Each runs from when its layer admitted the first
+    /// attempt (`admitted_at` keeps that: retries start inside the retry layer).
+    pub(super) fn request_deadline(&self, tok: Token) -> (Time, Time) {
+        let r = self.reqs.get(tok).expect("live request");
+        let mut first = (Time::MAX, 0);
+        for &(p, t, unwind) in &self.layout.request_timeouts[r.who.class as usize] {
+            if p < r.attempt.pos || r.attempt.number > 1 {
+                let at = self.admitted_at(tok, p as usize).saturating_add(t);
+                if at < first.0 {
+                    first = (at, unwind);
+                }
+            }
+        }
+        first
     }
 
     /// The waiting entry of layer `l` whose attempt has id `id`.
