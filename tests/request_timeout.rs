@@ -177,6 +177,31 @@ fn a_wait_in_a_layer_queue_ends_at_the_request_timeout() {
     assert_eq!(run.summary.dependency.calls, 1, "b never calls");
 }
 
+#[test]
+fn layers_outside_the_retry_hear_that_a_cut_wait_timed_out() {
+    // As above, b's wait is cut at 1.35 s by its 300 ms request timeout. The breaker outside
+    // the timeout (b's, opening on 1 failure for 10 s) hears a timeout, as Polly's outer
+    // strategies see the `TimeoutRejectedException`, not a cancelled call: it opens, and b's
+    // next request at 3 s is short-circuited.
+    let text = format!(
+        r#"Scenario(
+        name: "queue", seed: 1, horizon: "10s", window: "5s",
+        fleet: (workers: (slots: 10), pool: (max_connections: 10, acquire_timeout: "60s")),
+        classes: [(name: "a", arrivals: Scripted(times: ["1s"]), deadline: "5s"),
+                  (name: "b", arrivals: Scripted(times: ["1050ms", "3s"]), deadline: "5s")],
+        dependency: (latency: Constant("400ms")),
+        policies: [(name: "p", stack: [
+            (policy: ConsecutiveBreaker((failures: 1, break_duration: "10s")), classes: ["b"]),
+            (policy: Timeout((timeout: "300ms")), classes: ["b"]), {RETRY},
+            (policy: Limiter((permits: 1, queue: 4, max_wait: "5s")))])],
+    )"#
+    );
+    let s = load_text(Path::new("inline.ron"), &text).unwrap_or_else(|e| panic!("{e}"));
+    let (run, _) = &runs(&s)[0];
+    let b = &run.summary.classes[1];
+    assert_eq!((b.outcomes.timeout, b.outcomes.short_circuited), (1, 1), "{:?}", b.outcomes);
+}
+
 /// One layer around the timed part of a stack, in RON: a breaker, a hedge or another
 /// timeout (unwinding at most 19 ms), none of which makes a request wait.
 fn no_wait() -> impl Strategy<Value = String> {
@@ -200,7 +225,6 @@ fn extra() -> impl Strategy<Value = String> {
 /// A scenario whose one stack is `outer`, `Timeout(total)`, `middle`, a retry, `inner`, with a
 /// dependency that fails, slows and queues. No slot queue, no local work and no response
 /// overhead: a request passes the stack's first layer as it arrives, or is refused at once.
-#[allow(clippy::too_many_arguments)]
 fn timed_scenario(
     outer: Vec<String>,
     total: u64,

@@ -167,14 +167,15 @@ impl<R: Record> World<'_, R> {
     }
 
     /// The request-level timeout fired before the current attempt made its call (while it
-    /// waited in a layer's queue, or as it was admitted): the layers that admitted the
-    /// attempt hear it was not executed (as after a refusal), those outside the retry layer
-    /// that the request timed out, and the request ends timed out.
+    /// waited in a layer's queue, or as it was admitted): the layers inside the retry layer
+    /// that admitted the attempt hear it was not executed (as after a refusal), those outside
+    /// it that the request passed, that it timed out (as Polly's outer strategies see the
+    /// `TimeoutRejectedException`), and the request ends timed out.
     pub(super) fn cut_before_call(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
-        self.cancel_admitted(now, q, tok);
-        if self.reqs.get(tok).expect("live request").attempt.number > 1 {
-            self.complete_outer(now, q, tok, CallOutcome::Timeout);
-        }
+        let r = self.reqs.get(tok).expect("live request");
+        let (inner, pos) = (self.layout.inner_start[r.who.class as usize] as usize, r.attempt.pos as usize);
+        self.cancel_from(now, q, tok, inner);
+        self.complete_before(now, q, tok, CallOutcome::Timeout, pos.min(inner));
         self.request_timed_out(now, q, tok);
     }
 

@@ -133,8 +133,14 @@ impl<R: Record> World<'_, R> {
     /// Tell the layers this attempt passed that it was not executed.
     pub(super) fn cancel_admitted(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get(tok).expect("live request");
+        let start = if r.attempt.number == 1 { 0 } else { self.layout.inner_start[r.who.class as usize] as usize };
+        self.cancel_from(now, q, tok, start);
+    }
+
+    /// Tell the layers this attempt passed, from position `start` on, that it was not executed.
+    pub(super) fn cancel_from(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, start: usize) {
+        let r = self.reqs.get(tok).expect("live request");
         let (class, inst, pos) = (r.who.class as usize, r.who.instance, r.attempt.pos as usize);
-        let start = if r.attempt.number == 1 { 0 } else { self.layout.inner_start[class] as usize };
         for p in (start..pos).rev() {
             let l = self.layout.class_layers[class][p];
             let att = self.attempt_of(now, tok, l);
@@ -159,10 +165,22 @@ impl<R: Record> World<'_, R> {
 
     /// Complete layers outside the retry layer with the request's final outcome.
     pub(super) fn complete_outer(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, outcome: CallOutcome) {
+        let outer = self.layout.inner_start[self.reqs.get(tok).expect("live request").who.class as usize];
+        self.complete_before(now, q, tok, outcome, outer as usize);
+    }
+
+    /// Complete the layers at positions below `end` with the request's final outcome.
+    pub(super) fn complete_before(
+        &mut self,
+        now: Time,
+        q: &mut EventQueue<Ev>,
+        tok: Token,
+        outcome: CallOutcome,
+        end: usize,
+    ) {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst) = (r.who.class as usize, r.who.instance);
-        let outer = self.layout.inner_start[class] as usize;
-        for p in (0..outer).rev() {
+        for p in (0..end).rev() {
             let l = self.layout.class_layers[class][p];
             let r = self.reqs.get(tok).expect("live request");
             let done = Completed::new(now, r.who.class, r.attempt.id, self.admitted_at(tok, p), outcome);
