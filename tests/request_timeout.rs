@@ -151,26 +151,33 @@ fn the_net_total_request_timeout_is_live() {
     assert_eq!((latency(0), latency(1)), (1000.0, 750.0));
 }
 
-#[test]
-fn a_wait_in_a_layer_queue_ends_at_the_request_timeout() {
-    // Class a holds the limiter's one permit from 1 s to 1.4 s (one 400 ms call). Class b
-    // arrives at 1.05 s, passes its request timeout (300 ms, b's layer only) and waits for
-    // the permit: the wait is cut at 1.35 s, before the permit frees, so b ends timed out
-    // after 300 ms without a call (Polly's outer token cancels a wait inside it as it does
-    // a call: the rate limiter's `AcquireAsync` takes the context's token).
+/// Class a (one request at 1 s) holds a limiter's one permit from 1 s to 1.4 s (one 400 ms
+/// call). Class b (requests at `b_times`) passes `b_outer` (b's layers only), a 300 ms
+/// request timeout (b's only) and the retry, and waits for the permit.
+fn queue_run(b_times: &str, b_outer: &str) -> RunResult {
     let text = format!(
         r#"Scenario(
         name: "queue", seed: 1, horizon: "10s", window: "5s",
         fleet: (workers: (slots: 10), pool: (max_connections: 10, acquire_timeout: "60s")),
         classes: [(name: "a", arrivals: Scripted(times: ["1s"]), deadline: "5s"),
-                  (name: "b", arrivals: Scripted(times: ["1050ms"]), deadline: "5s")],
+                  (name: "b", arrivals: Scripted(times: [{b_times}]), deadline: "5s")],
         dependency: (latency: Constant("400ms")),
-        policies: [(name: "p", stack: [(policy: Timeout((timeout: "300ms")), classes: ["b"]), {RETRY},
+        policies: [(name: "p", stack: [{b_outer}
+            (policy: Timeout((timeout: "300ms")), classes: ["b"]), {RETRY},
             (policy: Limiter((permits: 1, queue: 4, max_wait: "5s")))])],
     )"#
     );
     let s = load_text(Path::new("inline.ron"), &text).unwrap_or_else(|e| panic!("{e}"));
-    let (run, _) = &runs(&s)[0];
+    runs(&s).swap_remove(0).0
+}
+
+#[test]
+fn a_wait_in_a_layer_queue_ends_at_the_request_timeout() {
+    // b arrives at 1.05 s: its wait is cut at 1.35 s, before the permit frees, so b ends
+    // timed out after 300 ms without a call (Polly's outer token cancels a wait inside it as
+    // it does a call: `RateLimiterResilienceStrategy.ExecuteCoreAsync` passes the context's
+    // token to the limiter's `AcquireAsync`).
+    let run = queue_run(r#""1050ms""#, "");
     let (a, b) = (&run.summary.classes[0], &run.summary.classes[1]);
     assert_eq!((a.outcomes.ok, a.latency_ms.max), (1, 400.0));
     assert_eq!((b.outcomes.timeout, b.causes.attempt_timeout, b.latency_ms.max), (1, 1, 300.0));
@@ -179,25 +186,12 @@ fn a_wait_in_a_layer_queue_ends_at_the_request_timeout() {
 
 #[test]
 fn layers_outside_the_retry_hear_that_a_cut_wait_timed_out() {
-    // As above, b's wait is cut at 1.35 s by its 300 ms request timeout. The breaker outside
-    // the timeout (b's, opening on 1 failure for 10 s) hears a timeout, as Polly's outer
-    // strategies see the `TimeoutRejectedException`, not a cancelled call: it opens, and b's
-    // next request at 3 s is short-circuited.
-    let text = format!(
-        r#"Scenario(
-        name: "queue", seed: 1, horizon: "10s", window: "5s",
-        fleet: (workers: (slots: 10), pool: (max_connections: 10, acquire_timeout: "60s")),
-        classes: [(name: "a", arrivals: Scripted(times: ["1s"]), deadline: "5s"),
-                  (name: "b", arrivals: Scripted(times: ["1050ms", "3s"]), deadline: "5s")],
-        dependency: (latency: Constant("400ms")),
-        policies: [(name: "p", stack: [
-            (policy: ConsecutiveBreaker((failures: 1, break_duration: "10s")), classes: ["b"]),
-            (policy: Timeout((timeout: "300ms")), classes: ["b"]), {RETRY},
-            (policy: Limiter((permits: 1, queue: 4, max_wait: "5s")))])],
-    )"#
-    );
-    let s = load_text(Path::new("inline.ron"), &text).unwrap_or_else(|e| panic!("{e}"));
-    let (run, _) = &runs(&s)[0];
+    // As above, b's wait is cut at 1.35 s. The breaker outside the timeout (b's, opening on
+    // 1 failure for 10 s) hears a timeout, as Polly's outer strategies see the
+    // `TimeoutRejectedException`, not a cancelled call: it opens, and b's next request at
+    // 3 s is short-circuited.
+    let breaker = r#"(policy: ConsecutiveBreaker((failures: 1, break_duration: "10s")), classes: ["b"]),"#;
+    let run = queue_run(r#""1050ms", "3s""#, breaker);
     let b = &run.summary.classes[1];
     assert_eq!((b.outcomes.timeout, b.outcomes.short_circuited), (1, 1), "{:?}", b.outcomes);
 }
