@@ -85,13 +85,6 @@ const EXEMPT: &[(&str, &str, &str)] = &[
          plain delay, so the expansion keeps the plain delays (the same mean) and drops the spread \
          (policy/dotnet.rs module docs); kept so that .NET settings load as written",
     ),
-    (
-        "DotnetStandardConfig",
-        "total_timeout",
-        "TODO(issue 30 item 8): inert. .NET's total timeout spans the retries; the expansion's Timeout layer \
-         bounds each attempt, and validation keeps it above attempt_timeout, so it never cuts an attempt the \
-         attempt timeout has not (policy/dotnet.rs module docs); needs a per-request timeout to be live",
-    ),
 ];
 
 /// Settings no probe has shown live yet, though nothing says they cannot change a figure:

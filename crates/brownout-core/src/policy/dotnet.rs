@@ -5,7 +5,9 @@
 //!
 //! 1. rate limiter: `Limiter((permits: rate_limiter_permits, queue: rate_limiter_queue))`
 //!    (a `ConcurrencyLimiter`, 1000 permits, queue 0; its queue waits without a time limit);
-//! 2. total request timeout: `Timeout((timeout: total_timeout))` (30 s);
+//! 2. total request timeout: `Timeout((timeout: total_timeout))` (30 s): outside the retry
+//!    layer, it bounds the whole request, attempts and delays included, and no retry starts
+//!    once it has fired, as .NET's outer Polly timeout does (see `policy/timeout.rs`);
 //! 3. retry: `Retry((max_attempts: max_retry_attempts + 1, backoff: retry_delay, multiplier:
 //!    2 for Exponential, 1 for Constant))` (3 retries, 2 s exponential), on errors (5xx) and
 //!    timeouts; a refusal by the breaker (`BrokenCircuitException`) is not retried;
@@ -17,9 +19,6 @@
 //! The layers keep the `DotnetStandard` layer's `classes`, `scope` and `persistent`.
 //!
 //! What the handler has that brownout cannot express:
-//! - The total request timeout is per request in .NET (it cancels the retries too); a
-//!   brownout `Timeout` layer bounds each attempt, so layer 2 only caps every attempt at the
-//!   total: a request may run past `total_timeout` over several attempts and backoffs.
 //! - `UseJitter`: .NET jitters Constant and Linear delays by +-25 % and Exponential ones
 //!   with decorrelated jitter (V2), both centred on the plain delays; brownout's jitter only
 //!   shortens delays, so the expansion keeps the plain delays (the same mean for Constant,
@@ -61,7 +60,8 @@ pub struct DotnetStandardConfig {
     /// `RateLimiter.DefaultRateLimiterOptions.QueueLimit` (default 0).
     #[serde(default)]
     pub rate_limiter_queue: u32,
-    /// `TotalRequestTimeout.Timeout` (default 30 s; above `attempt_timeout`).
+    /// `TotalRequestTimeout.Timeout` (default 30 s; above `attempt_timeout`): bounds the whole
+    /// request, every attempt and retry delay included.
     #[serde(default = "thirty_s")]
     pub total_timeout: Dur,
     /// `Retry.MaxRetryAttempts`, retries after the first attempt (default 3; >= 1).

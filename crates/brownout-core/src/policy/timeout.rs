@@ -1,4 +1,15 @@
-//! Per-attempt timeout: the attempt is abandoned when it takes longer than `timeout`.
+//! Timeout: where the layer sits decides what it bounds.
+//!
+//! - Inside a class's retry layer, or with no retry layer inside it: each attempt, from when
+//!   it asks for a connection; an attempt that takes longer than `timeout` is abandoned.
+//! - Outside the first retry layer (a request-level timeout, as .NET's
+//!   `TotalRequestTimeout` outside its retry): the whole request, from when it passes this
+//!   layer, attempts and backoffs included. Each attempt's deadline is capped at what is
+//!   left of it, a wait in a layer's queue or a backoff that would outlast it ends there, and
+//!   no retry starts once it has fired: the request ends timed out (cause
+//!   `attempt_timeout`). This is Polly v8's composition: the outer timeout's cancellation
+//!   token (`TimeoutResilienceStrategy.ExecuteCoreAsync`) reaches every attempt and every
+//!   retry delay (`RetryResilienceStrategy.ExecuteCallbackAsync`).
 //!
 //! The dependency keeps working on an abandoned call (its capacity stays occupied, as with
 //! a fire-and-forget RPC); the connection returns to the pool when the timeout fires.
@@ -10,11 +21,13 @@ use crate::engine::Time;
 use crate::policy::{BuildCtx, PolicyConfig};
 use crate::units::Dur;
 
-/// Timeout configuration.
+/// A timeout: per attempt inside a retry layer (or with none inside it), per request outside
+/// one (it bounds every attempt and backoff of the request, from when the request passes it).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TimeoutConfig {
-    /// Longest an attempt may take (> 0).
+    /// Longest an attempt may take (> 0); outside a retry layer, longest the request may take
+    /// from this layer on, all its attempts and backoffs included.
     pub timeout: Dur,
     /// Time from the timeout firing until the gateway answers 504 (R02: 269 ms - 250 ms; 0 = at once).
     #[serde(default)]

@@ -143,15 +143,33 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
                 .collect()
         })
         .collect();
-    let inner_start = class_layers
+    let inner_start: Vec<u8> = class_layers
         .iter()
         .map(|ls| ls.iter().position(|&l| first.layers[l as usize].policy.is_retry()).unwrap_or(0) as u8)
+        .collect();
+    // A `Timeout` outside the retry layer times the request, as .NET's total request timeout
+    // outside its retry (Polly's outer timeout cancels the attempt in flight and the retry's
+    // delay, and no retry starts after it); one inside, or with no retry inside, each attempt.
+    let request_timeouts = class_layers
+        .iter()
+        .zip(&inner_start)
+        .enumerate()
+        .map(|(c, (ls, &start))| {
+            (0..start as usize)
+                .filter(|&p| matches!(set.stack[ls[p] as usize].policy, crate::policy::PolicySpec::Timeout(_)))
+                .filter_map(|p| {
+                    let (t, unwind) = first.layers[ls[p] as usize].policy.attempt_timeout(c as ClassId)?;
+                    Some((p as u8, t, unwind))
+                })
+                .collect()
+        })
         .collect();
     let depth = class_layers.iter().map(Vec::len).max().unwrap_or(0);
     let find = |f: &dyn Fn(&Status) -> bool| first.layers.iter().position(|l| f(&l.last)).map(|i| i as u8);
     Layout {
         class_layers,
         inner_start,
+        request_timeouts,
         fleet: set
             .stack
             .iter()

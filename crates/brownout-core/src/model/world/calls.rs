@@ -11,11 +11,20 @@ impl<R: Record> World<'_, R> {
             let r = self.reqs.get(tok).expect("live request");
             (r.who.class as usize, r.who.instance)
         };
+        let (request, request_unwind) = self.request_deadline(tok);
+        if now >= request {
+            // Admitted at the very instant the request-level timeout fires: no call.
+            self.cut_before_call(now, q, tok);
+            return;
+        }
         let mut timeout: Option<(Time, Time)> = None;
-        for &l in &self.layout.class_layers[class] {
+        for (p, &l) in self.layout.class_layers[class].iter().enumerate() {
             if !self.layout.hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT) {
                 debug_assert!(self.layer(inst, l).policy.attempt_timeout(class as ClassId).is_none());
                 continue;
+            }
+            if self.layout.request_timeouts[class].iter().any(|&(at, ..)| at as usize == p) {
+                continue; // it bounds the request: `request`
             }
             if let Some(t) = self.layer(inst, l).policy.attempt_timeout(class as ClassId)
                 && timeout.is_none_or(|cur| t.0 < cur.0)
@@ -23,13 +32,14 @@ impl<R: Record> World<'_, R> {
                 timeout = Some(t);
             }
         }
+        let own = timeout.map_or(Time::MAX, |t| now.saturating_add(t.0));
+        // The timeout that ends the attempt if the answer is late, and its unwind.
+        let (deadline, unwind) =
+            if request < own { (request, Some(request_unwind)) } else { (own, timeout.map(|t| t.1)) };
+        let unwind = self.unwind_of(tok, unwind);
         let r = self.reqs.get_mut(tok).expect("live request");
-        r.time.attempt_deadline = timeout.map_or(Time::MAX, |t| now.saturating_add(t.0));
-        r.time.unwind = match (&self.m.unwind, timeout) {
-            // One draw per attempt (a hedge shares its attempt's timeout).
-            (Some(d), Some(_)) => d.at(((class as u64) << 48) ^ r.who.key, u64::from(r.attempt.number)),
-            (_, t) => t.map_or(0, |t| t.1),
-        };
+        r.time.attempt_deadline = deadline;
+        r.time.unwind = unwind;
         r.time.attempt_start = now;
         let pool = &self.m.scenario.fleet.pool;
         let i = &mut self.gateway.insts[inst as usize];

@@ -375,11 +375,15 @@ impl<R: Record> World<'_, R> {
                 let att = self.attempt_of(now, tok, l);
                 self.layer_mut(inst, l).policy.left_queue(&att);
                 self.note(now, q, inst, l);
-                let why = self.layer(inst, l).policy.refusal(class as ClassId);
-                self.refused(now, q, tok, l, why);
+                if now >= self.request_deadline(tok).0 {
+                    self.cut_before_call(now, q, tok);
+                } else {
+                    let why = self.layer(inst, l).policy.refusal(class as ClassId);
+                    self.refused(now, q, tok, l, why);
+                }
             }
             Timer::Attempt => self.attempt_timer(now, q, tok),
-            Timer::Backoff => self.begin_attempt(now, q, tok),
+            Timer::Backoff => self.after_backoff(now, q, tok),
             Timer::Unwind => self.conclude(now, q, tok, Outcome::Timeout, None),
             Timer::Respond => self.finish(now, q, tok),
         }

@@ -74,7 +74,10 @@ impl<R: Record> World<'_, R> {
             let done = Completed::new(now, r.who.class, r.attempt.id, self.admitted_at(tok, p), outcome);
             self.deliver(now, q, inst, l, Notice::Complete(done));
         }
-        if outcome.is_failure() {
+        // No retry starts once the request-level timeout has fired (Polly's retry returns the
+        // outcome when its cancellation token is cancelled).
+        let (request, _) = self.request_deadline(tok);
+        if outcome.is_failure() && now < request {
             let r = self.reqs.get(tok).expect("live request");
             let uniform = self.draws.retry.f64(((class as u64) << 48) ^ r.who.key, attempt as u64);
             let ask = RetryAsk::new(now, class as ClassId, attempt, outcome, uniform);
@@ -106,7 +109,8 @@ impl<R: Record> World<'_, R> {
                 }
                 if allowed {
                     self.reqs.get_mut(tok).expect("live request").phase = Phase::Backoff;
-                    self.timer(q, tok, now.saturating_add(d), Timer::Backoff);
+                    // A backoff past the request-level timeout is cut there (`after_backoff`).
+                    self.timer(q, tok, now.saturating_add(d).min(request), Timer::Backoff);
                     return;
                 }
             }
@@ -130,19 +134,68 @@ impl<R: Record> World<'_, R> {
                 self.respond(now, q, tok, Outcome::Ok, None);
             }
             CallOutcome::Error => self.conclude(now, q, tok, Outcome::Error, None),
-            CallOutcome::Timeout => {
-                let unwind = self.reqs.get(tok).expect("live request").time.unwind;
-                if unwind > 0 {
-                    self.reqs.get_mut(tok).expect("live request").phase = Phase::Unwinding;
-                    if matches!(self.m.unwind, Some(DelayDist::Random(..))) {
-                        self.timer(q, tok, now.saturating_add(unwind), Timer::Unwind);
-                    } else {
-                        self.timer_fixed(q, tok, unwind, Timer::Unwind);
-                    }
-                } else {
-                    self.conclude(now, q, tok, Outcome::Timeout, None);
-                }
+            CallOutcome::Timeout => self.timed_out(now, q, tok),
+        }
+    }
+
+    /// The request ends timed out: the 504 (or the class's fallback) after the unwind of
+    /// the timeout that fired, if any.
+    fn timed_out(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let unwind = self.reqs.get(tok).expect("live request").time.unwind;
+        if unwind > 0 {
+            self.reqs.get_mut(tok).expect("live request").phase = Phase::Unwinding;
+            if matches!(self.m.unwind, Some(DelayDist::Random(..))) {
+                self.timer(q, tok, now.saturating_add(unwind), Timer::Unwind);
+            } else {
+                self.timer_fixed(q, tok, unwind, Timer::Unwind);
             }
+        } else {
+            self.conclude(now, q, tok, Outcome::Timeout, None);
+        }
+    }
+
+    /// A backoff ended: the next attempt starts, unless the request-level timeout cut the
+    /// backoff (Polly's retry delay runs under the outer timeout's token).
+    pub(super) fn after_backoff(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        if now < self.request_deadline(tok).0 {
+            self.begin_attempt(now, q, tok);
+        } else {
+            // The last attempt's layers inside the retry have heard its end already.
+            self.complete_outer(now, q, tok, CallOutcome::Timeout);
+            self.request_timed_out(now, q, tok);
+        }
+    }
+
+    /// The request-level timeout fired before the current attempt made its call (while it
+    /// waited in a layer's queue, or as it was admitted): the layers inside the retry layer
+    /// that admitted the attempt hear it was not executed (as after a refusal), those outside
+    /// it that the request passed, that it timed out (as Polly's outer strategies see the
+    /// `TimeoutRejectedException`), and the request ends timed out.
+    pub(super) fn cut_before_call(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let r = self.reqs.get(tok).expect("live request");
+        let (inner, pos) = (self.layout.inner_start[r.who.class as usize] as usize, r.attempt.pos as usize);
+        self.cancel_from(now, q, tok, inner);
+        self.complete_before(now, q, tok, CallOutcome::Timeout, pos.min(inner));
+        self.request_timed_out(now, q, tok);
+    }
+
+    /// End the request timed out by its request-level timeout, with that timeout's unwind.
+    fn request_timed_out(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let (_, unwind) = self.request_deadline(tok);
+        let unwind = self.unwind_of(tok, Some(unwind));
+        self.reqs.get_mut(tok).expect("live request").time.unwind = unwind;
+        self.fail_as(tok, Cause::AttemptTimeout);
+        self.timed_out(now, q, tok);
+    }
+
+    /// The unwind after a timeout whose own unwind is `own` (None: no timeout applies):
+    /// the fleet's `timeout_unwind`, when given, replaces it, one draw per attempt (a hedge
+    /// shares its attempt's).
+    pub(super) fn unwind_of(&self, tok: Token, own: Option<Time>) -> Time {
+        let r = self.reqs.get(tok).expect("live request");
+        match (&self.m.unwind, own) {
+            (Some(d), Some(_)) => d.at(((r.who.class as u64) << 48) ^ r.who.key, u64::from(r.attempt.number)),
+            (_, own) => own.unwrap_or(0),
         }
     }
 

@@ -80,15 +80,38 @@ impl<R: Record> World<'_, R> {
     /// Park an attempt in layer `l`'s wait queue.
     fn park(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, inst: u32, l: u8, max_wait: Time) {
         self.rec.layer_queued(now, self.layout.kinds[l as usize]);
+        let (request, _) = self.request_deadline(tok);
         let r = self.reqs.get_mut(tok).expect("live request");
         r.phase = Phase::LayerQueue;
         r.time.attempt_start = now;
-        self.timer_fixed(q, tok, max_wait, Timer::LayerWait);
+        if now.saturating_add(max_wait) > request {
+            // The request-level timeout fires first and ends the wait (`on_timer`).
+            self.timer(q, tok, request, Timer::LayerWait);
+        } else {
+            self.timer_fixed(q, tok, max_wait, Timer::LayerWait);
+        }
         let r = self.reqs.get(tok).expect("live request");
         let (generation, priority) = (r.generation, self.m.scenario.classes[r.who.class as usize].priority);
         let layer = self.layer_mut(inst, l);
         layer.queue.push(tok, generation, priority);
         layer.waiting += 1;
+    }
+
+    /// When the request-level timeouts the request has passed fire, the earliest, and its
+    /// unwind: (`Time::MAX`, 0) when none. Each runs from when its layer admitted the first
+    /// attempt (`admitted_at` keeps that: retries start inside the retry layer).
+    pub(super) fn request_deadline(&self, tok: Token) -> (Time, Time) {
+        let r = self.reqs.get(tok).expect("live request");
+        let mut first = (Time::MAX, 0);
+        for &(p, t, unwind) in &self.layout.request_timeouts[r.who.class as usize] {
+            if p < r.attempt.pos || r.attempt.number > 1 {
+                let at = self.admitted_at(tok, p as usize).saturating_add(t);
+                if at < first.0 {
+                    first = (at, unwind);
+                }
+            }
+        }
+        first
     }
 
     /// The waiting entry of layer `l` whose attempt has id `id`.
@@ -110,8 +133,14 @@ impl<R: Record> World<'_, R> {
     /// Tell the layers this attempt passed that it was not executed.
     pub(super) fn cancel_admitted(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get(tok).expect("live request");
+        let start = if r.attempt.number == 1 { 0 } else { self.layout.inner_start[r.who.class as usize] as usize };
+        self.cancel_from(now, q, tok, start);
+    }
+
+    /// Tell the layers this attempt passed, from position `start` on, that it was not executed.
+    pub(super) fn cancel_from(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, start: usize) {
+        let r = self.reqs.get(tok).expect("live request");
         let (class, inst, pos) = (r.who.class as usize, r.who.instance, r.attempt.pos as usize);
-        let start = if r.attempt.number == 1 { 0 } else { self.layout.inner_start[class] as usize };
         for p in (start..pos).rev() {
             let l = self.layout.class_layers[class][p];
             let att = self.attempt_of(now, tok, l);
@@ -136,10 +165,22 @@ impl<R: Record> World<'_, R> {
 
     /// Complete layers outside the retry layer with the request's final outcome.
     pub(super) fn complete_outer(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, outcome: CallOutcome) {
+        let outer = self.layout.inner_start[self.reqs.get(tok).expect("live request").who.class as usize];
+        self.complete_before(now, q, tok, outcome, outer as usize);
+    }
+
+    /// Complete the layers at positions below `end` with the request's final outcome.
+    pub(super) fn complete_before(
+        &mut self,
+        now: Time,
+        q: &mut EventQueue<Ev>,
+        tok: Token,
+        outcome: CallOutcome,
+        end: usize,
+    ) {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst) = (r.who.class as usize, r.who.instance);
-        let outer = self.layout.inner_start[class] as usize;
-        for p in (0..outer).rev() {
+        for p in (0..end).rev() {
             let l = self.layout.class_layers[class][p];
             let r = self.reqs.get(tok).expect("live request");
             let done = Completed::new(now, r.who.class, r.attempt.id, self.admitted_at(tok, p), outcome);

@@ -69,11 +69,13 @@ pub(super) struct Timing {
     /// start of its connection wait and of its attempt record. Written by
     /// `calls::acquire_connection`; read by `calls` and `outcome::attempt_end`.
     pub attempt_start: Time,
-    /// When the current attempt times out (`Time::MAX`: no attempt timeout). Written by
+    /// When the current attempt times out (`Time::MAX`: no attempt timeout): its per-attempt
+    /// timeout, capped at the request-level timeout (`World::request_deadline`). Written by
     /// `calls::acquire_connection`; read by `calls`.
     pub attempt_deadline: Time,
-    /// How long (ns) the caller takes to unwind after an attempt timeout (0: at once).
-    /// Written with `attempt_deadline`; read by `outcome::attempt_end`.
+    /// How long (ns) the caller takes to unwind after an attempt timeout (0: at once): the
+    /// unwind of the timeout that sets `attempt_deadline`. Written with `attempt_deadline`
+    /// (and by `outcome::request_timed_out`); read by `outcome::timed_out`.
     pub unwind: Time,
 }
 
@@ -248,6 +250,10 @@ pub(super) struct Layout {
     /// Per class, the index in `class_layers` of its first retry layer (0: none); layers from
     /// there inward see every attempt, those outside one call per request.
     pub inner_start: Vec<u8>,
+    /// Per class, its request-level timeouts as (position in `class_layers`, timeout, unwind):
+    /// the `Timeout` layers outside its first retry layer, which bound the whole request,
+    /// not each attempt (`World::request_deadline`). Empty for most classes.
+    pub request_timeouts: Vec<Vec<(u8, Time, Time)>>,
     /// Per layer, the propagation delay (ns) of a fleet-wide layer; None per instance.
     pub fleet: Vec<Option<Time>>,
     /// The first layer reporting a breaker state (recorded per instance).
