@@ -78,5 +78,7 @@ pub fn build(source: &str, d: &Decide, labels: &[Label], evals: &[Evaluated], ch
         lost: choice.lost.clone(),
         replications: evals.iter().map(|e| e.objective.n).max().unwrap_or(0),
         candidates: evals.len(),
+        bounds: Vec::new(),
+        flags: Vec::new(),
     }
 }
