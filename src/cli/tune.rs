@@ -133,5 +133,8 @@ fn summary(name: &str, r: &Recommendation, runs: u64, fresh: u64, stop: tune::St
             }
         }
     }
+    for f in &r.flags {
+        s += &format!("warning: {f}\n");
+    }
     s.trim_end().to_string()
 }

@@ -86,7 +86,10 @@ pub fn recommend(space: &Space, done: &[Evaluation]) -> Recommendation {
                 .flatten(),
         })
         .collect();
-    recommendation::build("tune", &space.spec.decide, &labels, &evals, &choice)
+    let mut r = recommendation::build("tune", &space.spec.decide, &labels, &evals, &choice);
+    let ranges = space.dims.iter().map(|d| (d.knob.name.clone(), (d.knob.range.from, d.knob.range.to))).collect();
+    r.flags = recommendation::flags(&space.spec.decide, &labels, &evals, &choice, &ranges);
+    r
 }
 
 /// Knob name to value.
