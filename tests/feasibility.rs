@@ -159,3 +159,35 @@ fn no_bound_is_guessed_where_a_fallback_or_drawn_work_can_change_it() {
         with(r#"(name: "direct", stack: [])"#, r#"(name: "direct", stack: [(policy: Retry((max_attempts: 2)))])"#);
     assert!(retry[0].why.contains("\"direct\"") && retry[0].why.contains("more than once"), "{retry:?}");
 }
+
+#[test]
+fn tune_says_no_policy_can_meet_the_constraint() {
+    // The same scenario (a 60 s incident phase, for speed) with a limiter whose permits are
+    // tuned: a knob on the policies alone, so the scenario's bound holds for every candidate.
+    let dir = tempfile::tempdir().unwrap();
+    let text = SCENARIO
+        .replace(
+            r#"(name: "direct", stack: []),"#,
+            r#"(name: "limit", stack: [(policy: Limiter((permits: 50, queue: 0)))]),"#,
+        )
+        .replace("\"180s\"", "\"120s\"")
+        .replace(r#"end: "180s""#, r#"end: "120s""#);
+    std::fs::write(dir.path().join("q.ron"), text).unwrap();
+    let spec = r#"TuneSpec(
+    name: "q", base: "q.ron", replications: 2, policy: "limit",
+    knobs: [(name: "permits", path: "policies[limit].stack[0].policy.Limiter.permits", range: (from: 10, to: 100), integer: true)],
+    decide: (maximize: "incident:query/in_time_ratio",
+             subject_to: [(class: "query", metric: "in_time_ratio", phase: "incident", op: Ge, value: 0.5)]),
+    budget: (runs: 8),
+)"#;
+    std::fs::write(dir.path().join("t.ron"), spec).unwrap();
+    let o = brownout(&["tune", "t.ron", "--out", "out"], dir.path());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("warning: no policy can meet incident:query/in_time_ratio >= 0.5"), "{out}");
+    let rec: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/recommendation.json")).unwrap()).unwrap();
+    assert_eq!(rec["bounds"][0]["unreachable"], true, "{rec}");
+    let html = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
+    assert!(html.contains("<li>Warning: no policy can meet"), "report.html lacks the bound");
+}

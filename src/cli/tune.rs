@@ -133,7 +133,7 @@ fn summary(name: &str, r: &Recommendation, runs: u64, fresh: u64, stop: tune::St
             }
         }
     }
-    for f in &r.flags {
+    for f in brownout::decide::recommendation::warnings(r) {
         s += &format!("warning: {f}\n");
     }
     s.trim_end().to_string()

@@ -34,7 +34,7 @@ use crate::model::Model;
 use crate::model::arrivals::{ArrivalGen, Rate};
 use crate::model::dependency::DependencyModel;
 use crate::policy::PolicySpec;
-use crate::scenario::{Arrivals, Cmp, Fallback, Latency, Mode, Scenario};
+use crate::scenario::{Arrivals, Cmp, Decide, Fallback, Latency, Mode, Scenario};
 
 /// Subintervals of Simpson's rule between two knots of the integrand (where drift, modes,
 /// error rate or arrival rate change slope): the integrand is smooth in between, so this is
@@ -51,26 +51,35 @@ const UNIFORM_STEPS: usize = 1 << 16;
 /// The ceilings of `s`'s `decide` constraints, building the dependency's model from the
 /// scenario (`dir` resolves its data files, as `Model::build` does).
 pub fn ceilings_at(s: &Scenario, dir: &Path) -> Result<Vec<Ceiling>, String> {
-    if s.decide.as_ref().is_none_or(|d| d.subject_to.is_empty()) {
+    match &s.decide {
+        Some(d) => ceilings_for(s, d, dir),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The ceilings of `d`'s constraints (a `tune` spec's, or a scenario's) in scenario `s`.
+pub fn ceilings_for(s: &Scenario, d: &Decide, dir: &Path) -> Result<Vec<Ceiling>, String> {
+    if d.subject_to.is_empty() {
         return Ok(Vec::new());
     }
     let dep = DependencyModel::build(&s.dependency, s.seed, dir)?;
     let arrivals: Vec<ArrivalGen> =
         s.classes.iter().map(|c| ArrivalGen::build(&c.arrivals, dir)).collect::<Result<_, _>>()?;
-    Ok(ceilings(s, &dep, &arrivals))
+    Ok(ceilings(s, d, &dep, &arrivals))
 }
 
 /// `r` with the ceilings of the model's scenario (a run's recommendation).
 pub fn with_ceilings(mut r: Recommendation, model: &Model) -> Recommendation {
-    r.bounds = ceilings(model.scenario(), model.dependency(), model.arrivals());
+    if let Some(d) = &model.scenario().decide {
+        r.bounds = ceilings(model.scenario(), d, model.dependency(), model.arrivals());
+    }
     r
 }
 
 /// For each `decide` constraint on a class's `in_time_ratio` (`>=` or `>`), the best value
 /// any policy set could reach (NaN where none can be computed, `why` says why), and whether
 /// the target lies beyond it. Other constraints get no entry.
-pub(crate) fn ceilings(s: &Scenario, dep: &DependencyModel, arrivals: &[ArrivalGen]) -> Vec<Ceiling> {
-    let Some(d) = &s.decide else { return Vec::new() };
+pub(crate) fn ceilings(s: &Scenario, d: &Decide, dep: &DependencyModel, arrivals: &[ArrivalGen]) -> Vec<Ceiling> {
     let phases = crate::scenario::phases_of(s);
     let several = several_calls(s);
     let mut out = Vec::new();
@@ -306,4 +315,14 @@ pub fn unreachable_text(c: &Ceiling) -> Option<String> {
             c.why
         )
     })
+}
+
+/// The ceilings of a `tune` search: its knobs set policies alone (every path under
+/// `policies[..]`), so the base scenario's traffic and dependency hold for every candidate;
+/// none when a knob changes anything else.
+pub fn tune_ceilings(space: &crate::tune::space::Space) -> Vec<Ceiling> {
+    if !space.dims.iter().all(|d| d.knob.path.starts_with("policies[")) {
+        return Vec::new();
+    }
+    ceilings_for(&space.base, &space.spec.decide, &space.dir).unwrap_or_default()
 }

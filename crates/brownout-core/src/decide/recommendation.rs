@@ -83,6 +83,14 @@ pub fn build(source: &str, d: &Decide, labels: &[Label], evals: &[Evaluated], ch
     }
 }
 
+/// Everything the recommendation warns about, in reading order: each constraint no candidate
+/// can meet whatever the policy (its bound, `decide::feasible`), then the flags about the
+/// question as asked. Every printer (terminal, Markdown, HTML) shows these lines.
+pub fn warnings(r: &Recommendation) -> Vec<String> {
+    let bounds = r.bounds.iter().filter_map(super::feasible::unreachable_text);
+    bounds.chain(r.flags.iter().cloned()).collect()
+}
+
 /// Each free decision setting's range (name to lowest and highest value it could take): a
 /// sweep's axis values, a `tune` knob's `range`. Linked axes follow another and are left out.
 pub type Ranges = BTreeMap<String, (f64, f64)>;

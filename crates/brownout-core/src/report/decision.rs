@@ -172,11 +172,8 @@ pub fn recommendation_markdown(r: &Recommendation) -> String {
             objective_text(r, c)
         )
     };
-    for line in r.bounds.iter().filter_map(crate::decide::feasible::unreachable_text) {
-        out.push_str(&format!("{}.\n\n", capitalized(&line)));
-    }
-    for f in &r.flags {
-        out.push_str(&format!("Warning: {}.\n\n", md(f)));
+    for line in recommendation::warnings(r) {
+        out.push_str(&format!("{}.\n\n", md(&capitalized(&line))));
     }
     if !c.constraints.is_empty() {
         out.push_str("| constraint | target | mean | one-sided 95 % bounds | verdict |\n|---|---|---|---|---|\n");

@@ -335,7 +335,7 @@ pub fn summary_text(r: &Recommendation) -> String {
     if let Some(l) = lost_text(r) {
         out.push_str(&format!("\n  {l}"));
     }
-    for f in &r.flags {
+    for f in recommendation::warnings(r) {
         out.push_str(&format!("\n  warning: {f}"));
     }
     out

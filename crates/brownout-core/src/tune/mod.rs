@@ -89,6 +89,7 @@ pub fn recommend(space: &Space, done: &[Evaluation]) -> Recommendation {
     let mut r = recommendation::build("tune", &space.spec.decide, &labels, &evals, &choice);
     let ranges = space.dims.iter().map(|d| (d.knob.name.clone(), (d.knob.range.from, d.knob.range.to))).collect();
     r.flags = recommendation::flags(&space.spec.decide, &labels, &evals, &choice, &ranges);
+    r.bounds = crate::decide::feasible::tune_ceilings(space);
     r
 }
 
