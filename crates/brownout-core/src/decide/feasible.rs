@@ -316,13 +316,3 @@ pub fn unreachable_text(c: &Ceiling) -> Option<String> {
         )
     })
 }
-
-/// The ceilings of a `tune` search: its knobs set policies alone (every path under
-/// `policies[..]`), so the base scenario's traffic and dependency hold for every candidate;
-/// none when a knob changes anything else.
-pub fn tune_ceilings(space: &crate::tune::space::Space) -> Vec<Ceiling> {
-    if !space.dims.iter().all(|d| d.knob.path.starts_with("policies[")) {
-        return Vec::new();
-    }
-    ceilings_for(&space.base, &space.spec.decide, &space.dir).unwrap_or_default()
-}
