@@ -1,5 +1,6 @@
-//! `--json`: the machine-readable documents of `run`, `check`, `sweep`, `verify` and `diff`
-//! (schema in docs/json.md). Each command prints exactly one document on stdout.
+//! `--json`: the machine-readable documents of `run`, `check`, `sweep`, `tune`, `verify` and
+//! `diff` (schema in docs/json.md). Each command prints exactly one document on stdout, an
+//! argument error included.
 
 use std::path::Path;
 
@@ -45,6 +46,14 @@ pub fn error(kind: &str, failure: &Failure, at: Option<&ScenarioError>) -> Value
 pub fn fail(kind: &str, failure: Failure, at: Option<&ScenarioError>) -> Failure {
     print(&error(kind, &failure, at));
     failure
+}
+
+/// The error document of an argument error (clap's) under `--json`: `command` is the
+/// subcommand named on the command line (`brownout` when there is none), `message` clap's
+/// text without its `error: ` prefix.
+pub fn argument_error(command: &str, code: u8, message: &str) -> Value {
+    let failure = Failure { code, message: message.trim().to_string() };
+    error(command, &failure, None)
 }
 
 /// The figures of every policy set and class, keyed by catalogue name (null where the run
@@ -100,6 +109,8 @@ pub fn run_doc(s: &ScenarioSummary, out: &Path, checked: &[Checked], exit_code: 
         "policies": figures(s),
         "phases": phases(s),
         "expectations": expectations(checked),
+        // As recommendation.json holds it; null without a `decide` section.
+        "recommendation": s.decision,
     });
     if let (Some(r), Some(map)) = (&s.replications, doc.as_object_mut()) {
         map.insert("replications".into(), serde_json::to_value(r).unwrap_or(Value::Null));

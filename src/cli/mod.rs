@@ -167,8 +167,29 @@ pub(crate) fn check_paths(out: Option<&Named>, files: &[Named], inputs: &[Named]
     Ok(())
 }
 
+/// An argument error from clap: under `--json` (anywhere before a `--`), one error document
+/// on stdout as well as clap's text on stderr, with clap's exit code; help and version
+/// requests, and everything without `--json`, as clap does it.
+fn argument_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    let args: Vec<String> = std::env::args().skip(1).take_while(|a| a != "--").collect();
+    let json = args.iter().any(|a| a == "--json");
+    let shown = matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if json && !shown {
+        let names: Vec<String> = command().get_subcommands().map(|c| c.get_name().to_string()).collect();
+        let name = args.iter().find(|a| names.contains(a)).map_or("brownout", String::as_str);
+        let text = e.render().to_string();
+        let message = text.trim().trim_start_matches("error: ");
+        json::print(&json::argument_error(name, u8::try_from(e.exit_code()).unwrap_or(2), message));
+    }
+    e.exit()
+}
+
 pub fn main() -> ExitCode {
-    let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
+    let cli = command().try_get_matches().and_then(|m| Cli::from_arg_matches(&m)).unwrap_or_else(|e| argument_error(e));
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Verify(args) => verify::run(args),

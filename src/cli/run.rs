@@ -178,18 +178,23 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         Err(f) => return Err(if args.json { json::fail("run", f, None) } else { f }),
     };
     let failed: Vec<_> = done.checked.iter().filter(|c| !c.passed).collect();
+    // Under --json the human text goes to stderr: stdout holds the document alone.
+    let say = |text: &str| {
+        if args.json {
+            eprint!("{}", escape::terminal(text));
+        } else {
+            print!("{}", escape::terminal(text));
+        }
+    };
+    say(&report::table::terminal(&done.result.summary));
+    say(&report::decision::terminal(&done.result.summary));
+    say(&format!("results in {}\n", done.out.display()));
+    for c in &done.checked {
+        say(&format!("{} {} (measured {})\n", if c.passed { "PASS" } else { "FAIL" }, c.statement, c.measured()));
+    }
     if args.json {
         let code = if failed.is_empty() { 0 } else { 1 };
         json::print(&json::run_doc(&done.result.summary, &done.out, &done.checked, code));
-    } else {
-        print!("{}", escape::terminal(&report::table::terminal(&done.result.summary)));
-        print!("{}", escape::terminal(&report::decision::terminal(&done.result.summary)));
-        println!("{}", escape::terminal(&format!("results in {}", done.out.display())));
-        for c in &done.checked {
-            let line =
-                format!("{} {} (measured {})", if c.passed { "PASS" } else { "FAIL" }, c.statement, c.measured());
-            println!("{}", escape::terminal(&line));
-        }
     }
     if !failed.is_empty() {
         return Err(Failure {

@@ -204,40 +204,45 @@ fn run_sweep(args: SweepArgs) -> Result<Value, Failure> {
     }
     let records = journal::read_journal(&out, &plan.info, |_| Ok(())).map_err(io)?.records;
     let journal_path = out.join(store::JOURNAL).display().to_string();
-    let (files, charts) = finish(&lock, &plan.info, records, &journal_path, !args.json)?;
+    let (files, charts, recommendation) = finish(&lock, &plan.info, records, &journal_path, !args.json)?;
     doc["files"] = json!(files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>());
     doc["charts"] = json!(charts);
+    // As recommendation.json holds it; null without a `decide` section.
+    doc["recommendation"] = json!(recommendation);
     Ok(doc)
 }
 
 /// Render the result files of `records` (read from `journals`, for messages) into `out`,
-/// listing them on stdout if `list`. Returns the files and the number of chart files.
+/// listing them on stdout if `list` (else on stderr: stdout holds a JSON document). Returns
+/// the files, the number of chart files and the recommendation.
 fn finish(
     lock: &folder::Lock,
     plan: &grid::PlanInfo,
     records: Vec<RunRecord>,
     journals: &str,
     list: bool,
-) -> Result<(Vec<PathBuf>, usize), Failure> {
+) -> Result<(Vec<PathBuf>, usize, Option<brownout::decide::recommendation::Recommendation>), Failure> {
     let out = lock.dir();
     let records = store::complete(plan, records).map_err(|e| Failure::input(format!("error: {journals}: {e}")))?;
     let written = journal::write_sweep(out, plan, &records).map_err(io)?;
     let charts = written.chart_files.iter().flat_map(|c| [c.clone(), c.replace(".png", ".svg")]);
     let all = written.files.iter().map(|p| p.display().to_string()).chain(charts);
     folder::record(lock, all.chain([store::PLAN.to_string(), "report.html".to_string()])).map_err(io)?;
-    if list {
-        for p in &written.files {
-            println!("{}", escape::terminal(&format!("wrote {}", p.display())));
+    let say = |text: &str| {
+        if list {
+            println!("{}", escape::terminal(text));
+        } else {
+            eprintln!("{}", escape::terminal(text));
         }
-        println!(
-            "{}",
-            escape::terminal(&format!("wrote {} chart files and report.html in {}", written.charts, out.display()))
-        );
-        if let Some(r) = &written.recommendation {
-            println!("{}", escape::terminal(&sweep::decide::summary_text(r)));
-        }
+    };
+    for p in &written.files {
+        say(&format!("wrote {}", p.display()));
     }
-    Ok((written.files, written.charts))
+    say(&format!("wrote {} chart files and report.html in {}", written.charts, out.display()));
+    if let Some(r) = &written.recommendation {
+        say(&sweep::decide::summary_text(r));
+    }
+    Ok((written.files, written.charts, written.recommendation))
 }
 
 /// Merge shard folders into the result files of an unsharded run. Each shard's `plan.json`

@@ -82,11 +82,17 @@ fn run_tune(args: TuneArgs) -> Result<Value, Failure> {
     let written = files::write(&out, &space, &rec, stop, &done).map_err(io)?;
     folder::record(&lock, &written).map_err(io)?;
     let runs = done.last().map_or(0, |e| e.runs);
-    if !args.json {
-        println!("{}", escape::terminal(&summary(&space.spec.name, &rec, runs, fresh_runs, stop)));
-        for p in &written {
-            println!("{}", escape::terminal(&format!("wrote {}", p.display())));
+    // Under --json the human text goes to stderr: stdout holds the document alone.
+    let say = |text: &str| {
+        if args.json {
+            eprintln!("{}", escape::terminal(text));
+        } else {
+            println!("{}", escape::terminal(text));
         }
+    };
+    say(&summary(&space.spec.name, &rec, runs, fresh_runs, stop));
+    for p in &written {
+        say(&format!("wrote {}", p.display()));
     }
     Ok(json!({
         "schema_version": json::SCHEMA_VERSION,
@@ -126,6 +132,9 @@ fn summary(name: &str, r: &Recommendation, runs: u64, fresh: u64, stop: tune::St
                 );
             }
         }
+    }
+    for f in brownout::decide::recommendation::warnings(r) {
+        s += &format!("warning: {f}\n");
     }
     s.trim_end().to_string()
 }

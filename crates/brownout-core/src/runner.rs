@@ -233,7 +233,8 @@ fn assemble(
     let decision = crate::report::decision::decide_run(
         s,
         &crate::report::decision::Replicated { names: &names, whole: &summaries, phases: &per_phase },
-    );
+    )
+    .map(|r| crate::decide::feasible::with_ceilings(r, model));
     summaries.truncate(n);
     Ok(ScenarioResult {
         summary: ScenarioSummary {

@@ -348,6 +348,8 @@ mod tests {
             lost: None,
             replications: 2,
             candidates: 1,
+            bounds: Vec::new(),
+            flags: Vec::new(),
         }
     }
 

@@ -32,12 +32,25 @@ pub fn section(json: &[u8]) -> Option<String> {
     if let Some(stack) = &c.stack {
         out.push_str(&crate::html::code_block(stack));
     }
+    out.push_str(&warnings_html(&r));
     out.push_str(&constraints_table(&r.constraints));
     if let Some(l) = lost_text(&r) {
         out.push_str(&format!("<p>{}</p>\n", escape(&l)));
     }
     out.push_str(&conditions_table(&v));
     Some(out)
+}
+
+/// The recommendation's warnings (`decide::recommendation::warnings`: a constraint no policy
+/// can meet, the edge of a range, a constraint that never bound or does not move), as a
+/// list; empty without any.
+pub fn warnings_html(r: &Recommendation) -> String {
+    let warnings = brownout_core::decide::recommendation::warnings(r);
+    if warnings.is_empty() {
+        return String::new();
+    }
+    let items: String = warnings.iter().map(|f| format!("<li>Warning: {}</li>\n", escape(f))).collect();
+    format!("<ul class=\"flags\">\n{items}</ul>\n")
 }
 
 fn num(x: f64) -> String {

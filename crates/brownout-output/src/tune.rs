@@ -243,6 +243,7 @@ fn report_html(space: &Space, r: &Recommendation, stop: Stop, done: &[Evaluation
                 r.replications,
                 stop
             );
+            s += &crate::recommend_html::warnings_html(r);
             s += &candidate_html(c);
             if let Some(stack) = &c.stack {
                 s += &format!("<p>Ready-to-paste stack:</p>\n{}", html::code_block(&format!("stack: {stack}")));

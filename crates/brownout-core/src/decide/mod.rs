@@ -7,6 +7,7 @@
 //! every candidate: common random numbers), and get back verdicts and a choice. `run`, `sweep`
 //! and `tune` all decide through here, so a constraint means the same thing everywhere.
 
+pub mod feasible;
 pub mod recommendation;
 
 pub use crate::metrics::decision::{Bounds, Lost, Sense, Verdict};

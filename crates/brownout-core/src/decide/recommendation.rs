@@ -78,5 +78,140 @@ pub fn build(source: &str, d: &Decide, labels: &[Label], evals: &[Evaluated], ch
         lost: choice.lost.clone(),
         replications: evals.iter().map(|e| e.objective.n).max().unwrap_or(0),
         candidates: evals.len(),
+        bounds: Vec::new(),
+        flags: Vec::new(),
+    }
+}
+
+/// Everything the recommendation warns about, in reading order: each constraint no candidate
+/// can meet whatever the policy (its bound, `decide::feasible`), then the flags about the
+/// question as asked. Every printer (terminal, Markdown, HTML) shows these lines.
+pub fn warnings(r: &Recommendation) -> Vec<String> {
+    let bounds = r.bounds.iter().filter_map(super::feasible::unreachable_text);
+    bounds.chain(r.flags.iter().cloned()).collect()
+}
+
+/// Each free decision setting's range (name to lowest and highest value it could take): a
+/// sweep's axis values, a `tune` knob's `range`. Linked axes follow another and are left out.
+pub type Ranges = BTreeMap<String, (f64, f64)>;
+
+/// Warnings about the question as asked, for `Recommendation::flags`: the recommended value
+/// at the edge of its range (the best may lie beyond it), a constraint every candidate meets
+/// (it never bound the choice), and a constraint the decision settings do not move (its means
+/// over the candidates all within the replications' noise). `evals` in `labels`' order.
+pub fn flags(d: &Decide, labels: &[Label], evals: &[Evaluated], choice: &Choice, ranges: &Ranges) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(k) = choice.recommended {
+        for (name, &v) in &labels[k].setting {
+            let Some(&(lo, hi)) = ranges.get(name) else { continue };
+            let eps = 1e-9 * (hi - lo).abs().max(f64::MIN_POSITIVE);
+            if lo < hi && ((v - lo).abs() <= eps || (hi - v).abs() <= eps) {
+                out.push(format!(
+                    "the recommended value {name} = {v} is at the edge of the range [{lo}, {hi}]: widen the range"
+                ));
+            }
+        }
+    }
+    if evals.len() < 2 {
+        return out;
+    }
+    let knob = match ranges.keys().collect::<Vec<_>>()[..] {
+        [one] => format!("the knob {one}"),
+        _ => "the decision settings".to_string(),
+    };
+    for (i, c) in d.subject_to.iter().enumerate() {
+        let what = format!(
+            "{} {} {}",
+            super::measure_of(c).map(|m| m.path()).unwrap_or_else(|_| c.metric.clone()),
+            op_text(c.op),
+            c.value
+        );
+        let judged: Vec<&Judged> = evals.iter().filter_map(|e| e.constraints.get(i)).collect();
+        if judged.len() == evals.len() && judged.iter().all(|j| j.verdict == super::Verdict::Holds) {
+            out.push(format!("the constraint {what} never bound: every candidate meets it; widen the range"));
+        }
+        let means: Vec<f64> = judged.iter().map(|j| j.bounds.mean).filter(|m| m.is_finite()).collect();
+        if means.len() < 2 {
+            continue;
+        }
+        let spread = means.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+            - means.iter().copied().fold(f64::INFINITY, f64::min);
+        // margin: rule helper — until the catalogue's practical-equivalence margin
+        // (`Metric::margin`) lands, "within the noise" is within the widest one-sided
+        // interval (hi - lo) of the candidates' means.
+        let width = judged
+            .iter()
+            .filter(|j| j.bounds.n >= 2)
+            .map(|j| j.bounds.hi - j.bounds.lo)
+            .filter(|w| w.is_finite())
+            .fold(f64::NAN, f64::max);
+        if spread == 0.0 || spread <= width {
+            out.push(format!(
+                "{knob} does not move the constraint {what}: its means over the candidates differ by at most {spread:.4}, within the replications' noise"
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Samples, choose, evaluate};
+    use super::*;
+    use crate::scenario::Constraint;
+
+    fn decide(value: f64) -> Decide {
+        let c = Constraint { class: Some("a".into()), metric: "in_time_ratio".into(), phase: None, op: Cmp::Ge, value };
+        Decide { minimize: Some("share".into()), maximize: None, subject_to: vec![c] }
+    }
+
+    /// Candidates `share` = 0.5, 0.7, 0.9 (objective: the share, minimised) with the given
+    /// constraint values over three replications each.
+    fn flagged(d: &Decide, values: [[f64; 3]; 3]) -> Vec<String> {
+        let shares = [0.5, 0.7, 0.9];
+        let samples: Vec<Samples> = shares
+            .iter()
+            .zip(values)
+            .map(|(&s, v)| Samples { objective: vec![s; 3], constraints: vec![v.to_vec()] })
+            .collect();
+        let evals: Vec<Evaluated> = samples.iter().map(|s| evaluate(d, s)).collect();
+        let choice = choose(Sense::Minimize, &evals, &samples);
+        let labels: Vec<Label> = shares
+            .iter()
+            .map(|&s| Label { policy: "p".into(), setting: [("share".to_string(), s)].into(), stack: None })
+            .collect();
+        let ranges: Ranges = [("share".to_string(), (0.5, 0.9))].into();
+        flags(d, &labels, &evals, &choice, &ranges)
+    }
+
+    #[test]
+    fn a_choice_inside_the_range_that_the_constraint_decides_raises_no_flag() {
+        // 0.5 fails 0.9 clearly, 0.7 and 0.9 hold: 0.7 is chosen, inside the range, and the
+        // means (0.6 .. 0.99) move far beyond their intervals (each a few thousandths wide).
+        let f = flagged(&decide(0.9), [[0.6, 0.61, 0.59], [0.95, 0.951, 0.949], [0.99, 0.991, 0.989]]);
+        assert!(f.is_empty(), "{f:?}");
+    }
+
+    #[test]
+    fn a_choice_at_the_edge_and_a_constraint_that_never_bound_are_flagged() {
+        // Every share holds 0.5: the smallest, 0.5, is chosen at the range's lower edge.
+        let f = flagged(&decide(0.5), [[0.6, 0.61, 0.59], [0.95, 0.951, 0.949], [0.99, 0.991, 0.989]]);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert_eq!(f[0], "the recommended value share = 0.5 is at the edge of the range [0.5, 0.9]: widen the range");
+        assert_eq!(
+            f[1],
+            "the constraint a/in_time_ratio >= 0.5 never bound: every candidate meets it; widen the range"
+        );
+    }
+
+    #[test]
+    fn a_constraint_the_knob_does_not_move_is_flagged() {
+        // Means 0.80, 0.81, 0.80 with spreads of 0.05 per candidate: t(0.95, 2) = 2.919986
+        // (t table), s = 0.05, half-width 2.919986 * 0.05 / sqrt(3) = 0.0843 one-sided, so an
+        // interval 0.169 wide; the means differ by 0.01, inside it. 0.9 is unmet by all: the
+        // least violation is the middle one (mean 0.81), inside the range.
+        let f = flagged(&decide(0.9), [[0.75, 0.80, 0.85], [0.76, 0.81, 0.86], [0.75, 0.80, 0.85]]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].starts_with("the knob share does not move the constraint a/in_time_ratio >= 0.9"), "{f:?}");
     }
 }

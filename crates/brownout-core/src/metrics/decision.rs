@@ -101,6 +101,35 @@ pub struct Recommendation {
     pub replications: usize,
     /// Candidates evaluated (policy sets, settings, or points `tune` tried).
     pub candidates: usize,
+    /// What the scenario allows before any run: for each constraint a bound can be computed
+    /// for, the best value any policy could reach (`decide::feasible`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bounds: Vec<Ceiling>,
+    /// Warnings about the question as asked: a recommended value at the edge of its range, a
+    /// constraint that never bound, a knob that does not move a constraint.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
+}
+
+/// The best value of a constraint's figure that any policy set could reach, computed from the
+/// scenario alone (`decide::feasible`), and whether the target lies beyond it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ceiling {
+    /// Index of the constraint in `subject_to`.
+    pub constraint: usize,
+    /// `[phase:][class/]metric`.
+    pub metric: String,
+    /// `>=` or `>`.
+    pub op: String,
+    /// The target.
+    pub value: f64,
+    /// The best value possible; `null` (NaN) when no bound could be computed (`why` says why).
+    #[serde(with = "figure")]
+    pub best: f64,
+    /// The target lies beyond `best`: no policy set can meet the constraint.
+    pub unreachable: bool,
+    /// What the bound assumes, or why there is none.
+    pub why: String,
 }
 
 /// One candidate: a policy set, with the decision settings that made it.

@@ -16,10 +16,10 @@ use crate::scenario::{Delay, Dependency, Drift, Latency, Mode, Profile, data};
 pub(crate) enum LatencyDist {
     /// Fixed.
     Constant(Time),
-    /// Exponential.
-    Exponential(Exp<f64>),
-    /// Log-normal.
-    LogNormal(LogNormal<f64>),
+    /// Exponential, and its mean in ns (for the CDF: `rand_distr` keeps it private).
+    Exponential(Exp<f64>, f64),
+    /// Log-normal, and its (mu, sigma) of ln(ns) (for the CDF).
+    LogNormal(LogNormal<f64>, (f64, f64)),
     /// Sorted observed values.
     Empirical(Vec<Time>),
 }
@@ -29,12 +29,14 @@ impl LatencyDist {
     pub(crate) fn build(l: &Latency, dir: &Path) -> Result<Self, String> {
         Ok(match l {
             Latency::Constant(d) => LatencyDist::Constant(d.ns()),
-            Latency::Exponential { mean } => {
-                LatencyDist::Exponential(Exp::new(1.0 / mean.ns() as f64).map_err(|e| format!("Exponential: {e}"))?)
-            }
-            Latency::LogNormal { median, sigma } => LatencyDist::LogNormal(
-                LogNormal::new((median.ns() as f64).ln(), *sigma).map_err(|e| format!("LogNormal: {e}"))?,
+            Latency::Exponential { mean } => LatencyDist::Exponential(
+                Exp::new(1.0 / mean.ns() as f64).map_err(|e| format!("Exponential: {e}"))?,
+                mean.ns() as f64,
             ),
+            Latency::LogNormal { median, sigma } => {
+                let mu = (median.ns() as f64).ln();
+                LatencyDist::LogNormal(LogNormal::new(mu, *sigma).map_err(|e| format!("LogNormal: {e}"))?, (mu, *sigma))
+            }
             Latency::Empirical { file, column } => {
                 let values = data::latency_samples(&dir.join(file), column).map_err(|e| e.to_string())?;
                 let mut ns: Vec<Time> = values.iter().map(|ms| (ms * MILLISECOND as f64) as Time).collect();
@@ -48,12 +50,30 @@ impl LatencyDist {
     pub(crate) fn sample<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> f64 {
         match self {
             LatencyDist::Constant(t) => *t as f64,
-            LatencyDist::Exponential(e) => e.sample(rng),
-            LatencyDist::LogNormal(l) => l.sample(rng),
+            LatencyDist::Exponential(e, _) => e.sample(rng),
+            LatencyDist::LogNormal(l, _) => l.sample(rng),
             LatencyDist::Empirical(v) => {
                 let i = (rand::RngExt::random::<f64>(rng) * v.len() as f64) as usize;
                 v[i.min(v.len() - 1)] as f64
             }
+        }
+    }
+
+    /// P(a draw <= `x` ns): the distribution function of what [`Self::sample`] draws (an
+    /// empirical one draws each observed value with equal chance, so its CDF is the fraction
+    /// of values at or below `x`).
+    pub(crate) fn cdf(&self, x: f64) -> f64 {
+        match self {
+            LatencyDist::Constant(t) => f64::from(u8::from(x >= *t as f64)),
+            LatencyDist::Exponential(_, mean) if x > 0.0 => 1.0 - (-x / mean).exp(),
+            LatencyDist::Exponential(..) => 0.0,
+            LatencyDist::LogNormal(_, (mu, sigma)) if x > 0.0 => {
+                let z = (x.ln() - mu) / sigma;
+                // sigma 0 is the constant e^mu: z is then +-inf (or NaN exactly at it: 1).
+                if z.is_nan() { 1.0 } else { 0.5 * statrs::function::erf::erfc(-z / std::f64::consts::SQRT_2) }
+            }
+            LatencyDist::LogNormal(..) => 0.0,
+            LatencyDist::Empirical(v) => v.partition_point(|&s| s as f64 <= x) as f64 / v.len() as f64,
         }
     }
 }
@@ -263,6 +283,41 @@ impl DependencyModel {
             Some(_) => 1.0,
             None => self.drift.at(t),
         }
+    }
+
+    /// P(base latency <= `x` ns), before drift and replica factors.
+    pub(crate) fn base_cdf(&self, x: f64) -> f64 {
+        self.base.cdf(x)
+    }
+
+    /// The error rate at time `t`.
+    pub(crate) fn error_rate(&self, t: Time) -> f64 {
+        if self.never_errors { 0.0 } else { self.error_rate.at(t) }
+    }
+
+    /// The least network time a call can take: the fixed hop, or 0 for a drawn one (a bound,
+    /// never more than any draw).
+    pub(crate) fn least_hop(&self) -> Time {
+        match &self.hop {
+            DelayDist::Fixed(t) | DelayDist::Random(LatencyDist::Constant(t), _) => *t,
+            DelayDist::Random(..) => 0,
+        }
+    }
+
+    /// Times at which the drift changes slope or jumps (none for a periodic drift, whose
+    /// edges [`Self::periodic_edges`] gives).
+    pub(crate) fn drift_knots(&self) -> Vec<Time> {
+        if self.periodic.is_some() { Vec::new() } else { self.drift.points.iter().map(|p| p.0).collect() }
+    }
+
+    /// A periodic drift's (period, duration), ns.
+    pub(crate) fn periodic_edges(&self) -> Option<(Time, Time)> {
+        self.periodic.map(|(p, d, _)| (p, d))
+    }
+
+    /// Times at which the mode or the error rate changes.
+    pub(crate) fn other_knots(&self) -> Vec<Time> {
+        self.modes.iter().map(|m| m.0).chain(self.error_rate.points.iter().map(|p| p.0)).collect()
     }
 
     /// The network time of the call identified by (`class`, `index`, `attempt`), the same

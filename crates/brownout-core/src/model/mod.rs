@@ -159,6 +159,11 @@ impl Model {
         }
     }
 
+    /// Each class's arrival process, before any draw (for `decide::feasible`'s weighting).
+    pub(crate) fn arrivals(&self) -> &[arrivals::ArrivalGen] {
+        &self.arrivals
+    }
+
     /// The dependency's behaviour (latency, errors, modes, capacity).
     pub fn dependency(&self) -> &DependencyModel {
         &self.dep

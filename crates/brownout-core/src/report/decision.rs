@@ -172,6 +172,9 @@ pub fn recommendation_markdown(r: &Recommendation) -> String {
             objective_text(r, c)
         )
     };
+    for line in recommendation::warnings(r) {
+        out.push_str(&format!("{}.\n\n", md(&capitalized(&line))));
+    }
     if !c.constraints.is_empty() {
         out.push_str("| constraint | target | mean | one-sided 95 % bounds | verdict |\n|---|---|---|---|---|\n");
         for k in &c.constraints {
@@ -193,6 +196,12 @@ pub fn recommendation_markdown(r: &Recommendation) -> String {
         out.push_str(&format!("Judged over {} replications (common random numbers).\n", r.replications));
     }
     out
+}
+
+/// `text` with its first letter upper case.
+fn capitalized(text: &str) -> String {
+    let mut c = text.chars();
+    c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
 }
 
 /// Without a `decide` section: per class, who wins on in-time success during the incident

@@ -228,7 +228,18 @@ pub fn recommend(info: &PlanInfo, records: &[RunRecord]) -> Option<SweepDecision
             })
         })
         .collect();
-    let recommendation = recommendation::build("sweep", d, &labels, &combined, &choice);
+    let mut recommendation = recommendation::build("sweep", d, &labels, &combined, &choice);
+    // The free decision axes' ranges: a linked axis follows another and has no range of its own.
+    let ranges: recommendation::Ranges = decision
+        .iter()
+        .filter(|&&i| info.axes[i].link.is_none())
+        .map(|&i| {
+            let values = info.points.iter().map(|p| p[i]);
+            let lo = values.clone().fold(f64::INFINITY, f64::min);
+            (info.axes[i].name.clone(), (lo, values.fold(f64::NEG_INFINITY, f64::max)))
+        })
+        .collect();
+    recommendation.flags = recommendation::flags(d, &labels, &combined, &choice, &ranges);
     Some(SweepDecision { recommendation, labels, conditions, decide: d.clone() })
 }
 
@@ -323,6 +334,9 @@ pub fn summary_text(r: &Recommendation) -> String {
     }
     if let Some(l) = lost_text(r) {
         out.push_str(&format!("\n  {l}"));
+    }
+    for f in recommendation::warnings(r) {
+        out.push_str(&format!("\n  warning: {f}"));
     }
     out
 }

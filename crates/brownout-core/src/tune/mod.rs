@@ -86,7 +86,16 @@ pub fn recommend(space: &Space, done: &[Evaluation]) -> Recommendation {
                 .flatten(),
         })
         .collect();
-    recommendation::build("tune", &space.spec.decide, &labels, &evals, &choice)
+    let mut r = recommendation::build("tune", &space.spec.decide, &labels, &evals, &choice);
+    let ranges = space.dims.iter().map(|d| (d.knob.name.clone(), (d.knob.range.from, d.knob.range.to))).collect();
+    r.flags = recommendation::flags(&space.spec.decide, &labels, &evals, &choice, &ranges);
+    // Knobs that set policies alone leave the base scenario's traffic and dependency to every
+    // candidate, so its bounds hold for all of them; a knob elsewhere could move them.
+    if space.dims.iter().all(|d| d.knob.path.starts_with("policies[")) {
+        r.bounds =
+            crate::decide::feasible::ceilings_for(&space.base, &space.spec.decide, &space.dir).unwrap_or_default();
+    }
+    r
 }
 
 /// Knob name to value.

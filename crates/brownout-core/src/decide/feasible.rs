@@ -1,0 +1,318 @@
+//! Feasibility before simulation: the best in-time ratio any policy set could give a class,
+//! computed from the scenario alone, so a constraint no policy can meet is named as such (with
+//! the bound) instead of only "no policy set meets every constraint".
+//!
+//! A class that must call the dependency and has no fallback is in time only when its call
+//! answers in time. With one call per request and no queueing at all, a request arriving at
+//! `t` does its local work `w` (fixed), starts its call at `t + w` and is answered at
+//! `t + w + base * drift(t + w) + extra + hop`; it is in time when that is within the
+//! deadline `d`, and never when the call fails (an error with probability `e(t + w)`, or an
+//! unavailable dependency). So the best possible in-time probability of a request arriving at
+//! `t` is
+//!
+//! ```text
+//! p(t) = (1 - e(t + w)) * F_base((d - w - hop - extra(t + w)) / drift(t + w))
+//! ```
+//!
+//! (`F_base` the base latency's distribution function, from the model's own distribution
+//! object, `model::dependency`), and over a phase `[a, b)` the best in-time ratio is the
+//! arrival-weighted mean `∫ λ(t) p(t) dt / ∫ λ(t) dt`. Queues, pools, capacity, timeouts and
+//! refusals only lower it. Where the arrivals depend on answers (closed loop, reloads) the
+//! weighting is unknown and the bound is `max p(t)` over the phase, which holds for any
+//! weighting. A drawn `hop` counts at its least (0), which keeps the figure a bound.
+//!
+//! Retries after a timeout and hedges make further calls, which can answer in time where the
+//! first did not: the bound is stated "with one call per request", and names the policy sets
+//! that may call more than once. There is no bound (and it says why) for a class with a
+//! fallback (which can answer at once), drawn local work, or a replica sped up (factor < 1).
+
+use std::path::Path;
+
+use crate::engine::Time;
+use crate::metrics::decision::{Ceiling, Recommendation};
+use crate::model::Model;
+use crate::model::arrivals::{ArrivalGen, Rate};
+use crate::model::dependency::DependencyModel;
+use crate::policy::PolicySpec;
+use crate::scenario::{Arrivals, Cmp, Decide, Fallback, Latency, Mode, Scenario};
+
+/// Subintervals of Simpson's rule between two knots of the integrand (where drift, modes,
+/// error rate or arrival rate change slope): the integrand is smooth in between, so this is
+/// far below a figure's printed precision.
+const SIMPSON_STEPS: usize = 256;
+
+/// At most this many knots are honoured (a short periodic drift over a long run has many);
+/// beyond it, one uniform grid of [`UNIFORM_STEPS`].
+const MAX_KNOTS: usize = 4096;
+
+/// Steps of the uniform grid used past [`MAX_KNOTS`].
+const UNIFORM_STEPS: usize = 1 << 16;
+
+/// The ceilings of `s`'s `decide` constraints, building the dependency's model from the
+/// scenario (`dir` resolves its data files, as `Model::build` does).
+pub fn ceilings_at(s: &Scenario, dir: &Path) -> Result<Vec<Ceiling>, String> {
+    match &s.decide {
+        Some(d) => ceilings_for(s, d, dir),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The ceilings of `d`'s constraints (a `tune` spec's, or a scenario's) in scenario `s`.
+pub fn ceilings_for(s: &Scenario, d: &Decide, dir: &Path) -> Result<Vec<Ceiling>, String> {
+    if d.subject_to.is_empty() {
+        return Ok(Vec::new());
+    }
+    let dep = DependencyModel::build(&s.dependency, s.seed, dir)?;
+    let arrivals: Vec<ArrivalGen> =
+        s.classes.iter().map(|c| ArrivalGen::build(&c.arrivals, dir)).collect::<Result<_, _>>()?;
+    Ok(ceilings(s, d, &dep, &arrivals))
+}
+
+/// `r` with the ceilings of the model's scenario (a run's recommendation).
+pub fn with_ceilings(mut r: Recommendation, model: &Model) -> Recommendation {
+    if let Some(d) = &model.scenario().decide {
+        r.bounds = ceilings(model.scenario(), d, model.dependency(), model.arrivals());
+    }
+    r
+}
+
+/// For each `decide` constraint on a class's `in_time_ratio` (`>=` or `>`), the best value
+/// any policy set could reach (NaN where none can be computed, `why` says why), and whether
+/// the target lies beyond it. Other constraints get no entry.
+pub(crate) fn ceilings(s: &Scenario, d: &Decide, dep: &DependencyModel, arrivals: &[ArrivalGen]) -> Vec<Ceiling> {
+    let phases = crate::scenario::phases_of(s);
+    let several = several_calls(s);
+    let mut out = Vec::new();
+    for (k, c) in d.subject_to.iter().enumerate() {
+        let Ok(m) = super::measure_of(c) else { continue };
+        let (Some(class), "in_time_ratio", Cmp::Ge | Cmp::Gt) = (m.class, m.metric.name, c.op) else { continue };
+        let Some(ci) = s.classes.iter().position(|x| x.name == class) else { continue };
+        let span = match m.phase {
+            None => Some((s.warmup.ns(), s.horizon.ns())),
+            Some(p) => phases.iter().find(|x| x.name == p).map(|x| (x.start, x.end)),
+        };
+        let Some((a, b)) = span else { continue };
+        let (best, why) = match in_time_ceiling(s, dep, &arrivals[ci], ci, a, b) {
+            Ok((best, weighting)) => {
+                let mut why = format!("with one call per request and no queueing{weighting}");
+                if !several.is_empty() {
+                    why.push_str(&format!(
+                        "; policy sets {} may call more than once (retries, hedges), which the bound does not cover",
+                        several.join(", ")
+                    ));
+                }
+                (best, why)
+            }
+            Err(why) => (f64::NAN, format!("no bound: {why}")),
+        };
+        let unreachable = match c.op {
+            Cmp::Ge => best < c.value,
+            Cmp::Gt => best <= c.value,
+            _ => false,
+        };
+        out.push(Ceiling {
+            constraint: k,
+            metric: m.path(),
+            op: super::recommendation::op_text(c.op).into(),
+            value: c.value,
+            best,
+            unreachable,
+            why,
+        });
+    }
+    out
+}
+
+/// Names of the policy sets with a layer that may make more than one call per request.
+fn several_calls(s: &Scenario) -> Vec<String> {
+    let more = |p: &PolicySpec| {
+        matches!(
+            p,
+            PolicySpec::Retry(_)
+                | PolicySpec::Hedge(_)
+                | PolicySpec::DotnetStandard(_)
+                | PolicySpec::Plugin(_)
+                | PolicySpec::Import(_)
+        )
+    };
+    s.policies.iter().filter(|p| p.stack.iter().any(|l| more(&l.policy))).map(|p| format!("\"{}\"", p.name)).collect()
+}
+
+/// How requests are weighted over time.
+enum Weights {
+    /// By a known arrival rate.
+    Rate(Box<dyn Fn(Time) -> f64>),
+    /// At scripted times, each once.
+    Times(Vec<Time>),
+    /// Unknown (arrivals follow answers): the bound is the largest `p(t)`.
+    Unknown,
+}
+
+/// The best in-time ratio of class `ci` over arrivals in `[a, b)`, and how it was weighted
+/// (text to append to the bound's description); `Err` says why there is none.
+pub(crate) fn in_time_ceiling(
+    s: &Scenario,
+    dep: &DependencyModel,
+    arrivals: &ArrivalGen,
+    ci: usize,
+    a: Time,
+    b: Time,
+) -> Result<(f64, &'static str), String> {
+    let c = &s.classes[ci];
+    if !c.calls_dependency {
+        return Err(format!("class \"{}\" does not call the dependency", c.name));
+    }
+    if c.fallback != Fallback::None {
+        return Err(format!("class \"{}\" has a fallback, which can answer without the dependency", c.name));
+    }
+    let work = match &c.work {
+        None => 0,
+        Some(Latency::Constant(w)) => w.ns(),
+        Some(_) => return Err(format!("class \"{}\" draws its local work", c.name)),
+    };
+    if let Some(r) = &s.dependency.replicas
+        && r.slow.iter().any(|x| x.factor < 1.0)
+    {
+        return Err("a replica is sped up (factor < 1)".into());
+    }
+    let deadline = c.deadline.ns() as f64;
+    let hop = dep.least_hop() as f64;
+    let p = |t: Time| -> f64 {
+        let at = t.saturating_add(work);
+        let extra = match dep.mode(at) {
+            Mode::Unavailable => return 0.0,
+            Mode::Slow(x) => x.ns() as f64,
+            Mode::Healthy => 0.0,
+        };
+        let room = deadline - work as f64 - hop - extra;
+        if room < 0.0 {
+            return 0.0;
+        }
+        (1.0 - dep.error_rate(at)).clamp(0.0, 1.0) * dep.base_cdf(room / dep.drift(at))
+    };
+    let weights = if c.reload.is_some() {
+        Weights::Unknown
+    } else {
+        match &c.arrivals {
+            Arrivals::ClosedLoop { .. } => Weights::Unknown,
+            Arrivals::Scripted { times } => Weights::Times(times.iter().map(|t| t.ns()).collect()),
+            Arrivals::Poisson { rate_per_s } => {
+                let r = *rate_per_s;
+                Weights::Rate(Box::new(move |_| r))
+            }
+            _ => match arrivals {
+                ArrivalGen::Profile { rate, .. } => {
+                    let rate = rate.clone();
+                    Weights::Rate(Box::new(move |t| Rate::at(&rate, t).max(0.0)))
+                }
+                _ => Weights::Unknown,
+            },
+        }
+    };
+    if b <= a {
+        return Err("the span is empty".into());
+    }
+    // Knots of the integrand, shifted back by the work (the call starts `work` after arrival).
+    let mut knots: Vec<Time> = dep.drift_knots();
+    knots.extend(dep.other_knots());
+    if let Some((period, duration)) = dep.periodic_edges()
+        && period > 0
+    {
+        let mut k = a / period * period;
+        while k < b.saturating_add(work) && knots.len() <= MAX_KNOTS {
+            knots.extend([k, k.saturating_add(duration)]);
+            k = k.saturating_add(period);
+        }
+    }
+    let mut knots: Vec<Time> = knots.into_iter().map(|k| k.saturating_sub(work)).collect();
+    if let Arrivals::PoissonProfile { points } = &c.arrivals {
+        knots.extend(points.iter().map(|p| p.0.ns()));
+    }
+    if let Arrivals::Burst { at, duration, .. } = &c.arrivals {
+        knots.extend([at.ns(), at.ns().saturating_add(duration.ns())]);
+    }
+    knots.retain(|&k| k > a && k < b);
+    knots.extend([a, b]);
+    knots.sort_unstable();
+    knots.dedup();
+    let edges: Vec<Time> = if knots.len() > MAX_KNOTS {
+        (0..=UNIFORM_STEPS).map(|i| a + ((b - a) as f64 * i as f64 / UNIFORM_STEPS as f64) as Time).collect()
+    } else {
+        knots
+    };
+    match weights {
+        Weights::Times(times) => {
+            let inside: Vec<Time> = times.into_iter().filter(|&t| t >= a && t < b).collect();
+            if inside.is_empty() {
+                return Err("no request arrives in the span".into());
+            }
+            Ok((inside.iter().map(|&t| p(t)).sum::<f64>() / inside.len() as f64, ""))
+        }
+        Weights::Unknown => {
+            // The largest p(t) on a fine grid between knots, and at each side of every knot.
+            let mut best: f64 = 0.0;
+            for w in edges.windows(2) {
+                let (x, y) = (w[0], w[1]);
+                for i in 0..=SIMPSON_STEPS {
+                    let t = x + ((y - x) as f64 * i as f64 / SIMPSON_STEPS as f64) as Time;
+                    best = best.max(p(t.min(b - 1)));
+                }
+            }
+            Ok((best, ", at the best moment of the span (arrivals follow answers, so they are not weighted)"))
+        }
+        Weights::Rate(rate) => {
+            let (mut num, mut den) = (0.0, 0.0);
+            for w in edges.windows(2) {
+                let (n, d) = simpson(w[0], w[1], |t| {
+                    let r = rate(t);
+                    (r * p(t), r)
+                });
+                num += n;
+                den += d;
+            }
+            if den <= 0.0 {
+                return Err("no request arrives in the span".into());
+            }
+            Ok((num / den, ""))
+        }
+    }
+}
+
+/// Simpson's rule for the two integrals of `f` over `[x, y]` (ns), in [`SIMPSON_STEPS`]
+/// subintervals; the value at `y` is taken just before it (the span is half-open, and a
+/// step's new value starts at its knot).
+fn simpson(x: Time, y: Time, f: impl Fn(Time) -> (f64, f64)) -> (f64, f64) {
+    let n = SIMPSON_STEPS;
+    let h = (y - x) as f64 / n as f64;
+    let (mut a, mut b) = (0.0, 0.0);
+    for i in 0..=n {
+        let t = if i == n { y - 1 } else { x + (h * i as f64) as Time };
+        let w = if i == 0 || i == n {
+            1.0
+        } else if i % 2 == 1 {
+            4.0
+        } else {
+            2.0
+        };
+        let (u, v) = f(t.max(x));
+        a += w * u;
+        b += w * v;
+    }
+    (a * h / 3.0, b * h / 3.0)
+}
+
+/// The sentence for a constraint beyond its ceiling: `no policy can meet
+/// incident:query/in_time_ratio >= 0.5: the best possible is 4.76 % (with one call per
+/// request and no queueing)`; `None` when the target is within reach or there is no bound.
+pub fn unreachable_text(c: &Ceiling) -> Option<String> {
+    c.unreachable.then(|| {
+        format!(
+            "no policy can meet {} {} {}: the best possible is {:.2} % ({})",
+            c.metric,
+            c.op,
+            c.value,
+            c.best * 100.0,
+            c.why
+        )
+    })
+}
