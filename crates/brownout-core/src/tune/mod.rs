@@ -87,7 +87,7 @@ pub fn recommend(space: &Space, done: &[Evaluation]) -> Recommendation {
         })
         .collect();
     let mut r = recommendation::build("tune", &space.spec.decide, &labels, &evals, &choice);
-    let ranges = space.dims.iter().map(|d| (d.knob.name.clone(), (d.knob.range.from, d.knob.range.to))).collect();
+    let ranges = space.dims.iter().map(|d| (d.knob.name.clone(), (d.from, d.to))).collect();
     r.flags = recommendation::flags(&space.spec.decide, &labels, &evals, &choice, &ranges);
     // Knobs that set policies alone leave the base scenario's traffic and dependency to every
     // candidate, so its bounds hold for all of them; a knob elsewhere could move them.
