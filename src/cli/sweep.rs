@@ -233,6 +233,10 @@ fn finish(
             "{}",
             escape::terminal(&format!("wrote {} chart files and report.html in {}", written.charts, out.display()))
         );
+        println!(
+            "best settings: {}, a difference within a metric's margin is a tie (margins in sweep.json)",
+            sweep::stats::RULE
+        );
         if let Some(r) = &written.recommendation {
             println!("{}", escape::terminal(&sweep::decide::summary_text(r)));
         }

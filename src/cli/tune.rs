@@ -125,6 +125,7 @@ fn summary(name: &str, r: &Recommendation, runs: u64, fresh: u64, stop: tune::St
                     k.metric, k.op, k.value, k.mean, k.lo, k.hi, k.verdict
                 );
             }
+            s += &format!("rule: {}\n", r.rule);
         }
     }
     s.trim_end().to_string()

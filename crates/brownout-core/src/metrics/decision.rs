@@ -101,6 +101,11 @@ pub struct Recommendation {
     pub replications: usize,
     /// Candidates evaluated (policy sets, settings, or points `tune` tried).
     pub candidates: usize,
+    /// The rule the choice followed, in words: paired by seed, Student-t 95 %, the
+    /// objective's practical-equivalence margin, one-sided bounds for constraints. Empty in
+    /// files written before it.
+    #[serde(default)]
+    pub rule: String,
 }
 
 /// One candidate: a policy set, with the decision settings that made it.

@@ -717,6 +717,7 @@ mod tests {
             best_row: 0,
             tied_rows: vec![0, 1],
             significant: false,
+            margin: 0.1,
         }]);
         let b = best(&s, "p", "c/goodput_per_s");
         assert_eq!((b.len(), b[0].top.point, settings_text(&s, &b[0])), (1, 0, "x=0 | x=1".to_string()));
