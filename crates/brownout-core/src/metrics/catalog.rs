@@ -428,11 +428,6 @@ impl Margins {
         Margins { overrides }
     }
 
-    /// The scenario's margins, or the catalogue's without a `statistics` section.
-    pub fn of_scenario(s: &crate::scenario::Scenario) -> Margins {
-        Margins::new(s.statistics.as_ref().map(|st| st.margins.clone()).unwrap_or_default())
-    }
-
     /// The margin of `m` for `class` (`None` for a per-run metric).
     pub fn of(&self, m: &Metric, class: Option<&str>) -> f64 {
         let own = class.and_then(|c| self.overrides.get(&format!("{c}/{}", m.name)));

@@ -49,7 +49,7 @@ pub fn decide_run(s: &Scenario, runs: &Replicated) -> Option<Recommendation> {
         })
         .collect();
     let evals: Vec<_> = samples.iter().map(|x| decide::evaluate(d, x)).collect();
-    let choice = decide::choose(sense, &evals, &samples, &decide::Rule::of(d, &catalog::Margins::of_scenario(s)));
+    let choice = decide::choose(sense, &evals, &samples, &decide::Rule::of(d, &s.margins()));
     let labels: Vec<Label> = s
         .policies
         .iter()

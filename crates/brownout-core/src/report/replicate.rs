@@ -43,7 +43,7 @@ impl RankRules {
                 || (c.fallback != crate::scenario::Fallback::None && c.fallback_answer.cost_per_use() > 0.0)
         };
         RankRules {
-            margins: Margins::of_scenario(s),
+            margins: s.margins(),
             unpriced: s.classes.iter().filter(|c| !priced(c)).map(|c| c.name.clone()).collect(),
             run_unpriced: s.classes.iter().any(|c| costs(c) && !priced(c)) || !s.classes.iter().any(priced),
         }

@@ -235,7 +235,7 @@ fn best_unit(space: &Space, state: &State) -> Option<Vec<f64>> {
         state.sense,
         &evals,
         &samples,
-        &crate::decide::Rule::of(&space.spec.decide, &crate::metrics::catalog::Margins::of_scenario(&space.base)),
+        &crate::decide::Rule::of(&space.spec.decide, &space.base.margins()),
     )
     .recommended?;
     Some(space.dims.iter().zip(&state.done[k].values).map(|(d, &x)| d.unit(x)).collect())

@@ -20,3 +20,10 @@ pub struct Statistics {
     #[serde(default)]
     pub margins: BTreeMap<String, f64>,
 }
+
+impl super::Scenario {
+    /// The margins its figures are compared by: `statistics.margins` over the catalogue's.
+    pub fn margins(&self) -> crate::metrics::catalog::Margins {
+        crate::metrics::catalog::Margins::new(self.statistics.as_ref().map(|st| st.margins.clone()).unwrap_or_default())
+    }
+}
