@@ -239,6 +239,10 @@ fn finish(
         say(&format!("wrote {}", p.display()));
     }
     say(&format!("wrote {} chart files and report.html in {}", written.charts, out.display()));
+    say(&format!(
+        "best settings: {}, a difference within a metric's margin is a tie (margins in sweep.json)",
+        sweep::stats::RULE
+    ));
     if let Some(r) = &written.recommendation {
         say(&sweep::decide::summary_text(r));
     }

@@ -131,6 +131,7 @@ fn summary(name: &str, r: &Recommendation, runs: u64, fresh: u64, stop: tune::St
                     k.metric, k.op, k.value, k.mean, k.lo, k.hi, k.verdict
                 );
             }
+            s += &format!("rule: {}\n", r.rule);
         }
     }
     for f in brownout::decide::recommendation::warnings(r) {

@@ -174,10 +174,10 @@ fn run_grid(
 }
 
 /// The replication statistics of `summaries` (run index `k * sets + p`), with two or more seeds.
-fn replicated(seeds: &[u64], n: usize, summaries: &[RunSummary]) -> Option<Replications> {
+fn replicated(seeds: &[u64], n: usize, summaries: &[RunSummary], rules: &replicate::RankRules) -> Option<Replications> {
     (seeds.len() > 1).then(|| {
         let sets: Vec<Vec<&RunSummary>> = (0..n).map(|p| summaries.iter().skip(p).step_by(n).collect()).collect();
-        replicate::replications(seeds, &sets)
+        replicate::replications(seeds, &sets, rules)
     })
 }
 
@@ -228,7 +228,8 @@ fn assemble(
         rows.extend(r.rows);
         summaries.push(r.summary);
     }
-    let replications = replicated(seeds, n, &summaries);
+    let rules = replicate::RankRules::of_scenario(s);
+    let replications = replicated(seeds, n, &summaries, &rules);
     let names: Vec<String> = resolved.iter().map(|p| p.name.clone()).collect();
     let decision = crate::report::decision::decide_run(
         s,
@@ -271,7 +272,7 @@ fn assemble(
                 .into_iter()
                 .zip(per_phase)
                 .map(|(p, mut runs)| {
-                    let replications = replicated(seeds, n, &runs);
+                    let replications = replicated(seeds, n, &runs, &rules);
                     runs.truncate(n);
                     PhaseSummary {
                         start_s: ms_f64(p.start) / 1000.0,

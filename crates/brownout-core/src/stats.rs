@@ -1,8 +1,13 @@
 //! Means and 95 % Student-t confidence intervals across replications, and the paired (by
 //! seed) comparison that says which of several alternatives is best and which tie with it:
-//! the one rule the run report's stars ([`crate::report::replicate`]) and a sweep's best
-//! settings ([`crate::sweep::best`]) both follow. The t quantile comes from `statrs` through
-//! [`crate::verify::theory::t_quantile`], the one place brownout computes it.
+//! the one rule ([`RULE`], [`rule_text`]) that the run report's stars
+//! ([`crate::report::replicate`]), a sweep's best settings ([`crate::sweep::best`]), the
+//! choice of `decide` and `tune` ([`crate::decide::choose`]) and `diff` all follow. Two
+//! alternatives differ when the 95 % interval of their paired difference lies wholly beyond
+//! the metric's practical-equivalence margin ([`crate::metrics::catalog::Metric::margin`], or
+//! the scenario's `statistics.margins`); otherwise they tie. The t quantile comes from
+//! `statrs` through [`crate::verify::theory::t_quantile`], the one place brownout computes
+//! it, by way of [`t95_two_sided`] and [`t95_one_sided`].
 
 use crate::metrics::catalog::{Direction, Unit};
 
@@ -39,8 +44,9 @@ pub fn mean_ci95(values: &[f64]) -> MeanCi {
     if n == 1 {
         return MeanCi { mean, ci_lo: f64::NAN, ci_hi: f64::NAN };
     }
-    let i = crate::verify::theory::t_interval(&xs, 0.95);
-    MeanCi { mean: i.mean, ci_lo: i.lo, ci_hi: i.hi }
+    let var = xs.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let half = t95_two_sided(n - 1) * (var / n as f64).sqrt();
+    MeanCi { mean, ci_lo: mean - half, ci_hi: mean + half }
 }
 
 /// [`mean_ci95`] of a metric's values in `unit`: a fraction's interval kept within [0, 1].
@@ -50,40 +56,84 @@ pub fn metric_ci95(unit: Unit, values: &[f64]) -> MeanCi {
 }
 
 /// The paired difference `a[k] - b[k]` of two alternatives run on the same seed in each
-/// replication k (common random numbers), with its 95 % Student-t interval.
+/// replication k (common random numbers), with its 95 % Student-t interval, judged against a
+/// practical-equivalence margin.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Paired {
-    /// The mean difference and its interval.
+    /// The mean difference and its two-sided 95 % interval.
     pub diff: MeanCi,
-    /// Degrees of freedom of the t interval (pairs defined on both sides, minus one); `None`
-    /// with fewer than two such pairs, when the interval is unknown.
+    /// Degrees of freedom of the interval: the pairs used minus one; `None` under two pairs
+    /// (no interval).
     pub df: Option<usize>,
-    /// The practical-equivalence margin: a difference whose interval lies within
-    /// `[-margin, margin]` or overlaps it is a tie.
+    /// The margin the difference was judged against (the metric's, in its unit): a
+    /// difference whose interval reaches inside `[-margin, margin]` is a tie.
     pub margin: f64,
-    /// The interval is known and lies wholly beyond the margin (`ci_lo > margin` or
-    /// `ci_hi < -margin`): the difference is backed by the replications and matters.
+    /// The interval is known and lies wholly beyond the margin on one side
+    /// (`ci_lo > margin` or `ci_hi < -margin`): a difference a reader would act on, backed by
+    /// the replications. With margin 0 this is "the interval excludes zero".
     pub differs: bool,
 }
 
 impl Paired {
-    /// The two are not shown to differ, and both have values to compare: tied. An
-    /// alternative with no value on any replication the other has is not tied, but unranked.
+    /// The two are not shown to differ by more than the margin, and both have values to
+    /// compare: tied. An alternative with no value on any replication the other has is not
+    /// tied, but unranked.
     pub fn ties(&self) -> bool {
         !self.differs && !self.diff.mean.is_nan()
     }
 }
 
-/// [`Paired`] for `a` against `b`, replication by replication (a replication where either is
-/// undefined drops out), with the practical-equivalence `margin` (0: any interval that
-/// excludes zero differs).
+/// Two-sided 95 % Student-t quantile, `t(0.975, df)`: the one every interval here uses.
+pub fn t95_two_sided(df: usize) -> f64 {
+    crate::verify::theory::t_quantile(0.975, df)
+}
+
+/// One-sided 95 % Student-t quantile, `t(0.95, df)`: a constraint's bound
+/// ([`crate::decide::Bounds`]) asks whether a figure stays on one side of a target, so all
+/// 5 % of its doubt sits on that side.
+pub fn t95_one_sided(df: usize) -> f64 {
+    crate::verify::theory::t_quantile(0.95, df)
+}
+
+/// [`Paired`] for `a` against `b`, replication by replication: a replication where either is
+/// undefined (NaN) drops out. `differs` iff the 95 % interval of the mean difference is known
+/// and lies wholly beyond `margin` on one side: a minimum-effect rule, so a true difference
+/// at the margin does not flip between "differs" and "ties" from one set of seeds to the next
+/// as a zero-based test would, and a difference too small to act on is never reported.
 pub fn paired_ci95(a: &[f64], b: &[f64], margin: f64) -> Paired {
     let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).filter(|d| d.is_finite()).collect();
     let diff = mean_ci95(&diffs);
     let df = (diffs.len() >= 2).then(|| diffs.len() - 1);
-    // A NaN bound (fewer than two pairs) lies beyond nothing: a tie, not a claim.
+    let margin = if margin.is_finite() { margin.abs() } else { 0.0 };
+    // A NaN bound (fewer than two pairs) is beyond nothing: a tie, not a claim.
     Paired { diff, df, margin, differs: diff.ci_lo > margin || diff.ci_hi < -margin }
 }
+
+/// A margin as a reader reads it in `unit`: `0.1 pt` for a fraction (percentage points),
+/// `5 ms`, `0.1/s`, `1` for a count or a cost.
+pub fn margin_text(margin: f64, unit: Unit) -> String {
+    let num = |v: f64| {
+        let t = format!("{v:.6}");
+        let t = t.trim_end_matches('0').trim_end_matches('.');
+        if t.is_empty() { "0".to_string() } else { t.to_string() }
+    };
+    match unit {
+        Unit::Fraction => format!("{} pt", num(margin * 100.0)),
+        Unit::Ms => format!("{} ms", num(margin)),
+        Unit::PerS => format!("{}/s", num(margin)),
+        Unit::PerMin => format!("{}/min", num(margin)),
+        Unit::Count | Unit::Number | Unit::Cost => num(margin),
+    }
+}
+
+/// The rule every command states beside its stars, bests and ties, for a metric whose margin
+/// is `margin` in `unit`.
+pub fn rule_text(margin: f64, unit: Unit) -> String {
+    format!("{RULE}, a difference within ±{} is a tie", margin_text(margin, unit))
+}
+
+/// The part of [`rule_text`] that is the same for every metric.
+pub const RULE: &str = "paired by seed, Student-t 95 % (df = n−1)";
 
 /// The best of several alternatives and how each other one compares with it.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,7 +146,7 @@ pub struct PairedBest {
 
 impl PairedBest {
     /// The alternatives tied for best, in order: the best and every one whose paired interval
-    /// includes zero or is unknown ([`Paired::ties`]).
+    /// reaches inside the margin or is unknown ([`Paired::ties`]).
     pub fn tied(&self) -> Vec<usize> {
         let mut out: Vec<usize> = self.versus.iter().filter(|(_, p)| p.ties()).map(|(i, _)| *i).collect();
         out.push(self.best);
@@ -105,7 +155,8 @@ impl PairedBest {
     }
 
     /// The best is better than every other alternative with a value (each paired interval
-    /// excludes zero); false when it is alone, as there is nothing it was shown to beat.
+    /// lies beyond the margin, [`Paired::differs`]); false when it is alone, as there is
+    /// nothing it was shown to beat.
     pub fn significant(&self) -> bool {
         let mut ranked = self.versus.iter().filter(|(_, p)| !p.diff.mean.is_nan()).peekable();
         ranked.peek().is_some() && ranked.all(|(_, p)| p.differs)
@@ -144,8 +195,9 @@ pub fn common_means(sets: &[&[f64]]) -> Vec<f64> {
 /// with no value is never best), and each other set's paired difference to it. `sets[i][k]`
 /// is alternative i's value in replication k, every alternative having run replication k on
 /// the same seed. `None` when nothing can be ranked: no sets, none with a value, or no
-/// replication in which all of those with a value have one.
-pub fn paired_best(d: Direction, sets: &[Vec<f64>]) -> Option<PairedBest> {
+/// replication in which all of those with a value have one. `margin` is the metric's
+/// ([`paired_ci95`]): a set within it of the best ties with the best.
+pub fn paired_best(d: Direction, sets: &[Vec<f64>], margin: f64) -> Option<PairedBest> {
     let means = common_means(&sets.iter().map(Vec::as_slice).collect::<Vec<_>>());
     let mut best: Option<usize> = None;
     for (p, &m) in means.iter().enumerate() {
@@ -155,7 +207,7 @@ pub fn paired_best(d: Direction, sets: &[Vec<f64>]) -> Option<PairedBest> {
     }
     let best = best?;
     let base = &sets[best];
-    let versus = (0..sets.len()).filter(|&p| p != best).map(|p| (p, paired_ci95(base, &sets[p], 0.0))).collect();
+    let versus = (0..sets.len()).filter(|&p| p != best).map(|p| (p, paired_ci95(base, &sets[p], margin))).collect();
     Some(PairedBest { best, versus })
 }
 
@@ -194,25 +246,6 @@ mod tests {
     }
 
     #[test]
-    fn paired_differences_by_hand_against_a_margin() {
-        // Differences 1, 2, 3, 4, 5 (and a pair dropped for its NaN): mean 3, half-width
-        // t(0.975, 4) 2.776445 * sqrt(2.5 / 5) = 1.963243, so [1.036757, 4.963243] with 4 df.
-        let a = [11.0, 12.0, 13.0, 14.0, 15.0, f64::NAN];
-        let b = [10.0; 6];
-        let p = paired_ci95(&a, &b, 1.0);
-        assert_eq!((p.diff.mean, p.df, p.margin), (3.0, Some(4), 1.0));
-        assert!((p.diff.ci_lo - 1.036_757).abs() < 1e-5, "{p:?}");
-        assert!(p.differs, "the interval lies beyond a margin of 1");
-        assert!(!paired_ci95(&a, &b, 1.1).differs, "1.0368 is inside a margin of 1.1: a tie");
-        assert!(paired_ci95(&a, &b, 1.1).ties());
-        // The other way round the interval is [-4.96, -1.04]: below -1.
-        assert!(paired_ci95(&b, &a, 1.0).differs);
-        // One pair: no interval, no degrees of freedom, no claim.
-        let one = paired_ci95(&[5.0], &[1.0], 0.0);
-        assert_eq!((one.df, one.differs), (None, false));
-    }
-
-    #[test]
     fn one_value_has_an_unknown_interval() {
         // One value has no spread to estimate: the mean is the value, the interval unknown.
         let one = mean_ci95(&[7.0, f64::NAN]);
@@ -224,12 +257,12 @@ mod tests {
     fn one_paired_value_claims_no_difference() {
         // 7 against 6 on one seed: a difference of 1 with no interval, so nothing is
         // significant and both stay tied with the best.
-        let pb = paired_best(Direction::Higher, &[vec![7.0], vec![6.0]]).unwrap();
+        let pb = paired_best(Direction::Higher, &[vec![7.0], vec![6.0]], 0.0).unwrap();
         assert_eq!(pb.best, 0);
         assert!(!pb.significant());
         assert_eq!(pb.tied(), vec![0, 1]);
         // Two seeds, but one of them undefined for b: still a single pair.
-        let pb = paired_best(Direction::Higher, &[vec![7.0, 9.0], vec![6.0, f64::NAN]]).unwrap();
+        let pb = paired_best(Direction::Higher, &[vec![7.0, 9.0], vec![6.0, f64::NAN]], 0.0).unwrap();
         assert!(!pb.significant());
     }
 
@@ -240,14 +273,78 @@ mod tests {
         // b is 4, so a is best.
         let a = vec![5.0, 5.0, f64::NAN];
         let b = vec![4.0, 4.0, 100.0];
-        assert_eq!(paired_best(Direction::Higher, &[a.clone(), b.clone()]).unwrap().best, 0);
-        assert_eq!(paired_best(Direction::Higher, &[b, a]).unwrap().best, 1);
+        assert_eq!(paired_best(Direction::Higher, &[a.clone(), b.clone()], 0.0).unwrap().best, 0);
+        assert_eq!(paired_best(Direction::Higher, &[b, a], 0.0).unwrap().best, 1);
         // A candidate with no value at all is unranked and does not shrink the common seeds.
         let c = vec![f64::NAN; 3];
-        let pb = paired_best(Direction::Lower, &[c.clone(), vec![3.0, 1.0, 2.0], vec![2.0, 2.0, 9.0]]).unwrap();
+        let pb = paired_best(Direction::Lower, &[c.clone(), vec![3.0, 1.0, 2.0], vec![2.0, 2.0, 9.0]], 0.0).unwrap();
         assert_eq!(pb.best, 1);
         // No seed on which both have a value: nothing to rank.
-        assert!(paired_best(Direction::Higher, &[vec![1.0, f64::NAN], vec![f64::NAN, 2.0]]).is_none());
-        assert!(paired_best(Direction::Higher, &[c]).is_none());
+        assert!(paired_best(Direction::Higher, &[vec![1.0, f64::NAN], vec![f64::NAN, 2.0]], 0.0).is_none());
+        assert!(paired_best(Direction::Higher, &[c], 0.0).is_none());
+    }
+
+    #[test]
+    fn a_difference_inside_the_margin_ties_even_when_its_interval_excludes_zero() {
+        // The repro: 76.6 % against 76.5 %. Paired differences 0.0010, 0.0011,
+        // 0.0009, 0.0010: mean 0.001, s^2 = (0 + 1e-8 + 1e-8 + 0) / 3, s = 8.1650e-5,
+        // s / sqrt(4) = 4.0825e-5, t(0.975, 3) = 3.182446 (tables: 3.182), half-width
+        // 1.2992e-4: [0.000870, 0.001130]. It excludes zero, so a zero-based test stars it;
+        // it reaches inside the 0.1-point margin (0.001), so the rule calls it a tie.
+        let a = [0.7661, 0.7659, 0.7662, 0.7658];
+        let d = [0.0010, 0.0011, 0.0009, 0.0010];
+        let b: Vec<f64> = a.iter().zip(d).map(|(x, y)| x - y).collect();
+        let p = paired_ci95(&a, &b, 0.001);
+        assert!((p.diff.mean - 0.001).abs() < 1e-12, "{p:?}");
+        assert!((p.diff.ci_lo - (0.001 - 1.2992e-4)).abs() < 1e-8, "{p:?}");
+        assert!((p.diff.ci_hi - (0.001 + 1.2992e-4)).abs() < 1e-8, "{p:?}");
+        assert_eq!((p.df, p.margin, p.differs), (Some(3), 0.001, false));
+        assert!(p.ties());
+        // Margin 0 is the old rule: the interval excludes zero.
+        assert!(paired_ci95(&a, &b, 0.0).differs);
+        // A 0.5-point difference with the same spread lies wholly beyond the margin.
+        let c: Vec<f64> = a.iter().zip(d).map(|(x, y)| x - y - 0.004).collect();
+        assert!(paired_ci95(&a, &c, 0.001).differs);
+        // And so does the same difference the other way round (ci_hi < -margin).
+        assert!(paired_ci95(&c, &a, 0.001).differs);
+        // The loss "by 0.0026 points" (2.6e-5 as a fraction) with no spread at all: the
+        // interval is the point -2.6e-5, well inside the margin.
+        let e: Vec<f64> = a.iter().map(|x| x + 2.6e-5).collect();
+        assert!(paired_ci95(&a, &e, 0.001).ties());
+    }
+
+    #[test]
+    fn degrees_of_freedom_count_the_pairs_used() {
+        // Three seeds, one undefined on one side: two pairs, df 1.
+        let p = paired_ci95(&[1.0, 2.0, f64::NAN], &[0.0, 0.5, 1.0], 0.0);
+        assert_eq!(p.df, Some(1));
+        // One pair: no interval, no df, no claim.
+        let p = paired_ci95(&[1.0, f64::NAN], &[0.0, 0.5], 0.0);
+        assert_eq!((p.df, p.differs), (None, false));
+        assert!(p.ties());
+    }
+
+    #[test]
+    fn paired_best_ties_within_the_margin() {
+        // b trails a by exactly 1 on every seed: no spread, the interval is the point 1. With
+        // margin 0 it excludes zero and a is significantly best; with margin 1 it is not
+        // beyond the margin, so a and b tie.
+        let (a, b) = (vec![5.0, 6.0, 7.0], vec![4.0, 5.0, 6.0]);
+        let strict = paired_best(Direction::Higher, &[a.clone(), b.clone()], 0.0).unwrap();
+        assert!(strict.significant());
+        let loose = paired_best(Direction::Higher, &[a, b], 1.0).unwrap();
+        assert!(!loose.significant());
+        assert_eq!(loose.tied(), vec![0, 1]);
+    }
+
+    #[test]
+    fn the_rule_states_the_margin_in_the_metrics_unit() {
+        assert_eq!(
+            rule_text(0.001, Unit::Fraction),
+            "paired by seed, Student-t 95 % (df = n−1), a difference within ±0.1 pt is a tie"
+        );
+        assert_eq!(margin_text(5.0, Unit::Ms), "5 ms");
+        assert_eq!(margin_text(0.1, Unit::PerS), "0.1/s");
+        assert_eq!(margin_text(1.0, Unit::Count), "1");
     }
 }

@@ -119,6 +119,27 @@ pub fn sweep_section(sw: &SweepResult) -> String {
     out
 }
 
+/// How a sweep's ties were decided: the shared rule with each metric's margin, where the
+/// file has best sets judged by it (older files: the charts' account of their rule).
+pub fn sweep_rule(sw: &SweepResult) -> String {
+    let Some(best) = sw.best.as_ref().filter(|_| sw.replications >= 2) else { return sweep::tie_rule(sw) };
+    let mut margins: Vec<String> = Vec::new();
+    for b in best {
+        let unit =
+            crate::metrics::catalog::by_path(&b.metric).map_or(crate::metrics::catalog::Unit::Number, |m| m.unit);
+        let text = format!("{} ±{}", b.metric, crate::sweep::stats::margin_text(b.margin, unit));
+        if !margins.contains(&text) {
+            margins.push(text);
+        }
+    }
+    format!(
+        "{} replications; rule: {}, a difference within its margin is a tie ({})",
+        sw.replications,
+        crate::sweep::stats::RULE,
+        margins.join(", ")
+    )
+}
+
 /// The best decision settings per policy and metric (per condition where the sweep has
 /// condition axes), ties all listed; none when every axis is a condition.
 fn best_table(sw: &SweepResult) -> String {
@@ -133,7 +154,7 @@ fn best_table(sw: &SweepResult) -> String {
     out.push_str(&format!(
         "<p>Best settings{}; {}.</p>\n",
         if conditions { " per condition; across conditions see the recommendation" } else { "" },
-        escape(&sweep::tie_rule(sw))
+        escape(&sweep_rule(sw))
     ));
     let cond_th = if conditions { "<th>condition</th>" } else { "" };
     out.push_str(&format!(
@@ -350,6 +371,7 @@ mod tests {
             candidates: 1,
             bounds: Vec::new(),
             flags: Vec::new(),
+            rule: String::new(),
         }
     }
 

@@ -251,7 +251,19 @@ struct JsonDoc<'a> {
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     scenario_policies: &'a [String],
     rows: Vec<JsonRow<'a>>,
+    /// The rule the best settings were judged by (`stats::RULE`); each best set has its margin.
+    rule: &'static str,
     best: Vec<crate::sweep::best::BestSet>,
+    /// Metrics with no best settings, and why (a cost that does not price failures).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    not_ranked: Vec<NotRanked<'a>>,
+}
+
+/// A metric `sweep.json` ranks no setting on.
+#[derive(Serialize)]
+struct NotRanked<'a> {
+    metric: &'a str,
+    why: &'a str,
 }
 
 #[derive(Serialize)]
@@ -325,6 +337,13 @@ pub(crate) fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered>
         rows,
         // Ties need the per-replication values, which only the records hold: decided here.
         best: crate::sweep::best::best_sets(plan, records),
+        rule: crate::sweep::stats::RULE,
+        not_ranked: plan
+            .metrics
+            .iter()
+            .zip(&plan.rules)
+            .filter_map(|(m, r)| Some(NotRanked { metric: m, why: r.unranked.as_deref()? }))
+            .collect(),
     };
     let mut json = serde_json::to_vec_pretty(&doc)?;
     json.push(b'\n');

@@ -254,6 +254,9 @@ fn report_html(space: &Space, r: &Recommendation, stop: Stop, done: &[Evaluation
         s += &format!("<h3>Runner-up</h3>\n<p>Why it lost: {}.</p>\n", escape(&lost_text(r)));
         s += &candidate_html(u);
     }
+    if !r.rule.is_empty() {
+        s += &format!("<p>Rule: {}.</p>\n", escape(&r.rule));
+    }
     s += &format!(
         "<h2>Search trace</h2>\n<figure id=\"best\">\n{}\n<figcaption>best feasible objective against runs (<code>charts/best.png</code>, <code>trace.csv</code>)</figcaption>\n</figure>\n",
         chart_svg.find("<svg").map_or(chart_svg, |i| &chart_svg[i..]).trim()

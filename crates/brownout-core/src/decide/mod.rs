@@ -14,8 +14,9 @@ pub use crate::metrics::decision::{Bounds, Lost, Sense, Verdict};
 pub use crate::metrics::measure::{Measure, ObjectiveRef};
 pub use crate::scenario::{Resolve, measure_of, validate_decide as validate};
 
+use crate::metrics::catalog::Margins;
 use crate::scenario::{Cmp, Constraint, Decide};
-use crate::verify::theory::t_quantile;
+use crate::stats::{paired_ci95, t95_one_sided};
 
 impl Sense {
     /// The sense and the objective as written; `None` unless exactly one is given.
@@ -38,6 +39,12 @@ impl Sense {
 
 impl Bounds {
     /// Bounds of the finite values (NaN figures where there are none).
+    ///
+    /// One-sided, unlike the two-sided interval every comparison uses
+    /// ([`crate::stats::paired_ci95`]): a constraint asks one question, "does the figure stay
+    /// on the right side of its target?", so all 5 % of the doubt is put on the side that
+    /// could break it; either bound answers it at 95 %. The t quantile comes from the same
+    /// place as the comparisons' ([`crate::stats::t95_one_sided`]).
     pub fn of(values: &[f64]) -> Bounds {
         let xs: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
         let n = xs.len();
@@ -49,7 +56,7 @@ impl Bounds {
             return Bounds { n, mean, lo: mean, hi: mean };
         }
         let var = xs.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        let half = t_quantile(0.95, n - 1) * (var / n as f64).sqrt();
+        let half = t95_one_sided(n - 1) * (var / n as f64).sqrt();
         Bounds { n, mean, lo: mean - half, hi: mean + half }
     }
 }
@@ -173,6 +180,50 @@ pub fn worst_case(sense: Sense, per_condition: &[Evaluated]) -> Evaluated {
     out
 }
 
+/// The margins a decision compares by ([`crate::stats`]'s rule): the objective's, and each
+/// constraint's relative to its target (the unit of [`Evaluated::violation`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Rule {
+    /// The objective's margin in its unit; 0 for a decision axis (a setting has no noise).
+    pub objective: f64,
+    /// Per constraint (in `subject_to` order), its metric's margin divided by `|target|` (the
+    /// margin itself where the target is 0), as violations are measured.
+    pub violation: Vec<f64>,
+}
+
+impl Rule {
+    /// The rule of `d` with the margin of each metric path (`[phase:][class/]metric`) given
+    /// by `margin_of`.
+    pub fn new(d: &Decide, margin_of: &dyn Fn(&str) -> f64) -> Rule {
+        let objective = Sense::of(d).map_or(0.0, |(_, o)| margin_of(o));
+        let violation = d
+            .subject_to
+            .iter()
+            .map(|c| {
+                let m = measure_of(c).map_or(0.0, |m| margin_of(&m.path()));
+                if c.value == 0.0 { m } else { m / c.value.abs() }
+            })
+            .collect();
+        Rule { objective, violation }
+    }
+
+    /// The rule of `d` under `margins` (a scenario's, or the catalogue's).
+    pub fn of(d: &Decide, margins: &Margins) -> Rule {
+        Rule::new(d, &|p| margins.of_path(p))
+    }
+
+    /// The violation two candidates may differ by and still tie: the largest relative margin
+    /// among the constraints `e` does not meet.
+    fn violation_margin(&self, e: &Evaluated) -> f64 {
+        e.constraints
+            .iter()
+            .zip(&self.violation)
+            .filter(|(j, _)| j.verdict != Verdict::Holds)
+            .map(|(_, &m)| m)
+            .fold(0.0, f64::max)
+    }
+}
+
 /// The choice among candidates.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Choice {
@@ -185,26 +236,64 @@ pub struct Choice {
     pub runner_up: Option<usize>,
     /// Why the runner-up lost.
     pub lost: Option<Lost>,
+    /// The objective's margin the choice was made with ([`Rule::objective`]).
+    #[serde(default)]
+    pub margin: f64,
 }
 
 /// Choose among `evals` (candidate `k`'s samples in `samples[k]`, for paired comparisons):
-/// the feasible candidate with the best objective mean; ties on the mean keep the earlier
-/// candidate and are reported as a tie (`Lost::Objective { significant: false }`). Without a
-/// feasible one, the least violation. Feasible candidates' means are taken over the
-/// replications in which every one of them has an objective value
-/// ([`crate::stats::common_means`], the rule of every best and star): one without a
-/// value ranks after those with one.
-pub fn choose(sense: Sense, evals: &[Evaluated], samples: &[Samples]) -> Choice {
+/// the feasible candidate with the best objective mean; a runner-up whose paired difference
+/// cannot be shown beyond the objective's margin (`rule`, [`crate::stats::paired_ci95`]) is
+/// reported as a tie (`Lost::Objective { significant: false }`), the earlier candidate kept
+/// on equal means. Without a feasible one, the least violation; candidates whose violations
+/// are equal within the violated metric's margin ([`Rule`]) are ranked by the objective, and
+/// reported as tied when that too is within its margin. Feasible candidates' means are taken
+/// over the replications in which every one of them has an objective value
+/// ([`crate::stats::common_means`], the rule of every best and star): one without a value
+/// ranks after those with one.
+pub fn choose(sense: Sense, evals: &[Evaluated], samples: &[Samples], rule: &Rule) -> Choice {
     let means = ranking_means(evals, samples);
     let mut order: Vec<usize> = (0..evals.len()).collect();
     order.sort_by(|&a, &b| rank(sense, (&evals[a], means[a]), (&evals[b], means[b])).then(a.cmp(&b)));
+    let equal = |a: usize, b: usize| equal_violation(rule, &evals[a], &evals[b]);
+    if let Some(&first) = order.first().filter(|&&k| !evals[k].feasible) {
+        // The least violators, equal within the margin: the objective decides among them.
+        let n = order.iter().take_while(|&&k| equal(first, k)).count();
+        order[..n].sort_by(|&a, &b| by_objective(sense, means[a], means[b]).then(a.cmp(&b)));
+    }
     let recommended = order.first().copied();
     let runner_up = order.get(1).copied();
     let lost = match (recommended, runner_up) {
-        (Some(r), Some(u)) => Some(why_lost(sense, r, u, evals, samples, &means)),
+        (Some(r), Some(u)) => Some(why_lost(sense, r, u, evals, samples, &means, rule)),
         _ => None,
     };
-    Choice { recommended, feasible: recommended.is_some_and(|r| evals[r].feasible), runner_up, lost }
+    Choice {
+        recommended,
+        feasible: recommended.is_some_and(|r| evals[r].feasible),
+        runner_up,
+        lost,
+        margin: rule.objective,
+    }
+}
+
+/// Two infeasible candidates' violations differ by no more than the margin of a metric
+/// either fails.
+fn equal_violation(rule: &Rule, a: &Evaluated, b: &Evaluated) -> bool {
+    let tol = rule.violation_margin(a).max(rule.violation_margin(b));
+    !a.feasible && !b.feasible && (a.violation - b.violation).abs() <= tol
+}
+
+/// Better objective mean first; one without a value last.
+fn by_objective(sense: Sense, x: f64, y: f64) -> std::cmp::Ordering {
+    use std::cmp::Ordering::*;
+    match (x.is_nan(), y.is_nan()) {
+        (true, true) => Equal,
+        (true, false) => Greater,
+        (false, true) => Less,
+        _ if sense.better(x, y) => Less,
+        _ if sense.better(y, x) => Greater,
+        _ => Equal,
+    }
 }
 
 /// The objective mean each candidate is ranked by: a feasible one's over the replications
@@ -226,21 +315,19 @@ fn rank(sense: Sense, (a, am): (&Evaluated, f64), (b, bm): (&Evaluated, f64)) ->
         (true, false) => Less,
         (false, true) => Greater,
         (false, false) => a.violation.total_cmp(&b.violation),
-        (true, true) => {
-            let (x, y) = (am, bm);
-            match (x.is_nan(), y.is_nan()) {
-                (true, true) => Equal,
-                (true, false) => Greater,
-                (false, true) => Less,
-                _ if sense.better(x, y) => Less,
-                _ if sense.better(y, x) => Greater,
-                _ => Equal,
-            }
-        }
+        (true, true) => by_objective(sense, am, bm),
     }
 }
 
-fn why_lost(sense: Sense, r: usize, u: usize, evals: &[Evaluated], samples: &[Samples], means: &[f64]) -> Lost {
+fn why_lost(
+    sense: Sense,
+    r: usize,
+    u: usize,
+    evals: &[Evaluated],
+    samples: &[Samples],
+    means: &[f64],
+    rule: &Rule,
+) -> Lost {
     let (er, eu) = (&evals[r], &evals[u]);
     if er.feasible && !eu.feasible {
         let (k, j) = eu
@@ -252,22 +339,15 @@ fn why_lost(sense: Sense, r: usize, u: usize, evals: &[Evaluated], samples: &[Sa
             .expect("an infeasible candidate has a constraint that does not hold");
         return Lost::Infeasible { constraint: k, by: (-j.margin).max(0.0) };
     }
-    if !er.feasible {
+    if !er.feasible && !equal_violation(rule, er, eu) {
         return Lost::MoreViolation { by: eu.violation - er.violation };
     }
+    // Both feasible, or equally infeasible: the objective decided, by the shared rule.
     let sign = if sense == Sense::Minimize { 1.0 } else { -1.0 };
     let by = sign * (means[u] - means[r]);
-    let diffs: Vec<f64> = samples[u]
-        .objective
-        .iter()
-        .zip(&samples[r].objective)
-        .map(|(a, b)| sign * (a - b))
-        .filter(|d| d.is_finite())
-        .collect();
-    let significant = by != 0.0 && diffs.len() >= 2 && {
-        let i = crate::verify::theory::t_interval(&diffs, 0.95);
-        i.lo > 0.0 || i.hi < 0.0
-    };
+    let (ou, or) = (&samples[u].objective, &samples[r].objective);
+    let (worse, better) = if sense == Sense::Minimize { (ou, or) } else { (or, ou) };
+    let significant = paired_ci95(worse, better, rule.objective).differs;
     Lost::Objective { by, significant }
 }
 

@@ -63,6 +63,17 @@ fn candidate(d: &Decide, label: &Label, e: &Evaluated) -> Candidate {
     }
 }
 
+/// The rule a decision followed, in words: the objective compared by the shared rule
+/// ([`crate::stats::rule_text`]) with its margin, constraints by one-sided bounds.
+pub fn rule_text(d: &Decide, margin: f64) -> String {
+    use crate::metrics::catalog::{Unit, by_path};
+    let unit = Sense::of(d).and_then(|(_, o)| by_path(o)).map_or(Unit::Number, |m| m.unit);
+    format!(
+        "{}; constraints by one-sided 95 % bounds",
+        crate::stats::rule_text(margin, unit).replacen("a difference", "an objective difference", 1)
+    )
+}
+
 /// Assemble the file from a choice over `evals` labelled by `labels` (same order).
 pub fn build(source: &str, d: &Decide, labels: &[Label], evals: &[Evaluated], choice: &Choice) -> Recommendation {
     let (sense, objective) = Sense::of(d).map(|(s, o)| (s, o.to_string())).unwrap_or((Sense::Minimize, String::new()));
@@ -80,6 +91,7 @@ pub fn build(source: &str, d: &Decide, labels: &[Label], evals: &[Evaluated], ch
         candidates: evals.len(),
         bounds: Vec::new(),
         flags: Vec::new(),
+        rule: rule_text(d, choice.margin),
     }
 }
 

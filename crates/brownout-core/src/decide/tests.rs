@@ -1,6 +1,11 @@
 use super::*;
 use crate::scenario::{Cmp, Constraint, Decide};
 
+/// The catalogue's rule for `d`.
+fn rule(d: &Decide) -> Rule {
+    Rule::of(d, &Margins::default())
+}
+
 fn ge(v: f64) -> Constraint {
     Constraint { class: Some("a".into()), metric: "in_time_ratio".into(), phase: None, op: Cmp::Ge, value: v }
 }
@@ -48,14 +53,14 @@ fn choice_prefers_feasible_then_objective_then_least_violation() {
     ];
     let evals: Vec<Evaluated> = samples.iter().map(|x| evaluate(&d, x)).collect();
     assert_eq!(evals.iter().map(|e| e.feasible).collect::<Vec<_>>(), [false, true, true]);
-    let c = choose(Sense::Minimize, &evals, &samples);
+    let c = choose(Sense::Minimize, &evals, &samples, &rule(&d));
     assert_eq!((c.recommended, c.runner_up, c.feasible), (Some(2), Some(1), true));
     // Paired differences 2, 2, 2: no spread, the interval is the point 2 and excludes 0.
     assert_eq!(c.lost, Some(Lost::Objective { by: 2.0, significant: true }));
 
     // Only the infeasible ones: least violation wins; 0.5 short of 0.9 is 0.4 / 0.9.
     let evals2 = vec![evals[0].clone(), evaluate(&d, &s([9.0; 3], [0.8, 0.8, 0.8]))];
-    let c2 = choose(Sense::Minimize, &evals2, &[samples[0].clone(), s([9.0; 3], [0.8; 3])]);
+    let c2 = choose(Sense::Minimize, &evals2, &[samples[0].clone(), s([9.0; 3], [0.8; 3])], &rule(&d));
     assert_eq!((c2.recommended, c2.feasible), (Some(1), false));
     assert!((evals2[0].violation - 0.4 / 0.9).abs() < 1e-12);
     match c2.lost {
@@ -70,12 +75,12 @@ fn equal_objectives_are_a_tie_and_noise_is_not_significant() {
     let a = Samples { objective: vec![1.0, 2.0, 3.0], constraints: vec![] };
     let b = Samples { objective: vec![1.0, 2.0, 3.0], constraints: vec![] };
     let evals = [evaluate(&d, &a), evaluate(&d, &b)];
-    let c = choose(Sense::Minimize, &evals, &[a.clone(), b]);
+    let c = choose(Sense::Minimize, &evals, &[a.clone(), b], &rule(&d));
     assert_eq!(c.recommended, Some(0), "ties keep the earlier candidate");
     assert_eq!(c.lost, Some(Lost::Objective { by: 0.0, significant: false }));
     // Paired differences +1, -1, +1.5: mean 0.5, interval straddles 0.
     let n = Samples { objective: vec![2.0, 1.0, 4.5], constraints: vec![] };
-    let c = choose(Sense::Minimize, &[evaluate(&d, &a), evaluate(&d, &n)], &[a, n]);
+    let c = choose(Sense::Minimize, &[evaluate(&d, &a), evaluate(&d, &n)], &[a, n], &rule(&d));
     assert_eq!(c.recommended, Some(0));
     assert!(matches!(c.lost, Some(Lost::Objective { significant: false, .. })));
 }
@@ -139,8 +144,65 @@ fn objectives_are_ranked_over_the_replications_every_feasible_candidate_has() {
     let b = Samples { objective: vec![4.0, 4.0, 100.0], constraints: vec![] };
     let evals = [evaluate(&d, &a), evaluate(&d, &b)];
     assert!(evals.iter().all(|e| e.feasible));
-    let c = choose(Sense::Maximize, &evals, &[a.clone(), b.clone()]);
+    let c = choose(Sense::Maximize, &evals, &[a.clone(), b.clone()], &rule(&d));
     assert_eq!((c.recommended, c.runner_up), (Some(0), Some(1)));
-    let c = choose(Sense::Maximize, &[evals[1].clone(), evals[0].clone()], &[b, a]);
+    let c = choose(Sense::Maximize, &[evals[1].clone(), evals[0].clone()], &[b, a], &rule(&d));
     assert_eq!(c.recommended, Some(1));
+}
+
+#[test]
+fn a_loss_inside_the_objectives_margin_is_a_tie() {
+    // Maximise a's in-time ratio. b trails the choice by 0.0026 points (2.6e-5 as a
+    // fraction) on every seed: the paired interval is the point 2.6e-5, which excludes zero
+    // (the old rule called it "not tied") but lies inside the catalogue's 0.1-point margin.
+    let d = Decide { minimize: None, maximize: Some("a/in_time_ratio".into()), subject_to: vec![] };
+    let a = Samples { objective: vec![0.766, 0.770, 0.762], constraints: vec![] };
+    let b = Samples { objective: a.objective.iter().map(|x| x - 2.6e-5).collect(), constraints: vec![] };
+    let evals = [evaluate(&d, &a), evaluate(&d, &b)];
+    let c = choose(Sense::Maximize, &evals, &[a, b], &rule(&d));
+    assert_eq!(c.recommended, Some(0));
+    match c.lost {
+        Some(Lost::Objective { by, significant: false }) => assert!((by - 2.6e-5).abs() < 1e-12, "{by}"),
+        other => panic!("a tie, not {other:?}"),
+    }
+}
+
+#[test]
+fn equally_infeasible_candidates_are_ranked_by_the_objective() {
+    // The repro: maximise a share (a decision axis, margin 0) subject to an in-time
+    // ratio that no candidate meets, each falling short by the same amount. Candidate 0 has
+    // the smaller share, 0.2; candidate 1 the larger, 0.6. Equal violations (0.5 short of
+    // 0.9: 0.5 / 0.9 each) are no reason to prefer the earlier: the larger share wins, and
+    // the runner-up loses on the objective by 0.4, not by "0.0000" of violation.
+    let d = Decide { minimize: None, maximize: Some("share".into()), subject_to: vec![ge(0.9)] };
+    let s = |share: f64| Samples { objective: vec![share; 3], constraints: vec![vec![0.4; 3]] };
+    let samples = [s(0.2), s(0.6)];
+    let evals: Vec<Evaluated> = samples.iter().map(|x| evaluate(&d, x)).collect();
+    assert_eq!(evals[0].violation, evals[1].violation);
+    let c = choose(Sense::Maximize, &evals, &samples, &Rule::new(&d, &|p| Margins::default().of_path(p)));
+    assert_eq!((c.recommended, c.runner_up, c.feasible), (Some(1), Some(0), false));
+    match c.lost {
+        Some(Lost::Objective { by, significant: true }) => assert!((by - 0.4).abs() < 1e-12, "{by}"),
+        other => panic!("lost on the objective, not {other:?}"),
+    }
+    // Violations within the constraint's margin (0.001 / 0.9) are equal too: 0.4 and
+    // 0.4005 short of 0.9 differ by 0.0005.
+    let t = |share: f64, v: f64| Samples { objective: vec![share; 3], constraints: vec![vec![v; 3]] };
+    let samples = [t(0.2, 0.4005), t(0.6, 0.4)];
+    let evals: Vec<Evaluated> = samples.iter().map(|x| evaluate(&d, x)).collect();
+    assert!(evals[0].violation < evals[1].violation);
+    let c = choose(Sense::Maximize, &evals, &samples, &rule(&d));
+    assert_eq!(c.recommended, Some(1));
+    // The same share as well: a tie, reported as one, the earlier named.
+    let samples = [s(0.6), s(0.6)];
+    let evals: Vec<Evaluated> = samples.iter().map(|x| evaluate(&d, x)).collect();
+    let c = choose(Sense::Maximize, &evals, &samples, &rule(&d));
+    assert_eq!(c.recommended, Some(0));
+    assert_eq!(c.lost, Some(Lost::Objective { by: 0.0, significant: false }));
+    // A violation larger by more than the margin still loses on violation.
+    let samples = [t(0.9, 0.3), t(0.1, 0.4)];
+    let evals: Vec<Evaluated> = samples.iter().map(|x| evaluate(&d, x)).collect();
+    let c = choose(Sense::Maximize, &evals, &samples, &rule(&d));
+    assert_eq!(c.recommended, Some(1));
+    assert!(matches!(c.lost, Some(Lost::MoreViolation { .. })), "{:?}", c.lost);
 }

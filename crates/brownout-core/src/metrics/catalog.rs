@@ -111,11 +111,41 @@ impl Metric {
         }
     }
 
-    /// The practical-equivalence margin of a comparison on this metric: a difference no
-    /// larger is a tie even when its interval excludes zero (0.1 percentage point for a
-    /// fraction; 0, any difference, for the others).
+    /// The practical-equivalence margin of this metric, in its unit: two policy sets (or
+    /// settings, or candidates) whose paired difference cannot be shown to exceed it tie
+    /// ([`crate::stats::paired_ci95`]). A scenario's `statistics.margins` overrides it. The
+    /// default is about the smallest change a reader would act on, per unit, not noise-sized
+    /// (noise is what the interval is for):
+    /// - a fraction: 0.001, a tenth of a percentage point (76.6 % against 76.5 % is a tie);
+    /// - milliseconds: 1 ms, the resolution at which latency targets and timeouts are set;
+    ///   a tenth of a millisecond moves no SLO;
+    /// - per second: 0.1/s, one request every ten seconds, the report's resolution;
+    /// - per minute: 0.1/min (breaker transitions), likewise the report's resolution;
+    /// - a count: 1, one request, call or transition over the run; a mean difference of
+    ///   less than one thing is none;
+    /// - a dimensionless number (amplification, a coefficient of variation, a mean count in
+    ///   flight): 0.01, the second decimal a report shows;
+    /// - cost: 1 unit of the scenario's currency, the smallest amount a budget names.
     pub fn margin(&self) -> f64 {
-        if self.unit == Unit::Fraction { 0.001 } else { 0.0 }
+        match self.unit {
+            Unit::Fraction => 0.001,
+            Unit::Ms => 1.0,
+            Unit::PerS | Unit::PerMin => 0.1,
+            Unit::Count => 1.0,
+            Unit::Number => 0.01,
+            Unit::Cost => 1.0,
+        }
+    }
+
+    /// The requests this figure is taken over. A latency of answers can be made better by
+    /// answering less (refusing the slow requests), so it is ranked only between sets that
+    /// answered about as many ([`Population::Answers`]).
+    pub fn population(&self) -> Population {
+        if self.field.starts_with("latency_answered_ms.") || self.field.starts_with("latency_in_time_ms.") {
+            Population::Answers
+        } else {
+            Population::Requests
+        }
     }
 
     /// Put it in `summary.csv` under `name`.
@@ -360,6 +390,58 @@ pub static CATALOG: &[Metric] = &[
     run("events", "events", Count, Neither, |r| Some(r.events as f64)),
     run("in_flight_at_end", "in_flight_at_end", Count, Neither, |r| Some(r.in_flight_at_end as f64)),
 ];
+
+/// The requests a figure is taken over (see [`Metric::population`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Population {
+    /// Every finished request of the class (or the whole run): counts, ratios, rates, and
+    /// figures whose population a policy cannot shrink to look better.
+    Requests,
+    /// The answered requests only (a latency percentile of answers or of in-time answers):
+    /// comparable only between sets that answered about as many ([`answered`]).
+    Answers,
+}
+
+/// The requests of class `c` that were answered: in time, late, or in time with a wrong
+/// value (the recorder's `Cause::WrongAnswer`), which is the population of
+/// `latency_answered_ms`. Not a catalogue row: it is a sum of rows (`in_time`, `late`,
+/// `cause_wrong_answer`), read to judge whether answer latencies are comparable.
+pub fn answered(c: &ClassSummary) -> f64 {
+    (c.in_time + c.late + c.causes.wrong_answer) as f64
+}
+
+/// The margin of an answered count ([`answered`]): one request, a count's margin.
+pub const ANSWERED_MARGIN: f64 = 1.0;
+
+/// Practical-equivalence margins: the catalogue's ([`Metric::margin`]) with a scenario's
+/// `statistics.margins` over them. A key is a metric name (every class, for a per-class
+/// metric) or `class/metric` (that class only, taking precedence).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Margins {
+    overrides: std::collections::BTreeMap<String, f64>,
+}
+
+impl Margins {
+    /// Margins with `overrides` (keys as a scenario's `statistics.margins` writes them,
+    /// already validated) over the catalogue's.
+    pub fn new(overrides: std::collections::BTreeMap<String, f64>) -> Margins {
+        Margins { overrides }
+    }
+
+    /// The margin of `m` for `class` (`None` for a per-run metric).
+    pub fn of(&self, m: &Metric, class: Option<&str>) -> f64 {
+        let own = class.and_then(|c| self.overrides.get(&format!("{c}/{}", m.name)));
+        own.or_else(|| self.overrides.get(m.name)).copied().unwrap_or_else(|| m.margin())
+    }
+
+    /// The margin of a metric as sweeps and decisions write it, `[phase:][class/]metric`;
+    /// 0 for a name that is no metric (a decision axis: a setting has no noise to tie by).
+    pub fn of_path(&self, path: &str) -> f64 {
+        let Some(m) = by_path(path) else { return 0.0 };
+        let path = path.split_once(':').map_or(path, |(_, p)| p);
+        self.of(m, path.split_once('/').map(|(c, _)| c))
+    }
+}
 
 /// Summary fields that are not metrics, with the reason: no row reads them.
 #[cfg(test)]

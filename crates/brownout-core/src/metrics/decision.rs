@@ -109,6 +109,11 @@ pub struct Recommendation {
     /// constraint that never bound, a knob that does not move a constraint.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
+    /// The rule the choice followed, in words: paired by seed, Student-t 95 %, the
+    /// objective's practical-equivalence margin, one-sided bounds for constraints. Empty in
+    /// files written before it.
+    #[serde(default)]
+    pub rule: String,
 }
 
 /// The best value of a constraint's figure that any policy set could reach, computed from the

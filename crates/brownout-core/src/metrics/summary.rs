@@ -150,6 +150,10 @@ pub struct Replications {
     /// One per metric with a direction (per class for a class metric): which set is best and
     /// whether the replications support it.
     pub comparisons: Vec<Comparison>,
+    /// The rule every comparison followed, in words (`stats::RULE`; each comparison has its
+    /// margin).
+    #[serde(default)]
+    pub rule: String,
 }
 
 /// One policy set's metrics over the replications.
@@ -192,9 +196,19 @@ pub struct Comparison {
     pub class: Option<String>,
     /// The set with the best mean in the metric's direction (the first such in scenario order).
     pub best: String,
-    /// Every paired difference to `best` has a 95 % interval excluding zero: `best` is better
-    /// than every other set. Otherwise the sets whose interval holds zero tie with it.
+    /// Every paired difference to `best` has a 95 % interval wholly beyond the margin:
+    /// `best` is better than every other set. Otherwise the sets whose interval reaches
+    /// inside the margin tie with it.
     pub significant: bool,
+    /// The practical-equivalence margin the differences were judged against, in the metric's
+    /// unit (the catalogue's, or the scenario's `statistics.margins`).
+    #[serde(default, deserialize_with = "nan_if_null")]
+    pub margin: f64,
+    /// Why the metric is not ranked at all (no best, no star, no tie), e.g. `"not comparable:
+    /// answered 1,200 vs 35"` for a latency of answers between sets that answered different
+    /// numbers of requests; absent when ranked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unranked: Option<String>,
     /// `best` minus each other set, paired by seed, in scenario order.
     pub versus: Vec<PairedDifference>,
 }
@@ -210,8 +224,13 @@ pub struct PairedDifference {
     /// 95 % confidence interval of the mean difference, `[lo, hi]`.
     #[serde(deserialize_with = "nan_pair_if_null")]
     pub ci95: [f64; 2],
-    /// The interval excludes zero.
-    pub excludes_zero: bool,
+    /// Degrees of freedom of the interval (pairs used minus one); absent under two pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub df: Option<usize>,
+    /// The interval lies wholly beyond the comparison's margin on one side: the two differ.
+    /// (Called `excludes_zero` before margins; read under that name from older files.)
+    #[serde(alias = "excludes_zero")]
+    pub differs: bool,
 }
 
 /// Static facts of the scenario, for charts and reports.

@@ -49,7 +49,7 @@ pub fn decide_run(s: &Scenario, runs: &Replicated) -> Option<Recommendation> {
         })
         .collect();
     let evals: Vec<_> = samples.iter().map(|x| decide::evaluate(d, x)).collect();
-    let choice = decide::choose(sense, &evals, &samples);
+    let choice = decide::choose(sense, &evals, &samples, &decide::Rule::of(d, &s.margins()));
     let labels: Vec<Label> = s
         .policies
         .iter()
@@ -193,7 +193,7 @@ pub fn recommendation_markdown(r: &Recommendation) -> String {
     if r.replications < 2 {
         out.push_str("One seed: no interval could be estimated, verdicts are untested; use `--replications`.\n");
     } else {
-        out.push_str(&format!("Judged over {} replications (common random numbers).\n", r.replications));
+        out.push_str(&format!("Judged over {} replications; rule: {}.\n", r.replications, r.rule));
     }
     out
 }

@@ -8,9 +8,85 @@
 //! and ties follow [`paired_best`]'s rule: a policy set without a value is unranked, the
 //! others are ranked over the seeds where all of them have one.
 
-use crate::metrics::catalog::{CATALOG, Direction, Metric, Scope};
+use crate::metrics::catalog::{self, CATALOG, Direction, Margins, Metric, Population, Scope, Unit};
 use crate::metrics::summary::{Comparison, MetricInterval, PairedDifference, ReplicatedRun, Replications, RunSummary};
+use crate::scenario::Scenario;
 use crate::stats::{metric_ci95, paired_best};
+
+/// What ranking needs beside the figures: each metric's margin, and whose cost prices what
+/// failed (cost is ranked only there).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RankRules {
+    /// The margins (the catalogue's, with the scenario's `statistics.margins` over them).
+    pub margins: Margins,
+    /// Classes whose cost does not price a failed or late answer.
+    pub unpriced: Vec<String>,
+    /// The run's total cost does not price every class's failures: some class can cost
+    /// something (a fallback's cost per use) while its failures cost nothing.
+    pub run_unpriced: bool,
+}
+
+/// Why cost is not ranked where failures cost nothing.
+pub const UNPRICED: &str = "not ranked: late and failed answers cost nothing without an order_fraction and a \
+                            business lost_order_cost, so failing more would look cheaper";
+
+impl RankRules {
+    /// The scenario's rules: its margins, and which classes price failures (a `business`
+    /// section with `lost_order_cost` > 0 and the class's `order_fraction` > 0).
+    pub fn of_scenario(s: &Scenario) -> RankRules {
+        let lost = s.business.as_ref().is_some_and(|b| b.lost_order_cost > 0.0);
+        let priced = |c: &crate::scenario::Class| lost && c.order_fraction > 0.0;
+        // A class whose answers can cost something (orders on wrong values, a fallback's cost
+        // per use) without its failures costing anything makes the total reward failing.
+        let costs = |c: &crate::scenario::Class| {
+            (s.business.is_some() && c.order_fraction > 0.0)
+                || (c.fallback != crate::scenario::Fallback::None && c.fallback_answer.cost_per_use() > 0.0)
+        };
+        RankRules {
+            margins: s.margins(),
+            unpriced: s.classes.iter().filter(|c| !priced(c)).map(|c| c.name.clone()).collect(),
+            run_unpriced: s.classes.iter().any(|c| costs(c) && !priced(c)) || !s.classes.iter().any(priced),
+        }
+    }
+
+    /// Why metric `m` of `class` is not ranked on cost grounds; `None` where it is ranked.
+    fn cost_unranked(&self, m: &Metric, class: Option<&str>) -> Option<String> {
+        if m.unit != Unit::Cost {
+            return None;
+        }
+        let unpriced = match class {
+            Some(c) => self.unpriced.iter().any(|u| u == c),
+            None => self.run_unpriced,
+        };
+        unpriced.then(|| UNPRICED.to_string())
+    }
+}
+
+/// A whole number with thousands separators, as a reader counts requests.
+fn count_text(v: f64) -> String {
+    let digits = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if v < 0.0 { format!("-{out}") } else { out }
+}
+
+/// Why a latency of answers is not ranked: the sets answered different numbers of requests
+/// (mean answered counts further apart than [`catalog::ANSWERED_MARGIN`]), so a set could
+/// look faster by answering only the fast requests. A point estimate, not an interval: doubt
+/// about whether fewer answers bought a lower latency must not earn a star.
+fn answers_unranked(answered: &[Vec<f64>]) -> Option<String> {
+    let means: Vec<f64> =
+        answered.iter().map(|xs| xs.iter().sum::<f64>() / xs.len().max(1) as f64).filter(|m| m.is_finite()).collect();
+    let hi = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let lo = means.iter().copied().fold(f64::INFINITY, f64::min);
+    (hi - lo > catalog::ANSWERED_MARGIN)
+        .then(|| format!("not comparable: answered {} vs {}", count_text(hi), count_text(lo)))
+}
 
 /// The value of metric `m` (of `class`, at index `at` in the first run) in `run`, as tables
 /// and expectations compare it. Runs list their classes in scenario order, so the index finds
@@ -78,9 +154,18 @@ pub fn aggregate(reps: &[&RunSummary]) -> Vec<MetricInterval> {
 }
 
 /// The paired comparison of one metric: `sets[p][k]` is set p's value in replication k. The
-/// best and its ties follow [`paired_best`], the rule a sweep's best settings follow too.
-fn compare_one(m: &Metric, class: Option<String>, names: &[&str], sets: &[Vec<f64>]) -> Option<Comparison> {
-    let pb = paired_best(m.direction, sets)?;
+/// best and its ties follow [`paired_best`] with the metric's margin, the rule a sweep's best
+/// settings and `decide` follow too. `unranked` says why the metric is not ranked at all:
+/// then no set is best, starred or tied (`best` still names the best mean, for reference).
+fn compare_one(
+    m: &Metric,
+    class: Option<String>,
+    names: &[&str],
+    sets: &[Vec<f64>],
+    margin: f64,
+    unranked: Option<String>,
+) -> Option<Comparison> {
+    let pb = paired_best(m.direction, sets, margin)?;
     let versus: Vec<PairedDifference> = pb
         .versus
         .iter()
@@ -88,21 +173,26 @@ fn compare_one(m: &Metric, class: Option<String>, names: &[&str], sets: &[Vec<f6
             policy: names[p].to_string(),
             mean: d.diff.mean,
             ci95: [d.diff.ci_lo, d.diff.ci_hi],
-            excludes_zero: d.differs,
+            df: d.df,
+            differs: d.differs,
         })
         .collect();
     Some(Comparison {
         metric: m.name.to_string(),
         class,
         best: names.get(pb.best)?.to_string(),
-        significant: pb.significant(),
+        significant: unranked.is_none() && pb.significant(),
+        margin,
+        unranked,
         versus,
     })
 }
 
 /// For every metric with a direction, the best policy set and its paired differences to the
 /// others. `sets[p]` holds policy set p's runs, replication by replication (same seeds).
-pub fn compare(sets: &[Vec<&RunSummary>]) -> Vec<Comparison> {
+/// Differences within a metric's margin tie; a latency of answers between sets that
+/// answered different numbers, and a cost that does not price failures, are not ranked.
+pub fn compare(sets: &[Vec<&RunSummary>], rules: &RankRules) -> Vec<Comparison> {
     let Some(first) = sets.first().and_then(|s| s.first()) else { return Vec::new() };
     let names: Vec<&str> = sets.iter().map(|s| s.first().map_or("", |r| r.policy.as_str())).collect();
     let mut out: Vec<Comparison> = figures(first)
@@ -114,7 +204,12 @@ pub fn compare(sets: &[Vec<&RunSummary>]) -> Vec<Comparison> {
                 .iter()
                 .map(|reps| reps.iter().map(|r| value(m, r, at)).collect::<Option<Vec<f64>>>())
                 .collect::<Option<_>>()?;
-            compare_one(m, class.map(|c| c.1), &names, &values)
+            let name = class.as_ref().map(|c| c.1.as_str());
+            let unranked = rules.cost_unranked(m, name).or_else(|| match (m.population(), at) {
+                (Population::Answers, Some(at)) => answers_unranked(&answered(sets, at)),
+                _ => None,
+            });
+            compare_one(m, class.clone().map(|c| c.1), &names, &values, rules.margins.of(m, name), unranked)
         })
         .collect();
     // Sorted so that `comparison` finds a metric by binary search.
@@ -122,9 +217,19 @@ pub fn compare(sets: &[Vec<&RunSummary>]) -> Vec<Comparison> {
     out
 }
 
+/// Each set's answered count of class `at` ([`catalog::answered`]), replication by
+/// replication (NaN where the class is missing).
+fn answered(sets: &[Vec<&RunSummary>], (index, name): (usize, &str)) -> Vec<Vec<f64>> {
+    let class = |r: &RunSummary| {
+        let c = r.classes.get(index).filter(|c| c.class == name);
+        c.or_else(|| r.classes.iter().find(|c| c.class == name)).map_or(f64::NAN, catalog::answered)
+    };
+    sets.iter().map(|reps| reps.iter().map(|r| class(r)).collect()).collect()
+}
+
 /// The `replications` block of `summary.json`: `sets[p][k]` is policy set p's run in
 /// replication k, whose seed is `seeds[k]`.
-pub fn replications(seeds: &[u64], sets: &[Vec<&RunSummary>]) -> Replications {
+pub fn replications(seeds: &[u64], sets: &[Vec<&RunSummary>], rules: &RankRules) -> Replications {
     Replications {
         count: seeds.len() as u32,
         seeds: seeds.to_vec(),
@@ -132,7 +237,8 @@ pub fn replications(seeds: &[u64], sets: &[Vec<&RunSummary>]) -> Replications {
             .iter()
             .filter_map(|reps| Some(ReplicatedRun { policy: reps.first()?.policy.clone(), metrics: aggregate(reps) }))
             .collect(),
-        comparisons: compare(sets),
+        comparisons: compare(sets, rules),
+        rule: crate::stats::RULE.to_string(),
     }
 }
 
@@ -163,22 +269,28 @@ pub fn sort_for_lookup(r: &mut Replications) {
 /// How a policy set stands on one compared metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Standing {
-    /// Best, and better than every other set (paired intervals exclude zero).
+    /// Best, and better than every other set (paired intervals beyond the margin).
     Best,
-    /// Not distinguishable from the best (the best itself, when it is not better than all).
+    /// Not shown to differ from the best by more than the margin (the best itself, when it
+    /// is not better than all).
     TiedBest,
     /// Worse than the best.
     Behind,
+    /// The metric is not ranked ([`Comparison::unranked`]): no set is best, tied or behind.
+    Unranked,
 }
 
 /// How `policy` stands in comparison `c`.
 pub fn standing(c: &Comparison, policy: &str) -> Standing {
+    if c.unranked.is_some() {
+        return Standing::Unranked;
+    }
     if c.best == policy {
         return if c.significant { Standing::Best } else { Standing::TiedBest };
     }
     match c.versus.iter().find(|d| d.policy == policy) {
         // Not shown to differ, and with a value to compare: a set without one is unranked.
-        Some(d) if !d.excludes_zero && !d.mean.is_nan() => Standing::TiedBest,
+        Some(d) if !d.differs && !d.mean.is_nan() => Standing::TiedBest,
         _ => Standing::Behind,
     }
 }
@@ -283,7 +395,7 @@ mod tests {
         let b: Vec<RunSummary> =
             (1..=10).map(|k| run("b", f64::from(k) - if k % 2 == 0 { 0.5 } else { 1.5 })).collect();
         let sets = vec![a.iter().collect::<Vec<_>>(), b.iter().collect::<Vec<_>>()];
-        let c = compare(&sets).into_iter().find(|c| c.metric == "goodput_per_s").unwrap();
+        let c = compare(&sets, &RankRules::default()).into_iter().find(|c| c.metric == "goodput_per_s").unwrap();
         assert_eq!((c.best.as_str(), c.significant), ("a", true));
         let d = &c.versus[0];
         assert_eq!(d.policy, "b");
@@ -300,11 +412,11 @@ mod tests {
         let b: Vec<RunSummary> =
             (1..=10).map(|k| run("b", f64::from(k) + if k % 2 == 0 { 1.0 } else { -1.0 })).collect();
         let sets = vec![a.iter().collect::<Vec<_>>(), b.iter().collect::<Vec<_>>()];
-        let c = compare(&sets).into_iter().find(|c| c.metric == "goodput_per_s").unwrap();
+        let c = compare(&sets, &RankRules::default()).into_iter().find(|c| c.metric == "goodput_per_s").unwrap();
         assert!(!c.significant);
         assert_eq!(standing(&c, "a"), Standing::TiedBest);
         assert_eq!(standing(&c, "b"), Standing::TiedBest);
         // Metrics without a better direction are not compared.
-        assert!(compare(&sets).iter().all(|c| c.metric != "requests"));
+        assert!(compare(&sets, &RankRules::default()).iter().all(|c| c.metric != "requests"));
     }
 }

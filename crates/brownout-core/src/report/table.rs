@@ -91,7 +91,7 @@ fn cell(s: &ScenarioSummary, p: usize, m: &Metric, col: &Column, (index, class):
         _ if s.runs.len() < 2 => "",
         Some(Standing::Best) => "*",
         Some(Standing::TiedBest) => "=",
-        Some(Standing::Behind) | None => "",
+        Some(Standing::Behind | Standing::Unranked) | None => "",
     };
     format!("{} ± {}{mark}", show(i.mean / col.per), show(half / col.per))
 }
@@ -114,19 +114,63 @@ fn class_table(s: &ScenarioSummary, index: usize, class: &str) -> Vec<Vec<String
     out
 }
 
-/// What the marks mean, or why there are none; `code` quotes symbols (Markdown's backticks).
+/// What the marks mean and the rule that set them, or why there are none; `code` quotes
+/// symbols (Markdown's backticks).
 fn legend(s: &ScenarioSummary, code: &str) -> String {
     let q = |x: &str| format!("{code}{x}{code}");
     match &s.replications {
         None => format!("one seed: differences not tested; use {}", q("--replications")),
         Some(r) => format!(
-            "mean ± half-width of the 95 % interval over {} seeds; {} better than every other policy set \
-             (paired by seed, 95 %), {} tied for best (not distinguishable from the best)",
+            "mean ± half-width of the 95 % interval over {} seeds; {} better than every other policy set, \
+             {} tied for best; rule: {}, a difference within its margin is a tie ({})",
             r.count,
             q("*"),
-            q("=")
+            q("="),
+            crate::stats::RULE,
+            margins_text(s)
         ),
     }
+}
+
+/// Each table column's margin (`in time ±0.1 pt`), as the comparisons used it; a column
+/// whose classes have different margins lists each.
+pub fn margins_text(s: &ScenarioSummary) -> String {
+    let Some(r) = &s.replications else { return String::new() };
+    let mut parts = Vec::new();
+    for (m, col) in columns() {
+        let mut seen: Vec<f64> = Vec::new();
+        for c in r.comparisons.iter().filter(|c| c.metric == m.name) {
+            if !seen.iter().any(|x| x.to_bits() == c.margin.to_bits()) {
+                seen.push(c.margin);
+            }
+        }
+        if seen.is_empty() {
+            continue;
+        }
+        let list: Vec<String> = seen.iter().map(|&x| format!("±{}", crate::stats::margin_text(x, m.unit))).collect();
+        parts.push(format!("{} {}", col.title, list.join(" or ")));
+    }
+    parts.join(", ")
+}
+
+/// Why a column of class `class` is not ranked (no star, no tie), one line per column:
+/// `answer p95 ms not ranked: not comparable: answered 1,200 vs 35`.
+fn unranked_notes(s: &ScenarioSummary, index: usize, class: &str) -> Vec<String> {
+    let Some(r) = &s.replications else { return Vec::new() };
+    if s.runs.len() < 2 {
+        return Vec::new();
+    }
+    let info = info_at(s, index, class);
+    columns()
+        .into_iter()
+        .filter(|(m, _)| says(s, m.name, info))
+        .filter_map(|(m, col)| {
+            let c = replicate::comparison(r, m.name, place(m, class))?;
+            let why = c.unranked.as_deref()?;
+            let why = why.strip_prefix("not ranked: ").unwrap_or(why);
+            Some(format!("{} not ranked: {why}", col.title))
+        })
+        .collect()
 }
 
 /// What a replicated run did, for the report's setup paragraph; `None` with one seed.
@@ -162,6 +206,9 @@ pub fn terminal(s: &ScenarioSummary) -> String {
             out.push_str(line.join("  ").trim_end());
             out.push('\n');
         }
+        for note in unranked_notes(s, index, &class) {
+            out.push_str(&format!("({note})\n"));
+        }
     }
     out.push_str(&format!("({})\n", legend(s, "")));
     if let Some(p) = s.key_phase() {
@@ -180,6 +227,13 @@ pub fn markdown(s: &ScenarioSummary) -> String {
         out.push_str(&format!("|{}\n", "---|".repeat(rows[0].len())));
         for row in &rows[1..] {
             out.push_str(&format!("| {} | {} |\n", md(&row[0]), row[1..].join(" | ")));
+        }
+        let notes = unranked_notes(s, index, &class);
+        if !notes.is_empty() {
+            out.push('\n');
+            for note in notes {
+                out.push_str(&format!("{}.\n", md(&note)));
+            }
         }
     }
     out.push_str(&format!("\n{}.\n", legend(s, "`")));

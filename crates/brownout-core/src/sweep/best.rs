@@ -4,8 +4,9 @@
 //! A claimed difference is backed by replications: every point and policy runs replication k
 //! on the same seed (common random numbers), so settings are compared replication by
 //! replication with [`paired_best`], the rule the run report's stars follow. A setting whose
-//! paired 95 % interval of the difference to the best includes zero is tied for best; with one
-//! replication there is no interval, so every setting ties. Settings are ranked by their means
+//! paired 95 % interval of the difference to the best reaches inside the metric's margin
+//! ([`MetricRule`]) is tied for best; with one replication there is no interval, so every
+//! setting ties. A cost that does not price failures is not ranked. Settings are ranked by their means
 //! over the replications in which every candidate setting has a value (see [`paired_best`]).
 //! The per-run values exist only here, at sweep time, so the result goes into `sweep.json`
 //! for the charts and the report to read.
@@ -16,8 +17,51 @@ use serde::{Deserialize, Serialize};
 
 use super::grid::{PlanInfo, Role};
 use super::store::RunRecord;
-use crate::metrics::catalog::{self, Direction};
+use crate::metrics::catalog::{self, Direction, Margins, Unit};
+use crate::report::replicate::{RankRules, UNPRICED};
 use crate::stats::paired_best;
+
+/// How one sweep metric is ranked: its practical-equivalence margin and, where it is not
+/// ranked at all, why.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct MetricRule {
+    /// The margin, in the metric's unit (the base scenario's `statistics.margins`, else the
+    /// catalogue's): a setting within it of the best ties.
+    pub margin: f64,
+    /// Why the metric has no best settings (a cost that does not price failures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unranked: Option<String>,
+}
+
+/// The rule of each of `metrics` (as a sweep names them) under the base scenario `base`.
+pub fn metric_rules(base: &crate::scenario::Scenario, metrics: &[String]) -> Vec<MetricRule> {
+    let rules = RankRules::of_scenario(base);
+    metrics
+        .iter()
+        .map(|path| {
+            let bare = path.split_once(':').map_or(path.as_str(), |(_, p)| p);
+            let class = bare.split_once('/').map(|(c, _)| c);
+            let unpriced = match class {
+                Some(c) => rules.unpriced.iter().any(|u| u == c),
+                None => rules.run_unpriced,
+            };
+            let cost = catalog::by_path(path).is_some_and(|m| m.unit == Unit::Cost);
+            MetricRule {
+                margin: rules.margins.of_path(path),
+                unranked: (cost && unpriced).then(|| UNPRICED.to_string()),
+            }
+        })
+        .collect()
+}
+
+impl PlanInfo {
+    /// The margin of a metric as the sweep names it: the plan's rule where the metric is
+    /// recorded, else the catalogue's (a decision axis: 0).
+    pub fn margin_of(&self, path: &str) -> f64 {
+        let k = self.metrics.iter().position(|m| m == path);
+        k.and_then(|k| self.rules.get(k)).map_or_else(|| Margins::default().of_path(path), |r| r.margin)
+    }
+}
 
 /// The best settings of one policy set on one metric in one condition: one entry of
 /// `sweep.json`'s `best` list.
@@ -33,11 +77,15 @@ pub struct BestSet {
     /// point order).
     pub best_row: usize,
     /// Indices into `rows` of every setting tied for best, the best included, in row order:
-    /// those whose paired 95 % interval of the difference to the best includes zero.
+    /// those whose paired 95 % interval of the difference to the best reaches inside the
+    /// metric's margin.
     pub tied_rows: Vec<usize>,
     /// The best is better than every other setting of its condition (each paired interval
-    /// excludes zero); false when it is the condition's only setting.
+    /// lies beyond the margin); false when it is the condition's only setting.
     pub significant: bool,
+    /// The practical-equivalence margin the settings were compared with (metric's unit).
+    #[serde(default)]
+    pub margin: f64,
 }
 
 /// Every best set of a finished sweep, from its complete, run-ordered `records`: per metric
@@ -60,10 +108,16 @@ pub fn best_sets(plan: &PlanInfo, records: &[RunRecord]) -> Vec<BestSet> {
         }
     }
     let (np, r) = (plan.policies.len(), plan.replications as usize);
+    let catalogue = Margins::default();
     let mut out = Vec::new();
     for (k, metric) in plan.metrics.iter().enumerate() {
         let d = catalog::by_path(metric).map_or(Direction::Neither, |m| m.direction);
-        if d == Direction::Neither {
+        let rule = plan
+            .rules
+            .get(k)
+            .cloned()
+            .unwrap_or_else(|| MetricRule { margin: catalogue.of_path(metric), unranked: None });
+        if d == Direction::Neither || rule.unranked.is_some() {
             continue;
         }
         for (policy, name) in plan.policies.iter().enumerate() {
@@ -79,7 +133,7 @@ pub fn best_sets(plan: &PlanInfo, records: &[RunRecord]) -> Vec<BestSet> {
                     })
                     .filter(|(_, xs)| xs.iter().any(|x| !x.is_nan()))
                     .unzip();
-                let Some(pb) = paired_best(d, &sets) else { continue };
+                let Some(pb) = paired_best(d, &sets, rule.margin) else { continue };
                 out.push(BestSet {
                     metric: metric.clone(),
                     policy: name.clone(),
@@ -90,6 +144,7 @@ pub fn best_sets(plan: &PlanInfo, records: &[RunRecord]) -> Vec<BestSet> {
                     best_row: rows[pb.best],
                     tied_rows: pb.tied().into_iter().map(|i| rows[i]).collect(),
                     significant: pb.significant(),
+                    margin: rule.margin,
                 });
             }
         }
@@ -144,6 +199,7 @@ mod tests {
             decide: None,
             hash: "h".into(),
             scenario_policies: Vec::new(),
+            rules: Vec::new(),
         };
         let records = values
             .iter()

@@ -204,7 +204,7 @@ pub fn recommend(info: &PlanInfo, records: &[RunRecord]) -> Option<SweepDecision
         .map(|v| decide::worst_case(sense, &v.iter().map(|(_, e, _)| e.clone()).collect::<Vec<_>>()))
         .collect();
     let samples: Vec<Samples> = per.iter().map(|v| worst_samples(sense, v)).collect();
-    let choice = decide::choose(sense, &combined, &samples);
+    let choice = decide::choose(sense, &combined, &samples, &decide::Rule::new(d, &|p| info.margin_of(p)));
     let labels: Vec<Label> = keys
         .iter()
         .zip(&per)
@@ -338,5 +338,6 @@ pub fn summary_text(r: &Recommendation) -> String {
     for f in recommendation::warnings(r) {
         out.push_str(&format!("\n  warning: {f}"));
     }
+    out.push_str(&format!("\n  rule: {}", r.rule));
     out
 }

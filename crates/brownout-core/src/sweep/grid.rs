@@ -46,6 +46,11 @@ pub struct PlanInfo {
     /// its name among these. Not hashed: the base scenario, which the hash covers, holds them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scenario_policies: Vec<String>,
+    /// How each of `metrics` is ranked (its margin; why it is not ranked), from the base
+    /// scenario. Not hashed, as `scenario_policies`; empty in plans written before margins,
+    /// which rank by the catalogue's margins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<super::best::MetricRule>,
 }
 
 /// An axis in the results.
@@ -211,6 +216,7 @@ pub(crate) fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
         decide,
         hash: String::new(),
         scenario_policies: Vec::new(),
+        rules: Vec::new(),
     };
     // A data file's bytes are inputs too: a changed file is a changed plan, so `--resume`
     // takes only the runs whose keys (which hold the digests as well) still match. Left out
@@ -225,6 +231,7 @@ pub(crate) fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
     .map_err(|e| err("", e.to_string()))?;
     info.hash = format!("{:016x}", label_hash(&canonical));
     info.scenario_policies = base.policies.iter().map(|p| p.name.clone()).collect();
+    info.rules = super::best::metric_rules(&base, &info.metrics);
     Ok(Plan { info, scenarios, policy_index, dir: scenario_dir })
 }
 

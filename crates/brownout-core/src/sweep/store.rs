@@ -152,6 +152,7 @@ pub mod fixtures {
             metrics: vec!["m".into()],
             decide: None,
             scenario_policies: Vec::new(),
+            rules: Vec::new(),
             hash: "h".into(),
         }
     }

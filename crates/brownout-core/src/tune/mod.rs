@@ -72,7 +72,7 @@ pub fn recommend(space: &Space, done: &[Evaluation]) -> Recommendation {
     let sense = Sense::of(&space.spec.decide).map_or(Sense::Minimize, |(s, _)| s);
     let evals: Vec<Evaluated> = done.iter().map(|e| e.eval.clone()).collect();
     let samples: Vec<Samples> = done.iter().map(|e| e.samples.clone()).collect();
-    let choice = choose(sense, &evals, &samples);
+    let choice = choose(sense, &evals, &samples, &crate::decide::Rule::of(&space.spec.decide, &space.base.margins()));
     let shown = [choice.recommended, choice.runner_up];
     let labels: Vec<Label> = done
         .iter()

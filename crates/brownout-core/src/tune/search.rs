@@ -231,7 +231,13 @@ fn start(k: usize, best: Option<Vec<f64>>, dims: usize) -> (Vec<f64>, f64) {
 fn best_unit(space: &Space, state: &State) -> Option<Vec<f64>> {
     let evals: Vec<Evaluated> = state.done.iter().map(|e| e.eval.clone()).collect();
     let samples: Vec<Samples> = state.done.iter().map(|e| e.samples.clone()).collect();
-    let k = crate::decide::choose(state.sense, &evals, &samples).recommended?;
+    let k = crate::decide::choose(
+        state.sense,
+        &evals,
+        &samples,
+        &crate::decide::Rule::of(&space.spec.decide, &space.base.margins()),
+    )
+    .recommended?;
     Some(space.dims.iter().zip(&state.done[k].values).map(|(d, &x)| d.unit(x)).collect())
 }
 

@@ -221,7 +221,7 @@ pub fn best<'a>(s: &'a SweepResult, policy: &str, metric: &str) -> Vec<Best<'a>>
 }
 
 /// How the best settings' ties were decided, for the notes and the report: "tied: paired
-/// 95 % interval of the difference includes zero, N replications", or equal means for a
+/// 95 % interval reaches inside the metric's margin, N replications", or equal means for a
 /// `sweep.json` written before the paired ties.
 pub fn tie_rule(s: &SweepResult) -> String {
     match s.best {
@@ -229,7 +229,11 @@ pub fn tie_rule(s: &SweepResult) -> String {
             "one replication: no interval, so no setting is shown to differ (every one ties with the best)".into()
         }
         Some(_) => {
-            format!("tied: paired 95 % interval of the difference includes zero, {} replications", s.replications)
+            format!(
+                "tied: {}, a difference within the metric's margin, {} replications",
+                crate::sweep::stats::RULE,
+                s.replications
+            )
         }
         None => "tied: equal means (a sweep.json from before ties were judged by seed)".to_string(),
     }
@@ -717,16 +721,21 @@ mod tests {
             best_row: 0,
             tied_rows: vec![0, 1],
             significant: false,
+            margin: 0.1,
         }]);
         let b = best(&s, "p", "c/goodput_per_s");
         assert_eq!((b.len(), b[0].top.point, settings_text(&s, &b[0])), (1, 0, "x=0 | x=1".to_string()));
         let (bars, note) = best_bars(&s);
         assert_eq!((bars[0].value, bars[0].note.as_str()), (9.0, " at x=0 | x=1 (tie)"));
-        let rule = "tied: paired 95 % interval of the difference includes zero, 3 replications";
+        let rule =
+            "tied: paired by seed, Student-t 95 % (df = n−1), a difference within the metric's margin, 3 replications";
         assert!(note.contains(rule), "{note}");
         let Kind::Lines(l) = &charts(&s)[0].kind else { panic!("lines") };
         assert_eq!(l.panels[0].series[0].best, vec![(0.0, 9.0), (1.0, 8.0)]);
-        assert!(crate::html::sweep_section(&s).contains(rule));
+        // The report states the rule with the metric's margin.
+        let stated = "rule: paired by seed, Student-t 95 % (df = n−1), a difference within its margin is a tie \
+                      (c/goodput_per_s ±0.1/s)";
+        assert!(crate::html::sweep_section(&s).contains(stated), "{}", crate::html::sweep_section(&s));
         // A set whose row index points nowhere (a hand-edited file) is dropped, not a panic.
         s.best.as_mut().unwrap()[0].tied_rows.push(7);
         assert!(best(&s, "p", "c/goodput_per_s").is_empty());

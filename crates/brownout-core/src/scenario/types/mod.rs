@@ -12,6 +12,7 @@ mod fleet;
 mod limits;
 mod phases;
 mod policies;
+mod statistics;
 mod traffic;
 
 use serde::{Deserialize, Serialize};
@@ -25,6 +26,7 @@ pub use fleet::*;
 pub use limits::*;
 pub use phases::*;
 pub use policies::*;
+pub use statistics::*;
 pub use traffic::*;
 
 /// A whole scenario file.
@@ -77,6 +79,10 @@ pub struct Scenario {
     /// without it, the report names the winner on in-time success per class in the incident.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decide: Option<Decide>,
+    /// How figures are compared: the practical-equivalence margin per metric that run stars,
+    /// a sweep's best settings, `decide` and `tune` tie within.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statistics: Option<Statistics>,
     /// Guards against runaway scenarios.
     #[serde(default)]
     pub limits: Limits,
