@@ -212,6 +212,13 @@ impl Rule {
         Rule::new(d, &|p| margins.of_path(p))
     }
 
+    /// Constraint `i`'s margin in its metric's unit, for a target of `value` (violations are
+    /// relative to the target, so the relative margin is scaled back).
+    pub fn constraint_margin(&self, i: usize, value: f64) -> f64 {
+        let m = self.violation.get(i).copied().unwrap_or(0.0);
+        if value == 0.0 { m } else { m * value.abs() }
+    }
+
     /// The violation two candidates may differ by and still tie: the largest relative margin
     /// among the constraints `e` does not meet.
     fn violation_margin(&self, e: &Evaluated) -> f64 {

@@ -111,7 +111,14 @@ pub type Ranges = BTreeMap<String, (f64, f64)>;
 /// at the edge of its range (the best may lie beyond it), a constraint every candidate meets
 /// (it never bound the choice), and a constraint the decision settings do not move (its means
 /// over the candidates all within the replications' noise). `evals` in `labels`' order.
-pub fn flags(d: &Decide, labels: &[Label], evals: &[Evaluated], choice: &Choice, ranges: &Ranges) -> Vec<String> {
+pub fn flags(
+    d: &Decide,
+    labels: &[Label],
+    evals: &[Evaluated],
+    choice: &Choice,
+    ranges: &Ranges,
+    rule: &super::Rule,
+) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(k) = choice.recommended {
         for (name, &v) in &labels[k].setting {
@@ -148,18 +155,19 @@ pub fn flags(d: &Decide, labels: &[Label], evals: &[Evaluated], choice: &Choice,
         }
         let spread = means.iter().copied().fold(f64::NEG_INFINITY, f64::max)
             - means.iter().copied().fold(f64::INFINITY, f64::min);
-        // margin: rule helper — until the catalogue's practical-equivalence margin
-        // (`Metric::margin`) lands, "within the noise" is within the widest one-sided
-        // interval (hi - lo) of the candidates' means.
+        // The knob moves the constraint only if its means differ by more than the metric's
+        // practical-equivalence margin (the rule every comparison follows) and by more than the
+        // replications' noise (the widest one-sided interval of the candidates' means).
+        let margin = rule.constraint_margin(i, c.value);
         let width = judged
             .iter()
             .filter(|j| j.bounds.n >= 2)
             .map(|j| j.bounds.hi - j.bounds.lo)
             .filter(|w| w.is_finite())
             .fold(f64::NAN, f64::max);
-        if spread == 0.0 || spread <= width {
+        if spread == 0.0 || spread <= margin || spread <= width {
             out.push(format!(
-                "{knob} does not move the constraint {what}: its means over the candidates differ by at most {spread:.4}, within the replications' noise"
+                "{knob} does not move the constraint {what}: its means over the candidates differ by at most {spread:.4}, within its margin ({margin}) or the replications' noise"
             ));
         }
     }
@@ -187,13 +195,14 @@ mod tests {
             .map(|(&s, v)| Samples { objective: vec![s; 3], constraints: vec![v.to_vec()] })
             .collect();
         let evals: Vec<Evaluated> = samples.iter().map(|s| evaluate(d, s)).collect();
-        let choice = choose(Sense::Minimize, &evals, &samples);
+        let rule = crate::decide::Rule::of(d, &Default::default());
+        let choice = choose(Sense::Minimize, &evals, &samples, &rule);
         let labels: Vec<Label> = shares
             .iter()
             .map(|&s| Label { policy: "p".into(), setting: [("share".to_string(), s)].into(), stack: None })
             .collect();
         let ranges: Ranges = [("share".to_string(), (0.5, 0.9))].into();
-        flags(d, &labels, &evals, &choice, &ranges)
+        flags(d, &labels, &evals, &choice, &ranges, &rule)
     }
 
     #[test]

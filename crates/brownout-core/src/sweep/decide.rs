@@ -204,7 +204,8 @@ pub fn recommend(info: &PlanInfo, records: &[RunRecord]) -> Option<SweepDecision
         .map(|v| decide::worst_case(sense, &v.iter().map(|(_, e, _)| e.clone()).collect::<Vec<_>>()))
         .collect();
     let samples: Vec<Samples> = per.iter().map(|v| worst_samples(sense, v)).collect();
-    let choice = decide::choose(sense, &combined, &samples, &decide::Rule::new(d, &|p| info.margin_of(p)));
+    let rule = decide::Rule::new(d, &|p| info.margin_of(p));
+    let choice = decide::choose(sense, &combined, &samples, &rule);
     let labels: Vec<Label> = keys
         .iter()
         .zip(&per)
@@ -239,7 +240,7 @@ pub fn recommend(info: &PlanInfo, records: &[RunRecord]) -> Option<SweepDecision
             (info.axes[i].name.clone(), (lo, values.fold(f64::NEG_INFINITY, f64::max)))
         })
         .collect();
-    recommendation.flags = recommendation::flags(d, &labels, &combined, &choice, &ranges);
+    recommendation.flags = recommendation::flags(d, &labels, &combined, &choice, &ranges, &rule);
     Some(SweepDecision { recommendation, labels, conditions, decide: d.clone() })
 }
 

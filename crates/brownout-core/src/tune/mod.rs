@@ -72,7 +72,8 @@ pub fn recommend(space: &Space, done: &[Evaluation]) -> Recommendation {
     let sense = Sense::of(&space.spec.decide).map_or(Sense::Minimize, |(s, _)| s);
     let evals: Vec<Evaluated> = done.iter().map(|e| e.eval.clone()).collect();
     let samples: Vec<Samples> = done.iter().map(|e| e.samples.clone()).collect();
-    let choice = choose(sense, &evals, &samples, &crate::decide::Rule::of(&space.spec.decide, &space.base.margins()));
+    let rule = crate::decide::Rule::of(&space.spec.decide, &space.base.margins());
+    let choice = choose(sense, &evals, &samples, &rule);
     let shown = [choice.recommended, choice.runner_up];
     let labels: Vec<Label> = done
         .iter()
@@ -88,7 +89,7 @@ pub fn recommend(space: &Space, done: &[Evaluation]) -> Recommendation {
         .collect();
     let mut r = recommendation::build("tune", &space.spec.decide, &labels, &evals, &choice);
     let ranges = space.dims.iter().map(|d| (d.knob.name.clone(), (d.from, d.to))).collect();
-    r.flags = recommendation::flags(&space.spec.decide, &labels, &evals, &choice, &ranges);
+    r.flags = recommendation::flags(&space.spec.decide, &labels, &evals, &choice, &ranges, &rule);
     // Knobs that set policies alone leave the base scenario's traffic and dependency to every
     // candidate, so its bounds hold for all of them; a knob elsewhere could move them.
     if space.dims.iter().all(|d| d.knob.path.starts_with("policies[")) {
