@@ -252,6 +252,8 @@ struct JsonDoc<'a> {
     scenario_policies: &'a [String],
     rows: Vec<JsonRow<'a>>,
     best: Vec<crate::sweep::best::BestSet>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    sensitivity: Vec<crate::sweep::sensitivity::Sensitivity>,
 }
 
 #[derive(Serialize)]
@@ -325,6 +327,7 @@ pub(crate) fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered>
         rows,
         // Ties need the per-replication values, which only the records hold: decided here.
         best: crate::sweep::best::best_sets(plan, records),
+        sensitivity: crate::sweep::sensitivity::sensitivities(plan, records),
     };
     let mut json = serde_json::to_vec_pretty(&doc)?;
     json.push(b'\n');
