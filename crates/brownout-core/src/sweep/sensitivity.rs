@@ -213,30 +213,22 @@ pub fn sensitivities(info: &PlanInfo, records: &[RunRecord]) -> Vec<Sensitivity>
         .collect()
 }
 
-/// Per axis, the linked axes that read it (directly), as `name = link`.
+/// Per axis, the linked axes that move with it, as `name = link`: those whose link reads it,
+/// directly or through another linked axis.
 fn linked(info: &PlanInfo) -> Vec<Vec<String>> {
     let names: Vec<&str> = info.axes.iter().map(|a| a.name.as_str()).collect();
     let texts: Vec<Option<&str>> = info.axes.iter().map(|a| a.link.as_deref()).collect();
     let mut out = vec![Vec::new(); info.axes.len()];
+    // The unlinked axes each linked axis follows; links come in order, each after those it reads.
+    let mut roots: Vec<Vec<usize>> = (0..info.axes.len()).map(|i| vec![i]).collect();
     for l in super::link::parse_all(&names, &texts).unwrap_or_default() {
-        for &j in &l.reads {
-            out[j].push(format!("{} = {}", names[l.axis], texts[l.axis].unwrap_or_default()));
+        let mut mine: Vec<usize> = l.reads.iter().flat_map(|&j| roots[j].clone()).collect();
+        mine.sort_unstable();
+        mine.dedup();
+        for &r in &mine {
+            out[r].push(format!("{} = {}", names[l.axis], texts[l.axis].unwrap_or_default()));
         }
-    }
-    // A link that reads a linked axis moves with what that one reads.
-    for i in 0..out.len() {
-        if info.axes[i].link.is_some() {
-            continue;
-        }
-        let mut k = 0;
-        while k < out[i].len() {
-            let name = out[i][k].split(" = ").next().unwrap_or_default().to_string();
-            if let Some(j) = names.iter().position(|n| *n == name) {
-                let more: Vec<String> = out[j].iter().filter(|x| !out[i].contains(x)).cloned().collect();
-                out[i].extend(more);
-            }
-            k += 1;
-        }
+        roots[l.axis] = mine;
     }
     out
 }
@@ -330,4 +322,103 @@ fn row(axis: &str, mover: Mover, follows: Vec<String>, labels: Vec<String>, sets
     }
     let steps = labels.into_iter().zip(&means).map(|(label, &mean)| Step { label, mean }).collect();
     SensitivityRow { axis: axis.to_string(), mover, follows, steps, lo, hi, width: hi - lo, significant }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::grid::AxisInfo;
+
+    /// Decision axis `d` (1, 2) by condition axis `c` (1, 2), one policy, two replications:
+    /// goodput `10 d - c`, minus and plus 0.5 in replications 0 and 1.
+    fn plan() -> (PlanInfo, Vec<RunRecord>) {
+        let axis = |name: &str, path: &str| AxisInfo {
+            name: name.into(),
+            path: path.into(),
+            values: vec![1.0, 2.0],
+            role: None,
+            link: None,
+            unit: None,
+        };
+        let points = vec![vec![1.0, 1.0], vec![1.0, 2.0], vec![2.0, 1.0], vec![2.0, 2.0]];
+        let info = PlanInfo {
+            sweep: "s".into(),
+            base: "b".into(),
+            seed: 1,
+            replications: 2,
+            axes: vec![axis("d", "policies[p].stack[0].policy.Limiter.permits"), axis("c", "dependency.drift")],
+            points: points.clone(),
+            policies: vec!["p".into()],
+            metrics: vec!["c/goodput_per_s".into()],
+            decide: None,
+            hash: "h".into(),
+            scenario_policies: Vec::new(),
+        };
+        let records = points
+            .iter()
+            .flat_map(|p| [10.0 * p[0] - p[1] - 0.5, 10.0 * p[0] - p[1] + 0.5])
+            .enumerate()
+            .map(|(run, v)| RunRecord {
+                run: run as u64,
+                seed: 0,
+                events: 0,
+                requests: 0,
+                metrics: vec![Some(v)],
+                key: None,
+            })
+            .collect();
+        (info, records)
+    }
+
+    #[test]
+    fn decisions_at_the_best_conditions_at_their_worst_widest_first() {
+        // Best mean: d=2, c=1 (19). The worst condition for d=2: c=2 (18), the anchor. Along d
+        // at c=2: 8 and 18, width 10; along c at d=2: 19 and 18, width 1. Every replication
+        // differs by the same amount, so both widths are beyond noise.
+        let (info, records) = plan();
+        let s = sensitivities(&info, &records);
+        assert_eq!(s.len(), 1);
+        let s = &s[0];
+        assert_eq!((s.role.as_str(), s.anchor_mean), ("metric", 18.0));
+        assert_eq!(s.anchor, BTreeMap::from([("c".to_string(), 2.0), ("d".to_string(), 2.0)]));
+        assert!(s.held.contains("best mean") && s.held.contains("worst case"), "{}", s.held);
+        let got: Vec<(&str, Mover, f64, f64, f64, bool)> =
+            s.rows.iter().map(|r| (r.axis.as_str(), r.mover, r.lo, r.hi, r.width, r.significant)).collect();
+        assert_eq!(
+            got,
+            [("d", Mover::Decision, 8.0, 18.0, 10.0, true), ("c", Mover::Condition, 18.0, 19.0, 1.0, true)]
+        );
+    }
+
+    #[test]
+    fn a_row_with_one_valued_step_has_no_width_and_sorts_last() {
+        // d=1, c=2 undefined in every replication: the d row has one step with a value.
+        let (info, mut records) = plan();
+        records[2].metrics[0] = None;
+        records[3].metrics[0] = None;
+        let s = &sensitivities(&info, &records)[0];
+        assert_eq!(s.rows[0].axis, "c");
+        assert!(s.rows[1].width.is_nan() && !s.rows[1].significant, "{:?}", s.rows[1]);
+        // Written as null, read back as NaN.
+        let json = serde_json::to_string(&s.rows[1]).unwrap();
+        assert!(json.contains("\"width\":null"), "{json}");
+        let back: SensitivityRow = serde_json::from_str(&json).unwrap();
+        assert!(back.width.is_nan());
+    }
+
+    #[test]
+    fn a_linked_axis_moves_with_the_axes_it_reads_through_other_links() {
+        // b = 1 - d reads d; e = b * 2 reads b, so d moves e too; c is read by none.
+        let (mut info, _) = plan();
+        let mut linked_axis = |name: &str, link: &str| {
+            let mut a = info.axes[0].clone();
+            (a.name, a.link) = (name.into(), Some(link.into()));
+            info.axes.push(a);
+        };
+        linked_axis("b", "1 - d");
+        linked_axis("e", "b * 2");
+        let got = linked(&info);
+        assert_eq!(got[0], ["b = 1 - d", "e = b * 2"]);
+        assert!(got[1].is_empty() && got[2].is_empty());
+    }
 }
