@@ -7,7 +7,7 @@ use super::super::style::{Unit, sequential};
 use super::super::{Chart, Kind, LegendEntry, LinePanel, LinePanels, Mark, Series, slug};
 use super::shapes::with_links;
 use super::targets::targets_of;
-use super::{SweepAxis, SweepResult, policies, unit_of};
+use super::{Estimate, SweepAxis, SweepResult, policies, unit_of};
 use brownout_core::decide::recommendation::ConstraintOut;
 
 /// The chart of `metric` against decision axis `d`, a curve per value of condition axis `c`.
@@ -29,21 +29,18 @@ pub(super) fn chart(
                 .iter()
                 .enumerate()
                 .map(|(k, &cv)| {
-                    let mut pts: Vec<(f64, f64, Option<(f64, f64)>)> = s
+                    let mut pts: Vec<(f64, Estimate)> = s
                         .rows
                         .iter()
                         .filter(|r| &r.policy == p && r.params.get(&c.name) == Some(&cv))
-                        .filter_map(|r| {
-                            let e = r.metrics.get(metric)?;
-                            Some((*r.params.get(&d.name)?, e.mean, e.ci()))
-                        })
+                        .filter_map(|r| Some((*r.params.get(&d.name)?, *r.metrics.get(metric)?)))
                         .collect();
                     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
                     Series {
                         color: color(k),
                         dashed: false,
-                        segments: vec![pts.iter().filter(|x| !x.1.is_nan()).map(|x| (x.0, x.1)).collect()],
-                        band: pts.iter().filter_map(|x| x.2.map(|(lo, hi)| (x.0, lo, hi))).collect(),
+                        segments: vec![pts.iter().filter(|x| !x.1.mean.is_nan()).map(|x| (x.0, x.1.mean)).collect()],
+                        band: pts.iter().filter_map(|x| x.1.ci().map(|(lo, hi)| (x.0, lo, hi))).collect(),
                         dots: true,
                         best: Vec::new(),
                     }
