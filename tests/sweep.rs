@@ -334,10 +334,12 @@ fn duration_axes_carry_their_unit_to_the_chart_titles() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("sweep.json")).unwrap()).unwrap();
     assert_eq!(v["axes"][1]["unit"], "s");
     assert!(v["axes"][0].get("unit").is_none(), "a count has no unit: {}", v["axes"][0]);
-    // Plotters writes each text on a line of its own.
-    let svg = std::fs::read_to_string(out.join("charts/heatmap_api_p95_ms.svg")).unwrap();
+    // Plotters writes each text on a line of its own. A decision (permits) against a
+    // condition (the latency): one curve per condition, each named with the unit.
+    let svg = std::fs::read_to_string(out.join("charts/decision_api_p95_ms.svg")).unwrap();
     let has = |svg: &str, t: &str| svg.lines().any(|l| l.trim() == t);
-    assert!(has(&svg, "mean (s)") && has(&svg, "permits"), "axis titles in:\n{svg}");
+    let x = "permits — policies[limit].stack[0].policy.Limiter.permits";
+    assert!(has(&svg, x) && has(&svg, "mean (s) = 0.02"), "axis titles in:\n{svg}");
     // One axis: the curve's x axis.
     let one = dir.path().join("one.ron");
     std::fs::write(&one, spec(mean)).unwrap();

@@ -116,6 +116,61 @@ pub fn sweep_section(sw: &SweepResult) -> String {
         axes.join("; ")
     );
     out.push_str(&best_table(sw));
+    out.push_str(&sensitivity_tables(sw));
+    out
+}
+
+/// Per metric, how much each axis moves it around the anchor (`sweep.json`'s `sensitivity`),
+/// widest first: what the tornado charts draw, as numbers.
+fn sensitivity_tables(sw: &SweepResult) -> String {
+    use brownout_core::sweep::sensitivity::Mover;
+    let mut out = String::new();
+    for s in &sw.sensitivity {
+        let unit = sweep::unit_of(&s.metric);
+        let f = |v: f64| if v.is_nan() { "–".to_string() } else { unit.fmt(v) };
+        let anchor: Vec<String> = s.anchor.iter().map(|(k, v)| format!("{k}={}", fmt_num(*v))).collect();
+        out.push_str(&format!(
+            "<h3>Sensitivity of {} ({})</h3>\n<p>Each axis moved alone, the others held at {} with {} ({}; mean there {}). \
+             Width = highest − lowest mean; beyond noise = the paired 95 % interval (by seed) of the highest \
+             setting minus the lowest excludes zero.</p>\n\
+             <table>\n<tr><th>axis</th><th>role</th><th>lowest</th><th>highest</th><th>width</th><th>beyond noise</th></tr>\n",
+            escape(&s.metric),
+            escape(&s.role),
+            escape(&s.policy),
+            escape(&anchor.join(", ")),
+            escape(&s.held),
+            f(s.anchor_mean)
+        ));
+        for r in &s.rows {
+            let role = match r.mover {
+                Mover::Decision => "decision",
+                Mover::Condition => "condition",
+                Mover::Policy => "policy set",
+            };
+            let at = |v: f64| {
+                let step = r.steps.iter().find(|x| x.mean.to_bits() == v.to_bits());
+                step.map_or(f(v), |x| format!("{} at {}", f(v), escape(&x.label)))
+            };
+            let axis = match r.follows.is_empty() {
+                true => escape(&r.axis),
+                false => format!("{} ({})", escape(&r.axis), escape(&r.follows.join(", "))),
+            };
+            out.push_str(&format!(
+                "<tr><td>{axis}</td><td>{role}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                at(r.lo),
+                at(r.hi),
+                f(r.width),
+                if r.width.is_nan() {
+                    "–"
+                } else if r.significant {
+                    "yes"
+                } else {
+                    "no"
+                }
+            ));
+        }
+        out.push_str("</table>\n");
+    }
     out
 }
 

@@ -254,6 +254,8 @@ struct JsonDoc<'a> {
     /// The rule the best settings were judged by (`stats::RULE`); each best set has its margin.
     rule: &'static str,
     best: Vec<crate::sweep::best::BestSet>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    sensitivity: Vec<crate::sweep::sensitivity::Sensitivity>,
     /// Metrics with no best settings, and why (a cost that does not price failures).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     not_ranked: Vec<NotRanked<'a>>,
@@ -344,6 +346,7 @@ pub(crate) fn render(plan: &PlanInfo, records: &[RunRecord]) -> Result<Rendered>
             .zip(&plan.rules)
             .filter_map(|(m, r)| Some(NotRanked { metric: m, why: r.unranked.as_deref()? }))
             .collect(),
+        sensitivity: crate::sweep::sensitivity::sensitivities(plan, records),
     };
     let mut json = serde_json::to_vec_pretty(&doc)?;
     json.push(b'\n');

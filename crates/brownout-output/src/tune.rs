@@ -258,6 +258,10 @@ fn report_html(space: &Space, r: &Recommendation, stop: Stop, done: &[Evaluation
         s += &format!("<p>Rule: {}.</p>\n", escape(&r.rule));
     }
     s += &format!(
+        "<h2>Sensitivity</h2>\n<p>{}</p>\n",
+        escape(&brownout_core::tune::sensitivity::needs_a_sweep(space, r))
+    );
+    s += &format!(
         "<h2>Search trace</h2>\n<figure id=\"best\">\n{}\n<figcaption>best feasible objective against runs (<code>charts/best.png</code>, <code>trace.csv</code>)</figcaption>\n</figure>\n",
         chart_svg.find("<svg").map_or(chart_svg, |i| &chart_svg[i..]).trim()
     );

@@ -11,6 +11,7 @@
 //! - [`decide`]: the recommendation (decision vs condition axes); `link`: linked axes.
 //! - [`store`]: the journal's records and checksummed lines (`output::journal` writes them).
 //! - [`reuse`]: each run's content key; runs with equal keys are run once.
+//! - [`sensitivity`]: how much each axis moves each metric around the recommended setting.
 //!
 //! Architecture invariant: result files are a pure function of the plan and the set of
 //! finished runs, rendered in run order. Thread count, completion order, interruption and
@@ -22,6 +23,7 @@ pub mod grid;
 pub(crate) mod link;
 pub(crate) mod path;
 pub mod reuse;
+pub mod sensitivity;
 pub(crate) mod spec;
 /// The one statistics rule, kept at the top of the crate so `decide` and `report` use it without going through sweeps.
 pub use crate::stats;

@@ -17,7 +17,7 @@ type Res<DB, T = ()> = Result<T, DrawingAreaErrorKind<<DB as DrawingBackend>::Er
 
 const TITLE_SIZE: f64 = 20.0;
 const TEXT_SIZE: f64 = 13.0;
-const TICK_SIZE: f64 = 12.0;
+pub(crate) const TICK_SIZE: f64 = 12.0;
 
 fn text(size: f64, color: &RGBColor) -> TextStyle<'static> {
     (FONT, size).into_font().color(color)
@@ -33,6 +33,7 @@ pub fn chart<DB: DrawingBackend>(root: &Area<DB>, c: &Chart) -> Res<DB> {
         Kind::Bands(b) => bands(&body, b),
         Kind::Bars(b) => bars(&body, b),
         Kind::Heatmap(h) => heatmap(&body, h),
+        Kind::Tornado(t) => super::tornado::draw(&body, t),
     }
 }
 
@@ -45,8 +46,9 @@ fn header<DB: DrawingBackend>(root: &Area<DB>, c: &Chart) -> Res<DB, u32> {
         (FONT, TITLE_SIZE).into_font().style(FontStyle::Bold).color(&INK),
     ))?;
     let mut y = 38;
-    if !c.note.is_empty() {
-        root.draw(&Text::new(c.note.clone(), (14, y), text(TEXT_SIZE, &RGBColor(100, 100, 100))))?;
+    // A note wider than the chart is wrapped at spaces (the font's metrics), never cut off.
+    for line in style::wrap(&c.note, TEXT_SIZE, (width - 28).max(100) as u32) {
+        root.draw(&Text::new(line, (14, y), text(TEXT_SIZE, &RGBColor(100, 100, 100))))?;
         y += 20;
     }
     let mut x = 14;
@@ -248,10 +250,11 @@ fn bars<DB: DrawingBackend>(body: &Area<DB>, b: &BarPanels) -> Res<DB> {
 fn bar_panel<DB: DrawingBackend>(a: &Area<DB>, p: &BarPanel) -> Res<DB> {
     let n = p.bars.len();
     let rows = n.max(2);
-    let label_w = p.bars.iter().map(|b| b.label.chars().count()).max().unwrap_or(4);
-    let y_area = (label_w as u32 * 8 + 14).clamp(50, 240);
-    let plot_w = (a.dim_in_pixel().0 as f64 - y_area as f64 - 24.0).max(50.0);
+    let (y_area, plot_w) = bar_columns(p, a.dim_in_pixel().0);
     let (lo, x_max) = bar_x_range(p, plot_w);
+    // A label wider than its column is cut with "…" (the font's metrics), never drawn over the bars.
+    let labels: Vec<String> =
+        p.bars.iter().map(|b| style::fit(&b.label, TICK_SIZE, y_area.saturating_sub(LABEL_GAP))).collect();
     // A zoomed ratio axis starts above 0: bars start at the axis.
     let base = lo.max(0.0);
     let mut chart = ChartBuilder::on(a)
@@ -265,7 +268,7 @@ fn bar_panel<DB: DrawingBackend>(a: &Area<DB>, p: &BarPanel) -> Res<DB> {
         .build_cartesian_2d(lo..x_max, (0..rows - 1).into_segmented())?;
     // Segment k counts from the bottom; the first bar sits at the top.
     let name = |v: &SegmentValue<usize>| match v {
-        SegmentValue::CenterOf(k) if *k < rows && rows - 1 - k < n => p.bars[rows - 1 - k].label.clone(),
+        SegmentValue::CenterOf(k) if *k < rows && rows - 1 - k < n => labels[rows - 1 - k].clone(),
         _ => String::new(),
     };
     // The room left for value labels past 100 % gets no ticks: a ratio never reaches there.
@@ -314,7 +317,7 @@ fn bar_panel<DB: DrawingBackend>(a: &Area<DB>, p: &BarPanel) -> Res<DB> {
             )))?;
             end = end.max(c1);
         }
-        let label = format!("  {}{}", p.unit.fmt(bar.value), bar.note);
+        let label = value_label(p, bar);
         let anchor = Pos::new(HPos::Left, VPos::Center);
         chart.draw_series(std::iter::once(Text::new(
             label,
@@ -344,10 +347,25 @@ pub(crate) fn bar_x_range(p: &BarPanel, plot_w: f64) -> (f64, f64) {
     (a, a + (b - a) / (1.0 - widest))
 }
 
-/// The share of the plot width a bar's value label takes (about 7 px a character, at most 70%).
+/// Room between a bar label and the axis: plotters' tick and its gap.
+pub(crate) const LABEL_GAP: u32 = 14;
+
+/// A bar panel `width` pixels wide: the width of its label column (the widest label as the
+/// font measures it, plus [`LABEL_GAP`], 50 to 240 px) and of its plot.
+pub(crate) fn bar_columns(p: &BarPanel, width: u32) -> (u32, f64) {
+    let widest = p.bars.iter().map(|b| style::text_width(&b.label, TICK_SIZE)).max().unwrap_or(32);
+    let y_area = (widest + LABEL_GAP).clamp(50, 240);
+    (y_area, (width as f64 - y_area as f64 - 24.0).max(50.0))
+}
+
+/// A bar's value label as drawn after its end.
+pub(crate) fn value_label(p: &BarPanel, b: &super::Bar) -> String {
+    format!("  {}{}", p.unit.fmt(b.value), b.note)
+}
+
+/// The share of the plot width a bar's value label takes (the font's metrics, at most 70%).
 fn label_share(p: &BarPanel, b: &super::Bar, plot_w: f64) -> f64 {
-    let text = format!("  {}{}", p.unit.fmt(b.value), b.note);
-    (text.chars().count() as f64 * 7.0 / plot_w).min(0.7)
+    (f64::from(style::text_width(&value_label(p, b), TICK_SIZE)) / plot_w).min(0.7)
 }
 
 /// The x range end that leaves room for every bar's value label after its end.

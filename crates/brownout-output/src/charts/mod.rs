@@ -12,6 +12,7 @@ mod files;
 pub(crate) mod style;
 pub(crate) mod sweep;
 pub(crate) mod timeseries;
+pub(crate) mod tornado;
 
 #[cfg(test)]
 mod end_to_end;
@@ -81,6 +82,8 @@ pub(crate) enum Kind {
     Bars(BarPanels),
     /// Panels of heatmaps over two sweep axes, one per policy, on one colour scale.
     Heatmap(HeatPanels),
+    /// One bar per axis from the lowest to the highest mean of a metric (sensitivity).
+    Tornado(tornado::Tornado),
 }
 
 /// Line panels sharing an x axis.

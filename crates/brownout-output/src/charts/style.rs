@@ -50,6 +50,44 @@ pub fn init_font() {
     });
 }
 
+/// The width in pixels of `text` at `size` in the embedded font (its advance widths, from
+/// ab_glyph through plotters), the measure every label here is laid out by.
+pub fn text_width(text: &str, size: f64) -> u32 {
+    init_font();
+    use plotters::style::IntoFont;
+    (FONT, size).into_font().box_size(text).map_or(text.chars().count() as u32 * 8, |(w, _)| w)
+}
+
+/// `text` cut to at most `room` pixels, ending in "…" when cut.
+pub fn fit(text: &str, size: f64, room: u32) -> String {
+    if text_width(text, size) <= room {
+        return text.to_string();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    (0..chars.len())
+        .rev()
+        .map(|n| format!("{}…", chars[..n].iter().collect::<String>()))
+        .find(|t| text_width(t, size) <= room)
+        .unwrap_or_default()
+}
+
+/// `text` broken at spaces into lines of at most `room` pixels (a word wider than that alone
+/// on its line); no lines for empty text.
+pub fn wrap(text: &str, size: f64, room: u32) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if text_width(&format!("{line} {word}"), size) <= room => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ if text.is_empty() => {}
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
 /// The palette slot a policy name prefers: the CRC-32 (IEEE, as zlib's `crc32`) of its UTF-8
 /// bytes, modulo the palette's size.
 pub fn preferred_slot(name: &str) -> usize {
