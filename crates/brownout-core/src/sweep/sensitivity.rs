@@ -285,13 +285,13 @@ fn one(
             let mover = if info.axes[a].role() == Role::Decision { Mover::Decision } else { Mover::Condition };
             let labels = along.iter().map(|&p| label(info.points[p][a])).collect();
             let sets = along.iter().map(|&p| v.vals(p, policy)).collect();
-            row(&info.axes[a].name, mover, links[a].clone(), labels, sets)
+            row(&info.axes[a].name, mover, links[a].clone(), labels, sets, info.margin_of(metric))
         })
         .collect();
     if np > 1 {
         let labels = info.policies.clone();
         let sets = (0..np).map(|k| v.vals(p0, k)).collect();
-        out_rows.push(row("policy set", Mover::Policy, Vec::new(), labels, sets));
+        out_rows.push(row("policy set", Mover::Policy, Vec::new(), labels, sets, info.margin_of(metric)));
     }
     // Widest first; a row without a width last; equal widths keep axis order.
     out_rows.sort_by(|a, b| match (a.width.is_nan(), b.width.is_nan()) {
@@ -310,7 +310,16 @@ fn one(
 }
 
 /// A row from its steps' labels and replication values.
-fn row(axis: &str, mover: Mover, follows: Vec<String>, labels: Vec<String>, sets: Vec<Vec<f64>>) -> SensitivityRow {
+/// A width is "beyond noise" by the one rule: the paired interval of highest minus lowest
+/// lies beyond the metric's `margin`.
+fn row(
+    axis: &str,
+    mover: Mover,
+    follows: Vec<String>,
+    labels: Vec<String>,
+    sets: Vec<Vec<f64>>,
+    margin: f64,
+) -> SensitivityRow {
     let means: Vec<f64> = sets.iter().map(|s| crate::stats::mean_ci95(s).mean).collect();
     let valued: Vec<usize> = (0..means.len()).filter(|&i| !means[i].is_nan()).collect();
     let (mut lo, mut hi, mut significant) = (f64::NAN, f64::NAN, false);
@@ -318,7 +327,7 @@ fn row(axis: &str, mover: Mover, follows: Vec<String>, labels: Vec<String>, sets
         let min = valued.iter().copied().min_by(|&a, &b| means[a].total_cmp(&means[b])).unwrap_or(0);
         let max = valued.iter().copied().max_by(|&a, &b| means[a].total_cmp(&means[b])).unwrap_or(0);
         (lo, hi) = (means[min], means[max]);
-        significant = paired_ci95(&sets[max], &sets[min]).excludes_zero;
+        significant = paired_ci95(&sets[max], &sets[min], margin).differs;
     }
     let steps = labels.into_iter().zip(&means).map(|(label, &mean)| Step { label, mean }).collect();
     SensitivityRow { axis: axis.to_string(), mover, follows, steps, lo, hi, width: hi - lo, significant }
@@ -353,6 +362,7 @@ mod tests {
             decide: None,
             hash: "h".into(),
             scenario_policies: Vec::new(),
+            rules: Vec::new(),
         };
         let records = points
             .iter()
