@@ -119,7 +119,7 @@ fn names_are_escaped_in_report_md() {
 fn names_are_escaped_in_report_html() {
     let (s, summary, rows) = results();
     let dir = tempfile::tempdir().unwrap();
-    output::charts::write_run(dir.path(), &s.description, &summary, &rows).unwrap();
+    output::pages::write_run(dir.path(), &s.description, &summary, &rows).unwrap();
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(!html.contains("<script>") && !html.contains("<b>bold"), "raw HTML in report.html");
     assert!(html.contains("&lt;script&gt;"));
@@ -177,7 +177,7 @@ fn saved_time_series_reads_back_the_same_names() {
     let dir = tempfile::tempdir().unwrap();
     output::write_atomic(&dir.path().join("summary.json"), &output::summary_json(&summary).unwrap()).unwrap();
     output::write_atomic(&dir.path().join("timeseries.csv"), &output::timeseries_csv(&rows).unwrap()).unwrap();
-    let (_, back) = output::charts::load_run(dir.path()).unwrap();
+    let (_, back) = output::pages::load_run(dir.path()).unwrap();
     let names = |rows: &[WindowRow]| rows.iter().map(|r| (r.policy.clone(), r.class.clone())).collect::<Vec<_>>();
     assert_eq!(names(&back), names(&rows));
 }
@@ -186,7 +186,7 @@ fn saved_time_series_reads_back_the_same_names() {
 fn colliding_class_names_keep_both_charts() {
     let (_, summary, rows) = results();
     let dir = tempfile::tempdir().unwrap();
-    let paths = output::charts::write_run(dir.path(), "", &summary, &rows).unwrap();
+    let paths = output::pages::write_run(dir.path(), "", &summary, &rows).unwrap();
     let goodput: Vec<&String> = paths.iter().filter(|p| p.starts_with("charts/goodput_")).collect();
     let distinct: std::collections::BTreeSet<&String> = goodput.iter().copied().collect();
     assert_eq!(goodput.len(), CLASSES.len() + 1, "{paths:?}");

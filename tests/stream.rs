@@ -82,7 +82,7 @@ fn brownout_run_writes_the_same_timeseries_csv_as_the_rows_kept_in_memory() {
         assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
         assert!(std::fs::read(dir.path().join("out/timeseries.csv")).unwrap() == want, "serial {serial}");
         // The charts read the file back whole: 40 windows are fewer than the bound.
-        let (_, back) = output::charts::load_run(&dir.path().join("out")).unwrap();
+        let (_, back) = output::pages::load_run(&dir.path().join("out")).unwrap();
         let kept: Vec<WindowRow> = run_all(&m, OPTS, false).unwrap().rows;
         assert_eq!(back.len(), kept.len());
     }

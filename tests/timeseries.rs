@@ -52,7 +52,7 @@ fn a_file_with_the_old_column_names_still_loads() {
     let dir = tempfile::tempdir().unwrap();
     output::write_atomic(&dir.path().join("summary.json"), &output::summary_json(&summary).unwrap()).unwrap();
     output::write_atomic(&dir.path().join("timeseries.csv"), old.as_bytes()).unwrap();
-    let (_, loaded) = output::charts::load_run(dir.path()).unwrap();
+    let (_, loaded) = output::pages::load_run(dir.path()).unwrap();
     assert_eq!(loaded, rows);
 }
 
@@ -104,6 +104,6 @@ fn a_window_with_no_answer_has_no_latency_and_a_run_without_a_limiter_no_limit()
     assert_eq!((cell("latency_p95_ms"), cell("limit_mean_count")), ("", ""));
     output::write_atomic(&dir.path().join("summary.json"), &output::summary_json(&r.summary).unwrap()).unwrap();
     output::write_atomic(&dir.path().join("timeseries.csv"), csv.as_bytes()).unwrap();
-    let (_, loaded) = output::charts::load_run(dir.path()).unwrap();
+    let (_, loaded) = output::pages::load_run(dir.path()).unwrap();
     assert!(loaded[2].latency_p95_ms.is_nan() && loaded[0].latency_p95_ms > 0.0);
 }

@@ -22,7 +22,7 @@ pub fn plot(args: PlotArgs) -> Result<(), Failure> {
     }
     let lock = output::folder::lock(&args.dir).map_err(bad)?;
     output::folder::clean_temporaries(&lock).map_err(bad)?;
-    let paths = output::charts::plot_dir(&args.dir).map_err(bad)?;
+    let paths = output::pages::plot_dir(&args.dir).map_err(bad)?;
     // A run folder is replaced whole next time only if it holds nothing but what brownout
     // wrote: the charts drawn here are brownout's too.
     let svgs = paths.iter().map(|p| p.replace(".png", ".svg"));

@@ -521,9 +521,11 @@ mod tests {
     fn intervals_decide_when_both_have_them() {
         // 10 % apart, but the intervals overlap: noise.
         assert!(one("p95_ms", 100.0, 110.0, Some(((90.0, 110.0), (100.0, 120.0)))).changes.is_empty());
-        // 0.5 % apart with tight, disjoint intervals: a change.
-        let d = one("p95_ms", 100.0, 100.5, Some(((99.9, 100.1), (100.4, 100.6))));
+        // 2 ms apart with tight, disjoint intervals, beyond p95's 1 ms margin: a change.
+        let d = one("p95_ms", 100.0, 102.0, Some(((99.9, 100.1), (101.9, 102.1))));
         assert_eq!((d.changes.len(), d.changes[0].rule), (1, Method::Intervals));
+        // 0.5 ms apart with disjoint intervals is inside that margin: a tie.
+        assert!(one("p95_ms", 100.0, 100.5, Some(((99.9, 100.1), (100.4, 100.6)))).changes.is_empty());
         // A ratio 0.0005 apart with disjoint intervals is inside its 0.001 margin: a tie.
         assert!(one("in_time_ratio", 0.9, 0.9005, Some(((0.8999, 0.9001), (0.9004, 0.9006)))).changes.is_empty());
     }

@@ -450,7 +450,7 @@ pub fn write_sweep(dir: &Path, plan: &PlanInfo, records: &[RunRecord]) -> Result
     if let Some(d) = &decision {
         files.push(write_recommendation(dir, d)?);
     }
-    let chart_files = crate::charts::plot_dir(dir)?;
+    let chart_files = crate::pages::plot_dir(dir)?;
     let charts = chart_files.len();
     Ok(SweepWritten { files, charts, chart_files, recommendation: decision.map(|d| d.recommendation) })
 }

@@ -16,6 +16,7 @@ pub mod folder;
 pub(crate) mod html;
 pub mod journal;
 pub mod junit;
+pub mod pages;
 pub(crate) mod recommend_html;
 pub mod run;
 pub mod series;
@@ -96,7 +97,7 @@ pub fn summary_csv(s: &ScenarioSummary) -> Result<Vec<u8>> {
 }
 
 /// `timeseries.csv`: one row per (policy, window, class); names as [`escape::csv_cell`]s
-/// ([`charts::load_run`] reads them back).
+/// ([`pages::load_run`] reads them back).
 pub fn timeseries_csv(rows: &[WindowRow]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::{charts, events, folder, report_md, series, summary_csv, summary_json, write_atomic};
+use super::{events, folder, pages, report_md, series, summary_csv, summary_json, write_atomic};
 use crate::metrics::RowSink;
 use crate::report::expect::Checked;
 use crate::runner::ScenarioResult;
@@ -135,7 +135,7 @@ fn write_files(
     let kept = events::kept(result);
     let charts = if opts.charts {
         let extra = if kept { events::html_section(result, result.summary.setup.horizon_s) } else { String::new() };
-        charts::write_run_saved(dir, &s.description, &result.summary, extra)?
+        pages::write_run_saved(dir, &s.description, &result.summary, extra)?
     } else {
         Vec::new()
     };

@@ -11,6 +11,8 @@ use super::{Arrivals, Business, Class, Delay, Drift, Expectation, Latency, Polic
 use crate::metrics::catalog;
 use crate::policy::PolicySpec;
 
+mod margins;
+
 /// The most replications a run may ask for (`replications`, `--replications`).
 pub const MAX_REPLICATIONS: u32 = 1000;
 
@@ -92,49 +94,9 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
             .map_err(|(p, m)| bad(format!("decide{p}"), m))?;
     }
     if let Some(st) = &s.statistics {
-        validate_margins(st, &classes)?;
+        margins::validate(st, &classes)?;
     }
     super::estimate::check(s).map_err(|r| bad(r.path, r.message))?;
-    Ok(())
-}
-
-/// Each `statistics.margins` key names a catalogue metric (`metric`, or `class/metric` for a
-/// per-class metric of a known class) and each value is a finite margin >= 0.
-fn validate_margins(st: &super::types::Statistics, classes: &BTreeMap<&str, usize>) -> Result<(), Invalid> {
-    use catalog::Scope;
-    for (key, &v) in &st.margins {
-        let at = format!("statistics.margins.{key}");
-        match key.split_once('/') {
-            Some((class, name)) => {
-                if catalog::find(Scope::Class, name).is_none() {
-                    return Err(bad(
-                        at,
-                        format!(
-                            "statistics.margins: unknown per-class metric \"{name}\" (expected one of: {})",
-                            catalog::names(Scope::Class)
-                        ),
-                    ));
-                }
-                if !classes.contains_key(class) {
-                    return Err(bad(at, format!("statistics.margins: unknown class \"{class}\" in \"{key}\"")));
-                }
-            }
-            None if catalog::find(Scope::Class, key).is_none() && catalog::find(Scope::Run, key).is_none() => {
-                return Err(bad(
-                    at,
-                    format!(
-                        "statistics.margins: unknown metric \"{key}\" (expected one of: {}, {}; or CLASS/METRIC)",
-                        catalog::names(Scope::Class),
-                        catalog::names(Scope::Run)
-                    ),
-                ));
-            }
-            None => {}
-        }
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(bad(at, format!("statistics.margins: the margin of \"{key}\" must be finite and >= 0")));
-        }
-    }
     Ok(())
 }
 

@@ -8,7 +8,6 @@
 
 pub(crate) mod compare;
 pub(crate) mod draw;
-mod files;
 pub(crate) mod style;
 pub(crate) mod sweep;
 pub(crate) mod timeseries;
@@ -16,8 +15,6 @@ pub(crate) mod tornado;
 
 #[cfg(test)]
 mod end_to_end;
-
-pub use files::{load_run, plot_dir, write_run, write_run_saved, write_run_with};
 
 use std::io::Cursor;
 

@@ -188,14 +188,14 @@ fn run_plot_rerenders_the_same_files_from_saved_results() {
     let d = dir.path();
     crate::write_atomic(&d.join("summary.json"), &crate::summary_json(&s).unwrap()).unwrap();
     crate::write_atomic(&d.join("timeseries.csv"), &crate::timeseries_csv(&rows).unwrap()).unwrap();
-    let paths = charts::write_run(d, "described", &s, &rows).unwrap();
+    let paths = crate::pages::write_run(d, "described", &s, &rows).unwrap();
     assert_eq!(paths.len(), 8);
     assert!(paths.iter().all(|p| d.join(p).exists()));
     let first = read_dir_files(&d.join("charts"));
     assert_eq!(first.len(), 16, "a PNG and an SVG per chart");
     std::fs::remove_dir_all(d.join("charts")).unwrap();
     // From the saved JSON and CSV only (floats round-trip), the same bytes come back.
-    let again = charts::plot_dir(d).unwrap();
+    let again = crate::pages::plot_dir(d).unwrap();
     assert_eq!(again, paths);
     assert!(first == read_dir_files(&d.join("charts")));
 }
@@ -204,7 +204,7 @@ fn run_plot_rerenders_the_same_files_from_saved_results() {
 fn run_html_is_self_contained() {
     let (s, rows) = small_run();
     let dir = tempfile::tempdir().unwrap();
-    charts::write_run(dir.path(), "A <small> run.", &s, &rows).unwrap();
+    crate::pages::write_run(dir.path(), "A <small> run.", &s, &rows).unwrap();
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("A &lt;small&gt; run."), "description, escaped");
@@ -220,5 +220,5 @@ fn run_html_is_self_contained() {
 #[test]
 fn plot_without_results_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    assert!(charts::plot_dir(dir.path()).is_err());
+    assert!(crate::pages::plot_dir(dir.path()).is_err());
 }

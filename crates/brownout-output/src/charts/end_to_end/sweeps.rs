@@ -147,7 +147,7 @@ fn sweep_single_policy_best_bars_are_visible() {
 fn sweep_plot_writes_charts_and_html() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("sweep.json"), SWEEP_1).unwrap();
-    let paths = charts::plot_dir(dir.path()).unwrap();
+    let paths = crate::pages::plot_dir(dir.path()).unwrap();
     assert_eq!(paths.len(), 4);
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(html.contains("Sweep timeout-sweep"));

@@ -1,10 +1,12 @@
-//! Reading saved results and writing charts and `report.html` next to them.
+//! A results folder's pictures and page: reading saved results back and writing the charts
+//! and `report.html` next to them. Above both `charts` (which draws) and `html` (which lays
+//! out the page), so neither names the other's caller.
 
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::{Rendered, render, run_charts, sweep};
+use crate::charts::{Rendered, render, run_charts, sweep};
 use crate::metrics::WindowRow;
 use crate::metrics::summary::ScenarioSummary;
 use crate::report;
