@@ -1,5 +1,5 @@
-//! One rule for "different" (issue 31): run stars, a sweep's best settings, `decide` and
-//! `tune` judge the same two sets of values by the same shared function
+//! One rule for "different" (issue 31): run stars, a sweep's best settings, `decide`, `tune`
+//! and `diff` judge the same two sets of values by the same shared function
 //! (`stats::paired_ci95` with the metric's margin), so a difference inside the margin is a
 //! tie everywhere, even where its interval excludes zero. Also: a latency of answers is not
 //! ranked between sets that answered different numbers, and cost is not ranked where the
@@ -20,7 +20,7 @@ use brownout::sweep::store::RunRecord;
 /// differences 0.0005, 0.0006, 0.0004, 0.0005, 0.0005, mean 0.0005, s^2 = 2e-8 / 4 = 5e-9,
 /// s / sqrt(5) = 3.1623e-5, t(0.975, 4) = 2.776445 (tables: 2.776), half-width 8.780e-5:
 /// [0.000412, 0.000588]. The interval excludes zero, and lies inside the catalogue's margin
-/// for a ratio (0.001): a tie by the rule. (The "diff" path is added here at merge.)
+/// for a ratio (0.001): a tie by the rule.
 pub fn inside_the_margin() -> (Vec<f64>, Vec<f64>) {
     let a = vec![0.7660, 0.7700, 0.7620, 0.7680, 0.7650];
     let d = [0.0005, 0.0006, 0.0004, 0.0005, 0.0005];
@@ -135,8 +135,23 @@ fn tune_path(a: &[f64], b: &[f64]) -> brownout::decide::recommendation::Recommen
     brownout::tune::recommend(&space, &done)
 }
 
+/// The diff path: two run folders' figures on the same seeds, A holding `a` and B holding `b`
+/// as one class's in-time ratio, compared paired by seed.
+fn diff_path(a: &[f64], b: &[f64]) -> brownout::diff::Diff {
+    use brownout::diff::{Figure, Figures, Key, Rule as DiffRule, compare};
+    use brownout::metrics::catalog::{Scope, find};
+    let m = find(Scope::Class, "in_time_ratio").unwrap();
+    let figures = |xs: &[f64]| -> Figures {
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        let key = Key { point: None, policy: "p".into(), class: Some("checkout".into()), phase: None };
+        let fig = Figure { value: mean, ci95: None, values: xs.to_vec() };
+        [(key, vec![(m, fig)])].into()
+    };
+    compare(&figures(a), &figures(b), DiffRule { min_change: 0.01, paired: true })
+}
+
 #[test]
-fn a_difference_inside_the_margin_is_a_tie_in_run_sweep_decide_and_tune() {
+fn a_difference_inside_the_margin_is_a_tie_in_run_sweep_decide_tune_and_diff() {
     let (a, b) = inside_the_margin();
     // The interval excludes zero: under a zero-based rule every path would call `a` better.
     let p = brownout::stats::paired_ci95(&a, &b, 0.0);
@@ -164,6 +179,11 @@ fn a_difference_inside_the_margin_is_a_tie_in_run_sweep_decide_and_tune() {
     assert!(matches!(r.lost, Some(Lost::Objective { significant: false, .. })), "{:?}", r.lost);
     assert!(r.rule.contains("within ±0.1 pt"), "{}", r.rule);
 
+    // Diff: B against A on the same seeds is no change (and no regression to gate on).
+    let d = diff_path(&a, &b);
+    assert_eq!(d.compared, 1);
+    assert!(d.changes.is_empty(), "{:?}", d.changes);
+
     // The same values five times as far apart (0.25 point) lie beyond the margin: every
     // path calls `a` better, so the ties above are the margin's doing.
     let far: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x - 5.0 * (x - y)).collect();
@@ -171,6 +191,9 @@ fn a_difference_inside_the_margin_is_a_tie_in_run_sweep_decide_and_tune() {
     assert!(sweep_path(&a, &far).significant);
     assert!(matches!(decide_path(&a, &far).lost, Some(Lost::Objective { significant: true, .. })));
     assert!(matches!(tune_path(&a, &far).lost, Some(Lost::Objective { significant: true, .. })));
+    let d = diff_path(&a, &far);
+    assert_eq!(d.changes.len(), 1, "{:?}", d.changes);
+    assert_eq!(d.changes[0].verdict, brownout::diff::Verdict::Worse);
 }
 
 /// A small scenario with a `statistics` section.
