@@ -151,9 +151,12 @@ fn golden_table(report: &str, phase: Option<&str>, class: &str) -> Option<String
     Some(lines[first..first + n].join("\n"))
 }
 
+/// A golden block's marker: the golden report's name, the phase (None: the whole run), the class.
+type Marker = (String, Option<String>, String);
+
 /// README blocks `<!-- golden NAME[ PHASE]: CLASS -->` ... `<!-- /golden -->`: (the marker's
 /// fields, the line range of the text between the markers).
-fn golden_blocks(readme: &str) -> Vec<((String, Option<String>, String), std::ops::Range<usize>)> {
+fn golden_blocks(readme: &str) -> Vec<(Marker, std::ops::Range<usize>)> {
     let lines: Vec<&str> = readme.lines().collect();
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
