@@ -2,9 +2,9 @@
 //! payments sweep (scenarios/sweeps/payments-share.ron) links refund's share to `1 -
 //! authorize_share`. Its base scenario gives authorize 0.7 and refund 0.1, so authorize at
 //! 0.95 alone over the base's refund sums to 1.05 and the scenario refuses it, while the point
-//! the sweep runs, (0.95, 0.05), sums to 1. The sweep used to check each value alone against
-//! the base and refused it; a point whose linked pair is itself invalid is still refused,
-//! naming the point.
+//! the sweep runs, (0.95, 0.05), sums to 1: a check of each value alone against the base would
+//! refuse a valid sweep. A point whose linked pair is itself invalid is still refused, naming
+//! the point.
 
 use std::path::{Path, PathBuf};
 

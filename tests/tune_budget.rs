@@ -1,7 +1,7 @@
-//! A tune stopped by its budget at any point ends with a complete, consistent folder (issue 31):
-//! the search used to unwrap the optimizer's halt while the simplex was (re)initialised, so a
-//! budget spent as a start began panicked ("search stopped: Runs", exit 101), and so did
-//! `--resume`. Index:
+//! A tune stopped by its budget at any point ends with a complete, consistent folder (issue 31).
+//! The hazard: the optimizer halts with an error while its simplex is (re)initialised, and a
+//! search that unwraps it panics ("search stopped: Runs", exit 101) whenever the budget runs out
+//! as a start begins, on `--resume` too. Index:
 //! - `every_run_budget_ends_with_a_complete_folder`: budgets of 1 to 3x the first simplex's
 //!   runs (a property over every stopping point of a tiny search): exit 0 and a folder whose
 //!   files agree with each other, or exit 2 and nothing written when not even one candidate
