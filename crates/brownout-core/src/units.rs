@@ -122,6 +122,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_printed_duration_reads_back_exactly() {
+        // A tuned timeout lands on any nanosecond; the recommended stack must paste back to
+        // the same value, and read as milliseconds, not "96687500ns".
+        assert_eq!(crate::engine::fmt_time(96_687_500), "96.6875ms");
+        assert_eq!(crate::engine::fmt_time(1_000_001), "1.000001ms");
+        assert_eq!(crate::engine::fmt_time(999), "0.000999ms");
+        assert_eq!(crate::engine::fmt_time(MINUTE + 1), "60000000001ns");
+        let mut t: u64 = 1;
+        for _ in 0..2_000 {
+            // Spread over 1 ns .. 2 minutes, odd nanosecond counts included.
+            t = t.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let d = t % (2 * MINUTE);
+            assert_eq!(parse_duration(&crate::engine::fmt_time(d)), Ok(d), "{}", crate::engine::fmt_time(d));
+        }
+    }
+
+    #[test]
     fn parses_units() {
         assert_eq!(parse_duration("200ms"), Ok(200 * MILLISECOND));
         assert_eq!(parse_duration("6s"), Ok(6 * SECOND));

@@ -18,7 +18,10 @@ pub fn ms_f64(t: Time) -> f64 {
     t as f64 / MILLISECOND as f64
 }
 
-/// A compact human form: `750ms`, `1.5s`, `12m`.
+/// A compact human form that reads back exactly: `750ms`, `2s`, `12m`, `250us`; a time
+/// below a minute that is no whole number of microseconds (a tuned timeout) in decimal
+/// milliseconds, `96.6875ms`, written from the integers, so no digit is invented; longer ones
+/// in nanoseconds.
 pub fn fmt_time(t: Time) -> String {
     if t == 0 {
         "0s".into()
@@ -30,6 +33,9 @@ pub fn fmt_time(t: Time) -> String {
         format!("{}ms", t / MILLISECOND)
     } else if t.is_multiple_of(MICROSECOND) {
         format!("{}us", t / MICROSECOND)
+    } else if t < MINUTE {
+        let frac = format!("{:06}", t % MILLISECOND);
+        format!("{}.{}ms", t / MILLISECOND, frac.trim_end_matches('0'))
     } else {
         format!("{t}ns")
     }
