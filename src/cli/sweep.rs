@@ -1,7 +1,8 @@
 //! `brownout sweep` and `brownout merge`: resolve the spec, open or resume the journal, run
 //! the pending runs with a progress bar, render the result files.
 
-use std::path::PathBuf;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -193,10 +194,7 @@ fn run_sweep(args: SweepArgs) -> Result<Value, Failure> {
         "charts": 0,
     });
     if shard != Shard::ALL {
-        let note = format!(
-            "shard {shard} done in {}; combine the shards with `brownout merge DIR... --out OUT`",
-            out.display()
-        );
+        let note = format!("shard {shard} done in {}; {}", out.display(), merge_hint(&out, shard));
         if !args.json {
             println!("{}", escape::terminal(&note));
         }
@@ -249,8 +247,132 @@ fn finish(
     Ok((written.files, written.charts, written.recommendation))
 }
 
+/// A word for a POSIX shell: as it is when it needs no quoting, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./-+,:=@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The folders of every shard of `shard.count`, when `out`'s name holds this shard's number
+/// exactly once (`results/shard-3`, `part-03`): the others are named by the same pattern, with
+/// the same zero padding, beside it.
+fn sibling_shards(out: &Path, shard: Shard) -> Option<Vec<PathBuf>> {
+    let name = out.file_name()?.to_str()?;
+    let bytes = name.as_bytes();
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i > start {
+            runs.push(start..i);
+        } else {
+            i += 1;
+        }
+    }
+    let mut ours = runs.into_iter().filter(|r| name[r.clone()].parse::<u64>().ok() == Some(shard.index));
+    let at = ours.next()?;
+    if ours.next().is_some() {
+        return None;
+    }
+    let width = if name[at.clone()].starts_with('0') { at.len() } else { 0 };
+    let parent = out.parent().unwrap_or(Path::new(""));
+    let named = |k: u64| parent.join(format!("{}{k:0width$}{}", &name[..at.start], &name[at.end..]));
+    Some((0..shard.count).map(named).collect())
+}
+
+/// What a finished shard says about merging: the exact `brownout merge` command when the other
+/// shards' folders follow from this one's name, else the command with the folders to fill in.
+fn merge_hint(out: &Path, shard: Shard) -> String {
+    let word = |p: &Path| shell_word(&p.to_string_lossy());
+    if let Some(dirs) = sibling_shards(out, shard) {
+        let merged = out.parent().unwrap_or(Path::new("")).join("merged");
+        let dirs: Vec<String> = dirs.iter().map(|d| word(d)).collect();
+        return format!(
+            "once every shard is done, merge them with `brownout merge {} --out {}`",
+            dirs.join(" "),
+            word(&merged)
+        );
+    }
+    let others: Vec<String> = (0..shard.count).filter(|&k| k != shard.index).map(|k| format!("{k}/{}", shard.count)).collect();
+    let which = match others.len() {
+        1 => format!("the folder of shard {}", others[0]),
+        2..=5 => format!("the folders of shards {} and {}", others[..others.len() - 1].join(", "), others[others.len() - 1]),
+        n => format!("the folders of the other {n} shards"),
+    };
+    format!("once every shard is done, merge them with `brownout merge {} DIR... --out OUT`, DIR... being {which}", word(out))
+}
+
+/// A shard folder given to `merge`: its shard (from its journal's header) and the runs it holds.
+struct Part<'a> {
+    dir: &'a Path,
+    shard: Shard,
+    runs: BTreeSet<u64>,
+}
+
+/// Refuse shards that do not hold every run of the plan, naming each given shard that is
+/// unfinished (its folder and how many of its runs are done) and each shard no folder holds.
+fn check_shards(plan: &grid::PlanInfo, parts: &[Part]) -> Result<(), Failure> {
+    let total = plan.runs();
+    let have: BTreeSet<u64> = parts.iter().flat_map(|p| p.runs.iter().copied()).filter(|&r| r < total).collect();
+    let missing: Vec<u64> = (0..total).filter(|r| !have.contains(r)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    // Runs of shard k of n: those below `total` congruent to k.
+    let owned = |s: Shard| if s.index < total { (total - 1 - s.index) / s.count + 1 } else { 0 };
+    let mut lines = Vec::new();
+    let mut told = BTreeSet::new();
+    for p in parts {
+        let lost = missing.iter().filter(|&&r| p.shard.owns(r)).count() as u64;
+        if lost > 0 && told.insert((p.shard.count, p.shard.index)) {
+            let s = p.shard;
+            lines.push(format!(
+                "  shard {s} ({}): {} of {} runs finished; run it again with --shard {s} --out {} --resume",
+                p.dir.display(),
+                owned(s) - lost,
+                owned(s),
+                shell_word(&p.dir.to_string_lossy())
+            ));
+        }
+    }
+    let nobody: Vec<u64> = missing.iter().copied().filter(|&r| !parts.iter().any(|p| p.shard.owns(r))).collect();
+    let counts: BTreeSet<u64> = parts.iter().map(|p| p.shard.count).collect();
+    match (counts.len(), nobody.first()) {
+        (_, None) => {}
+        (1, Some(_)) => {
+            let n = parts[0].shard.count;
+            let absent: BTreeSet<u64> = nobody.iter().map(|r| r % n).collect();
+            for k in absent {
+                let s = Shard { index: k, count: n };
+                lines.push(format!(
+                    "  shard {s}: no folder given holds it ({} runs); run it with --shard {s}, or name its folder",
+                    owned(s)
+                ));
+            }
+        }
+        (_, Some(first)) => lines.push(format!(
+            "  {} runs are in no shard given (first: run {first}); the folders are shards of different counts ({})",
+            nobody.len(),
+            counts.iter().map(|n| format!("/{n}")).collect::<Vec<_>>().join(", ")
+        )),
+    }
+    Err(Failure::input(format!(
+        "error: {} of {total} runs are missing; nothing merged:\n{}",
+        missing.len(),
+        lines.join("\n")
+    )))
+}
+
 /// Merge shard folders into the result files of an unsharded run. Each shard's `plan.json`
-/// must be the one its journal was started with, and all must be one plan.
+/// must be the one its journal was started with, all must be one plan, and together they must
+/// hold every run; everything is checked before the output folder is touched.
 pub fn merge(args: MergeArgs) -> Result<(), Failure> {
     // Results written into a shard would sit beside its journal, and a later merge or resume of
     // that shard would find a folder that is neither.
@@ -264,11 +386,9 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
             )));
         }
     }
-    let lock = folder::lock(&args.out).map_err(io)?;
-    folder::claim(&lock, folder::Kind::Sweep).map_err(io)?;
-    folder::clean_temporaries(&lock).map_err(io)?;
     let (plan, _) = journal::read_plan(&args.dirs[0]).map_err(io)?;
     let mut records = Vec::new();
+    let mut parts = Vec::new();
     for d in &args.dirs {
         let (other, crc) = journal::read_plan(d).map_err(io)?;
         if other.hash != plan.hash {
@@ -292,17 +412,24 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
                     h.plan
                 ));
             }
-            Ok(())
+            h.shard.parse::<Shard>().map(|_| ())
         };
         let read = journal::read_journal(d, &plan, matches).map_err(io)?;
-        if read.header.is_none() {
+        let Some(header) = read.header else {
             return Err(Failure::input(format!(
                 "error: {} has no header: that shard never started; run it (or --resume it) first",
                 d.join(store::JOURNAL).display()
             )));
-        }
+        };
+        // Parsed by `matches` above.
+        let shard = header.shard.parse().unwrap_or(Shard::ALL);
+        parts.push(Part { dir: d, shard, runs: read.records.iter().map(|r| r.run).collect() });
         records.extend(read.records);
     }
+    check_shards(&plan, &parts)?;
+    let lock = folder::lock(&args.out).map_err(io)?;
+    folder::claim(&lock, folder::Kind::Sweep).map_err(io)?;
+    folder::clean_temporaries(&lock).map_err(io)?;
     let journals: Vec<String> = args.dirs.iter().map(|d| d.join(store::JOURNAL).display().to_string()).collect();
     finish(&lock, &plan, records, &journals.join(", "), true).map(|_| ())
 }
