@@ -32,16 +32,24 @@ fn the_docs_show_the_slurm_script_ci_submits() {
     let script = repo("scripts/slurm-sweep.sbatch");
     for (file, heading) in [("README.md", "#### Slurm job array"), ("docs/sweep.md", "### Slurm job array")] {
         let shown = block_after(&repo(file), file, heading, "sh");
-        assert!(shown == script, "{file}'s Slurm block differs from scripts/slurm-sweep.sbatch; show the file as it is");
+        assert!(
+            shown == script,
+            "{file}'s Slurm block differs from scripts/slurm-sweep.sbatch; show the file as it is"
+        );
     }
 }
 
 #[test]
 fn the_docs_show_the_kubernetes_job_ci_validates() {
     let manifest = repo("scripts/k8s-sweep-job.yaml");
-    for (file, heading) in [("README.md", "#### Kubernetes Indexed Job"), ("docs/sweep.md", "### Kubernetes Indexed Job")] {
+    for (file, heading) in
+        [("README.md", "#### Kubernetes Indexed Job"), ("docs/sweep.md", "### Kubernetes Indexed Job")]
+    {
         let shown = block_after(&repo(file), file, heading, "yaml");
-        assert!(shown == manifest, "{file}'s Kubernetes block differs from scripts/k8s-sweep-job.yaml; show the file as it is");
+        assert!(
+            shown == manifest,
+            "{file}'s Kubernetes block differs from scripts/k8s-sweep-job.yaml; show the file as it is"
+        );
     }
 }
 

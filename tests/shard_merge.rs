@@ -33,7 +33,10 @@ fn ok(o: &Output) -> String {
 }
 
 fn shard(dir: &Path, k: u64, out: &str) -> String {
-    ok(&brownout(&["sweep", "sweep.ron", "-j", "1", "--quiet", "--shard", &format!("{k}/3"), "--out", out, "--resume"], dir))
+    ok(&brownout(
+        &["sweep", "sweep.ron", "-j", "1", "--quiet", "--shard", &format!("{k}/3"), "--out", out, "--resume"],
+        dir,
+    ))
 }
 
 fn refused(o: &Output) -> String {
@@ -103,7 +106,8 @@ fn a_shard_prints_the_merge_command_that_works_as_printed() {
 fn a_shard_folder_name_is_quoted_and_padded_as_given() {
     let dir = setup();
     let out = shard(dir.path(), 1, "my results/part-01");
-    let want = "brownout merge 'my results/part-00' 'my results/part-01' 'my results/part-02' --out 'my results/merged'";
+    let want =
+        "brownout merge 'my results/part-00' 'my results/part-01' 'my results/part-02' --out 'my results/merged'";
     assert!(out.contains(want), "{out}");
 }
 

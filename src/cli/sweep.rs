@@ -300,13 +300,19 @@ fn merge_hint(out: &Path, shard: Shard) -> String {
             word(&merged)
         );
     }
-    let others: Vec<String> = (0..shard.count).filter(|&k| k != shard.index).map(|k| format!("{k}/{}", shard.count)).collect();
+    let others: Vec<String> =
+        (0..shard.count).filter(|&k| k != shard.index).map(|k| format!("{k}/{}", shard.count)).collect();
     let which = match others.len() {
         1 => format!("the folder of shard {}", others[0]),
-        2..=5 => format!("the folders of shards {} and {}", others[..others.len() - 1].join(", "), others[others.len() - 1]),
+        2..=5 => {
+            format!("the folders of shards {} and {}", others[..others.len() - 1].join(", "), others[others.len() - 1])
+        }
         n => format!("the folders of the other {n} shards"),
     };
-    format!("once every shard is done, merge them with `brownout merge {} DIR... --out OUT`, DIR... being {which}", word(out))
+    format!(
+        "once every shard is done, merge them with `brownout merge {} DIR... --out OUT`, DIR... being {which}",
+        word(out)
+    )
 }
 
 /// A shard folder given to `merge`: its shard (from its journal's header) and the runs it holds.
