@@ -118,3 +118,17 @@ fn a_shard_folder_without_its_number_names_the_other_shards() {
     assert!(out.contains("brownout merge mine DIR... --out OUT"), "{out}");
     assert!(out.contains("the folders of shards 0/3 and 2/3"), "{out}");
 }
+
+#[test]
+fn merge_of_shards_of_different_counts_counts_the_runs_none_holds() {
+    let dir = setup();
+    // Shard 0/2 holds runs 0, 2, ..., 10; shard 1/3 holds 1, 4, 7, 10: runs 3, 5, 9 and 11 are
+    // in neither (12 runs, docs/sweep.md's K-modulo-N rule).
+    ok(&brownout(&["sweep", "sweep.ron", "-j", "1", "--quiet", "--shard", "0/2", "--out", "a"], dir.path()));
+    shard(dir.path(), 1, "b");
+    let err = refused(&brownout(&["merge", "a", "b", "--out", "m"], dir.path()));
+    assert!(err.contains("4 of 12 runs are missing"), "{err}");
+    assert!(err.contains("4 runs are in no shard given (first: run 3)"), "{err}");
+    assert!(err.contains("/2, /3"), "names the shard counts: {err}");
+    assert!(!dir.path().join("m").exists(), "nothing written: {err}");
+}
