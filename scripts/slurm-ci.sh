@@ -304,6 +304,8 @@ log 2 | grep -q "Read-only file system" || die "task 2's first attempt did not m
 log 2 | grep -q "requeueing (retry 1 of" || die "task 2 was not retried by the job script"
 log 3 | grep -q "time limit near" || die "task 3 did not stop for its time limit"
 say "task 1 resumed $r1 finished runs after its kill, task 3 $r3 after its time limit; task 2 failed once and was retried"
+# The backquotes are literal: a shard's closing line quotes the merge command in them.
+# shellcheck disable=SC2016
 merge=$(log 0 | grep -oE '`brownout merge [^`]*`' | tail -n 1 | tr -d '`')
 [ -n "$merge" ] || die "task 0 printed no merge command"
 say "merging with the command the shards print: $merge"
