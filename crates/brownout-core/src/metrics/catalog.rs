@@ -280,7 +280,6 @@ pub static CATALOG: &[Metric] = &[
         1.0,
     ),
     class("answered_p99_ms", "latency_answered_ms.p99", Ms, Lower, |c| c.latency_answered_ms.p99),
-    class("answered_p999_ms", "latency_answered_p999_ms", Ms, Lower, |c| c.latency_answered_p999_ms),
     class("answered_max_ms", "latency_answered_ms.max", Ms, Lower, |c| c.latency_answered_ms.max),
     // A failure's latency: failing fast helps the caller, but failing more requests fast is no
     // better, so neither way is better.

@@ -117,7 +117,7 @@ impl ClassAcc {
         let answers = fallback.answers(c.answers);
         let order_cost = c.substitutions as f64 * cs + c.refunds as f64 * cr + c.lost as f64 * cl;
         let in_time = c.latency[Part::InTime as usize].len();
-        let (answered_ms, answered_p999_ms, all_ms) = c.answered_and_all();
+        let (answered_ms, all_ms) = c.answered_and_all();
         ClassSummary {
             class: name.to_string(),
             requests: n,
@@ -155,7 +155,6 @@ impl ClassAcc {
             causes: c.causes.causes(),
             latency_in_time_ms: c.latency[Part::InTime as usize].stats(),
             latency_answered_ms: answered_ms,
-            latency_answered_p999_ms: answered_p999_ms,
             latency_failed_ms: c.latency[Part::Failed as usize].stats(),
             in_flight_within_deadline: c.pending,
         }
@@ -163,15 +162,14 @@ impl ClassAcc {
 
     /// The latency statistics of the answered requests (in time, wrong in time, late) and of
     /// the whole class (answered and failed): one copy of the parts, merged into in turn.
-    fn answered_and_all(&self) -> (LatencyMs, f64, LatencyMs) {
+    fn answered_and_all(&self) -> (LatencyMs, LatencyMs) {
         let [in_time, wrong, late, failed] = &self.latency;
         let mut m = in_time.clone();
         m.absorb(wrong);
         m.absorb(late);
         let answered = m.stats();
-        let p999 = m.q_ms(0.999);
         m.absorb(failed);
-        (answered, p999, m.stats())
+        (answered, m.stats())
     }
 }
 

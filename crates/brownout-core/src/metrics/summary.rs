@@ -8,11 +8,6 @@ fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
-/// A figure missing from an older summary has no value.
-fn no_value() -> f64 {
-    f64::NAN
-}
-
 /// [`nan_if_null`] for an interval's two ends.
 fn nan_pair_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
     let [lo, hi] = <[Option<f64>; 2]>::deserialize(d)?;
@@ -471,9 +466,6 @@ pub struct ClassSummary {
     /// Latency of all answers (ok or fallback, not fail-closed refusals), in time or late.
     #[serde(default)]
     pub latency_answered_ms: LatencyMs,
-    /// 99.9th percentile of `latency_answered_ms`, ms; NaN (`null`) with no answer.
-    #[serde(default = "no_value", deserialize_with = "nan_if_null")]
-    pub latency_answered_p999_ms: f64,
     /// Latency of the failures (errors, timeouts, refusals, fail-closed refusals): every
     /// request that is not an answer.
     #[serde(default)]
