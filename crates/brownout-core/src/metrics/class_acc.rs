@@ -229,13 +229,28 @@ impl Tally {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Cause, FallbackUse, OrderEffect, Outcome, Record, Recorder, RecorderSetup};
+    use super::super::{Cause, FallbackUse, Finished, OrderEffect, Outcome, Record, Recorder, RecorderSetup};
     use crate::engine::{MILLISECOND, SECOND, Time};
+
+    /// A request of class 0 on instance 0 that arrived at 0, finished at `now` and made one call.
+    fn at(now: Time, outcome: Outcome, staleness: Option<(Time, bool)>, cause: Option<Cause>) -> Finished {
+        Finished {
+            now,
+            instance: 0,
+            class: 0,
+            arrived: 0,
+            outcome,
+            staleness,
+            cause,
+            order: OrderEffect::default(),
+            dependency_calls: 1,
+        }
+    }
 
     /// Finish a request of class 0 that arrived at 0 and took `ms`.
     fn finish(r: &mut Recorder, ms: Time, outcome: Outcome, stale: Option<bool>, cause: Option<Cause>) {
         let staleness = stale.map(|w| (SECOND, w));
-        r.finish(ms * MILLISECOND, 0, 0, 0, outcome, staleness, cause, OrderEffect::default(), 1);
+        r.finish(at(ms * MILLISECOND, outcome, staleness, cause));
     }
 
     #[test]
@@ -301,7 +316,7 @@ mod tests {
                     2 => (Outcome::Fallback, Some((SECOND, true)), dep),
                     _ => (Outcome::Error, None, dep),
                 };
-                r.finish(ns, 0, 0, 0, outcome, stale, cause, OrderEffect::default(), 1);
+                r.finish(at(ns, outcome, stale, cause));
                 all.record(ns);
                 if kind == 3 {
                     failed.record(ns);
