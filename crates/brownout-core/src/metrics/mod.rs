@@ -11,6 +11,7 @@ mod class_acc;
 pub mod decision;
 pub mod events;
 mod fallback;
+pub mod fields;
 mod gauge;
 mod hist;
 pub mod measure;
