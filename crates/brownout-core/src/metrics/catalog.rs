@@ -166,9 +166,11 @@ impl Metric {
 
     /// The requests this figure is taken over. A latency of answers can be made better by
     /// answering less (refusing the slow requests), so it is ranked only between sets that
-    /// answered about as many ([`Population::Answers`]).
+    /// answered about as many ([`Population::Answers`]). Such a figure's field starts with
+    /// `latency_answered` or `latency_in_time` (`latency_answered_ms.p95`,
+    /// `latency_answered_p999_ms`).
     pub fn population(&self) -> Population {
-        if self.field.starts_with("latency_answered_ms.") || self.field.starts_with("latency_in_time_ms.") {
+        if self.field.starts_with("latency_answered") || self.field.starts_with("latency_in_time") {
             Population::Answers
         } else {
             Population::Requests
@@ -321,6 +323,7 @@ pub static CATALOG: &[Metric] = &[
     ),
     class("answered_p99_ms", "latency_answered_ms.p99", Ms, Lower, |c| c.latency_answered_ms.p99),
     class("answered_max_ms", "latency_answered_ms.max", Ms, Lower, |c| c.latency_answered_ms.max),
+    class("answered_p999_ms", "latency_answered_p999_ms", Ms, Lower, |c| c.latency_answered_p999_ms),
     // A failure's latency: failing fast helps the caller, but failing more requests fast is no
     // better, so neither way is better.
     class("failed_mean_ms", "latency_failed_ms.mean", Ms, Neither, |c| c.latency_failed_ms.mean),

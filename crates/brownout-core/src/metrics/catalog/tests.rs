@@ -125,6 +125,19 @@ fn table_columns_form_one_chain_from_the_first() {
 }
 
 #[test]
+fn every_latency_of_answers_is_ranked_only_between_comparable_sets() {
+    // The per-class latencies taken over answers (in time or all answers), wherever their
+    // field sits: ranking one between sets that answered different numbers would reward
+    // refusing the slow requests.
+    for name in ["in_time_p95_ms", "answered_p95_ms", "answered_p999_ms"] {
+        assert_eq!(find(Scope::Class, name).unwrap().population(), Population::Answers, "{name}");
+    }
+    for name in ["p95_ms", "failed_p95_ms", "staleness_p95_ms", "slot_wait_ms_mean"] {
+        assert_eq!(find(Scope::Class, name).unwrap().population(), Population::Requests, "{name}");
+    }
+}
+
+#[test]
 fn a_part_the_run_lacks_reads_as_none_and_counts_as_zero() {
     let (mut run, _) = distinct_summary();
     run.breaker = None;

@@ -18,7 +18,8 @@ pub struct Outcomes {
     pub rejected: u64,
     /// Breaker open, no dependency call.
     pub short_circuited: u64,
-    /// Answered from the cache.
+    /// Answered by a fallback: the catalogue's cached value, a default answer (fail open or
+    /// fail closed) or the class's last answer (`fallback_answers` tells the last three apart).
     pub fallback: u64,
 }
 
@@ -154,6 +155,11 @@ pub struct ClassSummary {
     /// Latency of all answers (ok or fallback, not fail-closed refusals), in time or late.
     #[serde(default)]
     pub latency_answered_ms: LatencyMs,
+    /// 99.9th percentile of the latency of all answers (`latency_answered_ms`), nearest rank
+    /// as the HDR histogram gives it. No value without an answer, nor in summaries written
+    /// before it.
+    #[serde(default = "super::no_value", deserialize_with = "nan_if_null")]
+    pub latency_answered_p999_ms: f64,
     /// Latency of the failures (errors, timeouts, refusals, fail-closed refusals): every
     /// request that is not an answer.
     #[serde(default)]
@@ -236,4 +242,20 @@ pub struct FallbackAnswers {
     /// Their cost: uses times the fallback's `cost_per_use` (part of `business_cost`).
     #[serde(deserialize_with = "nan_if_null")]
     pub cost: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_written_before_answered_p999_reads_it_as_no_value() {
+        use crate::metrics::{Recorder, RecorderSetup};
+        let second = crate::engine::SECOND;
+        let class = Recorder::new(RecorderSetup::one_class(second, second)).summary(second, 0, 0).classes.remove(0);
+        let mut json = serde_json::to_value(class).unwrap();
+        json.as_object_mut().unwrap().remove("latency_answered_p999_ms").expect("written");
+        let back: ClassSummary = serde_json::from_value(json).unwrap();
+        assert!(back.latency_answered_p999_ms.is_nan(), "{}", back.latency_answered_p999_ms);
+    }
 }

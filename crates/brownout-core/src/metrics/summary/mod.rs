@@ -21,6 +21,12 @@ fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
+/// A real figure missing from a summary written before it existed has no value (NaN), not
+/// 0: `#[serde(default = "no_value")]`.
+fn no_value() -> f64 {
+    f64::NAN
+}
+
 /// [`nan_if_null`] for an interval's two ends.
 fn nan_pair_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
     let [lo, hi] = <[Option<f64>; 2]>::deserialize(d)?;
