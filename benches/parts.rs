@@ -19,7 +19,7 @@ use std::hint::black_box;
 use std::path::Path;
 
 use brownout::engine::{EventQueue, MILLISECOND, SECOND, Time, stream};
-use brownout::metrics::{OrderEffect, Outcome, Record, Recorder, RecorderSetup};
+use brownout::metrics::{Finished, OrderEffect, Outcome, Record, Recorder, RecorderSetup};
 use brownout::model::Model;
 use brownout::scenario;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -123,7 +123,17 @@ fn recorder(m: &Model) -> u64 {
         rec.dep_end(now + took, Some((0, took)), false, busy as u64 - 1);
         rec.pool(now + took, 0, busy - 1);
         rec.workers(now + took, 0, busy - 1);
-        rec.finish(now + took, 0, 0, now, Outcome::Ok, None, None, OrderEffect::default(), 1);
+        rec.finish(Finished {
+            now: now + took,
+            instance: 0,
+            class: 0,
+            arrived: now,
+            outcome: Outcome::Ok,
+            staleness: None,
+            cause: None,
+            order: OrderEffect::default(),
+            dependency_calls: 1,
+        });
         now += took;
     }
     rec.summary(now, 2 * N, 0).events

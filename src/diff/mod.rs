@@ -263,15 +263,7 @@ pub fn method_name(m: Method) -> &'static str {
 
 /// A unit as documents and tables name it.
 pub fn unit_name(u: Unit) -> &'static str {
-    match u {
-        Unit::Count => "count",
-        Unit::Number => "number",
-        Unit::Ms => "ms",
-        Unit::PerS => "per_s",
-        Unit::PerMin => "per_min",
-        Unit::Fraction => "fraction",
-        Unit::Cost => "cost",
-    }
+    u.name()
 }
 
 /// A `--fail-on-regression [policy=SET:][PHASE:][CLASS/]METRIC[:THRESHOLD]` guard. `METRIC` is

@@ -79,10 +79,11 @@ pub fn summary_json(s: &ScenarioSummary) -> Result<Vec<u8>> {
     Ok(v)
 }
 
-/// `summary.csv`: one row per (policy, class), a column per catalogue metric that has one
-/// (empty where the run lacks the part, e.g. no breaker, or the figure has no value: NaN).
+/// `summary.csv`: one row per (policy, class), a column per catalogue metric that has one, in
+/// the catalogue's append-only column order (empty where the run lacks the part, e.g. no
+/// breaker, or the figure has no value: NaN).
 pub fn summary_csv(s: &ScenarioSummary) -> Result<Vec<u8>> {
-    let cols: Vec<_> = catalog::CATALOG.iter().filter_map(|m| Some((m, m.csv?))).collect();
+    let cols = catalog::csv_columns();
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(["policy", "class"].into_iter().chain(cols.iter().map(|(_, name)| *name)))?;
     for r in &s.runs {

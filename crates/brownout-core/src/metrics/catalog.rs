@@ -36,6 +36,21 @@ pub enum Unit {
     Cost,
 }
 
+impl Unit {
+    /// The unit as documents, tables and `--json` name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Count => "count",
+            Unit::Number => "number",
+            Unit::Ms => "ms",
+            Unit::PerS => "per_s",
+            Unit::PerMin => "per_min",
+            Unit::Fraction => "fraction",
+            Unit::Cost => "cost",
+        }
+    }
+}
+
 /// Which way a metric improves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -50,12 +65,24 @@ pub enum Direction {
 /// Where a metric appears in the report's per-class comparison table.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Column {
-    /// Position among the table's columns, from 0.
-    pub pos: u8,
+    /// The metric whose column this one follows (a catalogue name), `None` for the first
+    /// column: columns are placed relative to each other, so a new one moves no other.
+    pub after: Option<&'static str>,
     /// Column title.
     pub title: &'static str,
     /// The value is shown divided by this (1000 shows milliseconds as seconds).
     pub per: f64,
+}
+
+/// A metric's column in `summary.csv`. The file's columns are append-only: `at` numbers them
+/// after `policy` and `class`, a new metric takes the next number, and no column ever moves
+/// (a reader may index them by position).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CsvColumn {
+    /// Position among the catalogue's columns, from 0 (the file's column `at + 2`).
+    pub at: u16,
+    /// Column name (as the file has always named it).
+    pub name: &'static str,
 }
 
 /// How a row reads its value from a summary.
@@ -77,8 +104,8 @@ pub struct Metric {
     pub unit: Unit,
     /// Which way it improves.
     pub direction: Direction,
-    /// Its column in `summary.csv`, if it has one (named as the file has always named it).
-    pub csv: Option<&'static str>,
+    /// Its column in `summary.csv`, if it has one.
+    pub csv: Option<CsvColumn>,
     /// Its column in the report's comparison table, if it has one.
     pub column: Option<Column>,
     read: Read,
@@ -139,23 +166,32 @@ impl Metric {
 
     /// The requests this figure is taken over. A latency of answers can be made better by
     /// answering less (refusing the slow requests), so it is ranked only between sets that
-    /// answered about as many ([`Population::Answers`]).
+    /// answered about as many ([`Population::Answers`]). Such a figure's field starts with
+    /// `latency_answered` or `latency_in_time` (`latency_answered_ms.p95`,
+    /// `latency_answered_p999_ms`).
     pub fn population(&self) -> Population {
-        if self.field.starts_with("latency_answered_ms.") || self.field.starts_with("latency_in_time_ms.") {
+        if self.field.starts_with("latency_answered") || self.field.starts_with("latency_in_time") {
             Population::Answers
         } else {
             Population::Requests
         }
     }
 
-    /// Put it in `summary.csv` under `name`.
-    const fn csv(self, name: &'static str) -> Self {
-        Self { csv: Some(name), ..self }
+    /// Put it in `summary.csv` as catalogue column `at` (the next unused number: columns
+    /// are append-only) under `name`.
+    const fn csv(self, at: u16, name: &'static str) -> Self {
+        Self { csv: Some(CsvColumn { at, name }), ..self }
     }
 
-    /// Put it in the report table at `pos` under `title`, shown divided by `per`.
-    const fn column(self, pos: u8, title: &'static str, per: f64) -> Self {
-        Self { column: Some(Column { pos, title, per }), ..self }
+    /// Make it the report table's first column, under `title`, shown divided by `per`.
+    const fn first_column(self, title: &'static str, per: f64) -> Self {
+        Self { column: Some(Column { after: None, title, per }), ..self }
+    }
+
+    /// Put it in the report table right after the column of metric `after`, under `title`,
+    /// shown divided by `per`.
+    const fn column_after(self, after: &'static str, title: &'static str, per: f64) -> Self {
+        Self { column: Some(Column { after: Some(after), title, per }), ..self }
     }
 }
 
@@ -182,50 +218,56 @@ const fn run(
 use Direction::{Higher, Lower, Neither};
 use Unit::{Cost, Count, Fraction, Ms, Number, PerMin, PerS};
 
-/// Every metric. `summary.csv` has the rows with a CSV column, in this order.
+/// Every metric, in the order replications, `diff` and `--json` list them. `summary.csv` has
+/// the rows with a CSV column, in the order of their numbers ([`csv_columns`]); the report
+/// table those with a table column, each after the one it names ([`table_columns`]).
 pub static CATALOG: &[Metric] = &[
     // Requests finished: set by the traffic, not by the policy.
-    class("requests", "requests", Count, Neither, |c| c.requests as f64).csv("requests"),
-    class("ok", "outcomes.ok", Count, Higher, |c| c.outcomes.ok as f64).csv("ok"),
-    class("error", "outcomes.error", Count, Lower, |c| c.outcomes.error as f64).csv("error"),
-    class("timeout", "outcomes.timeout", Count, Lower, |c| c.outcomes.timeout as f64).csv("timeout"),
-    class("rejected", "outcomes.rejected", Count, Lower, |c| c.outcomes.rejected as f64).csv("rejected"),
+    class("requests", "requests", Count, Neither, |c| c.requests as f64).csv(0, "requests"),
+    class("ok", "outcomes.ok", Count, Higher, |c| c.outcomes.ok as f64).csv(1, "ok"),
+    class("error", "outcomes.error", Count, Lower, |c| c.outcomes.error as f64).csv(2, "error"),
+    class("timeout", "outcomes.timeout", Count, Lower, |c| c.outcomes.timeout as f64).csv(3, "timeout"),
+    class("rejected", "outcomes.rejected", Count, Lower, |c| c.outcomes.rejected as f64).csv(4, "rejected"),
     class("short_circuited", "outcomes.short_circuited", Count, Lower, |c| c.outcomes.short_circuited as f64)
-        .csv("short_circuited"),
-    class("fallback", "outcomes.fallback", Count, Lower, |c| c.outcomes.fallback as f64).csv("fallback"),
-    class("mean_ms", "latency_ms.mean", Ms, Lower, |c| c.latency_ms.mean).csv("latency_mean_ms"),
-    class("p50_ms", "latency_ms.p50", Ms, Lower, |c| c.latency_ms.p50).csv("latency_p50_ms"),
-    class("p95_ms", "latency_ms.p95", Ms, Lower, |c| c.latency_ms.p95).csv("latency_p95_ms"),
-    class("p99_ms", "latency_ms.p99", Ms, Lower, |c| c.latency_ms.p99).csv("latency_p99_ms"),
-    class("max_ms", "latency_ms.max", Ms, Lower, |c| c.latency_ms.max).csv("latency_max_ms"),
+        .csv(5, "short_circuited"),
+    class("fallback", "outcomes.fallback", Count, Lower, |c| c.outcomes.fallback as f64).csv(6, "fallback"),
+    class("mean_ms", "latency_ms.mean", Ms, Lower, |c| c.latency_ms.mean).csv(7, "latency_mean_ms"),
+    class("p50_ms", "latency_ms.p50", Ms, Lower, |c| c.latency_ms.p50).csv(8, "latency_p50_ms"),
+    class("p95_ms", "latency_ms.p95", Ms, Lower, |c| c.latency_ms.p95).csv(9, "latency_p95_ms"),
+    class("p99_ms", "latency_ms.p99", Ms, Lower, |c| c.latency_ms.p99).csv(10, "latency_p99_ms"),
+    class("max_ms", "latency_ms.max", Ms, Lower, |c| c.latency_ms.max).csv(11, "latency_max_ms"),
     // Finished requests per second, failures included: the offered load, not a success.
-    class("throughput_per_s", "throughput_per_s", PerS, Neither, |c| c.throughput_per_s).csv("throughput_per_s"),
-    class("goodput_per_s", "goodput_per_s", PerS, Higher, |c| c.goodput_per_s).csv("goodput_per_s").column(
-        1,
+    class("throughput_per_s", "throughput_per_s", PerS, Neither, |c| c.throughput_per_s).csv(12, "throughput_per_s"),
+    class("goodput_per_s", "goodput_per_s", PerS, Higher, |c| c.goodput_per_s).csv(13, "goodput_per_s").column_after(
+        "in_time_ratio",
         "goodput/s",
         1.0,
     ),
     class("fresh_goodput_per_s", "fresh_goodput_per_s", PerS, Higher, |c| c.fresh_goodput_per_s),
-    class("deadline_missed", "deadline_missed", Count, Lower, |c| c.deadline_missed as f64).csv("deadline_missed"),
+    class("deadline_missed", "deadline_missed", Count, Lower, |c| c.deadline_missed as f64).csv(14, "deadline_missed"),
     class("ok_ratio", "ok_ratio", Fraction, Higher, |c| c.ok_ratio),
-    class("fallback_ratio", "fallback_ratio", Fraction, Lower, |c| c.fallback_ratio).column(4, "fallback", 1.0),
-    class("goodput_ratio", "goodput_ratio", Fraction, Higher, |c| c.goodput_ratio),
-    class("staleness_p50_ms", "staleness_ms.p50", Ms, Lower, |c| c.staleness_ms.p50).csv("staleness_p50_ms"),
-    class("staleness_p95_ms", "staleness_ms.p95", Ms, Lower, |c| c.staleness_ms.p95).csv("staleness_p95_ms").column(
-        5,
-        "stale p95 s",
-        1000.0,
+    class("fallback_ratio", "fallback_ratio", Fraction, Lower, |c| c.fallback_ratio).column_after(
+        "answered_p95_ms",
+        "fallback",
+        1.0,
     ),
-    class("staleness_max_ms", "staleness_ms.max", Ms, Lower, |c| c.staleness_ms.max).csv("staleness_max_ms"),
-    class("stale_wrong", "stale_wrong", Count, Lower, |c| c.stale_wrong as f64).csv("stale_wrong"),
+    class("goodput_ratio", "goodput_ratio", Fraction, Higher, |c| c.goodput_ratio),
+    class("staleness_p50_ms", "staleness_ms.p50", Ms, Lower, |c| c.staleness_ms.p50).csv(15, "staleness_p50_ms"),
+    class("staleness_p95_ms", "staleness_ms.p95", Ms, Lower, |c| c.staleness_ms.p95)
+        .csv(16, "staleness_p95_ms")
+        .column_after("fallback_ratio", "stale p95 s", 1000.0),
+    class("staleness_max_ms", "staleness_ms.max", Ms, Lower, |c| c.staleness_ms.max).csv(17, "staleness_max_ms"),
+    class("stale_wrong", "stale_wrong", Count, Lower, |c| c.stale_wrong as f64).csv(18, "stale_wrong"),
     class("stale_wrong_fraction", "stale_wrong_fraction", Fraction, Lower, |c| c.stale_wrong_fraction),
     class("orders", "orders", Count, Higher, |c| c.orders as f64),
     class("substitutions", "substitutions", Count, Lower, |c| c.substitutions as f64),
     class("refunds", "refunds", Count, Lower, |c| c.refunds as f64),
     class("lost_orders", "lost_orders", Count, Lower, |c| c.lost_orders as f64),
-    class("business_cost", "business_cost", Cost, Lower, |c| c.business_cost)
-        .csv("business_cost")
-        .column(6, "cost", 1.0),
+    class("business_cost", "business_cost", Cost, Lower, |c| c.business_cost).csv(19, "business_cost").column_after(
+        "staleness_p95_ms",
+        "cost",
+        1.0,
+    ),
     // Fallbacks without a catalogue (0 for a class whose fallback is the catalogue's).
     class("fallback_open", "fallback_answers.open", Count, Lower, |c| {
         c.fallback_answers.map_or(0.0, |f| f.open as f64)
@@ -241,11 +283,11 @@ pub static CATALOG: &[Metric] = &[
     class("conn_wait_ms_mean", "conn_wait_ms_mean", Ms, Lower, |c| c.conn_wait_ms_mean),
     // Deadline-honest outcomes: in time is the headline (an ok, or a fallback answer that is
     // neither a fail-closed refusal nor stale-wrong, within the deadline).
-    class("in_time", "in_time", Count, Higher, |c| c.in_time as f64).csv("in_time"),
+    class("in_time", "in_time", Count, Higher, |c| c.in_time as f64).csv(20, "in_time"),
     class("in_time_ratio", "in_time_ratio", Fraction, Higher, |c| c.in_time_ratio)
-        .csv("in_time_ratio")
-        .column(0, "in time", 1.0),
-    class("late", "late", Count, Lower, |c| c.late as f64).csv("late").column(2, "late", 1.0),
+        .csv(21, "in_time_ratio")
+        .first_column("in time", 1.0),
+    class("late", "late", Count, Lower, |c| c.late as f64).csv(22, "late").column_after("goodput_per_s", "late", 1.0),
     // Why requests were not in time: one cause each, summing to requests minus in_time.
     class("cause_dependency_error", "causes.dependency_error", Count, Lower, |c| c.causes.dependency_error as f64),
     class("cause_attempt_timeout", "causes.attempt_timeout", Count, Lower, |c| c.causes.attempt_timeout as f64),
@@ -274,13 +316,14 @@ pub static CATALOG: &[Metric] = &[
     class("in_time_max_ms", "latency_in_time_ms.max", Ms, Lower, |c| c.latency_in_time_ms.max),
     class("answered_mean_ms", "latency_answered_ms.mean", Ms, Lower, |c| c.latency_answered_ms.mean),
     class("answered_p50_ms", "latency_answered_ms.p50", Ms, Lower, |c| c.latency_answered_ms.p50),
-    class("answered_p95_ms", "latency_answered_ms.p95", Ms, Lower, |c| c.latency_answered_ms.p95).column(
-        3,
+    class("answered_p95_ms", "latency_answered_ms.p95", Ms, Lower, |c| c.latency_answered_ms.p95).column_after(
+        "late",
         "answer p95 ms",
         1.0,
     ),
     class("answered_p99_ms", "latency_answered_ms.p99", Ms, Lower, |c| c.latency_answered_ms.p99),
     class("answered_max_ms", "latency_answered_ms.max", Ms, Lower, |c| c.latency_answered_ms.max),
+    class("answered_p999_ms", "latency_answered_p999_ms", Ms, Lower, |c| c.latency_answered_p999_ms),
     // A failure's latency: failing fast helps the caller, but failing more requests fast is no
     // better, so neither way is better.
     class("failed_mean_ms", "latency_failed_ms.mean", Ms, Neither, |c| c.latency_failed_ms.mean),
@@ -289,22 +332,22 @@ pub static CATALOG: &[Metric] = &[
     class("failed_p99_ms", "latency_failed_ms.p99", Ms, Neither, |c| c.latency_failed_ms.p99),
     class("failed_max_ms", "latency_failed_ms.max", Ms, Neither, |c| c.latency_failed_ms.max),
     run("transitions", "breaker.transitions", Count, Lower, |r| r.breaker.as_ref().map(|b| b.transitions as f64))
-        .csv("breaker_transitions")
-        .column(7, "transitions", 1.0),
+        .csv(23, "breaker_transitions")
+        .column_after("business_cost", "transitions", 1.0),
     run("transitions_per_min", "breaker.transitions_per_min", PerMin, Lower, |r| {
         r.breaker.as_ref().map(|b| b.transitions_per_min)
     }),
     run("open_fraction", "breaker.open_fraction", Fraction, Lower, |r| r.breaker.as_ref().map(|b| b.open_fraction))
-        .csv("breaker_open_fraction"),
+        .csv(24, "breaker_open_fraction"),
     run("half_open_fraction", "breaker.half_open_fraction", Fraction, Lower, |r| {
         r.breaker.as_ref().map(|b| b.half_open_fraction)
     }),
     run("cycles", "breaker.cycles", Count, Lower, |r| r.breaker.as_ref().map(|b| b.cycles as f64))
-        .csv("breaker_cycles"),
-    run("amplification", "amplification", Number, Lower, |r| Some(r.amplification)).csv("amplification"),
+        .csv(25, "breaker_cycles"),
+    run("amplification", "amplification", Number, Lower, |r| Some(r.amplification)).csv(26, "amplification"),
     // Calls made: fewer is less load, but a breaker that sheds everything makes the fewest.
     run("dependency_calls", "dependency.calls", Count, Neither, |r| Some(r.dependency.calls as f64))
-        .csv("dependency_calls"),
+        .csv(27, "dependency_calls"),
     run("dependency_calls_per_s", "dependency.calls_per_s", PerS, Neither, |r| Some(r.dependency.calls_per_s)),
     run("dependency_peak_in_flight", "dependency.peak_in_flight", Count, Lower, |r| {
         Some(r.dependency.peak_in_flight as f64)
@@ -444,13 +487,35 @@ impl Margins {
 }
 
 /// Summary fields that are not metrics, with the reason: no row reads them.
-#[cfg(test)]
-const NOT_METRICS: &[(&str, &str)] = &[
+pub(crate) const NOT_METRICS: &[(&str, &str)] = &[
     ("resources.workers.capacity", "the scenario's setting, echoed"),
     ("resources.pool.capacity", "the scenario's setting, echoed"),
     ("dependency.found_in_flight", "a distribution (calls by the number they found in flight)"),
     ("per_instance", "outcomes broken down by instance"),
 ];
+
+/// The `summary.csv` columns after `policy` and `class`, in their (append-only) order.
+pub fn csv_columns() -> Vec<(&'static Metric, &'static str)> {
+    let mut cols: Vec<(&'static Metric, CsvColumn)> = CATALOG.iter().filter_map(|m| Some((m, m.csv?))).collect();
+    cols.sort_by_key(|(_, c)| c.at);
+    cols.into_iter().map(|(m, c)| (m, c.name)).collect()
+}
+
+/// The report table's columns in order: the first, then each column after the one it
+/// follows (a column naming a metric that has none, or a second column after the same one,
+/// goes last, in catalogue order; the catalogue's test refuses both).
+pub fn table_columns() -> Vec<(&'static Metric, Column)> {
+    let mut rest: Vec<(&'static Metric, Column)> = CATALOG.iter().filter_map(|m| Some((m, m.column?))).collect();
+    let mut out: Vec<(&'static Metric, Column)> = Vec::with_capacity(rest.len());
+    let mut last: Option<&str> = None;
+    while let Some(i) = rest.iter().position(|(_, c)| c.after == last) {
+        let next = rest.remove(i);
+        last = Some(next.0.name);
+        out.push(next);
+    }
+    out.extend(rest);
+    out
+}
 
 /// The metric `name` of `scope`.
 pub fn find(scope: Scope, name: &str) -> Option<&'static Metric> {
@@ -487,122 +552,4 @@ pub fn value_of(run: &RunSummary, path: &str) -> Option<f64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::BTreeSet;
-
-    use serde_json::Value;
-
-    use super::*;
-    use crate::engine::SECOND;
-    use crate::metrics::{Recorder, RecorderSetup};
-
-    /// A run summary with a breaker, a limiter and one class, every number in it distinct.
-    fn distinct_summary() -> (RunSummary, Value) {
-        let mut r = Recorder::new(RecorderSetup {
-            has_breaker: true,
-            has_limit: true,
-            has_limiter: true,
-            has_bulkhead: true,
-            costs: (1.0, 1.0, 1.0),
-            // A non-catalogue fallback, so the class summary has its fallback answers.
-            fallbacks: vec![crate::metrics::FallbackUse::Open(1.0)],
-            ..RecorderSetup::one_class(SECOND, SECOND)
-        });
-        let mut json = serde_json::to_value(r.summary(SECOND, 0, 0)).unwrap();
-        // Left out of the JSON when zero, as no call here was cancelled.
-        json["dependency"]["cancelled"] = 0.into();
-        let mut k = 0;
-        renumber(&mut json, &mut k);
-        (serde_json::from_value(json.clone()).unwrap(), json)
-    }
-
-    /// Give every number a new value: whole for integer fields, k + 0.5 for real ones (a
-    /// `null` is a real figure over no sample in the empty run this starts from).
-    fn renumber(v: &mut Value, k: &mut u64) {
-        match v {
-            Value::Null => {
-                *k += 1;
-                *v = Value::from(*k as f64 + 0.5);
-            }
-            Value::Number(n) => {
-                *k += 1;
-                *v = if n.is_f64() { Value::from(*k as f64 + 0.5) } else { Value::from(*k) };
-            }
-            Value::Array(a) => a.iter_mut().for_each(|x| renumber(x, k)),
-            Value::Object(o) => o.values_mut().for_each(|x| renumber(x, k)),
-            _ => {}
-        }
-    }
-
-    /// Dotted paths of the numeric fields and of the arrays under `v` (arrays not entered).
-    fn fields(v: &Value, at: &str, numbers: &mut BTreeSet<String>, arrays: &mut BTreeSet<String>) {
-        match v {
-            Value::Number(_) => {
-                numbers.insert(at.to_string());
-            }
-            Value::Array(_) => {
-                arrays.insert(at.to_string());
-            }
-            Value::Object(o) => {
-                for (name, x) in o {
-                    let path = if at.is_empty() { name.clone() } else { format!("{at}.{name}") };
-                    fields(x, &path, numbers, arrays);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
-        path.split('.').fold(v, |v, name| &v[name])
-    }
-
-    #[test]
-    fn every_summary_field_has_a_row_that_reads_it() {
-        let (run, json) = distinct_summary();
-        let class_json = &json["classes"][0];
-        for scope in [Scope::Class, Scope::Run] {
-            let root = if scope == Scope::Class { class_json } else { &json };
-            let (mut numbers, mut arrays) = (BTreeSet::new(), BTreeSet::new());
-            fields(root, "", &mut numbers, &mut arrays);
-            arrays.remove("classes");
-            let rows: BTreeSet<String> = of(scope).map(|m| m.field.to_string()).collect();
-            let not: BTreeSet<String> = NOT_METRICS.iter().map(|(f, _)| f.to_string()).collect();
-            let missing: Vec<&String> =
-                numbers.iter().chain(&arrays).filter(|f| !rows.contains(*f) && !not.contains(*f)).collect();
-            assert!(missing.is_empty(), "{scope:?} summary fields without a catalogue row: {missing:?}");
-            let stale: Vec<&String> = rows.iter().filter(|f| !numbers.contains(*f)).collect();
-            assert!(stale.is_empty(), "{scope:?} rows naming no numeric summary field: {stale:?}");
-            // Each row reads the field it names.
-            for m in of(scope) {
-                let want = at(root, m.field).as_f64().unwrap();
-                assert_eq!(m.read(&run, run.classes.first()), Some(want), "{}", m.name);
-            }
-        }
-    }
-
-    #[test]
-    fn names_csv_columns_and_table_positions_are_unique() {
-        for scope in [Scope::Class, Scope::Run] {
-            let names: BTreeSet<&str> = of(scope).map(|m| m.name).collect();
-            assert_eq!(names.len(), of(scope).count(), "{scope:?}");
-        }
-        let csv: Vec<&str> = CATALOG.iter().filter_map(|m| m.csv).collect();
-        assert_eq!(csv.iter().collect::<BTreeSet<_>>().len(), csv.len());
-        let mut pos: Vec<u8> = CATALOG.iter().filter_map(|m| Some(m.column?.pos)).collect();
-        pos.sort();
-        assert_eq!(pos, (0..pos.len() as u8).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn a_part_the_run_lacks_reads_as_none_and_counts_as_zero() {
-        let (mut run, _) = distinct_summary();
-        run.breaker = None;
-        let m = find(Scope::Run, "transitions").unwrap();
-        assert_eq!(m.read(&run, None), None);
-        assert_eq!(m.value(&run, None), Some(0.0));
-        assert_eq!(value_of(&run, "c/requests"), Some(run.classes[0].requests as f64));
-        assert_eq!(value_of(&run, "nope/requests"), None);
-        assert_eq!(value_of(&run, "requests"), None, "a per-class metric needs its class");
-    }
-}
+mod tests;

@@ -11,6 +11,7 @@ mod class_acc;
 pub mod decision;
 pub mod events;
 mod fallback;
+pub mod fields;
 mod gauge;
 mod hist;
 pub mod measure;
@@ -24,7 +25,7 @@ pub use cause::{Cause, LayerKind};
 pub use fallback::FallbackUse;
 pub(crate) use hist::UsHist;
 pub use phases::{Record, Recorders};
-pub use recorder::{OrderEffect, Outcome, Recorder, RecorderSetup};
+pub use recorder::{Finished, OrderEffect, Outcome, Recorder, RecorderSetup};
 pub use window::{MAX_CHART_WINDOWS, RowSink, WindowRow, chart_factor};
 
 use crate::engine::Time;

@@ -8,8 +8,8 @@
 //! up to `end`, so the phase's summary taken at `end` integrates its gauges over
 //! `[start, end)` exactly.
 
-use super::cause::{Cause, LayerKind};
-use super::recorder::{OrderEffect, Outcome, Recorder, RecorderSetup};
+use super::cause::LayerKind;
+use super::recorder::{Finished, Recorder, RecorderSetup};
 use super::summary::RunSummary;
 use super::window::WindowRow;
 use crate::breaker_state::BreakerState;
@@ -26,20 +26,8 @@ pub trait Record {
     fn slot_wait(&mut self, arrived: Time, class: usize, waited: Time);
     /// A connection wait ended (granted or not).
     fn conn_wait(&mut self, arrived: Time, class: usize, waited: Time);
-    /// A request finished (see [`Recorder::finish`]).
-    #[allow(clippy::too_many_arguments)]
-    fn finish(
-        &mut self,
-        now: Time,
-        instance: u32,
-        class: usize,
-        arrived: Time,
-        outcome: Outcome,
-        staleness: Option<(Time, bool)>,
-        cause: Option<Cause>,
-        order: OrderEffect,
-        dependency_calls: u32,
-    );
+    /// A request finished (see [`Finished`]); it counts in the phase it arrived in.
+    fn finish(&mut self, f: Finished);
     /// A request is still in flight at the horizon `now` (see [`Recorder::at_horizon`]);
     /// it counts in the phase it arrived in.
     fn at_horizon(&mut self, now: Time, class: usize, arrived: Time);
@@ -188,24 +176,10 @@ impl Record for Recorders {
         self.upto(arrived, |r| r.conn_wait(arrived, class, waited));
     }
 
-    #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn finish(
-        &mut self,
-        now: Time,
-        instance: u32,
-        class: usize,
-        arrived: Time,
-        outcome: Outcome,
-        staleness: Option<(Time, bool)>,
-        cause: Option<Cause>,
-        order: OrderEffect,
-        dependency_calls: u32,
-    ) {
-        self.all.finish(now, instance, class, arrived, outcome, staleness, cause, order, dependency_calls);
-        self.upto(arrived, |r| {
-            r.finish(now, instance, class, arrived, outcome, staleness, cause, order, dependency_calls)
-        });
+    fn finish(&mut self, f: Finished) {
+        self.all.finish(f);
+        self.upto(f.arrived, |r| r.finish(f));
     }
 
     fn at_horizon(&mut self, now: Time, class: usize, arrived: Time) {

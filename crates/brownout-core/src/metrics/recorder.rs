@@ -43,6 +43,31 @@ pub struct OrderEffect {
     pub lost: bool,
 }
 
+/// One finished request, as the world reports it to the recorder: everything a figure about
+/// a request is taken from, so a new per-request figure is a new field here.
+#[derive(Debug, Clone, Copy)]
+pub struct Finished {
+    /// When it finished.
+    pub now: Time,
+    /// The gateway instance that served it.
+    pub instance: u32,
+    /// Its class, as an index into the scenario's classes.
+    pub class: usize,
+    /// When it arrived.
+    pub arrived: Time,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// A fallback answer's value: its age and whether the item had changed since (stale-wrong).
+    pub staleness: Option<(Time, bool)>,
+    /// Why it failed: `None` for an ok answer; a fallback answer carries the cause of the
+    /// failure it answered.
+    pub cause: Option<Cause>,
+    /// What the business model concluded about it.
+    pub order: OrderEffect,
+    /// Dependency calls it made (every attempt and hedge).
+    pub dependency_calls: u32,
+}
+
 /// Static facts the recorder needs.
 #[derive(Debug, Clone)]
 pub struct RecorderSetup {
@@ -331,21 +356,9 @@ impl Record for Recorder {
         self.pool_waiting[instance as usize].set(now, waiting as f64);
     }
 
-    /// A request finished; `cause` is why it failed (`None` for an ok answer; a fallback
-    /// answer carries the cause of the failure it answered).
-    #[allow(clippy::too_many_arguments)]
-    fn finish(
-        &mut self,
-        now: Time,
-        instance: u32,
-        class: usize,
-        arrived: Time,
-        outcome: Outcome,
-        staleness: Option<(Time, bool)>,
-        cause: Option<Cause>,
-        order: OrderEffect,
-        dependency_calls: u32,
-    ) {
+    /// A request finished (see [`Finished`]).
+    fn finish(&mut self, f: Finished) {
+        let Finished { now, instance, class, arrived, outcome, staleness, cause, order, dependency_calls } = f;
         let latency = now - arrived;
         let fallback = self.s.fallbacks[class];
         let answered = match outcome {

@@ -2,7 +2,7 @@
 
 use super::escape::{md, md_code};
 use super::replicate::{self, Standing};
-use crate::metrics::catalog::{CATALOG, Column, Direction, Metric, Scope, Unit};
+use crate::metrics::catalog::{Column, Direction, Metric, Scope, Unit};
 use crate::metrics::summary::{ClassInfo, ClassSummary, RunSummary, ScenarioSummary};
 
 /// Class `name` of run `r`, looked for at `at` first: its place in the scenario, the same in
@@ -40,9 +40,7 @@ fn fmt(unit: Unit) -> fn(f64) -> String {
 
 /// The catalogue's table columns, in order.
 fn columns() -> Vec<(&'static Metric, Column)> {
-    let mut cols: Vec<(&'static Metric, Column)> = CATALOG.iter().filter_map(|m| Some((m, m.column?))).collect();
-    cols.sort_by_key(|(_, c)| c.pos);
-    cols
+    crate::metrics::catalog::table_columns()
 }
 
 /// Whether `metric` (a catalogue name) says anything for `class` in this scenario: fallback,

@@ -309,17 +309,17 @@ impl<R: Record> World<'_, R> {
                 _ => order.lost = true,
             }
         }
-        self.rec.finish(
+        self.rec.finish(crate::metrics::Finished {
             now,
-            r.who.instance,
-            r.who.class as usize,
-            r.arrived,
-            r.answer.outcome,
-            r.answer.staleness,
-            r.answer.cause,
+            instance: r.who.instance,
+            class: r.who.class as usize,
+            arrived: r.arrived,
+            outcome: r.answer.outcome,
+            staleness: r.answer.staleness,
+            cause: r.answer.cause,
             order,
-            r.calls,
-        );
+            dependency_calls: r.calls,
+        });
         if let Some(reload) = &class.reload {
             // An impatient or failed user presses reload: more load exactly when it hurts.
             let bad =

@@ -1,0 +1,117 @@
+//! The `summary.json` field tables of docs/json.md, generated from the catalogue (name, unit,
+//! direction, `summary.csv` column) and the summary types' own documentation (the meaning),
+//! so the document cannot drift from the code: `tests/json_fields.rs` compares them, and
+//! `BROWNOUT_BLESS=1` rewrites the document's generated part.
+
+use serde_json::Value;
+
+use super::catalog::{self, Direction, Metric, NOT_METRICS, Scope};
+use super::summary::{ClassSummary, RunSummary};
+
+/// The two tables, per class and per run, in Markdown: a row per catalogue metric (in
+/// catalogue order), preceded by a row for each object it sits in (`latency_ms` before
+/// `latency_ms.p95`), then the run's fields that are not metrics, with the reason.
+pub fn markdown() -> String {
+    let class = schemars::schema_for!(ClassSummary);
+    let run = schemars::schema_for!(RunSummary);
+    let mut out = String::new();
+    for (scope, schema, heading) in [
+        (Scope::Class, class.as_value(), "Per class (`runs[].classes[]`; per-class catalogue names)"),
+        (Scope::Run, run.as_value(), "Per policy set (`runs[]`; per-run catalogue names)"),
+    ] {
+        out.push_str(&format!("#### {heading}\n\n"));
+        out.push_str("| field | catalogue name | unit | better | `summary.csv` | meaning |\n");
+        out.push_str("|---|---|---|---|---|---|\n");
+        let mut open: Vec<String> = Vec::new();
+        for m in catalog::of(scope) {
+            let parents = parents(m.field);
+            for p in parents.iter().filter(|p| !open.contains(p)) {
+                out.push_str(&format!("| `{p}` | | | | | {} |\n", cell(&meaning(schema, p))));
+            }
+            open = parents;
+            out.push_str(&row(m, &meaning(schema, m.field)));
+        }
+        if scope == Scope::Run {
+            for (field, why) in NOT_METRICS {
+                let text = format!("{} Not a metric: {why}.", sentence(&meaning(schema, field)));
+                out.push_str(&format!("| `{field}` | – | | | | {} |\n", cell(&text)));
+            }
+        }
+        out.push('\n');
+    }
+    out.pop();
+    out
+}
+
+/// One metric's row.
+fn row(m: &Metric, meaning: &str) -> String {
+    let better = match m.direction {
+        Direction::Higher => "higher",
+        Direction::Lower => "lower",
+        Direction::Neither => "neither",
+    };
+    let csv = m.csv.map_or(String::new(), |c| format!("`{}`", c.name));
+    format!("| `{}` | `{}` | {} | {better} | {csv} | {} |\n", m.field, m.name, m.unit.name(), cell(meaning))
+}
+
+/// The objects a dotted field sits in, outermost first: `a.b.c` gives `a`, `a.b`.
+fn parents(field: &str) -> Vec<String> {
+    field.match_indices('.').map(|(i, _)| field[..i].to_string()).collect()
+}
+
+/// The documentation of the field at dotted `path` in `root`'s schema (empty if it has none).
+fn meaning(root: &Value, path: &str) -> String {
+    let mut at = root;
+    let mut text = "";
+    for name in path.split('.') {
+        let Some(field) = object(root, at).and_then(|o| o.get("properties")?.get(name)) else { return String::new() };
+        text = field.get("description").and_then(Value::as_str).unwrap_or("");
+        at = field;
+    }
+    text.to_string()
+}
+
+/// The object schema `s` describes, through a `$ref` and an `Option`'s `anyOf`.
+fn object<'a>(root: &'a Value, s: &'a Value) -> Option<&'a Value> {
+    if s.get("properties").is_some() {
+        return Some(s);
+    }
+    if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+        let name = r.rsplit('/').next()?;
+        return object(root, root.get("$defs")?.get(name)?);
+    }
+    let any = s.get("anyOf").or_else(|| s.get("oneOf"))?.as_array()?;
+    any.iter().find_map(|x| object(root, x))
+}
+
+/// Documentation as one table cell: one line, a `|` escaped.
+fn cell(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
+}
+
+/// `text` ending with a full stop.
+fn sentence(text: &str) -> String {
+    let t = text.trim_end();
+    if t.ends_with('.') { t.to_string() } else { format!("{t}.") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_has_its_meaning_from_the_types() {
+        let md = markdown();
+        let class = schemars::schema_for!(ClassSummary);
+        let run = schemars::schema_for!(RunSummary);
+        for m in catalog::CATALOG {
+            let root = if m.scope() == Scope::Class { class.as_value() } else { run.as_value() };
+            assert!(!meaning(root, m.field).is_empty(), "{} ({}) has no documentation", m.name, m.field);
+            assert!(md.contains(&format!("| `{}` | `{}` |", m.field, m.name)), "{}", m.name);
+        }
+        // Read off summary/class.rs: the doc of `LatencyMs::p95` and of the optional
+        // `fallback_answers`' `cost`.
+        assert_eq!(meaning(class.as_value(), "latency_ms.p95"), "95th percentile.");
+        assert!(meaning(class.as_value(), "fallback_answers.cost").starts_with("Their cost: uses times"));
+    }
+}
