@@ -125,17 +125,15 @@ pub(crate) fn ceilings(s: &Scenario, d: &Decide, dep: &DependencyModel, arrivals
 
 /// Names of the policy sets with a layer that may make more than one call per request.
 fn several_calls(s: &Scenario) -> Vec<String> {
-    let more = |p: &PolicySpec| {
-        matches!(
-            p,
-            PolicySpec::Retry(_)
-                | PolicySpec::Hedge(_)
-                | PolicySpec::DotnetStandard(_)
-                | PolicySpec::Plugin(_)
-                | PolicySpec::Import(_)
-        )
-    };
-    s.policies.iter().filter(|p| p.stack.iter().any(|l| more(&l.policy))).map(|p| format!("\"{}\"", p.name)).collect()
+    s.policies.iter().filter(|p| p.stack.iter().any(|l| more_calls(&l.policy))).map(|p| format!("\"{}\"", p.name)).collect()
+}
+
+/// The layer may make more than one call per request.
+pub(crate) fn more_calls(p: &PolicySpec) -> bool {
+    matches!(
+        p,
+        PolicySpec::Retry(_) | PolicySpec::Hedge(_) | PolicySpec::DotnetStandard(_) | PolicySpec::Plugin(_) | PolicySpec::Import(_)
+    )
 }
 
 /// How requests are weighted over time.

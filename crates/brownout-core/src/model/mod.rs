@@ -12,7 +12,7 @@ pub mod dependency;
 pub mod fallback;
 pub(crate) mod outlier;
 pub mod records;
-mod world;
+pub(crate) mod world;
 
 use std::fmt;
 use std::path::Path;

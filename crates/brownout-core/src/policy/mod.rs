@@ -382,3 +382,6 @@ pub fn describe(st: &Status) -> String {
     parts.push(if st.degraded { "degraded".into() } else { "not degraded".into() });
     parts.join(", ")
 }
+
+#[cfg(test)]
+mod facts_tests;

@@ -424,24 +424,27 @@ fn layer_bytes(stack: &[super::Layer]) -> f64 {
     stack
         .iter()
         .map(|l| {
-            LAYER_BYTES
-                + SAMPLE_BYTES
-                    * match &l.policy {
-                        PolicySpec::ErrorRateBreaker(c) => window_samples(c),
-                        PolicySpec::Resilience4j(c) => {
-                            f64::from(c.sliding_window_size) + f64::from(c.permitted_number_of_calls_in_half_open_state)
-                        }
-                        // One bucket per health snapshot in the rolling window.
-                        PolicySpec::Hystrix(c) => {
-                            c.metrics_rolling_statistical_window_in_milliseconds as f64
-                                / c.metrics_health_snapshot_interval_in_milliseconds.max(1) as f64
-                        }
-                        // One bucket (two u64 counts) per `rolling_count_buckets`.
-                        PolicySpec::Opossum(c) => f64::from(c.rolling_count_buckets),
-                        _ => 0.0,
-                    }
+            LAYER_BYTES + SAMPLE_BYTES * layer_samples(&l.policy)
         })
         .sum()
+}
+
+/// Outcomes a layer keeps per instance.
+pub(crate) fn layer_samples(p: &PolicySpec) -> f64 {
+    match p {
+        PolicySpec::ErrorRateBreaker(c) => window_samples(c),
+        PolicySpec::Resilience4j(c) => {
+            f64::from(c.sliding_window_size) + f64::from(c.permitted_number_of_calls_in_half_open_state)
+        }
+        // One bucket per health snapshot in the rolling window.
+        PolicySpec::Hystrix(c) => {
+            c.metrics_rolling_statistical_window_in_milliseconds as f64
+                / c.metrics_health_snapshot_interval_in_milliseconds.max(1) as f64
+        }
+        // One bucket (two u64 counts) per `rolling_count_buckets`.
+        PolicySpec::Opossum(c) => f64::from(c.rolling_count_buckets),
+        _ => 0.0,
+    }
 }
 
 fn window_samples(c: &crate::policy::breaker::error_rate::ErrorRateConfig) -> f64 {
@@ -540,6 +543,16 @@ fn events_per_request(s: &Scenario, c: &super::Class) -> f64 {
         + f64::from(u8::from(!s.fleet.overhead.is_zero()))
 }
 
+/// Attempts per call into a layer that the layer may make.
+pub(crate) fn layer_attempts(p: &PolicySpec) -> f64 {
+    match p {
+        PolicySpec::Retry(r) => f64::from(r.max_attempts),
+        // Expands into a Retry layer of `max_retry_attempts + 1` attempts (`policy::dotnet`).
+        PolicySpec::DotnetStandard(d) => f64::from(d.max_retry_attempts) + 1.0,
+        _ => 1.0,
+    }
+}
+
 /// Attempts one request may make: the product of its retry layers' `max_attempts`, over
 /// every policy set, against `limits.max_attempts`.
 fn check_attempts(s: &Scenario) -> Result<(), Refusal> {
@@ -547,12 +560,7 @@ fn check_attempts(s: &Scenario) -> Result<(), Refusal> {
         let attempts: f64 = p
             .stack
             .iter()
-            .map(|l| match &l.policy {
-                PolicySpec::Retry(r) => f64::from(r.max_attempts),
-                // Expands into a Retry layer of `max_retry_attempts + 1` attempts (`policy::dotnet`).
-                PolicySpec::DotnetStandard(d) => f64::from(d.max_retry_attempts) + 1.0,
-                _ => 1.0,
-            })
+            .map(|l| layer_attempts(&l.policy))
             .product();
         if attempts > s.limits.max_attempts as f64 {
             return Err(refuse(

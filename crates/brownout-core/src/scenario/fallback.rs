@@ -81,7 +81,7 @@ impl FallbackAnswer {
 /// (`refuse_as: Rejected`, `on_full: Reject` or an expired `Wait`, Envoy's thresholds,
 /// shedding by deadline) is the answer the policy chose and never falls back. No wildcard arm:
 /// a new policy must say which it does.
-fn refuses_into_fallback(p: &PolicySpec, class: &str) -> bool {
+pub(crate) fn refuses_into_fallback(p: &PolicySpec, class: &str) -> bool {
     let fallback = |r: RefuseAs| r == RefuseAs::Fallback;
     match p {
         PolicySpec::Timeout(_)

@@ -7,7 +7,7 @@ use crate::policy::PolicySpec;
 use crate::scenario::FallbackAnswer;
 
 /// Where a layer's refusals and queue waits count.
-pub(super) fn layer_kind(spec: &PolicySpec) -> LayerKind {
+pub(crate) fn layer_kind(spec: &PolicySpec) -> LayerKind {
     use PolicySpec as P;
     match spec {
         P::Limiter(_) | P::Aimd(_) | P::Vegas(_) | P::Gradient2(_) | P::EnvoyGradient(_) | P::EnvoyThresholds(_) => {
