@@ -36,7 +36,7 @@ pub mod timeout;
 pub mod why;
 
 pub use crate::breaker_state::BreakerState;
-pub use registry::{BuildCtx, PolicyConfig, PolicySpec};
+pub use registry::{BuildCtx, ConfigError, PolicyConfig, PolicySpec};
 
 /// Index of a request class in the scenario.
 pub type ClassId = u16;

@@ -4,7 +4,7 @@
 pub(crate) mod data;
 mod decide_check;
 pub(crate) mod estimate;
-pub(crate) mod fallback;
+mod fallback;
 mod import;
 mod load;
 pub(crate) mod locate;

@@ -18,7 +18,7 @@ mod forms;
 #[cfg(debug_assertions)]
 mod invariants;
 mod lifecycle;
-pub(crate) mod outcome;
+mod outcome;
 mod stack;
 mod state;
 mod waitq;

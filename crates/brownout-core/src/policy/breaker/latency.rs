@@ -25,7 +25,7 @@ use super::trials::Trials;
 use crate::engine::Time;
 use crate::policy::percentile::nearest_rank;
 use crate::policy::why::Why;
-use crate::policy::{BuildCtx, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 use crate::units::Dur;
 
 /// Latency breaker configuration: judges each call by how long it held this layer, from
@@ -293,8 +293,28 @@ impl Policy for Latency {
 impl PolicyConfig for LatencyConfig {
     const KIND: &'static str = "latency-breaker";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        self.check()
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Breaker
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        true
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        Ok(self.check()?)
     }
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
