@@ -33,7 +33,6 @@ pub mod registry;
 pub mod retry;
 pub mod shed;
 pub mod timeout;
-pub mod token_bucket;
 pub mod why;
 
 pub use crate::breaker_state::BreakerState;

@@ -332,8 +332,6 @@ policies! {
     Import(super::import_layer::ImportLayerConfig),
     /// opossum (Node) circuit breaker, its option names (snake_case) and defaults.
     Opossum(super::breaker::opossum::OpossumConfig),
-    /// Token-bucket rate limit: `burst` tokens refilled at `rate_per_s`; an attempt without a token is a 429.
-    TokenBucket(super::token_bucket::TokenBucketConfig),
 }
 
 #[cfg(test)]
