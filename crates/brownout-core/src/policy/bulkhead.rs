@@ -111,7 +111,7 @@ struct Part {
 
 /// The tiered bulkhead. See the module docs.
 #[derive(Debug, Clone)]
-pub struct TieredBulkhead {
+pub(crate) struct TieredBulkhead {
     permits: u32,
     queue: u32,
     in_flight: u32,
@@ -164,16 +164,6 @@ impl TieredBulkhead {
             why: Why::Fresh,
         });
         Self { permits: cfg.permits, queue: cfg.queue, in_flight: 0, parts, part_of, trip }
-    }
-
-    /// Calls in flight, all classes.
-    pub fn in_flight(&self) -> u32 {
-        self.in_flight
-    }
-
-    /// Calls in flight of `class`.
-    pub fn busy(&self, class: ClassId) -> u32 {
-        self.parts[self.part(class)].busy
     }
 
     fn part(&self, class: ClassId) -> usize {

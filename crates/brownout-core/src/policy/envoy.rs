@@ -170,7 +170,7 @@ struct Manager {
 
 /// The runtime state: one resource manager per priority; see the module docs.
 #[derive(Debug, Clone)]
-pub struct EnvoyThresholds {
+pub(crate) struct EnvoyThresholds {
     managers: [Manager; 2],
     /// Attempts parked here, by id: their priority.
     parked: BTreeMap<u64, usize>,
@@ -194,12 +194,6 @@ impl EnvoyThresholds {
             admitted: BTreeMap::new(),
             class_priority: BTreeMap::new(),
         }
-    }
-
-    /// (active, pending, retries outstanding) at `priority`.
-    pub fn counts(&self, priority: EnvoyPriority) -> (u32, u32, u32) {
-        let m = &self.managers[priority as usize];
-        (m.active, m.pending, m.retries)
     }
 
     /// An admitted attempt ended (completed or cancelled): free its connection and retry.

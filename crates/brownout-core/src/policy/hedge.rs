@@ -85,7 +85,7 @@ impl PolicyConfig for HedgeConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Hedge {
+pub(crate) struct Hedge {
     fixed: Option<Time>,
     percentile: f64,
     min_points: usize,

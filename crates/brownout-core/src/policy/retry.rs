@@ -84,7 +84,7 @@ impl PolicyConfig for RetryConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Retry {
+pub(crate) struct Retry {
     cfg: RetryConfig,
 }
 

@@ -55,7 +55,7 @@ impl PolicyConfig for ShedByDeadlineConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct ShedByDeadline {
+pub(crate) struct ShedByDeadline {
     min_remaining: Time,
 }
 

@@ -71,7 +71,7 @@ impl PolicyConfig for TimeoutConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Timeout {
+pub(crate) struct Timeout {
     timeout: Time,
     unwind: Time,
 }

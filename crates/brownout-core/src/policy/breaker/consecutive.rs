@@ -108,7 +108,7 @@ impl PolicyConfig for ConsecutiveConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Consecutive {
+pub(crate) struct Consecutive {
     failures: u32,
     break_duration: Time,
     probes: u32,

@@ -161,7 +161,7 @@ pub(crate) fn grown_break(base: Time, mult: f64, cap: Option<Time>, attempts: u3
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct ErrorRate {
+pub(crate) struct ErrorRate {
     cfg: ErrorRateConfig,
     slow_ns: Option<Time>,
     state: BreakerState,

@@ -120,7 +120,7 @@ impl HystrixConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Hystrix {
+pub(crate) struct Hystrix {
     cfg: HystrixConfig,
     state: BreakerState,
     health: Window,

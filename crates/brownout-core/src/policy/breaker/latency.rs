@@ -96,7 +96,7 @@ impl LatencyConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Latency {
+pub(crate) struct Latency {
     cfg: LatencyConfig,
     state: BreakerState,
     window_end: Time,
@@ -134,7 +134,8 @@ impl Latency {
     }
 
     /// Slow windows in a row so far.
-    pub fn streak(&self) -> u32 {
+    #[cfg(test)]
+    fn streak(&self) -> u32 {
         self.streak
     }
 

@@ -143,7 +143,7 @@ struct Bucket {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Opossum {
+pub(crate) struct Opossum {
     cfg: OpossumConfig,
     state: BreakerState,
     /// HALF_OPEN and its one trial not yet taken (opossum's `pendingClose`).

@@ -159,7 +159,7 @@ impl Health {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Polly {
+pub(crate) struct Polly {
     cfg: PollyConfig,
     state: BreakerState,
     health: Health,

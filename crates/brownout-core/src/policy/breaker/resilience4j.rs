@@ -205,7 +205,7 @@ impl Resilience4jConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Resilience4j {
+pub(crate) struct Resilience4j {
     cfg: Resilience4jConfig,
     state: BreakerState,
     metrics: Window,

@@ -84,7 +84,7 @@ impl SentinelConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Sentinel {
+pub(crate) struct Sentinel {
     cfg: SentinelConfig,
     state: BreakerState,
     bucket: Window,

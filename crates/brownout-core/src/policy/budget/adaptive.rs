@@ -40,7 +40,7 @@ fn milli(x: f64) -> i64 {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct AdaptiveRetry {
+pub(crate) struct AdaptiveRetry {
     size: i64,
     refill: i64,
     cost: i64,
@@ -56,11 +56,6 @@ impl AdaptiveRetry {
             cost: milli(cfg.retry_cost),
             tokens: milli(cfg.bucket_size),
         }
-    }
-
-    /// Tokens in the bucket, in thousandths.
-    pub fn milli_tokens(&self) -> i64 {
-        self.tokens
     }
 }
 

@@ -23,7 +23,7 @@ pub struct GrpcThrottleConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct GrpcThrottle {
+pub(crate) struct GrpcThrottle {
     max_milli: i64,
     ratio_milli: i64,
     milli: i64,
@@ -34,11 +34,6 @@ impl GrpcThrottle {
     pub fn new(cfg: &GrpcThrottleConfig) -> Self {
         let max_milli = cfg.max_tokens as i64 * 1000;
         Self { max_milli, ratio_milli: (cfg.token_ratio * 1000.0).round() as i64, milli: max_milli }
-    }
-
-    /// Tokens left, in thousandths.
-    pub fn milli_tokens(&self) -> i64 {
-        self.milli
     }
 }
 

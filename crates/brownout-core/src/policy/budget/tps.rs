@@ -43,7 +43,7 @@ const SLOTS: usize = 10;
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct TpsBudget {
+pub(crate) struct TpsBudget {
     deposit: i64,
     withdraw: i64,
     reserve: i64,

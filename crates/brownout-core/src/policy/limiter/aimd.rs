@@ -61,7 +61,7 @@ fn five_s() -> Dur {
 
 /// The AIMD algorithm. See the module docs.
 #[derive(Debug, Clone)]
-pub struct Aimd {
+pub(crate) struct Aimd {
     limit: u32,
     min_limit: u32,
     max_limit: u32,

@@ -128,7 +128,7 @@ impl PolicyConfig for FixedConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Fixed {
+pub(crate) struct Fixed {
     permits: u32,
     queue: u32,
     max_wait: u64,
@@ -191,11 +191,6 @@ impl Fixed {
             refuse_as: cfg.refuse_as,
             in_flight: 0,
         }
-    }
-
-    /// Attempts in flight.
-    pub fn in_flight(&self) -> u32 {
-        self.in_flight
     }
 
     /// The answer for an attempt the limits do not admit now; `parked_as` is its place in
