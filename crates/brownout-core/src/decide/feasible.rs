@@ -33,7 +33,6 @@ use crate::metrics::decision::{Ceiling, Recommendation};
 use crate::model::Model;
 use crate::model::arrivals::{ArrivalGen, Rate};
 use crate::model::dependency::DependencyModel;
-use crate::policy::PolicySpec;
 use crate::scenario::{Arrivals, Cmp, Decide, Fallback, Latency, Mode, Scenario};
 
 /// Subintervals of Simpson's rule between two knots of the integrand (where drift, modes,
@@ -125,17 +124,11 @@ pub(crate) fn ceilings(s: &Scenario, d: &Decide, dep: &DependencyModel, arrivals
 
 /// Names of the policy sets with a layer that may make more than one call per request.
 fn several_calls(s: &Scenario) -> Vec<String> {
-    let more = |p: &PolicySpec| {
-        matches!(
-            p,
-            PolicySpec::Retry(_)
-                | PolicySpec::Hedge(_)
-                | PolicySpec::DotnetStandard(_)
-                | PolicySpec::Plugin(_)
-                | PolicySpec::Import(_)
-        )
-    };
-    s.policies.iter().filter(|p| p.stack.iter().any(|l| more(&l.policy))).map(|p| format!("\"{}\"", p.name)).collect()
+    s.policies
+        .iter()
+        .filter(|p| p.stack.iter().any(|l| l.policy.may_call_again()))
+        .map(|p| format!("\"{}\"", p.name))
+        .collect()
 }
 
 /// How requests are weighted over time.

@@ -62,11 +62,9 @@ fn expand_presets(scenario: &Scenario) -> Scenario {
     let mut s = scenario.clone();
     for p in &mut s.policies {
         p.stack = (p.stack.iter())
-            .flat_map(|layer| match &layer.policy {
-                PolicySpec::DotnetStandard(c) => {
-                    c.expand().into_iter().map(|policy| Layer { policy, ..layer.clone() }).collect()
-                }
-                _ => vec![layer.clone()],
+            .flat_map(|layer| match layer.policy.preset_layers() {
+                Some(layers) => layers.into_iter().map(|policy| Layer { policy, ..layer.clone() }).collect(),
+                None => vec![layer.clone()],
             })
             .collect();
     }

@@ -24,7 +24,7 @@ use super::percentile::DurationHist;
 use super::why::Why;
 use super::{Admission, Attempt, BuildCtx, CallOutcome, ClassId, Completed, Policy, Refusal};
 use crate::engine::Time;
-use crate::policy::PolicyConfig;
+use crate::policy::{ConfigError, PolicyConfig};
 use crate::units::Dur;
 
 /// Tiered bulkhead configuration.
@@ -111,7 +111,7 @@ struct Part {
 
 /// The tiered bulkhead. See the module docs.
 #[derive(Debug, Clone)]
-pub struct TieredBulkhead {
+pub(crate) struct TieredBulkhead {
     permits: u32,
     queue: u32,
     in_flight: u32,
@@ -164,16 +164,6 @@ impl TieredBulkhead {
             why: Why::Fresh,
         });
         Self { permits: cfg.permits, queue: cfg.queue, in_flight: 0, parts, part_of, trip }
-    }
-
-    /// Calls in flight, all classes.
-    pub fn in_flight(&self) -> u32 {
-        self.in_flight
-    }
-
-    /// Calls in flight of `class`.
-    pub fn busy(&self, class: ClassId) -> u32 {
-        self.parts[self.part(class)].busy
     }
 
     fn part(&self, class: ClassId) -> usize {
@@ -368,8 +358,39 @@ fn check(c: &TieredBulkheadConfig, classes: &[&str]) -> Result<(), String> {
 impl PolicyConfig for TieredBulkheadConfig {
     const KIND: &'static str = "tiered-bulkhead";
 
-    fn validate(&self, classes: &[&str]) -> Result<(), String> {
-        check(self, classes)
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Bulkhead
+    }
+
+    fn refuses_into_fallback(&self, class: &str) -> bool {
+        self.classes.iter().any(|t| t.name == class && t.on_full == OnFull::FallbackNow)
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, classes: &[&str]) -> Result<(), ConfigError> {
+        // The tier of a class listed twice would be whichever entry is read last.
+        let mut seen = std::collections::BTreeMap::new();
+        for (k, t) in self.classes.iter().enumerate() {
+            if let Some(j) = seen.insert(t.name.as_str(), k) {
+                return Err(format!(
+                    "TieredBulkhead.classes[{k}].name: class \"{}\" is listed twice (first as classes[{j}])",
+                    crate::text::visible(&t.name)
+                )
+                .into());
+            }
+        }
+        Ok(check(self, classes)?)
     }
 
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Policy> {

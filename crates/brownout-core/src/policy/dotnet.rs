@@ -35,7 +35,7 @@ use super::breaker::polly::PollyConfig;
 use super::limiter::fixed::{FixedConfig, RefuseAs};
 use super::retry::RetryConfig;
 use super::timeout::TimeoutConfig;
-use super::{Admission, Attempt, BuildCtx, Policy, PolicyConfig, PolicySpec, QueueOrder};
+use super::{Admission, Attempt, BuildCtx, ConfigError, Policy, PolicyConfig, PolicySpec, QueueOrder};
 use crate::engine::Time;
 use crate::units::Dur;
 
@@ -169,20 +169,49 @@ impl DotnetStandardConfig {
     }
 }
 
-impl PolicySpec {
-    /// How many layers this policy is in a built stack (a preset stack expands).
-    pub fn layer_count(&self) -> usize {
-        match self {
-            PolicySpec::DotnetStandard(c) => c.expand().len(),
-            _ => 1,
-        }
-    }
-}
-
 impl PolicyConfig for DotnetStandardConfig {
     const KIND: &'static str = "dotnet-standard";
 
-    fn validate(&self, classes: &[&str]) -> Result<(), String> {
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Other
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        // Its expansion holds a Polly breaker.
+        true
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        // Expands into a Retry layer of `max_retry_attempts + 1` attempts.
+        f64::from(self.max_retry_attempts) + 1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        true
+    }
+
+    fn preset_layers(&self) -> Option<Vec<PolicySpec>> {
+        Some(self.expand())
+    }
+
+    fn validate(&self, classes: &[&str]) -> Result<(), ConfigError> {
+        // Polly's CircuitBreakerStrategyOptions (src/Polly.Core/CircuitBreaker/
+        // CircuitBreakerStrategyOptions.TResult.cs): BreakDuration and SamplingDuration carry
+        // [Range(typeof(TimeSpan), "00:00:00.500", "1.00:00:00")], which .NET validates.
+        const HALF_SECOND: u64 = 500_000_000;
+        const DAY: u64 = 86_400_000_000_000;
+        for (field, d) in [("break_duration", self.break_duration), ("sampling_duration", self.sampling_duration)] {
+            if !(HALF_SECOND..=DAY).contains(&d.ns()) {
+                return Err(format!(
+                    "DotnetStandard.{field} is {d}; .NET (Polly's CircuitBreakerStrategyOptions) requires 0.5 s to 24 h"
+                )
+                .into());
+            }
+        }
         let s = |d: Dur| d.ns() as f64 / 1e9;
         if self.rate_limiter_permits == 0 {
             return Err("DotnetStandard.rate_limiter_permits must be >= 1".into());
@@ -206,14 +235,15 @@ impl PolicyConfig for DotnetStandardConfig {
                 "DotnetStandard.total_timeout ({} s) must be above attempt_timeout ({} s), as .NET validates",
                 s(self.total_timeout),
                 s(self.attempt_timeout)
-            ));
+            )
+            .into());
         }
         if self.sampling_duration.ns() < self.attempt_timeout.ns().saturating_mul(2) {
             return Err(format!(
                 "DotnetStandard.sampling_duration ({} s) must be at least twice attempt_timeout ({} s), as .NET validates",
                 s(self.sampling_duration),
                 s(self.attempt_timeout)
-            ));
+            ).into());
         }
         // The layers' own checks, under this layer's names.
         for spec in self.expand() {

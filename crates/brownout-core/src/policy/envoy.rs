@@ -32,7 +32,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Admission, Attempt, BuildCtx, ClassId, Completed, Policy, PolicyConfig, QueueOrder, Refusal, RetryAsk};
+use super::{
+    Admission, Attempt, BuildCtx, ClassId, Completed, ConfigError, Policy, PolicyConfig, QueueOrder, Refusal, RetryAsk,
+};
 use crate::engine::Time;
 
 /// Envoy's routing priority.
@@ -109,19 +111,41 @@ impl EnvoyThresholdsConfig {
 impl PolicyConfig for EnvoyThresholdsConfig {
     const KIND: &'static str = "envoy-thresholds";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Limiter
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        // A 429 (Envoy's overflow), never the fallback.
+        false
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
         for (i, t) in self.thresholds.iter().enumerate() {
             if self.thresholds[..i].iter().any(|o| o.priority == t.priority) {
                 return Err(format!(
                     "EnvoyThresholds.thresholds[{i}].priority: two entries for priority {:?}",
                     t.priority
-                ));
+                )
+                .into());
             }
             if t.max_connections == 0 {
-                return Err(format!("EnvoyThresholds.thresholds[{i}].max_connections must be >= 1"));
+                return Err(format!("EnvoyThresholds.thresholds[{i}].max_connections must be >= 1").into());
             }
             if t.max_requests == 0 {
-                return Err(format!("EnvoyThresholds.thresholds[{i}].max_requests must be >= 1"));
+                return Err(format!("EnvoyThresholds.thresholds[{i}].max_requests must be >= 1").into());
             }
         }
         Ok(())
@@ -146,7 +170,7 @@ struct Manager {
 
 /// The runtime state: one resource manager per priority; see the module docs.
 #[derive(Debug, Clone)]
-pub struct EnvoyThresholds {
+pub(crate) struct EnvoyThresholds {
     managers: [Manager; 2],
     /// Attempts parked here, by id: their priority.
     parked: BTreeMap<u64, usize>,
@@ -170,12 +194,6 @@ impl EnvoyThresholds {
             admitted: BTreeMap::new(),
             class_priority: BTreeMap::new(),
         }
-    }
-
-    /// (active, pending, retries outstanding) at `priority`.
-    pub fn counts(&self, priority: EnvoyPriority) -> (u32, u32, u32) {
-        let m = &self.managers[priority as usize];
-        (m.active, m.pending, m.retries)
     }
 
     /// An admitted attempt ended (completed or cancelled): free its connection and retry.

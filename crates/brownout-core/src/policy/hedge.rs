@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::percentile::nearest_rank;
 use super::{Admission, Attempt, ClassId, Completed, Policy};
 use crate::engine::Time;
-use crate::policy::{BuildCtx, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 use crate::units::Dur;
 
 /// Hedging configuration.
@@ -48,7 +48,27 @@ fn ten_s() -> Dur {
 impl PolicyConfig for HedgeConfig {
     const KIND: &'static str = "hedge";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Other
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        false
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        true
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
         if !(self.latency_percentile > 0.0 && self.latency_percentile < 1.0) {
             return Err("Hedge.latency_percentile must lie in (0, 1)".into());
         }
@@ -65,7 +85,7 @@ impl PolicyConfig for HedgeConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Hedge {
+pub(crate) struct Hedge {
     fixed: Option<Time>,
     percentile: f64,
     min_points: usize,

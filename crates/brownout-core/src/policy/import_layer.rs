@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{BuildCtx, Policy, PolicyConfig};
+use super::{BuildCtx, ConfigError, Policy, PolicyConfig};
 use crate::import::Library;
 
 /// An `Import(..)` layer: a library's configuration file to read the layers from.
@@ -26,7 +26,29 @@ pub struct ImportLayerConfig {
 impl PolicyConfig for ImportLayerConfig {
     const KIND: &'static str = "import";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Other
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        // What the imported layers refuse with is known only once read: not refused here.
+        true
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        // Unknown until read.
+        true
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
         // `scenario::load` replaces every Import layer before validation; one still here came
         // from a scenario that was parsed but not loaded.
         Err("Import layers are replaced by the imported layers when the scenario is loaded (scenario::load)".into())

@@ -14,8 +14,11 @@
 //!
 //! ## Adding a policy
 //! One file with the config struct (serde, `deny_unknown_fields`), its [`PolicyConfig`] impl
-//! (kind, validate, build) and the state machine, and one line in [`registry`]'s
-//! `policies!` list. ARCHITECTURE.md walks through it with `ShedByDeadline`.
+//! (kind, validate, build, and the facts the rest of brownout reads: layer kind, fallback
+//! rule, memory term, attempts per call, whether it may call again; none has a default body)
+//! and the state machine; a `mod` line here; one line in [`registry`]'s `policies!` list; its
+//! test and a layer in a shipped scenario. ARCHITECTURE.md walks through it with
+//! `ShedByDeadline`.
 
 use crate::engine::Time;
 
@@ -36,7 +39,7 @@ pub mod timeout;
 pub mod why;
 
 pub use crate::breaker_state::BreakerState;
-pub use registry::{BuildCtx, PolicyConfig, PolicySpec};
+pub use registry::{BuildCtx, ConfigError, PolicyConfig, PolicySpec};
 
 /// Index of a request class in the scenario.
 pub type ClassId = u16;
@@ -382,3 +385,6 @@ pub fn describe(st: &Status) -> String {
     parts.push(if st.degraded { "degraded".into() } else { "not degraded".into() });
     parts.join(", ")
 }
+
+#[cfg(test)]
+mod facts_tests;

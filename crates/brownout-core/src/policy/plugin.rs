@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{BuildCtx, Policy, PolicyConfig};
+use super::{BuildCtx, ConfigError, Policy, PolicyConfig};
 
 /// A plugin policy as written in a scenario file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -31,7 +31,29 @@ impl PluginConfig {
 impl PolicyConfig for PluginConfig {
     const KIND: &'static str = "plugin";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Other
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        // What a plugin refuses with is known only once built: not refused here.
+        true
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        // Unknown until built.
+        true
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
         if self.name.trim().is_empty() {
             return Err("Plugin.name must not be empty".into());
         }

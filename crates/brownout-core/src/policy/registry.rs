@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::plugin::Plugins;
 use super::{ClassId, Policy};
+use crate::metrics::LayerKind;
 
 /// A policy's config as a scenario file holds it: everything the registry needs of it.
 pub trait PolicyConfig {
@@ -14,11 +15,108 @@ pub trait PolicyConfig {
 
     /// Check values that serde cannot: returns what is wrong, naming the field. `classes`
     /// are the scenario's class names (for per-class settings).
-    fn validate(&self, classes: &[&str]) -> Result<(), String>;
+    fn validate(&self, classes: &[&str]) -> Result<(), ConfigError>;
 
     /// Build a fresh runtime policy (one per gateway instance). Called only on a config that
     /// passed [`PolicyConfig::validate`].
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Policy>;
+
+    // The facts the rest of brownout reads about a policy. No default bodies: a policy that
+    // leaves one out does not compile, instead of silently counting as "other".
+
+    /// Where this layer's refusals that are not short circuits count in `causes` (and, for a
+    /// limiter or a bulkhead, which queue-wait figures its waits feed).
+    fn layer_kind(&self) -> LayerKind;
+
+    /// Refusing an attempt of class `class` can let the class's fallback answer
+    /// (model/world/outcome.rs, `conclude`): a breaker's short circuit, a limiter with
+    /// `refuse_as: Fallback`, a bulkhead class with `on_full: FallbackNow`. A 429 is the answer
+    /// the policy chose and never falls back. A class whose fallback is `OnRefusal` needs a
+    /// layer that answers true. Answer true where it is known only later (plugins, imports).
+    fn refuses_into_fallback(&self, class: &str) -> bool;
+
+    /// Outcomes (or buckets) one instance of this layer keeps, growing with its settings: the
+    /// memory estimate's term for it (0 for a layer whose state is fixed-size).
+    fn window_samples(&self) -> f64;
+
+    /// Attempts one call into this layer may make: a retry's `max_attempts`, 1 for a layer
+    /// that does not retry. The estimate multiplies them over a stack against
+    /// `limits.max_attempts`.
+    fn attempts_per_call(&self) -> f64;
+
+    /// The layer may send more than one dependency call for one request (retries, hedges;
+    /// true where it is known only later: plugins, imports). The feasibility bound needs one
+    /// call per request.
+    fn may_call_again(&self) -> bool;
+
+    /// The layers a preset stands for, outermost first, replacing it before a world is built
+    /// (`DotnetStandard`); None for a policy that is one layer itself, as nearly all are.
+    fn preset_layers(&self) -> Option<Vec<PolicySpec>> {
+        None
+    }
+}
+
+/// What is wrong with a policy's settings: the field, and a message that starts with it (e.g.
+/// `Limiter.permits must be >= 1`). The scenario's loader locates the message at the field in
+/// the file (`policies[i].stack[j].policy.Limiter.permits`).
+///
+/// `#[non_exhaustive]`: build it from the message (`"...".into()`, `format!(..).into()`), whose
+/// leading path is the field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConfigError {
+    /// The field inside the policy as scenario files write it, e.g. `Limiter.class_max_wait`
+    /// or `TieredBulkhead.classes[1].name`; empty when the message starts with no field.
+    pub field: String,
+    /// What is wrong, starting with the field.
+    pub message: String,
+}
+
+impl ConfigError {
+    /// The error `message`, located at the field path it starts with.
+    pub fn new(message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self { field: message_path(&message).to_string(), message }
+    }
+}
+
+impl From<String> for ConfigError {
+    fn from(message: String) -> Self {
+        Self::new(message)
+    }
+}
+
+impl From<&str> for ConfigError {
+    fn from(message: &str) -> Self {
+        Self::new(message)
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// The field path a message starts with: `Limiter.class_max_wait` of
+/// `Limiter.class_max_wait: unknown class ..`, brackets and all (`classes[0].name`), without
+/// the full stop that may end it.
+fn message_path(message: &str) -> &str {
+    let mut depth = 0;
+    let end = message
+        .char_indices()
+        .find(|&(_, c)| {
+            match c {
+                '[' => depth += 1,
+                ']' => depth -= 1,
+                _ => {}
+            }
+            depth == 0 && !(c.is_ascii_alphanumeric() || "_.[]".contains(c))
+        })
+        .map_or(message.len(), |(i, _)| i);
+    message[..end].trim_end_matches('.')
 }
 
 /// What a policy may need to know about the scenario when it is built.
@@ -84,20 +182,31 @@ impl BuildCtx {
     }
 }
 
-/// Declares [`PolicySpec`] from one `Variant(ConfigType)` line per policy and dispatches
-/// `kind`, `validate` and `build` to the config's [`PolicyConfig`] impl.
+/// Declares [`PolicySpec`] from one `Variant(ConfigType)` line per policy, under its one-line
+/// description, and dispatches every [`PolicyConfig`] method to the config's impl.
 macro_rules! policies {
-    ($($(#[$doc:meta])* $variant:ident($cfg:ty),)+) => {
+    ($(#[doc = $doc:literal] $variant:ident($cfg:ty),)+) => {
         /// A policy as written in a scenario file, e.g. `Timeout((timeout: "250ms"))`.
         #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
         pub enum PolicySpec {
             $(
-                $(#[$doc])*
+                #[doc = $doc]
                 $variant($cfg),
             )+
         }
 
         impl PolicySpec {
+            /// Every registered policy, in registry order: the name scenario files use and its
+            /// one-line description.
+            pub const REGISTRY: &'static [(&'static str, &'static str)] = &[$((stringify!($variant), $doc.trim_ascii()),)+];
+
+            /// The name scenario files use, e.g. `"Limiter"`.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(PolicySpec::$variant(_) => stringify!($variant),)+
+                }
+            }
+
             /// Build a fresh runtime policy (one per gateway instance).
             pub fn build(&self, ctx: &BuildCtx) -> Box<dyn Policy> {
                 match self {
@@ -107,7 +216,7 @@ macro_rules! policies {
 
             /// Check values that serde cannot: returns what is wrong, naming the field.
             /// `classes` are the scenario's class names (for per-class settings).
-            pub fn validate(&self, classes: &[&str]) -> Result<(), String> {
+            pub fn validate(&self, classes: &[&str]) -> Result<(), ConfigError> {
                 match self {
                     $(PolicySpec::$variant(c) => c.validate(classes),)+
                 }
@@ -119,44 +228,91 @@ macro_rules! policies {
                     $(PolicySpec::$variant(_) => <$cfg as PolicyConfig>::KIND,)+
                 }
             }
+
+            /// See [`PolicyConfig::layer_kind`].
+            pub fn layer_kind(&self) -> LayerKind {
+                match self {
+                    $(PolicySpec::$variant(c) => c.layer_kind(),)+
+                }
+            }
+
+            /// See [`PolicyConfig::refuses_into_fallback`].
+            pub fn refuses_into_fallback(&self, class: &str) -> bool {
+                match self {
+                    $(PolicySpec::$variant(c) => c.refuses_into_fallback(class),)+
+                }
+            }
+
+            /// See [`PolicyConfig::window_samples`].
+            pub fn window_samples(&self) -> f64 {
+                match self {
+                    $(PolicySpec::$variant(c) => c.window_samples(),)+
+                }
+            }
+
+            /// See [`PolicyConfig::attempts_per_call`].
+            pub fn attempts_per_call(&self) -> f64 {
+                match self {
+                    $(PolicySpec::$variant(c) => c.attempts_per_call(),)+
+                }
+            }
+
+            /// See [`PolicyConfig::may_call_again`].
+            pub fn may_call_again(&self) -> bool {
+                match self {
+                    $(PolicySpec::$variant(c) => c.may_call_again(),)+
+                }
+            }
+
+            /// See [`PolicyConfig::preset_layers`].
+            pub fn preset_layers(&self) -> Option<Vec<PolicySpec>> {
+                match self {
+                    $(PolicySpec::$variant(c) => c.preset_layers(),)+
+                }
+            }
+
+            /// How many layers this policy is in a built stack (a preset stands for several).
+            pub fn layer_count(&self) -> usize {
+                self.preset_layers().map_or(1, |l| l.len())
+            }
         }
     };
 }
 
-// One line per policy (under its one-line description): the name scenario files use, and its
-// config type.
+// One line per policy, under its one-line description (README's policy table and `brownout
+// explain` show it): the name scenario files use, and its config type.
 policies! {
-    /// Per-attempt timeout.
+    /// Per-attempt timeout inside a retry layer (or with none inside it); outside the first retry layer, a request-level timeout over every attempt and backoff (.NET's total request timeout).
     Timeout(super::timeout::TimeoutConfig),
-    /// Bounded retry with backoff and jitter.
+    /// Bounded retry with backoff and jitter; `max_attempts` counts the first call.
     Retry(super::retry::RetryConfig),
-    /// Breaker opening after N consecutive failures, single probe (R02).
+    /// Breaker opening after N consecutive failures, with N probes (R02's breaker; pybreaker's with `success_threshold` and `exclude`).
     ConsecutiveBreaker(super::breaker::consecutive::ConsecutiveConfig),
-    /// Fixed concurrency limit, no queue or a bounded queue.
+    /// Fixed concurrency limit, no queue or a bounded FIFO, LIFO or priority queue; deadline shedding.
     Limiter(super::limiter::fixed::FixedConfig),
-    /// Hedged requests after a fixed delay or a latency percentile.
+    /// Hedged requests after a fixed delay (Polly) or a latency percentile (tower).
     Hedge(super::hedge::HedgeConfig),
-    /// A policy registered from outside brownout (see `policy::plugin`).
+    /// A policy registered from outside brownout by a program that uses it as a library (see `policy::plugin`).
     Plugin(super::plugin::PluginConfig),
-    /// Netflix AIMD adaptive limit.
+    /// Netflix concurrency-limits AIMD adaptive limit.
     Aimd(super::limiter::aimd::AimdConfig),
-    /// Netflix Vegas adaptive limit.
+    /// Netflix concurrency-limits Vegas adaptive limit.
     Vegas(super::limiter::vegas::VegasConfig),
-    /// Netflix Gradient2 adaptive limit.
+    /// Netflix concurrency-limits Gradient2 adaptive limit.
     Gradient2(super::limiter::gradient2::Gradient2Config),
     /// Envoy adaptive-concurrency gradient controller.
     EnvoyGradient(super::limiter::envoy_gradient::EnvoyGradientConfig),
-    /// Tiered bulkhead by request class with a latency trip.
+    /// Per-class partitions with borrowing; `Wait` or `FallbackNow` per class; latency trip with a single probe.
     TieredBulkhead(super::bulkhead::TieredBulkheadConfig),
-    /// tower TpsBudget retry budget.
+    /// tower's TpsBudget retry budget.
     RetryBudget(super::budget::tps::TpsBudgetConfig),
     /// gRPC retry throttling.
     GrpcThrottle(super::budget::grpc::GrpcThrottleConfig),
     /// Marc Brooker's adaptive retry token bucket.
     AdaptiveRetry(super::budget::adaptive::AdaptiveRetryConfig),
-    /// Error-rate / slow-call-rate breaker with COUNT or TIME window, ageing, stragglers.
+    /// Error-rate / slow-call-rate breaker: count or time window, minimum calls, growing breaks, N probes, bounded half-open, in-flight ageing, straggler policy.
     ErrorRateBreaker(super::breaker::error_rate::ErrorRateConfig),
-    /// Windowed latency-percentile breaker.
+    /// Windowed latency-percentile breaker (the seed's trip: p95 over the deadline for N windows).
     LatencyBreaker(super::breaker::latency::LatencyConfig),
     /// resilience4j CircuitBreaker, its parameter names and defaults.
     Resilience4j(super::breaker::resilience4j::Resilience4jConfig),
@@ -176,4 +332,22 @@ policies! {
     Import(super::import_layer::ImportLayerConfig),
     /// opossum (Node) circuit breaker, its option names (snake_case) and defaults.
     Opossum(super::breaker::opossum::OpossumConfig),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ConfigError;
+
+    fn field(message: &str) -> String {
+        ConfigError::new(message).field
+    }
+
+    #[test]
+    fn policy_messages_name_their_field() {
+        assert_eq!(field("Limiter.permits must be >= 1"), "Limiter.permits");
+        assert_eq!(field("ErrorRateBreaker.window: Count size"), "ErrorRateBreaker.window");
+        assert_eq!(field("TieredBulkhead.classes[check out].share must"), "TieredBulkhead.classes[check out].share");
+        assert_eq!(field("Retry.max_attempts must be >= 1 (it counts)"), "Retry.max_attempts");
+        assert_eq!(field("odd message"), "odd");
+    }
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Admission, Attempt, CallOutcome, Policy, RetryAsk};
 use crate::engine::Time;
-use crate::policy::{BuildCtx, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 use crate::units::Dur;
 
 /// Retry configuration.
@@ -44,7 +44,27 @@ fn yes() -> bool {
 impl PolicyConfig for RetryConfig {
     const KIND: &'static str = "retry";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Other
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        false
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        f64::from(self.max_attempts)
+    }
+
+    fn may_call_again(&self) -> bool {
+        true
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
         if self.max_attempts == 0 {
             return Err("Retry.max_attempts must be >= 1 (it counts the first call)".into());
         }
@@ -64,7 +84,7 @@ impl PolicyConfig for RetryConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Retry {
+pub(crate) struct Retry {
     cfg: RetryConfig,
 }
 

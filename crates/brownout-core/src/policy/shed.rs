@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Admission, Attempt, BuildCtx, Policy, PolicyConfig, Refusal};
+use super::{Admission, Attempt, BuildCtx, ConfigError, Policy, PolicyConfig, Refusal};
 use crate::engine::Time;
 use crate::units::Dur;
 
@@ -20,7 +20,28 @@ pub struct ShedByDeadlineConfig {
 impl PolicyConfig for ShedByDeadlineConfig {
     const KIND: &'static str = "shed-by-deadline";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Shed
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        // A 429: the answer it chose, never the fallback.
+        false
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
         if self.min_remaining.ns() == 0 {
             return Err("ShedByDeadline.min_remaining must be > 0 (with 0 nothing is ever shed)".into());
         }
@@ -34,7 +55,7 @@ impl PolicyConfig for ShedByDeadlineConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct ShedByDeadline {
+pub(crate) struct ShedByDeadline {
     min_remaining: Time,
 }
 
@@ -90,6 +111,6 @@ mod tests {
     #[test]
     fn a_zero_budget_is_refused() {
         let cfg = ShedByDeadlineConfig { min_remaining: Dur::ms(0) };
-        assert!(cfg.validate(&[]).unwrap_err().contains("ShedByDeadline.min_remaining"));
+        assert!(cfg.validate(&[]).unwrap_err().message.contains("ShedByDeadline.min_remaining"));
     }
 }

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Admission, Attempt, ClassId, Policy};
 use crate::engine::Time;
-use crate::policy::{BuildCtx, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 use crate::units::Dur;
 
 /// A timeout: per attempt inside a retry layer (or with none inside it), per request outside
@@ -37,7 +37,27 @@ pub struct TimeoutConfig {
 impl PolicyConfig for TimeoutConfig {
     const KIND: &'static str = "timeout";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Other
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        false
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
         if self.timeout.ns() == 0 {
             return Err("Timeout.timeout must be > 0".into());
         }
@@ -51,7 +71,7 @@ impl PolicyConfig for TimeoutConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Timeout {
+pub(crate) struct Timeout {
     timeout: Time,
     unwind: Time,
 }

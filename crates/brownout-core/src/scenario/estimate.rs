@@ -15,7 +15,6 @@ use bytesize::ByteSize;
 
 use super::{Arrivals, Scenario};
 use crate::engine::{SECOND, Time};
-use crate::policy::PolicySpec;
 
 /// Bytes of one gateway instance's own state: its worker and pool queues, its gauges and
 /// tallies in the recorder, its load-balancing counters.
@@ -421,36 +420,7 @@ fn memory_parts(s: &Scenario, blame: &str) -> String {
 
 /// Memory of one instance's layers for the stack; windows of outcomes grow with their size.
 fn layer_bytes(stack: &[super::Layer]) -> f64 {
-    stack
-        .iter()
-        .map(|l| {
-            LAYER_BYTES
-                + SAMPLE_BYTES
-                    * match &l.policy {
-                        PolicySpec::ErrorRateBreaker(c) => window_samples(c),
-                        PolicySpec::Resilience4j(c) => {
-                            f64::from(c.sliding_window_size) + f64::from(c.permitted_number_of_calls_in_half_open_state)
-                        }
-                        // One bucket per health snapshot in the rolling window.
-                        PolicySpec::Hystrix(c) => {
-                            c.metrics_rolling_statistical_window_in_milliseconds as f64
-                                / c.metrics_health_snapshot_interval_in_milliseconds.max(1) as f64
-                        }
-                        // One bucket (two u64 counts) per `rolling_count_buckets`.
-                        PolicySpec::Opossum(c) => f64::from(c.rolling_count_buckets),
-                        _ => 0.0,
-                    }
-        })
-        .sum()
-}
-
-fn window_samples(c: &crate::policy::breaker::error_rate::ErrorRateConfig) -> f64 {
-    use crate::policy::breaker::error_rate::WindowSpec;
-    let w = match c.window {
-        WindowSpec::Count(n) => f64::from(n),
-        WindowSpec::Time { buckets, .. } => f64::from(buckets),
-    };
-    w + f64::from(c.half_open_calls)
+    stack.iter().map(|l| LAYER_BYTES + SAMPLE_BYTES * l.policy.window_samples()).sum()
 }
 
 /// Expected requests of a class over the horizon, and how many wait as users at once.
@@ -544,16 +514,7 @@ fn events_per_request(s: &Scenario, c: &super::Class) -> f64 {
 /// every policy set, against `limits.max_attempts`.
 fn check_attempts(s: &Scenario) -> Result<(), Refusal> {
     for (i, p) in s.policies.iter().enumerate() {
-        let attempts: f64 = p
-            .stack
-            .iter()
-            .map(|l| match &l.policy {
-                PolicySpec::Retry(r) => f64::from(r.max_attempts),
-                // Expands into a Retry layer of `max_retry_attempts + 1` attempts (`policy::dotnet`).
-                PolicySpec::DotnetStandard(d) => f64::from(d.max_retry_attempts) + 1.0,
-                _ => 1.0,
-            })
-            .product();
+        let attempts: f64 = p.stack.iter().map(|l| l.policy.attempts_per_call()).product();
         if attempts > s.limits.max_attempts as f64 {
             return Err(refuse(
                 format!("policies[{i}]"),

@@ -9,9 +9,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Class, Dur, Fallback, Invalid, Scenario};
-use crate::policy::PolicySpec;
-use crate::policy::bulkhead::OnFull;
-use crate::policy::limiter::fixed::RefuseAs;
 
 /// What a fallback answers with.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default, schemars::JsonSchema)]
@@ -75,50 +72,13 @@ impl FallbackAnswer {
     }
 }
 
-/// Layer policy `p` can refuse an attempt of class `class` in a way that lets the class's
-/// fallback answer (model/world/outcome.rs, `conclude`): a breaker's short circuit, a limiter
-/// with `refuse_as: Fallback`, a bulkhead class with `on_full: FallbackNow`. A 429
-/// (`refuse_as: Rejected`, `on_full: Reject` or an expired `Wait`, Envoy's thresholds,
-/// shedding by deadline) is the answer the policy chose and never falls back. No wildcard arm:
-/// a new policy must say which it does.
-fn refuses_into_fallback(p: &PolicySpec, class: &str) -> bool {
-    let fallback = |r: RefuseAs| r == RefuseAs::Fallback;
-    match p {
-        PolicySpec::Timeout(_)
-        | PolicySpec::Retry(_)
-        | PolicySpec::Hedge(_)
-        | PolicySpec::RetryBudget(_)
-        | PolicySpec::GrpcThrottle(_)
-        | PolicySpec::AdaptiveRetry(_)
-        | PolicySpec::ShedByDeadline(_)
-        | PolicySpec::EnvoyThresholds(_) => false,
-        PolicySpec::Limiter(c) => fallback(c.refuse_as),
-        PolicySpec::Aimd(c) => fallback(c.refuse_as),
-        PolicySpec::Vegas(c) => fallback(c.refuse_as),
-        PolicySpec::Gradient2(c) => fallback(c.refuse_as),
-        PolicySpec::EnvoyGradient(c) => fallback(c.refuse_as),
-        PolicySpec::TieredBulkhead(c) => c.classes.iter().any(|t| t.name == class && t.on_full == OnFull::FallbackNow),
-        PolicySpec::ConsecutiveBreaker(_)
-        | PolicySpec::ErrorRateBreaker(_)
-        | PolicySpec::LatencyBreaker(_)
-        | PolicySpec::Resilience4j(_)
-        | PolicySpec::Polly(_)
-        | PolicySpec::Hystrix(_)
-        | PolicySpec::Sentinel(_)
-        | PolicySpec::Opossum(_)
-        // Its expansion holds a Polly breaker.
-        | PolicySpec::DotnetStandard(_) => true,
-        // What these refuse with is known only once built (a plugin) or imported: not refused here.
-        PolicySpec::Plugin(_) | PolicySpec::Import(_) => true,
-    }
-}
-
-/// Some policy set has a layer over class `c` whose refusal can answer with its fallback.
+/// Some policy set has a layer over class `c` whose refusal can answer with its fallback
+/// (`PolicyConfig::refuses_into_fallback`).
 fn can_be_refused(s: &Scenario, c: &Class) -> bool {
     s.policies
         .iter()
         .flat_map(|set| &set.stack)
-        .any(|l| (l.classes.is_empty() || l.classes.contains(&c.name)) && refuses_into_fallback(&l.policy, &c.name))
+        .any(|l| (l.classes.is_empty() || l.classes.contains(&c.name)) && l.policy.refuses_into_fallback(&c.name))
 }
 
 /// Every class's fallback can take effect and its answer's parameters are valid.

@@ -9,7 +9,6 @@ use std::fmt;
 use super::names::{check_file_name, file_stem};
 use super::{Arrivals, Business, Class, Delay, Drift, Expectation, Latency, PolicySet, Profile, Scenario};
 use crate::metrics::catalog;
-use crate::policy::PolicySpec;
 
 mod margins;
 
@@ -431,24 +430,6 @@ fn validate_business(b: &Business) -> Result<(), Invalid> {
     Ok(())
 }
 
-/// The field path a policy validator's message starts with (`Limiter.permits must ...` ->
-/// `Limiter.permits`; `TieredBulkhead.classes[checkout].share ...` keeps the selector).
-fn message_path(message: &str) -> &str {
-    let mut depth = 0;
-    let end = message
-        .char_indices()
-        .find(|&(_, c)| {
-            match c {
-                '[' => depth += 1,
-                ']' => depth -= 1,
-                _ => {}
-            }
-            depth == 0 && !(c.is_ascii_alphanumeric() || "_.[]".contains(c))
-        })
-        .map_or(message.len(), |(i, _)| i);
-    message[..end].trim_end_matches('.')
-}
-
 /// Checks every policy set; returns the index of each policy name.
 fn validate_policies<'a>(
     s: &'a Scenario,
@@ -493,10 +474,9 @@ fn validate_stack(
             let c = &layer.classes[k];
             return Err(bad(format!("{at}.classes[{k}]"), format!("policy \"{name}\" names unknown class \"{c}\"")));
         }
-        library_bounds(&layer.policy).and_then(|()| layer.policy.validate(class_names)).map_err(|m| {
-            let field = message_path(&m);
-            let path = if field.is_empty() { format!("{at}.policy") } else { format!("{at}.policy.{field}") };
-            bad(path, format!("policy \"{name}\": {m}"))
+        layer.policy.validate(class_names).map_err(|e| {
+            let path = if e.field.is_empty() { format!("{at}.policy") } else { format!("{at}.policy.{}", e.field) };
+            bad(path, format!("policy \"{name}\": {}", e.message))
         })?;
     }
     Ok(())
@@ -517,49 +497,6 @@ fn validate_phase_names(s: &Scenario) -> Result<(), Invalid> {
         return Err(bad(format!("phases[{k}].name"), format!("phase name \"{shown}\" {why}")));
     }
     Ok(())
-}
-
-/// Bounds a policy's own validation leaves open where the library it follows, or the
-/// simulation, has one. The message starts with the field, as policy messages do.
-fn library_bounds(p: &PolicySpec) -> Result<(), String> {
-    const HALF_SECOND: u64 = 500_000_000;
-    const DAY: u64 = 86_400_000_000_000;
-    match p {
-        // Polly's CircuitBreakerStrategyOptions (src/Polly.Core/CircuitBreaker/
-        // CircuitBreakerStrategyOptions.TResult.cs): BreakDuration and SamplingDuration carry
-        // [Range(typeof(TimeSpan), "00:00:00.500", "1.00:00:00")], which .NET validates.
-        PolicySpec::DotnetStandard(c) => {
-            for (field, d) in [("break_duration", c.break_duration), ("sampling_duration", c.sampling_duration)] {
-                if !(HALF_SECOND..=DAY).contains(&d.ns()) {
-                    return Err(format!(
-                        "DotnetStandard.{field} is {d}; .NET (Polly's CircuitBreakerStrategyOptions) \
-                         requires 0.5 s to 24 h"
-                    ));
-                }
-            }
-            Ok(())
-        }
-        // A zero break re-admits the very next call: the breaker opens and closes at the same
-        // instant and never refuses anything.
-        PolicySpec::ConsecutiveBreaker(c) if c.break_duration.ns() == 0 => Err(
-            "ConsecutiveBreaker.break_duration is 0; expected > 0 (an open breaker that lasts no time refuses nothing)"
-                .into(),
-        ),
-        // The tier of a class listed twice would be whichever entry is read last.
-        PolicySpec::TieredBulkhead(c) => {
-            let mut seen = BTreeMap::new();
-            for (k, t) in c.classes.iter().enumerate() {
-                if let Some(j) = seen.insert(t.name.as_str(), k) {
-                    return Err(format!(
-                        "TieredBulkhead.classes[{k}].name: class \"{}\" is listed twice (first as classes[{j}])",
-                        crate::text::visible(&t.name)
-                    ));
-                }
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
 }
 
 /// Checks one expectation; the error path is relative to it (`.value`, `.class`, ...).
@@ -602,21 +539,4 @@ fn validate_expectation(
         super::check_fraction(metric, v).map_err(|m| sub(".value", format!("expectation: {m}")))?;
     }
     super::check_business(s, metric).map_err(|m| sub(".metric", format!("expectation: {m}")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::message_path;
-
-    #[test]
-    fn policy_messages_name_their_field() {
-        assert_eq!(message_path("Limiter.permits must be >= 1"), "Limiter.permits");
-        assert_eq!(message_path("ErrorRateBreaker.window: Count size"), "ErrorRateBreaker.window");
-        assert_eq!(
-            message_path("TieredBulkhead.classes[check out].share must"),
-            "TieredBulkhead.classes[check out].share"
-        );
-        assert_eq!(message_path("Retry.max_attempts must be >= 1 (it counts)"), "Retry.max_attempts");
-        assert_eq!(message_path("odd message"), "odd");
-    }
 }

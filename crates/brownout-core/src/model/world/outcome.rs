@@ -3,37 +3,7 @@
 use super::*;
 use crate::model::dependency::DelayDist;
 use crate::model::fallback::{Given, give};
-use crate::policy::PolicySpec;
 use crate::scenario::FallbackAnswer;
-
-/// Where a layer's refusals and queue waits count.
-pub(super) fn layer_kind(spec: &PolicySpec) -> LayerKind {
-    use PolicySpec as P;
-    match spec {
-        P::Limiter(_) | P::Aimd(_) | P::Vegas(_) | P::Gradient2(_) | P::EnvoyGradient(_) | P::EnvoyThresholds(_) => {
-            LayerKind::Limiter
-        }
-        P::TieredBulkhead(_) => LayerKind::Bulkhead,
-        P::ShedByDeadline(_) => LayerKind::Shed,
-        P::ConsecutiveBreaker(_)
-        | P::ErrorRateBreaker(_)
-        | P::LatencyBreaker(_)
-        | P::Resilience4j(_)
-        | P::Polly(_)
-        | P::Hystrix(_)
-        | P::Sentinel(_)
-        | P::Opossum(_) => LayerKind::Breaker,
-        P::Timeout(_)
-        | P::Retry(_)
-        | P::Hedge(_)
-        | P::Plugin(_)
-        | P::RetryBudget(_)
-        | P::GrpcThrottle(_)
-        | P::AdaptiveRetry(_) => LayerKind::Other,
-        // Expanded into their layers before a world is built.
-        P::DotnetStandard(_) | P::Import(_) => LayerKind::Other,
-    }
-}
 
 impl<R: Record> World<'_, R> {
     /// Record why the request failed, for the recorder's `causes`.

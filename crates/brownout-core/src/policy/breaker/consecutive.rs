@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::super::{Admission, Attempt, BreakerState, CallOutcome, Completed, Policy, Refusal, Status};
 use crate::engine::Time;
 use crate::policy::why::Why;
-use crate::policy::{BuildCtx, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 use crate::units::Dur;
 
 /// Consecutive-failure breaker configuration.
@@ -61,7 +61,34 @@ fn is_one(v: &u32) -> bool {
 impl PolicyConfig for ConsecutiveConfig {
     const KIND: &'static str = "consecutive-breaker";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Breaker
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        true
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        // A zero break re-admits the very next call: the breaker opens and closes at the same
+        // instant and never refuses anything.
+        if self.break_duration.ns() == 0 {
+            return Err("ConsecutiveBreaker.break_duration is 0; expected > 0 (an open breaker that lasts no time \
+                        refuses nothing)"
+                .into());
+        }
         if self.failures == 0 {
             return Err("ConsecutiveBreaker.failures must be >= 1".into());
         }
@@ -81,7 +108,7 @@ impl PolicyConfig for ConsecutiveConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Consecutive {
+pub(crate) struct Consecutive {
     failures: u32,
     break_duration: Time,
     probes: u32,
@@ -304,6 +331,6 @@ mod tests {
     #[test]
     fn validation_names_the_new_fields() {
         let e = cfg("(failures: 1, break_duration: \"1s\", success_threshold: 0)").validate(&[]).unwrap_err();
-        assert!(e.contains("ConsecutiveBreaker.success_threshold"), "{e}");
+        assert!(e.message.contains("ConsecutiveBreaker.success_threshold"), "{e}");
     }
 }

@@ -21,7 +21,7 @@ use super::trials::Trials;
 use super::window::{Counts, Sample, Window};
 use crate::engine::Time;
 use crate::policy::why::Why;
-use crate::policy::{BuildCtx, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 use crate::units::Dur;
 
 /// Which window the closed state measures.
@@ -161,7 +161,7 @@ pub(crate) fn grown_break(base: Time, mult: f64, cap: Option<Time>, attempts: u3
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct ErrorRate {
+pub(crate) struct ErrorRate {
     cfg: ErrorRateConfig,
     slow_ns: Option<Time>,
     state: BreakerState,
@@ -369,8 +369,32 @@ impl Policy for ErrorRate {
 impl PolicyConfig for ErrorRateConfig {
     const KIND: &'static str = "error-rate-breaker";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        self.check()
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Breaker
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        true
+    }
+
+    fn window_samples(&self) -> f64 {
+        let w = match self.window {
+            WindowSpec::Count(n) => f64::from(n),
+            WindowSpec::Time { buckets, .. } => f64::from(buckets),
+        };
+        w + f64::from(self.half_open_calls)
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        Ok(self.check()?)
     }
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {

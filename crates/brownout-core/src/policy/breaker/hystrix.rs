@@ -27,7 +27,7 @@ use super::super::{Admission, Attempt, BreakerState, ClassId, Completed, Policy,
 use super::window::{Sample, Window};
 use crate::engine::{MILLISECOND, Time};
 use crate::policy::why::Why;
-use crate::policy::{BuildCtx, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 
 /// Hystrix command properties (the circuit-breaker and timeout ones).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -120,7 +120,7 @@ impl HystrixConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Hystrix {
+pub(crate) struct Hystrix {
     cfg: HystrixConfig,
     state: BreakerState,
     health: Window,
@@ -256,8 +256,30 @@ impl Policy for Hystrix {
 impl PolicyConfig for HystrixConfig {
     const KIND: &'static str = "hystrix-breaker";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        self.check()
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Breaker
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        true
+    }
+
+    fn window_samples(&self) -> f64 {
+        // One bucket per health snapshot in the rolling window.
+        self.metrics_rolling_statistical_window_in_milliseconds as f64
+            / self.metrics_health_snapshot_interval_in_milliseconds.max(1) as f64
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        Ok(self.check()?)
     }
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {

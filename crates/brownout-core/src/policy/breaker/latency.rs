@@ -25,7 +25,7 @@ use super::trials::Trials;
 use crate::engine::Time;
 use crate::policy::percentile::nearest_rank;
 use crate::policy::why::Why;
-use crate::policy::{BuildCtx, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 use crate::units::Dur;
 
 /// Latency breaker configuration: judges each call by how long it held this layer, from
@@ -96,7 +96,7 @@ impl LatencyConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Latency {
+pub(crate) struct Latency {
     cfg: LatencyConfig,
     state: BreakerState,
     window_end: Time,
@@ -134,7 +134,8 @@ impl Latency {
     }
 
     /// Slow windows in a row so far.
-    pub fn streak(&self) -> u32 {
+    #[cfg(test)]
+    fn streak(&self) -> u32 {
         self.streak
     }
 
@@ -293,8 +294,28 @@ impl Policy for Latency {
 impl PolicyConfig for LatencyConfig {
     const KIND: &'static str = "latency-breaker";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        self.check()
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Breaker
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        true
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        Ok(self.check()?)
     }
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {

@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 
 use super::super::{Admission, Attempt, BreakerState, ClassId, Completed, Policy, Refusal, Status};
 use crate::engine::{MILLISECOND, Time};
-use crate::policy::{BuildCtx, CallOutcome, PolicyConfig};
+use crate::policy::{BuildCtx, CallOutcome, ConfigError, PolicyConfig};
 use crate::units::Dur;
 
 /// opossum's `CircuitBreaker` options (the ones brownout models).
@@ -143,7 +143,7 @@ struct Bucket {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Opossum {
+pub(crate) struct Opossum {
     cfg: OpossumConfig,
     state: BreakerState,
     /// HALF_OPEN and its one trial not yet taken (opossum's `pendingClose`).
@@ -340,8 +340,29 @@ impl Policy for Opossum {
 impl PolicyConfig for OpossumConfig {
     const KIND: &'static str = "opossum-breaker";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        self.check()
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Breaker
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        true
+    }
+
+    fn window_samples(&self) -> f64 {
+        // One bucket (two u64 counts) per `rolling_count_buckets`.
+        f64::from(self.rolling_count_buckets)
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        Ok(self.check()?)
     }
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {

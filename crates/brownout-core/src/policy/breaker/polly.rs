@@ -28,7 +28,7 @@ use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal,
 use super::window::Counts;
 use crate::engine::{MILLISECOND, Time};
 use crate::policy::why::Why;
-use crate::policy::{BuildCtx, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 use crate::units::Dur;
 
 /// Polly `CircuitBreakerStrategyOptions` (the fields brownout models).
@@ -159,7 +159,7 @@ impl Health {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Polly {
+pub(crate) struct Polly {
     cfg: PollyConfig,
     state: BreakerState,
     health: Health,
@@ -259,8 +259,28 @@ impl Policy for Polly {
 impl PolicyConfig for PollyConfig {
     const KIND: &'static str = "polly-breaker";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        self.check()
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Breaker
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        true
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        Ok(self.check()?)
     }
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {

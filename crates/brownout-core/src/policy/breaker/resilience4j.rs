@@ -38,7 +38,7 @@ use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal,
 use super::window::{Counts, Sample, Window};
 use crate::engine::{MILLISECOND, SECOND, Time};
 use crate::policy::why::Why;
-use crate::policy::{BuildCtx, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 use crate::units::Dur;
 
 /// `slidingWindowType`.
@@ -205,7 +205,7 @@ impl Resilience4jConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Resilience4j {
+pub(crate) struct Resilience4j {
     cfg: Resilience4jConfig,
     state: BreakerState,
     metrics: Window,
@@ -389,8 +389,28 @@ impl Policy for Resilience4j {
 impl PolicyConfig for Resilience4jConfig {
     const KIND: &'static str = "resilience4j-breaker";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        self.check()
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Breaker
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        true
+    }
+
+    fn window_samples(&self) -> f64 {
+        f64::from(self.sliding_window_size) + f64::from(self.permitted_number_of_calls_in_half_open_state)
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        Ok(self.check()?)
     }
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {

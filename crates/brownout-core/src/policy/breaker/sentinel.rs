@@ -22,7 +22,7 @@ use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal,
 use super::window::{Sample, Window};
 use crate::engine::{MILLISECOND, SECOND, Time};
 use crate::policy::why::Why;
-use crate::policy::{BuildCtx, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 
 /// Sentinel `DegradeRule`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -84,7 +84,7 @@ impl SentinelConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Sentinel {
+pub(crate) struct Sentinel {
     cfg: SentinelConfig,
     state: BreakerState,
     bucket: Window,
@@ -206,8 +206,28 @@ impl Policy for Sentinel {
 impl PolicyConfig for SentinelConfig {
     const KIND: &'static str = "sentinel-breaker";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        self.check()
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Breaker
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        true
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        Ok(self.check()?)
     }
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {

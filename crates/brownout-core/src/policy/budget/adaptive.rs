@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
 use crate::policy::{Admission, Attempt, ClassId, Policy, RetryAsk};
-use crate::policy::{BuildCtx, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 
 /// Adaptive retry bucket configuration (defaults from Brooker's simulation: 5, 0.1, 1).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -40,7 +40,7 @@ fn milli(x: f64) -> i64 {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct AdaptiveRetry {
+pub(crate) struct AdaptiveRetry {
     size: i64,
     refill: i64,
     cost: i64,
@@ -56,11 +56,6 @@ impl AdaptiveRetry {
             cost: milli(cfg.retry_cost),
             tokens: milli(cfg.bucket_size),
         }
-    }
-
-    /// Tokens in the bucket, in thousandths.
-    pub fn milli_tokens(&self) -> i64 {
-        self.tokens
     }
 }
 
@@ -106,8 +101,28 @@ fn check(c: &AdaptiveRetryConfig) -> Result<(), String> {
 impl PolicyConfig for AdaptiveRetryConfig {
     const KIND: &'static str = "adaptive-retry";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        check(self)
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Other
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        false
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        Ok(check(self)?)
     }
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {

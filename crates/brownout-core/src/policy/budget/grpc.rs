@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::policy::{Admission, Attempt, Completed, Policy, RetryAsk};
-use crate::policy::{BuildCtx, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 
 /// gRPC retry throttling configuration.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -23,7 +23,7 @@ pub struct GrpcThrottleConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct GrpcThrottle {
+pub(crate) struct GrpcThrottle {
     max_milli: i64,
     ratio_milli: i64,
     milli: i64,
@@ -34,11 +34,6 @@ impl GrpcThrottle {
     pub fn new(cfg: &GrpcThrottleConfig) -> Self {
         let max_milli = cfg.max_tokens as i64 * 1000;
         Self { max_milli, ratio_milli: (cfg.token_ratio * 1000.0).round() as i64, milli: max_milli }
-    }
-
-    /// Tokens left, in thousandths.
-    pub fn milli_tokens(&self) -> i64 {
-        self.milli
     }
 }
 
@@ -78,8 +73,28 @@ fn check(c: &GrpcThrottleConfig) -> Result<(), String> {
 impl PolicyConfig for GrpcThrottleConfig {
     const KIND: &'static str = "grpc-throttle";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        check(self)
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Other
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        false
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        Ok(check(self)?)
     }
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {

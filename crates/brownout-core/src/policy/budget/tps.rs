@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
 use crate::policy::{Admission, Attempt, ClassId, Policy, RetryAsk};
-use crate::policy::{BuildCtx, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 use crate::units::Dur;
 
 /// tower TpsBudget configuration (tower's defaults: 10 s, 10, 0.2).
@@ -43,7 +43,7 @@ const SLOTS: usize = 10;
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct TpsBudget {
+pub(crate) struct TpsBudget {
     deposit: i64,
     withdraw: i64,
     reserve: i64,
@@ -142,8 +142,28 @@ fn check(c: &TpsBudgetConfig) -> Result<(), String> {
 impl PolicyConfig for TpsBudgetConfig {
     const KIND: &'static str = "retry-budget";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        check(self)
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Other
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        false
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        Ok(check(self)?)
     }
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {

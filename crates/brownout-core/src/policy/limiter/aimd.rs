@@ -10,7 +10,7 @@ use super::fixed::RefuseAs;
 use super::gate::{Adaptive, GateConfig, LimitAlgorithm, Sample, rejected};
 use crate::engine::Time;
 use crate::policy::why::{Cause, Why};
-use crate::policy::{BuildCtx, Policy, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Policy, PolicyConfig};
 use crate::units::Dur;
 
 /// AIMD limiter configuration (Netflix names and defaults).
@@ -32,13 +32,16 @@ pub struct AimdConfig {
     /// An RTT above this counts as a drop (> 0).
     #[serde(default = "five_s")]
     pub timeout: Dur,
-    /// Attempts that may wait when the limit is reached (0 = refuse at once).
+    /// Attempts that may wait when the limit is reached (0 = refuse at once; a queue needs a
+    /// `max_wait` > 0). Shared by every limiter (`policy::limiter::gate::GateConfig`).
     #[serde(default)]
     pub queue: u32,
-    /// Longest wait in the queue.
+    /// Longest wait in the queue (> 0 when `queue` > 0).
     #[serde(default)]
     pub max_wait: Dur,
-    /// How a refused attempt is answered.
+    /// What a refused attempt gets (refused at once, after its wait, or shed from the
+    /// queue): 429 (`Rejected`, whatever the class's `fallback`) or the class's fallback at
+    /// once (`Fallback`; a 429 for a class with `fallback: None`).
     #[serde(default = "rejected")]
     pub refuse_as: RefuseAs,
 }
@@ -58,7 +61,7 @@ fn five_s() -> Dur {
 
 /// The AIMD algorithm. See the module docs.
 #[derive(Debug, Clone)]
-pub struct Aimd {
+pub(crate) struct Aimd {
     limit: u32,
     min_limit: u32,
     max_limit: u32,
@@ -78,7 +81,7 @@ impl Aimd {
             timeout: cfg.timeout.ns(),
             why: Why::Fresh,
         };
-        let gate = GateConfig { queue: cfg.queue, max_wait: cfg.max_wait, refuse_as: cfg.refuse_as };
+        let gate = cfg.gate();
         Adaptive::new(algo, gate)
     }
 }
@@ -123,11 +126,39 @@ fn check(c: &AimdConfig) -> Result<(), String> {
     Ok(())
 }
 
+impl AimdConfig {
+    /// Its queue settings, as every limiter has them.
+    pub fn gate(&self) -> GateConfig {
+        GateConfig { queue: self.queue, max_wait: self.max_wait, refuse_as: self.refuse_as }
+    }
+}
+
 impl PolicyConfig for AimdConfig {
     const KIND: &'static str = "aimd";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        check(self)
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Limiter
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        self.refuse_as.falls_back()
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        check(self)?;
+        self.gate().validate("Aimd")
     }
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {

@@ -21,10 +21,10 @@ use serde::{Deserialize, Serialize};
 use super::fixed::RefuseAs;
 use super::gate::rejected;
 use crate::engine::{MILLISECOND, Time, counter_f64, label_hash};
-use crate::policy::PolicyConfig;
 use crate::policy::percentile::DurationHist;
 use crate::policy::why::{Cause, Why};
 use crate::policy::{Admission, Attempt, BuildCtx, Completed, Policy, Status};
+use crate::policy::{ConfigError, PolicyConfig};
 use crate::units::{Dur, Micros};
 
 /// Envoy gradient controller configuration (proto field names; percents as 0..100).
@@ -56,7 +56,9 @@ pub struct EnvoyGradientConfig {
     /// Tolerated RTT above min_rtt, in percent of min_rtt (>= 0).
     #[serde(default = "twenty_five")]
     pub buffer: f64,
-    /// How a blocked attempt is answered (Envoy: 503).
+    /// What a refused attempt gets (refused at once, after its wait, or shed from the
+    /// queue): 429 (`Rejected`, whatever the class's `fallback`) or the class's fallback at
+    /// once (`Fallback`; a 429 for a class with `fallback: None`). Envoy answers 503.
     #[serde(default = "rejected")]
     pub refuse_as: RefuseAs,
 }
@@ -312,8 +314,28 @@ fn check(c: &EnvoyGradientConfig) -> Result<(), String> {
 impl PolicyConfig for EnvoyGradientConfig {
     const KIND: &'static str = "envoy-gradient";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        check(self)
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Limiter
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        self.refuse_as.falls_back()
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        Ok(check(self)?)
     }
 
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Policy> {

@@ -12,7 +12,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::super::{Admission, Attempt, BuildCtx, Completed, Policy, PolicyConfig, QueueOrder, Refusal, Status};
+use super::super::{
+    Admission, Attempt, BuildCtx, Completed, ConfigError, Policy, PolicyConfig, QueueOrder, Refusal, Status,
+};
+use super::gate::{GateConfig, rejected};
 use crate::engine::Time;
 use crate::units::Dur;
 
@@ -22,7 +25,8 @@ use crate::units::Dur;
 pub struct FixedConfig {
     /// Attempts in flight at once, per instance (>= 1).
     pub permits: u32,
-    /// Attempts that may wait (0 = no queue).
+    /// Attempts that may wait when the limit is reached (0 = refuse at once; a queue needs a
+    /// `max_wait` > 0). Shared by every limiter (`policy::limiter::gate::GateConfig`).
     #[serde(default)]
     pub queue: u32,
     /// Longest wait in the queue (> 0 when `queue` > 0).
@@ -56,6 +60,11 @@ pub enum RefuseAs {
 }
 
 impl RefuseAs {
+    /// The class's fallback answers the refusal.
+    pub fn falls_back(self) -> bool {
+        self == RefuseAs::Fallback
+    }
+
     /// As a [`Refusal`].
     pub fn refusal(self) -> Refusal {
         match self {
@@ -65,27 +74,49 @@ impl RefuseAs {
     }
 }
 
-fn rejected() -> RefuseAs {
-    RefuseAs::Rejected
+impl FixedConfig {
+    /// Its queue settings, as every limiter has them.
+    pub fn gate(&self) -> GateConfig {
+        GateConfig { queue: self.queue, max_wait: self.max_wait, refuse_as: self.refuse_as }
+    }
 }
 
 impl PolicyConfig for FixedConfig {
     const KIND: &'static str = "limiter";
 
-    fn validate(&self, classes: &[&str]) -> Result<(), String> {
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Limiter
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        self.refuse_as.falls_back()
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, classes: &[&str]) -> Result<(), ConfigError> {
         if self.permits == 0 {
             return Err("Limiter.permits must be >= 1".into());
         }
-        if self.queue > 0 && self.max_wait.ns() == 0 {
-            return Err("Limiter.queue > 0 needs a max_wait > 0 (with max_wait 0 nothing ever waits)".into());
-        }
+        self.gate().validate("Limiter")?;
         // A set, not the slice: the list may name every one of 100,000 classes.
         let known: std::collections::BTreeSet<&str> = classes.iter().copied().collect();
         if let Some((n, _)) = self.class_max_wait.iter().find(|(n, _)| !known.contains(n.as_str())) {
             return Err(format!(
                 "Limiter.class_max_wait: unknown class \"{n}\" (classes are: {})",
                 crate::text::listing(classes)
-            ));
+            )
+            .into());
         }
         Ok(())
     }
@@ -97,7 +128,7 @@ impl PolicyConfig for FixedConfig {
 
 /// See the module docs.
 #[derive(Debug, Clone)]
-pub struct Fixed {
+pub(crate) struct Fixed {
     permits: u32,
     queue: u32,
     max_wait: u64,
@@ -160,11 +191,6 @@ impl Fixed {
             refuse_as: cfg.refuse_as,
             in_flight: 0,
         }
-    }
-
-    /// Attempts in flight.
-    pub fn in_flight(&self) -> u32 {
-        self.in_flight
     }
 
     /// The answer for an attempt the limits do not admit now; `parked_as` is its place in

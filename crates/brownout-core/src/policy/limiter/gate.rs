@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::fixed::RefuseAs;
 use crate::engine::Time;
 use crate::policy::why::Why;
-use crate::policy::{Admission, Attempt, CallOutcome, Completed, Policy, Status};
+use crate::policy::{Admission, Attempt, CallOutcome, Completed, ConfigError, Policy, Status};
 use crate::units::Dur;
 
 /// One finished attempt as a limit algorithm sees it (Netflix `Limit.onSample`).
@@ -37,7 +37,12 @@ pub trait LimitAlgorithm {
     }
 }
 
-/// What the gate does with attempts over the limit: refuse them, or queue some.
+/// What a limiter does with attempts over its limit: refuse them, or queue some. Every limiter
+/// config (`Limiter`, `Aimd`, `Vegas`, `Gradient2`; `EnvoyGradient` has no queue) writes these
+/// settings as its own fields `queue`, `max_wait` and `refuse_as`, documented alike, and hands
+/// them here to be checked once ([`GateConfig::validate`]) and carried out. They are not one
+/// `#[serde(flatten)]`ed field: serde cannot flatten into a struct that denies unknown fields,
+/// and a misspelt field must still be refused at its line and column.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GateConfig {
     /// Attempts that may wait (0 = refuse at once).
@@ -46,6 +51,17 @@ pub struct GateConfig {
     pub max_wait: Dur,
     /// How a refused attempt is answered.
     pub refuse_as: RefuseAs,
+}
+
+impl GateConfig {
+    /// Check the settings for limiter `policy` (its name in scenario files, which starts the
+    /// message): a queue needs a wait, or nothing ever waits in it.
+    pub fn validate(&self, policy: &str) -> Result<(), ConfigError> {
+        if self.queue > 0 && self.max_wait.ns() == 0 {
+            return Err(format!("{policy}.queue > 0 needs a max_wait > 0 (with max_wait 0 nothing ever waits)").into());
+        }
+        Ok(())
+    }
 }
 
 /// Default for limiter configs: refuse as 429.
@@ -140,6 +156,25 @@ impl<A: LimitAlgorithm> Policy for Adaptive<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_limiter_refuses_a_queue_nobody_may_wait_in() {
+        // A queue with `max_wait` 0 (its default) parks nothing: every limiter with a queue
+        // says so at load, naming its own `queue`, as the fixed limiter always did.
+        for (text, field) in [
+            ("Limiter((permits: 4, queue: 5))", "Limiter.queue"),
+            ("Aimd((queue: 5))", "Aimd.queue"),
+            ("Vegas((queue: 5))", "Vegas.queue"),
+            ("Gradient2((queue: 5))", "Gradient2.queue"),
+        ] {
+            let spec: crate::policy::PolicySpec = ron::from_str(text).expect(text);
+            let err = spec.validate(&["a"]).expect_err(text).to_string();
+            assert!(err.starts_with(&format!("{field} > 0 needs a max_wait > 0")), "{text}: {err}");
+            let waits: crate::policy::PolicySpec =
+                ron::from_str(&text.replace("queue: 5", "queue: 5, max_wait: \"1s\"")).expect(text);
+            assert_eq!(waits.validate(&["a"]).map_err(|e| e.to_string()), Ok(()), "{text}");
+        }
+    }
 
     /// A limit that records what it was fed and stays at 2.
     #[derive(Default)]

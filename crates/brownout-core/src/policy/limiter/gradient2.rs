@@ -19,7 +19,7 @@ use super::fixed::RefuseAs;
 use super::gate::{Adaptive, GateConfig, LimitAlgorithm, Sample, rejected};
 use crate::engine::Time;
 use crate::policy::why::{Cause, Why};
-use crate::policy::{BuildCtx, Policy, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Policy, PolicyConfig};
 use crate::units::Dur;
 
 /// Gradient2 limiter configuration (Netflix names and defaults).
@@ -47,13 +47,16 @@ pub struct Gradient2Config {
     /// Ratio of short to long RTT tolerated before the limit shrinks (>= 1).
     #[serde(default = "tolerance")]
     pub rtt_tolerance: f64,
-    /// Attempts that may wait when the limit is reached (0 = refuse at once).
+    /// Attempts that may wait when the limit is reached (0 = refuse at once; a queue needs a
+    /// `max_wait` > 0). Shared by every limiter (`policy::limiter::gate::GateConfig`).
     #[serde(default)]
     pub queue: u32,
-    /// Longest wait in the queue.
+    /// Longest wait in the queue (> 0 when `queue` > 0).
     #[serde(default)]
     pub max_wait: Dur,
-    /// How a refused attempt is answered.
+    /// What a refused attempt gets (refused at once, after its wait, or shed from the
+    /// queue): 429 (`Rejected`, whatever the class's `fallback`) or the class's fallback at
+    /// once (`Fallback`; a 429 for a class with `fallback: None`).
     #[serde(default = "rejected")]
     pub refuse_as: RefuseAs,
 }
@@ -128,7 +131,7 @@ impl Gradient2 {
             long: ExpAvg { value: 0.0, sum: 0.0, count: 0, factor: 2.0 / (cfg.long_window as f64 + 1.0) },
             why: Why::Fresh,
         };
-        let gate = GateConfig { queue: cfg.queue, max_wait: cfg.max_wait, refuse_as: cfg.refuse_as };
+        let gate = cfg.gate();
         Adaptive::new(algo, gate)
     }
 
@@ -195,11 +198,39 @@ fn check(c: &Gradient2Config) -> Result<(), String> {
     Ok(())
 }
 
+impl Gradient2Config {
+    /// Its queue settings, as every limiter has them.
+    pub fn gate(&self) -> GateConfig {
+        GateConfig { queue: self.queue, max_wait: self.max_wait, refuse_as: self.refuse_as }
+    }
+}
+
 impl PolicyConfig for Gradient2Config {
     const KIND: &'static str = "gradient2";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        check(self)
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Limiter
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        self.refuse_as.falls_back()
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        check(self)?;
+        self.gate().validate("Gradient2")
     }
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {

@@ -22,7 +22,7 @@ use super::gate::{Adaptive, GateConfig, LimitAlgorithm, Sample, rejected};
 use crate::engine::{Time, counter_f64, label_hash};
 use crate::policy::BuildCtx;
 use crate::policy::why::{Cause, Why};
-use crate::policy::{Policy, PolicyConfig};
+use crate::policy::{ConfigError, Policy, PolicyConfig};
 use crate::units::Dur;
 
 /// Vegas limiter configuration (Netflix names and defaults).
@@ -41,13 +41,16 @@ pub struct VegasConfig {
     /// Re-probe `rtt_noload` every `probe_multiplier * limit` samples (times a jitter; >= 1).
     #[serde(default = "thirty")]
     pub probe_multiplier: u32,
-    /// Attempts that may wait when the limit is reached (0 = refuse at once).
+    /// Attempts that may wait when the limit is reached (0 = refuse at once; a queue needs a
+    /// `max_wait` > 0). Shared by every limiter (`policy::limiter::gate::GateConfig`).
     #[serde(default)]
     pub queue: u32,
-    /// Longest wait in the queue.
+    /// Longest wait in the queue (> 0 when `queue` > 0).
     #[serde(default)]
     pub max_wait: Dur,
-    /// How a refused attempt is answered.
+    /// What a refused attempt gets (refused at once, after its wait, or shed from the
+    /// queue): 429 (`Rejected`, whatever the class's `fallback`) or the class's fallback at
+    /// once (`Fallback`; a 429 for a class with `fallback: None`).
     #[serde(default = "rejected")]
     pub refuse_as: RefuseAs,
 }
@@ -106,7 +109,7 @@ impl Vegas {
             why: Why::Fresh,
         };
         algo.reset_probe_jitter();
-        let gate = GateConfig { queue: cfg.queue, max_wait: cfg.max_wait, refuse_as: cfg.refuse_as };
+        let gate = cfg.gate();
         Adaptive::new(algo, gate)
     }
 
@@ -198,11 +201,39 @@ fn check(c: &VegasConfig) -> Result<(), String> {
     Ok(())
 }
 
+impl VegasConfig {
+    /// Its queue settings, as every limiter has them.
+    pub fn gate(&self) -> GateConfig {
+        GateConfig { queue: self.queue, max_wait: self.max_wait, refuse_as: self.refuse_as }
+    }
+}
+
 impl PolicyConfig for VegasConfig {
     const KIND: &'static str = "vegas";
 
-    fn validate(&self, _classes: &[&str]) -> Result<(), String> {
-        check(self)
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Limiter
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        self.refuse_as.falls_back()
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
+        check(self)?;
+        self.gate().validate("Vegas")
     }
 
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Policy> {
