@@ -70,6 +70,7 @@ pub enum ExpandError {
         message: String,
     },
     /// In the imported file.
+    #[cfg_attr(not(feature = "import"), allow(dead_code))]
     Imported {
         /// Path of the Import layer in the scenario.
         path: String,
