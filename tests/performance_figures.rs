@@ -54,7 +54,9 @@ fn every_performance_figure_in_the_readme_is_measured_in_benchmarks_md() {
     let measured = table_after(&bench, "## Current figures", "BENCHMARKS.md");
     let mut wrong = Vec::new();
     for row in &quoted {
-        let [measure, figure, command] = &row[..] else { panic!("README.md: a Performance row of {} cells", row.len()) };
+        let [measure, figure, command] = &row[..] else {
+            panic!("README.md: a Performance row of {} cells", row.len())
+        };
         let Some(m) = measured.iter().find(|m| m.first() == Some(measure)) else {
             wrong.push(format!("`{measure}`: no such measure in BENCHMARKS.md's current figures"));
             continue;
