@@ -1,6 +1,6 @@
 //! The files of a sweep folder: `plan.json`, the append-only journal of finished runs
 //! (`journal.jsonl`: one header line, then one line per run, flushed as each run finishes, in
-//! the checksummed format of [`crate::sweep::store`]), and the result files rendered from the
+//! the checksummed format of [`brownout_core::unstable::store`]), and the result files rendered from the
 //! journal, always in run order.
 //!
 //! A kill can tear only the last line (it has no newline yet): reading drops it, so resuming
