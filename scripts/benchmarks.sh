@@ -4,6 +4,8 @@
 #
 #   scripts/benchmarks.sh           # full: 11 interleaved rounds, SimPy at 1,000,000 requests x 3
 #   scripts/benchmarks.sh --quick   # 3 rounds, SimPy at 200,000 requests x 1, grocery x 3 (~5 min)
+#   BIN=path scripts/benchmarks.sh  # measure that release binary instead of building one (the
+#                                   # section says so: it may not be HEAD's build)
 #
 # What it runs, in order, with the release build:
 # - benches/compare.sh: brownout, the hand-written limit and the equal-work limit interleaved
@@ -28,9 +30,14 @@ else
   REPS=11 SIMPY_REPS=3 SIMPY_N=1000000 GROCERY_RUNS=7
 fi
 OUT=$(mktemp -d -t brownout-benchmarks.XXXXXX)
-BIN=target/release/brownout
-
-cargo build --release --quiet
+if [ -n "${BIN:-}" ]; then
+  built="the release binary given as \`BIN=$BIN\` (not rebuilt by the script)"
+else
+  BIN=target/release/brownout
+  cargo build --release --quiet
+  built="a release build of HEAD"
+fi
+export BIN
 up_before=$(uptime)
 started=$(date -u +"%Y-%m-%d %H:%M UTC")
 
@@ -50,9 +57,9 @@ done
 up_after=$(uptime)
 
 python3 - "$OUT" "$MODE" "$started" "$up_before" "$up_after" "$(git rev-parse --short HEAD)" \
-  "$(rustc --version)" "$REPS" "$SIMPY_REPS" "$SIMPY_N" "$GROCERY_RUNS" <<'PY'
+  "$(rustc --version)" "$REPS" "$SIMPY_REPS" "$SIMPY_N" "$GROCERY_RUNS" "$built" <<'PY'
 import json, re, statistics, sys
-out, mode, started, up0, up1, commit, rustc, reps, simpy_reps, simpy_n, gruns = sys.argv[1:]
+out, mode, started, up0, up1, commit, rustc, reps, simpy_reps, simpy_n, gruns, built = sys.argv[1:]
 compare = open(f"{out}/compare.md").read()
 rows = [l.strip().strip("|").split(" | ") for l in compare.splitlines() if l.startswith("| ")]
 head, body = rows[0], rows[1:]
@@ -72,7 +79,7 @@ sf = sorted(simpy, key=float)
 lines = [
     "## Current figures",
     "",
-    f"Written by `scripts/benchmarks.sh{quick}` on {started}, commit `{commit}`, {rustc}, release build.",
+    f"Written by `scripts/benchmarks.sh{quick}` on {started} at commit `{commit}`, {rustc}, measuring {built}.",
     f"Load: `{up0.strip()}` before, `{up1.strip()}` after (a 2-core machine shared with other work:",
     "times move with the load, instruction counts do not, interleaved ratios little).",
     "",

@@ -32,7 +32,7 @@ fn an_unknown_plugin_is_a_plugin_error_naming_its_policy_set_and_instance() {
 fn a_stack_deeper_than_the_world_supports_is_refused_with_its_depth() {
     // Nine plain timeouts: one more than `scenario::MAX_LAYERS` (8). `parse` does not
     // validate, so the build is what refuses it.
-    let layers = vec![r#"(policy: Timeout((timeout: "1s")))"#; 9].join(", ");
+    let layers = [r#"(policy: Timeout((timeout: "1s")))"#; 9].join(", ");
     let s = parse(Path::new("api.ron"), &ONE_LAYER.replace("LAYERS", &layers)).unwrap();
     let err = Model::build(&s, 1, Path::new(".")).unwrap_err();
     assert_eq!(err, BuildError::TooManyLayers { policy: "tall".into(), layers: 9 });
