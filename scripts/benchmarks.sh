@@ -101,7 +101,7 @@ lines = [
     "",
     f"`benches/compare.sh` ran as `REPS={reps} SIMPY_REPS={simpy_reps} SIMPY_N={simpy_n} bash benches/compare.sh`:",
     "",
-    *[l for l in compare.splitlines() if l.strip()],
+    *compare.strip().splitlines(),
     "",
     "`benches/parts.sh` (instructions per simulated request; draws and metrics as the script defines them):",
     "",
