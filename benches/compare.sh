@@ -26,14 +26,17 @@ VENV=${VENV:-/tmp/peers-venv}
 LIMIT_TARGET=${LIMIT_TARGET:-/tmp/brownout-limit-target}
 OUT=$(mktemp -d /tmp/brownout-compare.XXXXXX)
 
-echo "== building (release)" >&2
-cargo build --release --quiet
+# BIN=path runs that binary instead of building one (scripts/benchmarks.sh passes its own).
+if [ -z "${BIN:-}" ]; then
+  echo "== building (release)" >&2
+  cargo build --release --quiet
+fi
 (cd "$BENCH/limit" && cargo build --release --quiet --target-dir "$LIMIT_TARGET")
 if ! "$VENV/bin/python" -c "import simpy" 2>/dev/null; then
   echo "== installing simpy==4.1.2 into $VENV" >&2
   python3 -m venv "$VENV" && "$VENV/bin/pip" install -q simpy==4.1.2
 fi
-BIN=target/release/brownout
+BIN=${BIN:-target/release/brownout}
 LIM=$LIMIT_TARGET/release/models
 EQ=$LIMIT_TARGET/release/equal_work
 

@@ -19,9 +19,10 @@ use std::hint::black_box;
 use std::path::Path;
 
 use brownout::engine::{EventQueue, MILLISECOND, SECOND, Time, stream};
-use brownout::metrics::{Finished, OrderEffect, Outcome, Record, Recorder, RecorderSetup};
+use brownout::metrics::Outcome;
 use brownout::model::Model;
 use brownout::scenario;
+use brownout::unstable::recorder::{Finished, OrderEffect, Record, Recorder, RecorderSetup};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rand_distr::{Distribution, Exp};
 

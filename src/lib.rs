@@ -24,7 +24,7 @@
 //! let path = Path::new("embedded.ron"); // names the text in error messages
 //! let scenario = brownout::scenario::load_text(path, text)?;
 //! let model = Model::build(&scenario, scenario.seed, Path::new("."))?;
-//! let result = brownout::runner::run_all(&model, RunOptions { timeseries: false, trace_limit: 0, events: 0 }, false)?;
+//! let result = brownout::runner::run_all(&model, RunOptions::new(), false)?;
 //!
 //! let api = &result.summary.runs[0].classes[0];
 //! // Every scripted request is counted once, under exactly one outcome...

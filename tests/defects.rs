@@ -73,7 +73,7 @@ const RELOADS: &str = r#"Scenario(
 #[test]
 fn a_reload_elsewhere_leaves_a_later_request_its_latency() {
     let m = model(RELOADS);
-    let opts = RunOptions { timeseries: true, trace_limit: 0, events: 0 };
+    let opts = RunOptions::new().with_timeseries(true);
     // The 5 s request is the only ok answer in either run (the first is 1000x slower, a
     // median of 100 s, so still out at 8 s under "none"; timed out under "timeout").
     let ok_latency = |p: usize| {

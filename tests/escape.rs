@@ -44,7 +44,7 @@ fn scenario() -> Scenario {
 fn results() -> (Scenario, ScenarioSummary, Vec<WindowRow>) {
     let s = scenario();
     let model = Model::build(&s, 1, Path::new(".")).unwrap();
-    let r = run_all(&model, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, false).expect("runs");
+    let r = run_all(&model, RunOptions::new().with_timeseries(true), false).expect("runs");
     (s, r.summary, r.rows)
 }
 

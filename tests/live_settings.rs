@@ -295,7 +295,7 @@ fn changes(v: &Value, variants: &[String]) -> Vec<Value> {
 /// window rows, as JSON.
 fn figures(s: &Scenario, dir: &Path, policy: Option<usize>) -> Option<Value> {
     let model = Model::build(s, s.seed, dir).ok()?;
-    let opts = RunOptions { timeseries: true, ..RunOptions::default() };
+    let opts = RunOptions::new().with_timeseries(true);
     let which: Vec<usize> = match policy {
         Some(p) => vec![p],
         None => (0..s.policies.len()).collect(),

@@ -66,8 +66,8 @@ fn the_summary_does_not_depend_on_keeping_the_time_series() {
         scenario(&RANDOM.replace(r#"horizon: "60s", window: "5s""#, r#"horizon: "61s", warmup: "7s", window: "4s""#));
     assert_eq!(s.warmup.ns(), 7_000_000_000, "the replacement took");
     let model = Model::build(&s, 11, Path::new(".")).unwrap();
-    let with = run_all(&model, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, false).expect("runs");
-    let without = run_all(&model, RunOptions { timeseries: false, trace_limit: 0, events: 0 }, false).expect("runs");
+    let with = run_all(&model, RunOptions::new().with_timeseries(true), false).expect("runs");
+    let without = run_all(&model, RunOptions::new(), false).expect("runs");
     // 16 windows (15 of 4 s and one of 1 s) x 3 classes x 4 policies.
     assert_eq!(with.rows.len(), 16 * 3 * 4);
     assert!(without.rows.is_empty());

@@ -11,9 +11,9 @@ use brownout::decide::{self, Evaluated, Lost, Rule, Samples, Sense};
 use brownout::metrics::catalog::Margins;
 use brownout::metrics::summary::{Comparison, RunSummary, ScenarioSummary};
 use brownout::report::replicate::{self, RankRules, Standing};
+use brownout::sweep::RunRecord;
 use brownout::sweep::best::best_sets;
 use brownout::sweep::grid::{AxisInfo, PlanInfo};
-use brownout::sweep::store::RunRecord;
 
 /// The shared input every path is given: two alternatives' in-time ratios over five seeds.
 /// `b` trails `a` by 0.0005 (0.05 percentage point) on every seed, give or take 0.0001:

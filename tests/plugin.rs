@@ -45,7 +45,7 @@ fn a_registered_plugin_runs_beside_built_in_policies() {
 #[test]
 fn an_unknown_plugin_is_refused_before_any_run() {
     let s = parse(Path::new("plugin.ron"), TEXT).unwrap();
-    let err = Model::build(&s, 1, Path::new(".")).unwrap_err();
+    let err = Model::build(&s, 1, Path::new(".")).unwrap_err().to_string();
     assert!(err.contains("unknown plugin \"every-other\""), "{err}");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_brownout"))
         .args(["run", concat!(env!("CARGO_MANIFEST_DIR"), "/examples/custom_policy.ron"), "--out"])
@@ -66,7 +66,7 @@ fn a_plugin_that_fails_on_another_instance_is_refused_before_any_run() {
     let plugins = Plugins::new().register("every-other", |_, ctx| {
         if ctx.instance < 2 { Ok(Box::new(EveryOther)) } else { Err(format!("no room on instance {}", ctx.instance)) }
     });
-    let err = Model::build_with_plugins(&s, 1, Path::new("."), plugins).unwrap_err();
+    let err = Model::build_with_plugins(&s, 1, Path::new("."), plugins).unwrap_err().to_string();
     assert!(err.contains("no room on instance 2"), "{err}");
     assert!(err.contains("every-other"), "{err}");
 }

@@ -18,7 +18,7 @@ fn model(file: &str) -> Model {
 #[test]
 fn the_observer_sees_every_window_and_changes_nothing() {
     let m = model("limiters-demo.ron");
-    let opts = RunOptions { timeseries: true, trace_limit: 0, events: 0 };
+    let opts = RunOptions::new().with_timeseries(true);
     let plain = run_all(&m, opts, true).unwrap();
     let seen = Mutex::new(Vec::new());
     let observed = run_all_observed(&m, opts, true, &|p, t| seen.lock().unwrap().push((p, t))).unwrap();

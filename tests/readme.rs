@@ -80,8 +80,7 @@ fn run_whole(block: &Block, dir: &Path) {
     let s = scenario::load(&path).unwrap_or_else(|e| panic!("README.md:{}: {e}", block.line));
     assert!(!s.expect.is_empty(), "README.md:{}: a whole example states expectations", block.line);
     let model = Model::build(&s, s.seed, dir).unwrap();
-    let result = run_all(&model, RunOptions { timeseries: false, trace_limit: 0, events: 0 }, true)
-        .unwrap_or_else(|e| panic!("README.md:{}: {e}", block.line));
+    let result = run_all(&model, RunOptions::new(), true).unwrap_or_else(|e| panic!("README.md:{}: {e}", block.line));
     for c in check(&result.summary, &s.expect) {
         assert!(c.passed, "README.md:{}: {} (measured {})", block.line, c.statement, c.actual);
     }

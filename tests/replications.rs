@@ -134,12 +134,12 @@ fn each_replication_is_the_run_of_its_seed_and_means_are_their_average() {
 #[test]
 fn one_replication_is_exactly_a_plain_run() {
     let m = model(TEXT);
-    let plain = run_all(&m, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, true).unwrap();
-    let one = run_replicated(&m, 1, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, true).unwrap();
+    let plain = run_all(&m, RunOptions::new().with_timeseries(true), true).unwrap();
+    let one = run_replicated(&m, 1, RunOptions::new().with_timeseries(true), true).unwrap();
     assert!(plain.summary.replications.is_none());
     assert_eq!(serde_json::to_string(&plain.summary).unwrap(), serde_json::to_string(&one.summary).unwrap());
     assert_eq!(plain.rows.len(), one.rows.len());
-    let ten = run_replicated(&m, 10, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, true).unwrap();
+    let ten = run_replicated(&m, 10, RunOptions::new().with_timeseries(true), true).unwrap();
     assert_eq!(ten.summary.runs, plain.summary.runs, "runs hold replication 0's figures");
     assert_eq!(ten.rows.len(), plain.rows.len(), "only replication 0 keeps a time series");
     assert_eq!(ten.runs.len(), 30, "3 policy sets x 10 replications");

@@ -36,7 +36,7 @@ fn model(dir: &Path) -> Model {
     Model::build(&s, s.seed, dir).unwrap()
 }
 
-const OPTS: RunOptions = RunOptions { timeseries: true, trace_limit: 0, events: 0 };
+const OPTS: RunOptions = RunOptions::new().with_timeseries(true);
 
 #[test]
 fn the_streamed_timeseries_csv_is_the_file_of_the_rows_kept_in_memory() {

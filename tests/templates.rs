@@ -59,7 +59,7 @@ fn every_template_passes_check_and_its_own_expectations() {
         let s = load(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         assert!(!s.expect.is_empty(), "{}: a template states what it shows", file.display());
         let model = Model::build(&s, s.seed, file.parent().unwrap()).unwrap();
-        let result = run_all(&model, RunOptions { timeseries: false, trace_limit: 0, events: 0 }, true).unwrap();
+        let result = run_all(&model, RunOptions::new(), true).unwrap();
         for c in check(&result.summary, &s.expect) {
             assert!(c.passed, "{}: {} (measured {})", file.display(), c.statement, c.actual);
         }

@@ -24,7 +24,7 @@ fn rows() -> (brownout::metrics::summary::ScenarioSummary, Vec<brownout::metrics
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/r02-baseline.ron");
     let s = brownout::scenario::load(&path).unwrap();
     let m = Model::build(&s, s.seed, path.parent().unwrap()).unwrap();
-    let r = run_all(&m, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, false);
+    let r = run_all(&m, RunOptions::new().with_timeseries(true), false);
     {
         let r = r.unwrap();
         (r.summary, r.rows)
@@ -76,7 +76,7 @@ fn a_window_with_no_answer_has_no_latency_and_a_run_without_a_limiter_no_limit()
     std::fs::write(&path, QUIET_AFTER_FIRST_WINDOW).unwrap();
     let s = brownout::scenario::load(&path).unwrap();
     let m = Model::build(&s, s.seed, dir.path()).unwrap();
-    let r = run_all(&m, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, false).unwrap();
+    let r = run_all(&m, RunOptions::new().with_timeseries(true), false).unwrap();
     assert_eq!(r.rows.len(), 3, "three windows of one class");
     // The first window: two requests answered in 100 ms.
     assert_eq!(r.rows[0].ok, 2);

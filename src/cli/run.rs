@@ -100,14 +100,14 @@ fn run_all(model: &Model, opts: RunOptions, parallel: bool) -> Result<ScenarioRe
 
 fn check_determinism(model: &Model, first: &ScenarioResult, json: bool) -> Result<(), Failure> {
     // The second run is serial while the first was parallel: thread count must not matter.
-    let second = run_all(model, RunOptions { timeseries: false, trace_limit: 0, events: 0 }, false)?;
+    let second = run_all(model, RunOptions::new(), false)?;
     for (a, b) in first.runs.iter().zip(&second.runs) {
         if a.trace_hash == b.trace_hash && a.events == b.events {
             continue;
         }
         // Re-run with traces kept to find the first differing event.
         let limit = a.events.max(b.events).min(50_000_000) as usize;
-        let opts = RunOptions { timeseries: false, trace_limit: limit, events: 0 };
+        let opts = RunOptions::new().with_trace_limit(limit);
         let ta = run_all(model, opts, true)?;
         let tb = run_all(model, opts, false)?;
         let same = |r: &&runner::RunMeta| r.policy == a.policy && r.replication == a.replication;
@@ -228,7 +228,7 @@ fn execute(args: &RunArgs, model: &Model) -> Result<Finished, Failure> {
     let lock = folder::lock(&out).map_err(|e| Failure::input(format!("error: {e:#}")))?;
     let started = Instant::now();
     let events = if args.events.is_some() { usize::try_from(args.events_max).unwrap_or(usize::MAX) } else { 0 };
-    let opts = RunOptions { timeseries: true, trace_limit: 0, events };
+    let opts = RunOptions::new().with_timeseries(true).with_events(events);
     // Staged before running: the runs stream their time series into it as windows close.
     let stage =
         output::run::RunStage::new(&lock, s.policies.len()).map_err(|e| Failure::input(format!("error: {e:#}")))?;

@@ -14,8 +14,9 @@ use super::{Failure, json};
 use brownout::output::folder;
 use brownout::output::journal;
 use brownout::report::escape;
-use brownout::sweep::store::{self, Header, RunRecord};
+use brownout::sweep::RunRecord;
 use brownout::sweep::{self, Shard, grid, reuse};
+use brownout::unstable::store::{self, Header};
 
 /// Arguments of `brownout sweep`.
 #[derive(Args, Debug)]

@@ -158,7 +158,7 @@ type PerSeed = (Vec<u64>, BTreeMap<(usize, String), Vec<f64>>);
 fn journal_values(dir: &Path, rows: usize) -> Option<PerSeed> {
     let (plan, _) = journal::read_plan(dir).ok()?;
     let records = journal::read_journal(dir, &plan, |_| Ok(())).ok()?.records;
-    let records = crate::sweep::store::complete(&plan, records).ok()?;
+    let records = crate::unstable::store::complete(&plan, records).ok()?;
     let reps = plan.replications as usize;
     if reps < 2 || rows != plan.points.len() * plan.policies.len() {
         return None;

@@ -14,13 +14,23 @@
 //! - [`sweep`]: parameter sweeps with replications, intervals, resume and shards.
 //! - [`import`]: resilience4j, Envoy/Istio, opossum and .NET configuration files as policy stacks.
 //! - [`verify`]: closed forms of queueing theory and the suite that checks the model by them.
+//! - [`unstable`]: internals brownout's own crates and tests reach; they may change without
+//!   notice.
+//!
+//! # Features
+//!
+//! Both are on by default; an embedder who needs neither builds with `default-features = false`.
+//! - `import`: reading resilience4j, Envoy/Istio, opossum and .NET configuration files
+//!   ([`import::import_file`], and `Import(..)` layers in scenarios, which without it are
+//!   refused with their location).
+//! - `tune`: the `tune` module, the knob search over a policy set (argmin's Nelder-Mead).
 
 #![warn(missing_docs)]
 
 pub use brownout_engine as engine;
-pub mod breaker_state;
+pub(crate) mod breaker_state;
 pub mod decide;
-pub mod fsread;
+pub(crate) mod fsread;
 pub mod import;
 pub mod metrics;
 pub mod model;
@@ -30,7 +40,9 @@ pub mod runner;
 pub mod scenario;
 pub mod stats;
 pub mod sweep;
-pub mod text;
+pub(crate) mod text;
+#[cfg(feature = "tune")]
 pub mod tune;
 pub mod units;
+pub mod unstable;
 pub mod verify;

@@ -399,7 +399,7 @@ fn owned_at(shown: &Path, dir: &Path, kind: Kind) -> Result<Manifest> {
 
 /// Take `lock`'s folder for a command of `kind` that writes in place (a sweep, a merge, a
 /// search): refused unless it is empty or brownout wrote everything in it for that kind
-/// ([`owned`]); its manifest then records the kind.
+/// (`owned`); its manifest then records the kind.
 pub fn claim(lock: &Lock, kind: Kind) -> Result<()> {
     let m = owned(lock, kind)?;
     write_manifest(&lock.real, &m)

@@ -1,6 +1,6 @@
 //! The files of a sweep folder: `plan.json`, the append-only journal of finished runs
 //! (`journal.jsonl`: one header line, then one line per run, flushed as each run finishes, in
-//! the checksummed format of [`crate::sweep::store`]), and the result files rendered from the
+//! the checksummed format of [`brownout_core::unstable::store`]), and the result files rendered from the
 //! journal, always in run order.
 //!
 //! A kill can tear only the last line (it has no newline yet): reading drops it, so resuming
@@ -21,7 +21,9 @@ use crate::sweep::Shard;
 use crate::sweep::grid::PlanInfo;
 use crate::sweep::reuse;
 use crate::sweep::stats::metric_ci95;
-use crate::sweep::store::{Header, JOURNAL, PLAN, RunRecord, check_record, checksum, frame, plan_bytes, unframe};
+use brownout_core::unstable::store::{
+    Header, JOURNAL, PLAN, RunRecord, check_record, checksum, frame, plan_bytes, unframe,
+};
 
 /// An open journal, safe to append to from worker threads.
 pub struct Journal {
@@ -458,7 +460,7 @@ pub fn write_sweep(dir: &Path, plan: &PlanInfo, records: &[RunRecord]) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::store::fixtures::{plan, rec};
+    use brownout_core::unstable::store::fixtures::{plan, rec};
 
     #[test]
     fn renders_mean_and_interval_by_hand() {

@@ -8,7 +8,8 @@
 // The core's modules under their old paths, so `crate::metrics::...` reads as before.
 #[cfg(test)]
 pub(crate) use brownout_core::model;
-pub(crate) use brownout_core::{fsread, metrics, report, runner, scenario, sweep};
+pub(crate) use brownout_core::unstable::fsread;
+pub(crate) use brownout_core::{metrics, report, runner, scenario, sweep};
 
 pub mod charts;
 pub mod events;

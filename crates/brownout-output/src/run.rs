@@ -198,8 +198,7 @@ mod tests {
     fn a_run_folder_holds_the_run_files_and_the_scenario_as_run() {
         let s = crate::scenario::load_text(Path::new("folder.ron"), SCENARIO).unwrap();
         let model = Model::build(&s, 9, Path::new(".")).unwrap();
-        let result =
-            crate::runner::run_all(&model, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, false).unwrap();
+        let result = crate::runner::run_all(&model, RunOptions::new().with_timeseries(true), false).unwrap();
         let root = tempfile::tempdir().unwrap();
         let out = root.path().join("run");
         let lock = folder::lock(&out).unwrap();
@@ -226,8 +225,7 @@ mod tests {
     fn a_folder_holding_a_file_brownout_did_not_write_is_not_replaced() {
         let s = crate::scenario::load_text(Path::new("folder.ron"), SCENARIO).unwrap();
         let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
-        let result =
-            crate::runner::run_all(&model, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, false).unwrap();
+        let result = crate::runner::run_all(&model, RunOptions::new().with_timeseries(true), false).unwrap();
         let root = tempfile::tempdir().unwrap();
         let out = root.path().join("run");
         std::fs::create_dir(&out).unwrap();

@@ -17,8 +17,8 @@ use crate::charts::style::{self, Unit};
 use crate::charts::{Chart, Kind, LegendEntry, LinePanel, LinePanels, Mark, Series, render};
 use crate::html::{self, escape};
 use crate::report::escape::csv_cell;
-use crate::sweep::store::{frame, unframe};
 use crate::write_atomic;
+use brownout_core::unstable::store::{frame, unframe};
 
 /// The journal's file name.
 pub const JOURNAL: &str = "tune-journal.jsonl";
@@ -257,10 +257,7 @@ fn report_html(space: &Space, r: &Recommendation, stop: Stop, done: &[Evaluation
     if !r.rule.is_empty() {
         s += &format!("<p>Rule: {}.</p>\n", escape(&r.rule));
     }
-    s += &format!(
-        "<h2>Sensitivity</h2>\n<p>{}</p>\n",
-        escape(&brownout_core::tune::sensitivity::needs_a_sweep(space, r))
-    );
+    s += &format!("<h2>Sensitivity</h2>\n<p>{}</p>\n", escape(&brownout_core::unstable::needs_a_sweep(space, r)));
     s += &format!(
         "<h2>Search trace</h2>\n<figure id=\"best\">\n{}\n<figcaption>best feasible objective against runs (<code>charts/best.png</code>, <code>trace.csv</code>)</figcaption>\n</figure>\n",
         chart_svg.find("<svg").map_or(chart_svg, |i| &chart_svg[i..]).trim()

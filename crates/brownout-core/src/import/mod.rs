@@ -9,21 +9,42 @@
 //! library's own default differs from the preset's (resilience4j Retry, Istio's unlimited
 //! thresholds), the library's default is spelled out with that said in its comment.
 
+// The readers and mappers need the YAML and JSON parsers: behind the `import` feature. The
+// names a scenario file holds (`Library`, `Pos`, `ImportError`) stay, so an `Import(..)` layer
+// still parses without it and is refused with its location (`scenario::import`).
+#[cfg(feature = "import")]
 mod dotnet;
+#[cfg(feature = "import")]
 mod emit;
+#[cfg(feature = "import")]
 mod envoy;
+#[cfg(feature = "import")]
 mod opossum;
+#[cfg(feature = "import")]
 mod read;
+#[cfg(feature = "import")]
 mod resilience4j;
+#[cfg(feature = "import")]
 mod tree;
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+#[cfg(feature = "import")]
+use std::path::Path;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "import")]
 pub use emit::{Field, Imported, OutLayer, Snippet, Warning};
-pub use tree::Pos;
+
+/// A 1-based line and column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pos {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub col: usize,
+}
 
 /// A library whose configuration `brownout import` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -87,9 +108,11 @@ impl fmt::Display for ImportError {
 impl std::error::Error for ImportError {}
 
 /// Largest configuration file read (they are a few kilobytes).
+#[cfg(feature = "import")]
 const MAX_BYTES: u64 = 4 << 20;
 
 /// Read `path` and import it; `library` None guesses it from the file (see [`detect`]).
+#[cfg(feature = "import")]
 pub fn import_file(library: Option<Library>, path: &Path, instance: Option<&str>) -> Result<Imported, ImportError> {
     let whole = |message: String| ImportError { file: path.to_path_buf(), message, ..ImportError::default() };
     // Non-blocking, checked after opening, read with a hard cap: `/dev/zero` or a FIFO named
@@ -105,6 +128,7 @@ pub fn import_file(library: Option<Library>, path: &Path, instance: Option<&str>
 }
 
 /// Import `text` (named `path` in messages and comments).
+#[cfg(feature = "import")]
 pub fn import_text(
     library: Option<Library>,
     path: &Path,
@@ -134,6 +158,7 @@ pub fn import_text(
 /// Which library a file configures: YAML with a top-level `resilience4j` key is
 /// resilience4j, other YAML Envoy or Istio; JSON with a standard-handler section is .NET,
 /// other JSON opossum.
+#[cfg(feature = "import")]
 pub fn detect(path: &Path, text: &str) -> Result<Library, ImportError> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     match ext.as_str() {

@@ -6,15 +6,7 @@ use jsonc_parser::ast::{ObjectPropName, Value as JsonValue};
 use saphyr::{LoadableYamlNode, MarkedYamlOwned, ScalarOwned, YamlDataOwned};
 
 use super::ImportError;
-
-/// A 1-based line and column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Pos {
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column.
-    pub col: usize,
-}
+pub use super::Pos;
 
 /// A value with its position.
 #[derive(Debug, Clone, PartialEq)]

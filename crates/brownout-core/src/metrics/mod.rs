@@ -15,17 +15,18 @@ pub mod fields;
 mod gauge;
 mod hist;
 pub mod measure;
-mod phases;
+pub(crate) mod phases;
 mod queue;
-mod recorder;
+pub(crate) mod recorder;
 pub mod summary;
 mod window;
 
 pub use cause::{Cause, LayerKind};
 pub use fallback::FallbackUse;
 pub(crate) use hist::UsHist;
-pub use phases::{Record, Recorders};
-pub use recorder::{Finished, OrderEffect, Outcome, Recorder, RecorderSetup};
+pub(crate) use phases::{Record, Recorders};
+pub use recorder::Outcome;
+pub(crate) use recorder::{Finished, OrderEffect, Recorder, RecorderSetup};
 pub use window::{MAX_CHART_WINDOWS, RowSink, WindowRow, chart_factor};
 
 use crate::engine::Time;

@@ -529,7 +529,7 @@ impl Record for Recorder {
         }
     }
 
-    /// Every instance's limit when the run starts, as one sum (see [`Gauge::start_at`]).
+    /// Every instance's limit when the run starts, as one sum (see `Gauge::start_at`).
     fn start_limits(&mut self, limits: &[f64]) {
         self.limits.copy_from_slice(limits);
         self.limit_sum.start_at(limits.iter().sum());

@@ -73,14 +73,19 @@ fn expand_presets(scenario: &Scenario) -> Scenario {
 
 impl Model {
     /// Build from a validated scenario; `dir` resolves relative data files.
-    pub fn build(scenario: &Scenario, seed: u64, dir: &Path) -> Result<Self, String> {
+    pub fn build(scenario: &Scenario, seed: u64, dir: &Path) -> Result<Self, BuildError> {
         Self::build_with_plugins(scenario, seed, dir, Plugins::new())
     }
 
     /// Build with policy plugins registered from outside brownout. Every plugin layer is
     /// built here for every instance it will run on, so an unknown name or a bad parameter
     /// is an error before any run, not a panic inside one.
-    pub fn build_with_plugins(scenario: &Scenario, seed: u64, dir: &Path, plugins: Plugins) -> Result<Self, String> {
+    pub fn build_with_plugins(
+        scenario: &Scenario,
+        seed: u64,
+        dir: &Path,
+        plugins: Plugins,
+    ) -> Result<Self, BuildError> {
         let mut ctx = BuildCtx::new(scenario.classes.iter().map(|c| c.name.clone()).collect())
             .on_instance(0, scenario.fleet.instances)
             .with_plugins(plugins.clone());
@@ -91,27 +96,26 @@ impl Model {
                     // builds its own copy, so every instance must build.
                     for instance in 0..scenario.fleet.instances {
                         ctx.instance = instance;
-                        plugins
-                            .build(c, &ctx)
-                            .map_err(|e| format!("policy \"{}\", instance {instance}: {e}", p.name))?;
+                        plugins.build(c, &ctx).map_err(|message| BuildError::Plugin {
+                            policy: p.name.clone(),
+                            instance,
+                            message,
+                        })?;
                     }
                 }
             }
         }
-        let dep = DependencyModel::build(&scenario.dependency, seed, dir)?;
+        let dep = DependencyModel::build(&scenario.dependency, seed, dir).map_err(BuildError::Input)?;
         let work = scenario
             .classes
             .iter()
             .map(|c| c.work.as_ref().map(|w| LatencyDist::build(w, dir)).transpose())
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(BuildError::Input)?;
         let scenario = &expand_presets(scenario);
         for p in &scenario.policies {
             if p.stack.len() > MAX_LAYERS {
-                return Err(format!(
-                    "policy \"{}\" has {} layers; at most {MAX_LAYERS} are supported",
-                    p.name,
-                    p.stack.len()
-                ));
+                return Err(BuildError::TooManyLayers { policy: p.name.clone(), layers: p.stack.len() });
             }
         }
         Ok(Self {
@@ -119,9 +123,9 @@ impl Model {
             seed,
             dep,
             work,
-            overhead: DelayDist::build(&scenario.fleet.overhead, seed, OVERHEAD, dir)?,
+            overhead: DelayDist::build(&scenario.fleet.overhead, seed, OVERHEAD, dir).map_err(BuildError::Input)?,
             unwind: match &scenario.fleet.timeout_unwind {
-                Some(u) => Some(DelayDist::build(u, seed, UNWIND, dir)?),
+                Some(u) => Some(DelayDist::build(u, seed, UNWIND, dir).map_err(BuildError::Input)?),
                 None => None,
             },
             popularity: scenario.catalogue.as_ref().map(Popularity::new),
@@ -129,7 +133,8 @@ impl Model {
                 .classes
                 .iter()
                 .map(|c| arrivals::ArrivalGen::build(&c.arrivals, dir))
-                .collect::<Result<Vec<_>, _>>()?,
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(BuildError::Input)?,
             plugins,
         })
     }
@@ -189,8 +194,53 @@ impl Model {
     }
 }
 
-/// Options for one run.
+/// Why a validated scenario could not be built into a [`Model`]. Its `Display` is the message
+/// the command line prints (after the scenario's file name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A `Plugin` layer's factory refused to build (or no plugin has its name).
+    Plugin {
+        /// The policy set holding the layer.
+        policy: String,
+        /// The instance it was built for.
+        instance: u32,
+        /// The factory's message.
+        message: String,
+    },
+    /// A policy set has more layers, presets expanded, than the world supports ([`MAX_LAYERS`]).
+    TooManyLayers {
+        /// The policy set.
+        policy: String,
+        /// Its layers, presets expanded.
+        layers: usize,
+    },
+    /// A distribution or data file of the dependency, local work, overhead, unwind or
+    /// arrivals could not be built (e.g. a CSV file that cannot be read).
+    Input(String),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            BuildError::Plugin { policy, instance, message } => {
+                write!(f, "policy \"{policy}\", instance {instance}: {message}")
+            }
+            BuildError::TooManyLayers { policy, layers } => {
+                write!(f, "policy \"{policy}\" has {layers} layers; at most {MAX_LAYERS} are supported")
+            }
+            BuildError::Input(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Options for one run: [`RunOptions::new`] keeps nothing beyond the summary, and each
+/// `with_` method asks for one more thing. Non-exhaustive, so a new option breaks no caller:
+/// build it with the constructor and the methods, read its fields.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct RunOptions {
     /// Keep the time-series rows.
     pub timeseries: bool,
@@ -199,6 +249,28 @@ pub struct RunOptions {
     /// Keep the first `events` state changes of the policy layers, with their reasons
     /// ([`RunResult::log`]); 0 keeps none and costs nothing.
     pub events: usize,
+}
+
+impl RunOptions {
+    /// No time series, no trace, no event log: the summary alone (the cheapest run).
+    pub const fn new() -> Self {
+        Self { timeseries: false, trace_limit: 0, events: 0 }
+    }
+
+    /// Keep the time-series rows (`true`) or not.
+    pub const fn with_timeseries(self, timeseries: bool) -> Self {
+        Self { timeseries, ..self }
+    }
+
+    /// Keep the first `trace_limit` (time, event code) pairs.
+    pub const fn with_trace_limit(self, trace_limit: usize) -> Self {
+        Self { trace_limit, ..self }
+    }
+
+    /// Keep the first `events` state changes of the policy layers.
+    pub const fn with_events(self, events: usize) -> Self {
+        Self { events, ..self }
+    }
 }
 
 /// The result of one policy run.

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::{Layer, Scenario};
-use crate::import::{ImportError, Imported, OutLayer, Pos, import_file};
+use crate::import::{ImportError, Pos};
+#[cfg(feature = "import")]
+use crate::import::{Imported, OutLayer, import_file};
 use crate::policy::PolicySpec;
 use crate::policy::import_layer::ImportLayerConfig;
 
@@ -68,6 +70,7 @@ pub enum ExpandError {
         message: String,
     },
     /// In the imported file.
+    #[cfg_attr(not(feature = "import"), allow(dead_code))]
     Imported {
         /// Path of the Import layer in the scenario.
         path: String,
@@ -105,6 +108,16 @@ pub fn expand(s: &mut Scenario, dir: &Path) -> Result<Expansion, ExpandError> {
 /// The layers imported for `cfg`, the file read, and per layer where its fields' values are.
 type Expanded = (PathBuf, Vec<Layer>, Vec<FieldsAt>);
 
+/// Without the `import` feature no file is read: the layer is refused at its `file`.
+#[cfg(not(feature = "import"))]
+fn imported(_cfg: &ImportLayerConfig, _dir: &Path, at: &str) -> Result<Expanded, ExpandError> {
+    Err(ExpandError::Scenario {
+        path: format!("{at}.file"),
+        message: "Import layers need brownout-core's `import` feature, which this build leaves out".into(),
+    })
+}
+
+#[cfg(feature = "import")]
 fn imported(cfg: &ImportLayerConfig, dir: &Path, at: &str) -> Result<Expanded, ExpandError> {
     let file = dir.join(&cfg.file);
     let whole = |message: String, field: &str| ExpandError::Scenario { path: format!("{at}.{field}"), message };
@@ -137,10 +150,12 @@ fn imported(cfg: &ImportLayerConfig, dir: &Path, at: &str) -> Result<Expanded, E
 
 /// The imported layers as scenario layers, each parsed as a scenario file would be; an error
 /// names the layer (e.g. when this brownout has no such policy).
+#[cfg(feature = "import")]
 fn layers(out: &Imported) -> Result<Vec<Layer>, String> {
     out.layers.iter().map(to_layer).collect()
 }
 
+#[cfg(feature = "import")]
 fn to_layer(l: &OutLayer) -> Result<Layer, String> {
     ron::Options::default()
         .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
@@ -155,6 +170,7 @@ fn to_layer(l: &OutLayer) -> Result<Layer, String> {
 }
 
 /// Is `name` a policy of this brownout?
+#[cfg(feature = "import")]
 fn is_policy(name: &str) -> bool {
     let text = format!("{name}(())");
     match ron::from_str::<PolicySpec>(&text) {

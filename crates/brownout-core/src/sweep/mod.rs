@@ -9,7 +9,8 @@
 //! - [`stats`]: means and their Student-t intervals; the paired comparison by seed.
 //! - [`best`]: the best settings per metric, ties decided by paired intervals.
 //! - [`decide`]: the recommendation (decision vs condition axes); `link`: linked axes.
-//! - [`store`]: the journal's records and checksummed lines (`output::journal` writes them).
+//! - `store`: the journal's records ([`RunRecord`]) and checksummed lines (`output::journal`
+//!   writes them; reached outside the crate as [`crate::unstable::store`]).
 //! - [`reuse`]: each run's content key; runs with equal keys are run once.
 //! - [`sensitivity`]: how much each axis moves each metric around the recommended setting.
 //!
@@ -27,12 +28,13 @@ pub mod sensitivity;
 pub(crate) mod spec;
 /// The one statistics rule, kept at the top of the crate so `decide` and `report` use it without going through sweeps.
 pub use crate::stats;
-pub mod store;
+pub(crate) mod store;
 
 use std::fmt;
 use std::str::FromStr;
 
 pub use spec::SpecError;
+pub use store::RunRecord;
 
 use anyhow::{Result, anyhow};
 use rayon::prelude::*;
@@ -40,7 +42,6 @@ use rayon::prelude::*;
 use crate::metrics::catalog;
 use crate::model::{Model, RunOptions, run_policy};
 use grid::Plan;
-use store::RunRecord;
 
 /// A deterministic slice of the runs: run `i` belongs to shard `i mod count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

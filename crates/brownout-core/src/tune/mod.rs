@@ -3,15 +3,16 @@
 //!
 //! - [`spec`]: the tune file (RON).
 //! - [`space`]: the spec resolved against the scenario; a setting's scenario and figures.
-//! - [`search`](mod@search): the simplex search, its trace, and the journal replay hooks.
-//! - [`sensitivity`]: why a tune estimates none, and the sweep that does.
+//! - `search`: the simplex search ([`search()`]), its trace, and the journal replay hooks.
+//! - `sensitivity`: why a tune estimates none, and the sweep that does
+//!   ([`crate::unstable::needs_a_sweep`]).
 //!
 //! Feasibility is `decide::evaluate`'s (one-sided 95 % bounds over the replications, the
 //! same seeds for every candidate), and the recommendation is `decide::choose` over every
 //! candidate evaluated, written in the one shape of `recommendation.json`.
 
-pub mod search;
-pub mod sensitivity;
+pub(crate) mod search;
+pub(crate) mod sensitivity;
 pub mod space;
 pub mod spec;
 

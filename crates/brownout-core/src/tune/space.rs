@@ -145,7 +145,7 @@ fn resolve(spec: TuneSpec, dir: &Path) -> Result<Space, Located> {
                 err(format!("knobs[{i}].range"), format!("knob \"{}\" = {}: {m}", d.knob.name, d.show(end)))
             };
             let s = to_scenario(v).map_err(bad)?;
-            Model::build(&s, seed, &space.dir).map_err(bad)?;
+            Model::build(&s, seed, &space.dir).map_err(|e| bad(e.to_string()))?;
         }
     }
     Ok(space)
@@ -328,7 +328,7 @@ impl Space {
 
     fn one(&self, s: &Scenario, values: &[f64], objective: &str, r: u32) -> Result<(f64, Vec<f64>), String> {
         let seed = self.replication_seed(r);
-        let model = Model::build(s, seed, &self.dir)?;
+        let model = Model::build(s, seed, &self.dir).map_err(|e| e.to_string())?;
         let result = run_policy(&model, self.policy_index, RunOptions::default())
             .map_err(|why| format!("replication {r} (seed {seed}): {why}"))?;
         let phases = scenario::phases_of(model.scenario());

@@ -196,7 +196,7 @@ fn replicate(
         .into_par_iter()
         .map(|r| {
             let rs = replication_seed(seed, r);
-            let model = Model::build(s, rs, dir)?;
+            let model = Model::build(s, rs, dir).map_err(|e| e.to_string())?;
             let out = run_policy(&model, 0, RunOptions::default());
             tick();
             out.map(|out| out.summary).map_err(|why| format!("replication {r} (seed {rs}): {why}"))

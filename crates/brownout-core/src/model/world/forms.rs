@@ -19,7 +19,7 @@ fn without_phases(file: &str, slow: &str) -> Model {
 }
 
 fn both_forms_agree(m: &Model) {
-    let opts = RunOptions { timeseries: true, trace_limit: 0, events: 0 };
+    let opts = RunOptions::new().with_timeseries(true);
     let mut changed = 0;
     for p in 0..m.scenario.policies.len() {
         let (a, _) = run_as::<Recorder>(m, p, opts, false, None, None).unwrap();

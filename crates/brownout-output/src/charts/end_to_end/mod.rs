@@ -54,7 +54,7 @@ fn small_run() -> (ScenarioSummary, Vec<WindowRow>) {
     std::fs::write(&path, SCENARIO).unwrap();
     let s = scenario::load(&path).unwrap();
     let model = Model::build(&s, s.seed, dir.path()).unwrap();
-    let opts = RunOptions { timeseries: true, trace_limit: 0, events: 0 };
+    let opts = RunOptions::new().with_timeseries(true);
     let r = runner::run_all(&model, opts, false).expect("runs");
     (r.summary, r.rows)
 }

@@ -171,7 +171,7 @@ fn grocery_named_run() -> (ScenarioSummary, Vec<WindowRow>) {
     std::fs::write(&path, text).unwrap();
     let s = scenario::load(&path).unwrap();
     let model = Model::build(&s, s.seed, dir.path()).unwrap();
-    let r = runner::run_all(&model, RunOptions { timeseries: true, trace_limit: 0, events: 0 }, false).expect("runs");
+    let r = runner::run_all(&model, RunOptions::new().with_timeseries(true), false).expect("runs");
     (r.summary, r.rows)
 }
 

@@ -34,7 +34,7 @@ fn payments_brownout_draws_the_constraint_target() {
     let s = scenario::load(&path).unwrap();
     let want = &s.decide.as_ref().expect("a decide section").subject_to[0];
     let model = Model::build(&s, s.seed, path.parent().unwrap()).unwrap();
-    let opts = RunOptions { timeseries: false, trace_limit: 0, events: 0 };
+    let opts = RunOptions::new();
     let summary = runner::run_all(&model, opts, false).expect("runs").summary;
     let list = charts::compare::charts(&summary);
     let chart = list.iter().find(|c| c.stem == format!("compare_{}", want.class.as_deref().unwrap())).unwrap();
@@ -72,7 +72,7 @@ fn payments_brownout_time_series_draw_a_constraint_where_a_panel_plots_it() {
     let want = &s.decide.as_ref().expect("a decide section").subject_to[0];
     let (class, phase) = (want.class.as_deref().unwrap(), want.phase.as_deref().unwrap());
     let model = Model::build(&s, s.seed, path.parent().unwrap()).unwrap();
-    let opts = RunOptions { timeseries: true, trace_limit: 0, events: 0 };
+    let opts = RunOptions::new().with_timeseries(true);
     let r = runner::run_all(&model, opts, false).expect("runs");
     let constraints = &r.summary.decision.as_ref().expect("a decision").constraints;
     assert_eq!(constraints.len(), 1);
