@@ -234,6 +234,15 @@ fn best_table(sw: &SweepResult) -> String {
                     if b.rows.len() > 1 { " (tie)" } else { "" }
                 ));
             }
+            for (c, why) in sweep::not_comparable(sw, &p, &m) {
+                let cond = if conditions { format!("<td>{}</td>", escape(&c)) } else { String::new() };
+                out.push_str(&format!(
+                    "<tr><td>{}</td><td>{}</td>{cond}<td>–</td><td>–</td><td>no best setting: {}</td></tr>\n",
+                    escape(&m),
+                    escape(&p),
+                    escape(&why)
+                ));
+            }
         }
     }
     out.push_str("</table>\n");

@@ -374,6 +374,7 @@ mod tests {
                 events: 0,
                 requests: 0,
                 metrics: vec![Some(v)],
+                answered: Vec::new(),
                 key: None,
             })
             .collect();

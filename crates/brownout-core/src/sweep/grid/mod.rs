@@ -227,6 +227,9 @@ pub(crate) fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
     info.hash = format!("{:016x}", label_hash(&canonical));
     info.scenario_policies = base.policies.iter().map(|p| p.name.clone()).collect();
     info.rules = super::best::metric_rules(&base, &info.metrics);
+    if let Some(dp) = info.decide.as_mut() {
+        dp.bounds = super::decide::bounds(&dp.decide, &info.axes, &info.points, &scenarios, &scenario_dir);
+    }
     Ok(Plan { info, scenarios, policy_index, dir: scenario_dir })
 }
 
