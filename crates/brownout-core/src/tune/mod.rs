@@ -4,7 +4,7 @@
 //! - [`spec`]: the tune file (RON).
 //! - [`space`]: the spec resolved against the scenario; a setting's scenario and figures.
 //! - [`search`](mod@search): the simplex search, its trace, and the journal replay hooks.
-//! - [`sensitivity`]: why a tune estimates none, and the sweep that does.
+//! - [`sensitivity`](mod@sensitivity): after the search, each knob at its range's ends (a tornado).
 //!
 //! Feasibility is `decide::evaluate`'s (one-sided 95 % bounds over the replications, the
 //! same seeds for every candidate), and the recommendation is `decide::choose` over every
