@@ -218,4 +218,19 @@ fn sweep_says_no_policy_can_meet_the_constraint_with_the_bound() {
     assert!((rec["bounds"][0]["best"].as_f64().unwrap() - hand_bound()).abs() < 1e-5, "{rec}");
     let html = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
     assert!(html.contains("<li>Warning: no policy can meet"), "report.html lacks the bound");
+
+    // A condition axis on the drift's peak: x9 (the hand integral) and x5, which leaves more
+    // requests in time. A candidate must meet the constraint in both, so the bound is the
+    // lower one, x9's, and says it is taken in the worst condition.
+    let spec = spec.replace(
+        "values: [\"300ms\", \"390ms\"])]",
+        "values: [\"300ms\", \"390ms\"]), (name: \"peak\", path: \"dependency.drift.Ramp.to\", values: [5.0, 9.0])]",
+    );
+    std::fs::write(dir.path().join("c.ron"), spec.replace("name: \"q\"", "name: \"c\"")).unwrap();
+    let o = brownout(&["sweep", "c.ron", "--out", "c"], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let rec: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("c/recommendation.json")).unwrap()).unwrap();
+    assert!((rec["bounds"][0]["best"].as_f64().unwrap() - hand_bound()).abs() < 1e-5, "{rec}");
+    assert!(rec["bounds"][0]["why"].as_str().unwrap().ends_with("in the condition where it is lowest"), "{rec}");
 }
