@@ -191,3 +191,46 @@ fn tune_says_no_policy_can_meet_the_constraint() {
     let html = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
     assert!(html.contains("<li>Warning: no policy can meet"), "report.html lacks the bound");
 }
+
+#[test]
+fn sweep_says_no_policy_can_meet_the_constraint_with_the_bound() {
+    // The scenario above swept on the timeout set's timeout: an axis on the policies alone,
+    // so every setting shares the scenario's traffic and dependency, and the recommendation
+    // gives the hand integral's bound, in the words `run` and `tune` use.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("q.ron"), SCENARIO).unwrap();
+    let spec = r#"SweepSpec(
+    name: "q", base: "q.ron", replications: 2, policies: ["timeout"],
+    metrics: ["incident:query/in_time_ratio"],
+    axes: [(name: "timeout", path: "policies[timeout].stack[0].policy.Timeout.timeout", values: ["300ms", "390ms"])],
+)"#;
+    std::fs::write(dir.path().join("s.ron"), spec).unwrap();
+    let o = brownout(&["sweep", "s.ron", "--out", "out"], dir.path());
+    let err = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let pct = format!("{:.2} %", hand_bound() * 100.0);
+    let said = format!("warning: no policy can meet incident:query/in_time_ratio >= 0.5: the best possible is {pct}");
+    assert!(err.contains(&said), "{err}");
+    let rec: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/recommendation.json")).unwrap()).unwrap();
+    assert_eq!(rec["feasible"], false, "{rec}");
+    assert_eq!(rec["bounds"][0]["unreachable"], true, "{rec}");
+    assert!((rec["bounds"][0]["best"].as_f64().unwrap() - hand_bound()).abs() < 1e-5, "{rec}");
+    let html = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
+    assert!(html.contains("<li>Warning: no policy can meet"), "report.html lacks the bound");
+
+    // A condition axis on the drift's peak: x9 (the hand integral) and x5, which leaves more
+    // requests in time. A candidate must meet the constraint in both, so the bound is the
+    // lower one, x9's, and says it is taken in the worst condition.
+    let spec = spec.replace(
+        "values: [\"300ms\", \"390ms\"])]",
+        "values: [\"300ms\", \"390ms\"]), (name: \"peak\", path: \"dependency.drift.Ramp.to\", values: [5.0, 9.0])]",
+    );
+    std::fs::write(dir.path().join("c.ron"), spec.replace("name: \"q\"", "name: \"c\"")).unwrap();
+    let o = brownout(&["sweep", "c.ron", "--out", "c"], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let rec: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("c/recommendation.json")).unwrap()).unwrap();
+    assert!((rec["bounds"][0]["best"].as_f64().unwrap() - hand_bound()).abs() < 1e-5, "{rec}");
+    assert!(rec["bounds"][0]["why"].as_str().unwrap().ends_with("in the condition where it is lowest"), "{rec}");
+}

@@ -87,6 +87,7 @@ fn sweep_path(a: &[f64], b: &[f64]) -> brownout::sweep::best::BestSet {
             events: 0,
             requests: 0,
             metrics: vec![Some(v)],
+            answered: Vec::new(),
             key: None,
         })
         .collect();
@@ -167,7 +168,7 @@ fn a_difference_inside_the_margin_is_a_tie_in_run_sweep_decide_tune_and_diff() {
 
     // Sweep: the two settings tie.
     let best = sweep_path(&a, &b);
-    assert_eq!((best.best_row, best.tied_rows.clone(), best.significant), (0, vec![0, 1], false));
+    assert_eq!((best.best_row, best.tied_rows.clone(), best.significant), (Some(0), vec![0, 1], false));
 
     // Decide: `a` is named (the better mean), and the runner-up ties.
     let choice = decide_path(&a, &b);

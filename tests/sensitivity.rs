@@ -83,24 +83,64 @@ fn the_axis_that_moves_the_metric_ranks_first_and_the_inert_one_has_no_width() {
     assert!(permits_row < inner_row, "widest first in the table too");
 }
 
-/// `tune` estimates no sensitivity (docs/tune.md, "Sensitivity"): its report says a sweep is
-/// needed and names that sweep's axis, one per knob, around the recommended setting.
+/// `tune` gives the same tornado (docs/tune.md, "Sensitivity"): after the search, each knob at
+/// its range's low and high end, the other at the recommended setting. On the construction
+/// above, `permits` from 1 to 4 swings the in-time ratio by Erlang B's 4/7 (the recommended
+/// setting in between can only lie within that span, as the in-time ratio 1 − B(c, 2) rises
+/// with c), and `inner` from 1,000 to 2,000 behind a limiter of at most 4 moves nothing: width
+/// exactly 0, not beyond noise. A `--resume` recomputes the same figures; `--no-sensitivity`
+/// skips them.
 #[test]
-fn a_tune_report_names_the_sweep_that_gives_its_sensitivity() {
+fn a_tune_reports_the_swing_of_each_knob_over_its_range() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("base.ron"), SCENARIO).unwrap();
     let spec = r#"TuneSpec(
-    name: "two-limits-tune", base: "base.ron", seed: 5, replications: 2, policy: "limit",
-    knobs: [(name: "permits", path: "policies[limit].stack[0].policy.Limiter.permits",
-             range: (from: 1, to: 6), integer: true)],
+    name: "two-limits-tune", base: "base.ron", seed: 5, replications: 4, policy: "limit",
+    knobs: [(name: "inner", path: "policies[limit].stack[1].policy.Limiter.permits",
+             range: (from: 1000, to: 2000), integer: true),
+            (name: "permits", path: "policies[limit].stack[0].policy.Limiter.permits",
+             range: (from: 1, to: 4), integer: true)],
     decide: (maximize: "api/in_time_ratio"),
-    budget: (runs: 12),
+    budget: (runs: 24),
 )"#;
     std::fs::write(dir.path().join("tune.ron"), spec).unwrap();
     let out = dir.path().join("out");
-    let o = brownout(&["tune", "tune.ron", "--out", out.to_str().unwrap()], dir.path());
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let run = |extra: &[&str]| {
+        let mut args = vec!["tune", "tune.ron", "--json", "--out", out.to_str().unwrap()];
+        args.extend(extra);
+        let o = brownout(&args, dir.path());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (common::document(&o), String::from_utf8_lossy(&o.stderr).to_string())
+    };
+    let (doc, err) = run(&[]);
+    let sens = &doc["sensitivity"];
+    let m = &sens["metrics"][0];
+    assert_eq!((m["metric"].as_str(), m["role"].as_str()), (Some("api/in_time_ratio"), Some("objective")), "{sens}");
+    let rows = m["rows"].as_array().unwrap();
+    // Widest first: permits, then the inert knob.
+    assert_eq!((rows[0]["axis"].as_str(), rows[1]["axis"].as_str()), (Some("permits"), Some("inner")), "{sens}");
+    let width = rows[0]["width"].as_f64().unwrap();
+    assert!((width - 4.0 / 7.0).abs() < 0.05, "permits swings the in-time ratio by {width}, Erlang B gives 4/7");
+    assert_eq!(rows[0]["significant"], true, "{sens}");
+    assert_eq!((rows[1]["width"].as_f64(), &rows[1]["significant"]), (Some(0.0), &serde_json::json!(false)), "{sens}");
+    let labels: Vec<&str> = rows[0]["steps"].as_array().unwrap().iter().filter_map(|s| s["label"].as_str()).collect();
+    assert_eq!((labels.first(), labels.last()), (Some(&"1"), Some(&"4")), "the range's integer ends: {labels:?}");
+    // Outside the budget, and said so: at most 2 ends per knob plus the recommended setting,
+    // 4 replications each, fewer where the search had run a setting already.
+    let (runs, settings) = (sens["runs"].as_u64().unwrap(), sens["settings"].as_u64().unwrap());
+    assert!(settings <= 5 && runs <= 4 * settings && runs % 4 == 0, "{sens}");
+    assert!(err.contains(&format!("{runs} runs outside the budget")), "{err}");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(html.contains("<h2>Sensitivity</h2>\n<p>Sensitivity needs a sweep"), "{html}");
-    assert!(html.contains("permits (policies[limit].stack[0].policy.Limiter.permits, around "), "{html}");
+    assert!(
+        html.contains("<h2>Sensitivity</h2>") && html.contains("<h3>Sensitivity of api/in_time_ratio (objective)</h3>")
+    );
+    assert!(out.join("charts/sensitivity_api_in_time_ratio.png").exists());
+
+    // A resumed tune recomputes the same figures.
+    let (again, _) = run(&["--resume"]);
+    assert_eq!(again["sensitivity"]["metrics"], doc["sensitivity"]["metrics"]);
+    let (skipped, _) = run(&["--resume", "--no-sensitivity"]);
+    assert!(skipped["sensitivity"].is_null(), "{skipped}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<h2>Sensitivity</h2>\n<p>Not estimated (<code>--no-sensitivity</code>).</p>"), "{html}");
 }

@@ -157,7 +157,7 @@ fn every_wall_stop_ends_with_a_complete_folder() {
         assert_eq!(done.len(), allowed, "allowed {allowed}: candidates evaluated");
         let rec = tune::recommend(&space, &done);
         let out = dir.path().join(format!("w{allowed}"));
-        let written = brownout::output::tune::write(&out, &space, &rec, stop, &done).unwrap();
+        let written = brownout::output::tune::write(&out, &space, &rec, stop, &done, None).unwrap();
         assert_eq!(written.len(), RESULTS.len());
         consistent(&out, 1000, false, &format!("wall stop after {allowed}"));
     }

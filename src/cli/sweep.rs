@@ -242,6 +242,12 @@ fn finish(
         "best settings: {}, a difference within a metric's margin is a tie (margins in sweep.json)",
         sweep::stats::RULE
     ));
+    for b in sweep::best::best_sets(plan, &records) {
+        let Some(why) = &b.unranked else { continue };
+        let condition: Vec<String> = b.condition.iter().map(|(a, v)| format!("{a}={v}")).collect();
+        let at = if condition.is_empty() { String::new() } else { format!(" @ {}", condition.join(", ")) };
+        say(&format!("no best setting of {} for {}{at}: {why}", b.metric, b.policy));
+    }
     if let Some(r) = &written.recommendation {
         say(&sweep::decide::summary_text(r));
     }

@@ -32,6 +32,10 @@ pub struct TuneArgs {
     /// Print one JSON document on stdout instead of the summary.
     #[arg(long)]
     json: bool,
+    /// Skip the sensitivity runs after the search (each knob at its range's low and high end,
+    /// the others at the recommended setting; outside the budget).
+    #[arg(long)]
+    no_sensitivity: bool,
 }
 
 fn io(e: anyhow::Error) -> Failure {
@@ -79,7 +83,16 @@ fn run_tune(args: TuneArgs) -> Result<Value, Failure> {
     let (done, stop) = tune::search(&space, hooks)
         .map_err(|e| Failure::input(format!("error: {e:#} (finished candidates are kept; fix and --resume)")))?;
     let rec = tune::recommend(&space, &done);
-    let written = files::write(&out, &space, &rec, stop, &done).map_err(io)?;
+    let sens = if args.no_sensitivity {
+        None
+    } else {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build().map_err(|e| io(e.into()))?;
+        let mut measure = |v: &[f64]| pool.install(|| space.measure(v));
+        let s = tune::sensitivity::sensitivity(&space, &rec, &done, &mut measure)
+            .map_err(|e| Failure::input(format!("error: sensitivity runs: {e}")))?;
+        Some(s)
+    };
+    let written = files::write(&out, &space, &rec, stop, &done, sens.as_ref()).map_err(io)?;
     folder::record(&lock, &written).map_err(io)?;
     let runs = done.last().map_or(0, |e| e.runs);
     // Under --json the human text goes to stderr: stdout holds the document alone.
@@ -91,6 +104,19 @@ fn run_tune(args: TuneArgs) -> Result<Value, Failure> {
         }
     };
     say(&summary(&space.spec.name, &rec, runs, fresh_runs, stop));
+    match &sens {
+        None => say("sensitivity: not estimated (--no-sensitivity)"),
+        Some(s) => {
+            say(&format!(
+                "sensitivity: {} settings (each knob at its range's ends, the others at the recommended setting), {} runs outside the budget",
+                s.settings, s.runs
+            ));
+            for m in &s.metrics {
+                let rows: Vec<String> = m.rows.iter().map(|r| format!("{} {}", r.axis, swing(r))).collect();
+                say(&format!("  {} ({}): {}", m.metric, m.role, rows.join("; ")));
+            }
+        }
+    }
     for p in &written {
         say(&format!("wrote {}", p.display()));
     }
@@ -104,8 +130,17 @@ fn run_tune(args: TuneArgs) -> Result<Value, Failure> {
         "runs": { "spent": runs, "run_now": fresh_runs, "resumed": runs - fresh_runs, "budget": space.spec.budget.runs },
         "stopped": stop,
         "recommendation": rec,
+        "sensitivity": sens.as_ref().map(|s| json!({ "runs": s.runs, "settings": s.settings, "metrics": s.metrics })),
         "files": written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
     }))
+}
+
+/// A sensitivity row's swing: `width 0.0312 (beyond noise)`, or `–` without two values.
+fn swing(r: &brownout::sweep::sensitivity::SensitivityRow) -> String {
+    if r.width.is_nan() {
+        return "–".into();
+    }
+    format!("width {:.4} ({})", r.width, if r.significant { "beyond noise" } else { "within noise" })
 }
 
 /// The terminal summary: what is recommended, its objective and constraints, the budget.

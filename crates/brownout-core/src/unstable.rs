@@ -18,7 +18,3 @@ pub mod recorder {
     pub use crate::metrics::phases::{Record, Recorders};
     pub use crate::metrics::recorder::{Finished, OrderEffect, Recorder, RecorderSetup};
 }
-
-/// Why a tune estimates no sensitivity, and the sweep command that would (`tune::sensitivity`).
-#[cfg(feature = "tune")]
-pub use crate::tune::sensitivity::needs_a_sweep;

@@ -116,16 +116,16 @@ pub fn sweep_section(sw: &SweepResult) -> String {
         axes.join("; ")
     );
     out.push_str(&best_table(sw));
-    out.push_str(&sensitivity_tables(sw));
+    out.push_str(&sensitivity_tables(&sw.sensitivity));
     out
 }
 
 /// Per metric, how much each axis moves it around the anchor (`sweep.json`'s `sensitivity`),
 /// widest first: what the tornado charts draw, as numbers.
-fn sensitivity_tables(sw: &SweepResult) -> String {
+pub(crate) fn sensitivity_tables(list: &[brownout_core::sweep::sensitivity::Sensitivity]) -> String {
     use brownout_core::sweep::sensitivity::Mover;
     let mut out = String::new();
-    for s in &sw.sensitivity {
+    for s in list {
         let unit = sweep::unit_of(&s.metric);
         let f = |v: f64| if v.is_nan() { "–".to_string() } else { unit.fmt(v) };
         let anchor: Vec<String> = s.anchor.iter().map(|(k, v)| format!("{k}={}", fmt_num(*v))).collect();
@@ -232,6 +232,15 @@ fn best_table(sw: &SweepResult) -> String {
                     fmt_num(e.mean),
                     escape(&sweep::settings_text(sw, &b)),
                     if b.rows.len() > 1 { " (tie)" } else { "" }
+                ));
+            }
+            for (c, why) in sweep::not_comparable(sw, &p, &m) {
+                let cond = if conditions { format!("<td>{}</td>", escape(&c)) } else { String::new() };
+                out.push_str(&format!(
+                    "<tr><td>{}</td><td>{}</td>{cond}<td>–</td><td>–</td><td>no best setting: {}</td></tr>\n",
+                    escape(&m),
+                    escape(&p),
+                    escape(&why)
                 ));
             }
         }

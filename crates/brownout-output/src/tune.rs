@@ -1,7 +1,8 @@
 //! A tune folder: the journal of evaluations (`tune-journal.jsonl`, one header line then one
 //! line per candidate, in the sweep journal's checksummed format, flushed as each finishes),
 //! and the result files rendered from the search: `recommendation.json`, `trace.csv`,
-//! `charts/best.{png,svg}` (best feasible objective against runs) and `report.html`.
+//! `charts/best.{png,svg}` (best feasible objective against runs), the sensitivity runs'
+//! tornado charts `charts/sensitivity_*.{png,svg}` and `report.html`.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -11,10 +12,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use brownout_core::decide::recommendation::{Candidate, Recommendation};
 use brownout_core::decide::{Lost, Sense};
+use brownout_core::tune::sensitivity::TuneSensitivity;
 use brownout_core::tune::{Evaluation, Record, Space, Stop};
 
 use crate::charts::style::{self, Unit};
-use crate::charts::{Chart, Kind, LegendEntry, LinePanel, LinePanels, Mark, Series, render};
+use crate::charts::{Chart, Kind, LegendEntry, LinePanel, LinePanels, Mark, Rendered, Series, render};
 use crate::html::{self, escape};
 use crate::report::escape::csv_cell;
 use crate::write_atomic;
@@ -224,7 +226,13 @@ fn lost_text(r: &Recommendation) -> String {
     }
 }
 
-fn report_html(space: &Space, r: &Recommendation, stop: Stop, done: &[Evaluation], chart_svg: &str) -> String {
+fn report_html(
+    space: &Space,
+    r: &Recommendation,
+    (stop, done): (Stop, &[Evaluation]),
+    chart_svg: &str,
+    (sens, tornadoes): (Option<&TuneSensitivity>, &[Rendered]),
+) -> String {
     let mut s = String::from("<h2>Recommendation</h2>\n");
     match &r.recommended {
         None => s += "<p>No candidate was evaluated within the budget.</p>\n",
@@ -257,7 +265,7 @@ fn report_html(space: &Space, r: &Recommendation, stop: Stop, done: &[Evaluation
     if !r.rule.is_empty() {
         s += &format!("<p>Rule: {}.</p>\n", escape(&r.rule));
     }
-    s += &format!("<h2>Sensitivity</h2>\n<p>{}</p>\n", escape(&brownout_core::unstable::needs_a_sweep(space, r)));
+    s += &sensitivity_html(sens, tornadoes);
     s += &format!(
         "<h2>Search trace</h2>\n<figure id=\"best\">\n{}\n<figcaption>best feasible objective against runs (<code>charts/best.png</code>, <code>trace.csv</code>)</figcaption>\n</figure>\n",
         chart_svg.find("<svg").map_or(chart_svg, |i| &chart_svg[i..]).trim()
@@ -265,16 +273,59 @@ fn report_html(space: &Space, r: &Recommendation, stop: Stop, done: &[Evaluation
     html::page(&format!("tune {}", space.spec.name), &[s])
 }
 
-/// Write the result files into `dir`; returns their paths.
-pub fn write(dir: &Path, space: &Space, r: &Recommendation, stop: Stop, done: &[Evaluation]) -> Result<Vec<PathBuf>> {
+/// The report's "Sensitivity" section: what was run, then per metric the sweep's table and
+/// tornado chart.
+fn sensitivity_html(sens: Option<&TuneSensitivity>, tornadoes: &[Rendered]) -> String {
+    let Some(sens) = sens else {
+        return "<h2>Sensitivity</h2>\n<p>Not estimated (<code>--no-sensitivity</code>).</p>\n".into();
+    };
+    let mut s = format!(
+        "<h2>Sensitivity</h2>\n<p>After the search, each knob was run at its range's low and high end, the other knobs at \
+         the recommended setting, with the search's replications and seeds: {} settings, {} runs outside the budget. \
+         A slope at the optimum would read flat; the swing over a knob's whole range says which knob matters.</p>\n",
+        sens.settings, sens.runs
+    );
+    s += &html::sensitivity_tables(&sens.metrics);
+    for c in tornadoes {
+        s += &format!(
+            "<figure>\n{}\n<figcaption><code>charts/{}.png</code></figcaption>\n</figure>\n",
+            c.svg.find("<svg").map_or(c.svg.as_str(), |i| &c.svg[i..]).trim(),
+            c.stem
+        );
+    }
+    s
+}
+
+/// Write the result files into `dir`; returns their paths. `sens` is the sensitivity runs'
+/// result (`None` when skipped).
+pub fn write(
+    dir: &Path,
+    space: &Space,
+    r: &Recommendation,
+    stop: Stop,
+    done: &[Evaluation],
+    sens: Option<&TuneSensitivity>,
+) -> Result<Vec<PathBuf>> {
     let chart = render(&trace_chart(space, done))?;
-    let files = [
-        ("recommendation.json", serde_json::to_vec_pretty(r)?),
-        ("trace.csv", trace_csv(space, done)),
-        ("charts/best.png", chart.png.clone()),
-        ("charts/best.svg", chart.svg.clone().into_bytes()),
-        ("report.html", report_html(space, r, stop, done, &chart.svg).into_bytes()),
+    let targets = r.recommended.as_ref().map_or(&[][..], |c| &c.constraints[..]);
+    let tornadoes: Vec<Rendered> = sens
+        .map_or(&[][..], |s| &s.metrics[..])
+        .iter()
+        .filter(|m| !m.rows.is_empty())
+        .map(|m| render(&crate::charts::tornado::chart_of(&space.spec.name, space.spec.replications, m, targets)))
+        .collect::<Result<_>>()?;
+    let report = report_html(space, r, (stop, done), &chart.svg, (sens, &tornadoes));
+    let mut files = vec![
+        ("recommendation.json".to_string(), serde_json::to_vec_pretty(r)?),
+        ("trace.csv".to_string(), trace_csv(space, done)),
+        ("charts/best.png".to_string(), chart.png.clone()),
+        ("charts/best.svg".to_string(), chart.svg.clone().into_bytes()),
+        ("report.html".to_string(), report.into_bytes()),
     ];
+    for c in &tornadoes {
+        files.push((format!("charts/{}.png", c.stem), c.png.clone()));
+        files.push((format!("charts/{}.svg", c.stem), c.svg.clone().into_bytes()));
+    }
     let mut out = Vec::new();
     for (name, bytes) in files {
         let p = dir.join(name);

@@ -78,8 +78,11 @@ fn count_text(v: f64) -> String {
 /// Why a latency of answers is not ranked: the sets answered different numbers of requests
 /// (mean answered counts further apart than [`catalog::ANSWERED_MARGIN`]), so a set could
 /// look faster by answering only the fast requests. A point estimate, not an interval: doubt
-/// about whether fewer answers bought a lower latency must not earn a star.
-fn answers_unranked(answered: &[Vec<f64>]) -> Option<String> {
+/// about whether fewer answers bought a lower latency must not earn a star. `answered[p]`
+/// holds set p's answered counts, replication by replication; a set with no finite mean
+/// (counts unknown) is left out. The one rule of the run report, a sweep's best settings and
+/// a sweep's recommendation.
+pub(crate) fn answers_unranked(answered: &[Vec<f64>]) -> Option<String> {
     let means: Vec<f64> =
         answered.iter().map(|xs| xs.iter().sum::<f64>() / xs.len().max(1) as f64).filter(|m| m.is_finite()).collect();
     let hi = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::grid::{PlanInfo, Role};
 use super::store::RunRecord;
 use crate::metrics::catalog::{self, Direction, Margins, Unit};
-use crate::report::replicate::{RankRules, UNPRICED};
+use crate::report::replicate::{RankRules, UNPRICED, answers_unranked};
 use crate::stats::paired_best;
 
 /// How one sweep metric is ranked: its practical-equivalence margin and, where it is not
@@ -74,11 +74,12 @@ pub struct BestSet {
     /// The condition axes' values; empty without condition axes.
     pub condition: BTreeMap<String, f64>,
     /// Index into `sweep.json`'s `rows` of the setting with the best mean (the first such in
-    /// point order).
-    pub best_row: usize,
+    /// point order); absent where the metric is not comparable in this group (`unranked`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_row: Option<usize>,
     /// Indices into `rows` of every setting tied for best, the best included, in row order:
     /// those whose paired 95 % interval of the difference to the best reaches inside the
-    /// metric's margin.
+    /// metric's margin. Empty where `unranked`.
     pub tied_rows: Vec<usize>,
     /// The best is better than every other setting of its condition (each paired interval
     /// lies beyond the margin); false when it is the condition's only setting.
@@ -86,6 +87,11 @@ pub struct BestSet {
     /// The practical-equivalence margin the settings were compared with (metric's unit).
     #[serde(default)]
     pub margin: f64,
+    /// Why no setting is best here: a latency of answers whose settings answered different
+    /// numbers of requests ("not comparable: answered 4,800 vs 12"), the run report's rule
+    /// ([`answers_unranked`]), since refusing the slow requests would look faster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unranked: Option<String>,
 }
 
 /// Every best set of a finished sweep, from its complete, run-ordered `records`: per metric
@@ -120,6 +126,7 @@ pub fn best_sets(plan: &PlanInfo, records: &[RunRecord]) -> Vec<BestSet> {
         if d == Direction::Neither || rule.unranked.is_some() {
             continue;
         }
+        let answers = super::answers_metric(metric);
         for (policy, name) in plan.policies.iter().enumerate() {
             for (_, points) in &groups {
                 // Row index of each setting in this condition, and its values by replication.
@@ -134,6 +141,8 @@ pub fn best_sets(plan: &PlanInfo, records: &[RunRecord]) -> Vec<BestSet> {
                     .filter(|(_, xs)| xs.iter().any(|x| !x.is_nan()))
                     .unzip();
                 let Some(pb) = paired_best(d, &sets, rule.margin) else { continue };
+                let unranked = answers.then(|| answers_unranked(&answered_of(records, &rows, r, k))).flatten();
+                let ranked = unranked.is_none();
                 out.push(BestSet {
                     metric: metric.clone(),
                     policy: name.clone(),
@@ -141,15 +150,25 @@ pub fn best_sets(plan: &PlanInfo, records: &[RunRecord]) -> Vec<BestSet> {
                         .iter()
                         .map(|&i| (plan.axes[i].name.clone(), plan.points[points[0]][i]))
                         .collect(),
-                    best_row: rows[pb.best],
-                    tied_rows: pb.tied().into_iter().map(|i| rows[i]).collect(),
-                    significant: pb.significant(),
+                    best_row: ranked.then(|| rows[pb.best]),
+                    tied_rows: if ranked { pb.tied().into_iter().map(|i| rows[i]).collect() } else { Vec::new() },
+                    significant: ranked && pb.significant(),
                     margin: rule.margin,
+                    unranked,
                 });
             }
         }
     }
     out
+}
+
+/// The answered counts beside metric `k` of each of `rows` (a row is a point and policy),
+/// replication by replication (`r` of them): NaN where a record holds none (a journal from
+/// before the counts).
+pub(crate) fn answered_of(records: &[RunRecord], rows: &[usize], r: usize, k: usize) -> Vec<Vec<f64>> {
+    let count =
+        |run: usize| records.get(run).and_then(|x| x.answered.get(k).copied().flatten()).map_or(f64::NAN, |n| n as f64);
+    rows.iter().map(|&row| (0..r).map(|i| count(row * r + i)).collect()).collect()
 }
 
 #[cfg(test)]
@@ -211,6 +230,7 @@ mod tests {
                 events: 0,
                 requests: 0,
                 metrics: vec![Some(v), Some(v)],
+                answered: Vec::new(),
                 key: None,
             })
             .collect();
@@ -237,7 +257,7 @@ mod tests {
         let b = goodput(&plan, &recs);
         assert_eq!(b.len(), 1);
         // Rows: B = 0, A = 1, C = 2 (one policy, so row = point).
-        assert_eq!((b[0].best_row, b[0].tied_rows.clone(), b[0].significant), (1, vec![0, 1], false));
+        assert_eq!((b[0].best_row, b[0].tied_rows.clone(), b[0].significant), (Some(1), vec![0, 1], false));
         assert!(b[0].condition.is_empty());
         // Throughput is better neither high nor low: no best set.
         assert!(best_sets(&plan, &recs).iter().all(|b| b.metric == "c/goodput_per_s"));
@@ -253,7 +273,7 @@ mod tests {
         assert!(a.ci_lo < c.ci_hi, "the unpaired intervals overlap");
         let (plan, recs) = sweep(&[&C, &A], None);
         let b = goodput(&plan, &recs);
-        assert_eq!((b[0].best_row, b[0].tied_rows.clone(), b[0].significant), (1, vec![1], true));
+        assert_eq!((b[0].best_row, b[0].tied_rows.clone(), b[0].significant), (Some(1), vec![1], true));
     }
 
     #[test]
@@ -262,7 +282,7 @@ mod tests {
         // than 7, so every setting ties with the best and nothing is significant.
         let (plan, recs) = sweep(&[&[7.0], &[6.0], &[7.0]], None);
         let b = goodput(&plan, &recs);
-        assert_eq!((b[0].best_row, b[0].tied_rows.clone(), b[0].significant), (0, vec![0, 1, 2], false));
+        assert_eq!((b[0].best_row, b[0].tied_rows.clone(), b[0].significant), (Some(0), vec![0, 1, 2], false));
     }
 
     #[test]
@@ -273,7 +293,7 @@ mod tests {
         let (plan, mut recs) = sweep(&[&[5.0, 5.0, 5.0], &[4.0, 4.0, 100.0]], None);
         recs[2].metrics[0] = None;
         let b = goodput(&plan, &recs);
-        assert_eq!(b[0].best_row, 0, "{b:?}");
+        assert_eq!(b[0].best_row, Some(0), "{b:?}");
     }
 
     #[test]
@@ -281,9 +301,9 @@ mod tests {
         // depth 1: points 0 (B) and 1 (A), a tie; depth 2: points 2 (C) and 3 (A), A alone.
         let (plan, recs) = sweep(&[&B, &A, &C, &A], Some(&[1.0, 1.0, 2.0, 2.0]));
         let b = goodput(&plan, &recs);
-        let got: Vec<(f64, usize, Vec<usize>, bool)> =
+        let got: Vec<(f64, Option<usize>, Vec<usize>, bool)> =
             b.iter().map(|b| (b.condition["depth"], b.best_row, b.tied_rows.clone(), b.significant)).collect();
-        assert_eq!(got, vec![(1.0, 1, vec![0, 1], false), (2.0, 3, vec![3], true)]);
+        assert_eq!(got, vec![(1.0, Some(1), vec![0, 1], false), (2.0, Some(3), vec![3], true)]);
         // Every axis a condition: nothing to choose.
         let mut all = plan.clone();
         all.axes[0].role = Some(Role::Condition);

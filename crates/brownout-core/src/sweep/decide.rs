@@ -14,6 +14,8 @@ use super::spec::SweepSpec;
 use super::store::RunRecord;
 use crate::decide::recommendation::{self, ConstraintOut, Label, Recommendation};
 use crate::decide::{self, Bounds, Evaluated, ObjectiveRef, Samples, Sense};
+use crate::metrics::decision::Ceiling;
+use crate::report::replicate::answers_unranked;
 use crate::scenario::{self, Decide, PolicySet, Scenario};
 
 /// What the plan keeps to recommend after the runs (in `plan.json`, so `merge` can too).
@@ -25,6 +27,11 @@ pub struct DecidePlan {
     pub sets: Vec<Value>,
     /// How each axis's values are written into the scenario.
     pub kinds: Vec<Kind>,
+    /// The feasibility bound of each constraint no candidate in any condition could pass
+    /// ([`bounds`]), as `run` and `tune` give them. Not hashed (set after the plan's hash,
+    /// from the scenarios the hash covers); absent in plans written before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bounds: Vec<Ceiling>,
 }
 
 /// One candidate in one condition, for the report's per-condition table.
@@ -118,7 +125,67 @@ pub(crate) fn plan(
         }
     }
     let sets = json.get("policies").and_then(Value::as_array).cloned().unwrap_or_default();
-    Ok((metrics, Some(DecidePlan { decide: d.clone(), sets, kinds: kinds.to_vec() })))
+    Ok((metrics, Some(DecidePlan { decide: d.clone(), sets, kinds: kinds.to_vec(), bounds: Vec::new() })))
+}
+
+/// The feasibility bounds of `d`'s constraints over a sweep's points (`scenarios[p]` is point
+/// p's, `dir` resolves their data files): a candidate must meet a constraint in every
+/// condition, so a constraint's bound is the least, over the conditions, of the best bound
+/// any decision setting reaches there (`decide::feasible`). Where every decision axis sets a
+/// policy, the settings of one condition share its traffic and dependency, so one point per
+/// condition is computed. No bound where any point has none (the reason of the first such).
+pub(crate) fn bounds(
+    d: &Decide,
+    axes: &[AxisInfo],
+    points: &[Vec<f64>],
+    scenarios: &[Scenario],
+    dir: &std::path::Path,
+) -> Vec<Ceiling> {
+    let conditions: Vec<usize> = (0..axes.len()).filter(|&i| axes[i].role() == Role::Condition).collect();
+    let on_policies = axes.iter().all(|a| a.role() == Role::Condition || a.path.starts_with("policies["));
+    // Points grouped by condition, in order of first appearance.
+    let mut groups: Vec<(Vec<u64>, Vec<usize>)> = Vec::new();
+    for (p, point) in points.iter().enumerate() {
+        let key: Vec<u64> = conditions.iter().map(|&i| point[i].to_bits()).collect();
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, ps)) if !on_policies => ps.push(p),
+            Some(_) => {}
+            None => groups.push((key, vec![p])),
+        }
+    }
+    let mut per_group: Vec<Vec<Ceiling>> = Vec::new();
+    for (_, ps) in &groups {
+        let mut best: Option<Vec<Ceiling>> = None;
+        for &p in ps {
+            let Some(s) = scenarios.get(p) else { return Vec::new() };
+            let Ok(c) = crate::decide::feasible::ceilings_for(s, d, dir) else { return Vec::new() };
+            best = Some(match best {
+                None => c,
+                // The best any setting of this condition reaches.
+                Some(b) => {
+                    b.into_iter().zip(c).map(|(x, y)| if y.best > x.best || x.best.is_nan() { y } else { x }).collect()
+                }
+            });
+        }
+        per_group.extend(best);
+    }
+    let Some(first) = per_group.first().cloned() else { return Vec::new() };
+    first
+        .into_iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let all: Vec<&Ceiling> = per_group.iter().filter_map(|g| g.get(k)).collect();
+            if let Some(none) = all.iter().find(|x| x.best.is_nan()) {
+                return (*none).clone();
+            }
+            let worst = all.into_iter().min_by(|a, b| a.best.total_cmp(&b.best)).cloned().unwrap_or(c);
+            let mut out = worst;
+            if groups.len() > 1 {
+                out.why.push_str(", in the condition where it is lowest");
+            }
+            out
+        })
+        .collect()
 }
 
 /// The metric paths `d` reads: the objective (unless an axis), then each constraint's.
@@ -205,7 +272,20 @@ pub fn recommend(info: &PlanInfo, records: &[RunRecord]) -> Option<SweepDecision
         .collect();
     let samples: Vec<Samples> = per.iter().map(|v| worst_samples(sense, v)).collect();
     let rule = decide::Rule::new(d, &|p| info.margin_of(p));
-    let choice = decide::choose(sense, &combined, &samples, &rule);
+    let unranked = match objective {
+        Source::Metric(m) if super::answers_metric(&info.metrics[m]) => {
+            fewer_answers(info, records, m, &keys, &per, &combined)
+        }
+        _ => vec![None; per.len()],
+    };
+    // Ranked only among the candidates whose answers are comparable; the others stay in the
+    // tables, and a flag says why they could not win.
+    let kept: Vec<usize> = (0..per.len()).filter(|&c| unranked[c].is_none()).collect();
+    let pick = |v: &[Evaluated]| kept.iter().map(|&c| v[c].clone()).collect::<Vec<_>>();
+    let kept_samples: Vec<Samples> = kept.iter().map(|&c| samples[c].clone()).collect();
+    let mut choice = decide::choose(sense, &pick(&combined), &kept_samples, &rule);
+    choice.recommended = choice.recommended.map(|c| kept[c]);
+    choice.runner_up = choice.runner_up.map(|c| kept[c]);
     let labels: Vec<Label> = keys
         .iter()
         .zip(&per)
@@ -241,7 +321,71 @@ pub fn recommend(info: &PlanInfo, records: &[RunRecord]) -> Option<SweepDecision
         })
         .collect();
     recommendation.flags = recommendation::flags(d, &labels, &combined, &choice, &ranges, &rule);
+    let left_out: Vec<(usize, &String)> =
+        unranked.iter().enumerate().filter_map(|(c, w)| Some((c, w.as_ref()?))).collect();
+    if let Some(&(c, why)) = left_out.first() {
+        recommendation.flags.push(format!(
+            "{} of {} candidates were not ranked on {}, a latency of answers: they answered fewer requests than \
+             the candidate that answered the most, and answering less would look faster (e.g. {}: {why})",
+            left_out.len(),
+            labels.len(),
+            recommendation.objective,
+            setting_text(&labels[c].policy, &labels[c].setting),
+        ));
+    }
+    recommendation.bounds = dp.bounds.clone();
     Some(SweepDecision { recommendation, labels, conditions, decide: d.clone() })
+}
+
+/// Why each candidate may not win on the objective, metric `m`, a latency of answers: in some
+/// condition it answered fewer requests than the candidate that answered the most there, beyond
+/// the run report's margin ([`answers_unranked`], the one rule). Only the candidates that can
+/// win are judged (the feasible ones, or all when none is feasible); `None` for the others
+/// and for records without answered counts (journals from before them).
+fn fewer_answers(
+    info: &PlanInfo,
+    records: &[RunRecord],
+    m: usize,
+    keys: &[(Vec<u64>, usize)],
+    per: &[Vec<(usize, Evaluated, Samples)>],
+    combined: &[Evaluated],
+) -> Vec<Option<String>> {
+    let r = info.replications as usize;
+    let counts = |p: usize, k: usize| -> Vec<f64> {
+        let row = p * info.policies.len() + k;
+        super::best::answered_of(records, &[row], r, m).remove(0)
+    };
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+    let any_feasible = combined.iter().any(|e| e.feasible);
+    let pool: Vec<usize> = (0..per.len()).filter(|&c| !any_feasible || combined[c].feasible).collect();
+    let condition = |p: usize| -> Vec<u64> {
+        (0..info.axes.len())
+            .filter(|&i| info.axes[i].role() == Role::Condition)
+            .map(|i| info.points[p][i].to_bits())
+            .collect()
+    };
+    let mut out = vec![None; per.len()];
+    for &c in &pool {
+        for (p, _, _) in &per[c] {
+            let mine = counts(*p, keys[c].1);
+            // The most answered in this condition among the candidates that can win.
+            let top = pool
+                .iter()
+                .flat_map(|&o| {
+                    per[o]
+                        .iter()
+                        .filter(|(q, _, _)| condition(*q) == condition(*p))
+                        .map(move |(q, _, _)| counts(*q, keys[o].1))
+                })
+                .filter(|xs| mean(xs).is_finite())
+                .max_by(|a, b| mean(a).total_cmp(&mean(b)));
+            let Some(top) = top.filter(|t| mean(t) > mean(&mine)) else { continue };
+            if out[c].is_none() {
+                out[c] = answers_unranked(&[top, mine]);
+            }
+        }
+    }
+    out
 }
 
 /// Per replication, the worst objective over the conditions: the paired samples behind a
@@ -278,10 +422,15 @@ fn stack(info: &PlanInfo, dp: &DecidePlan, k: usize, point: &[f64]) -> Option<St
 
 /// A candidate as people read it: `tiered with authorize_share=0.8, refund_share=0.2`.
 pub fn candidate_text(c: &recommendation::Candidate) -> String {
-    let setting: Vec<String> = c.setting.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    setting_text(&c.policy, &c.setting)
+}
+
+/// `policy with axis=value, ...`, or the policy alone without a setting.
+fn setting_text(policy: &str, setting: &BTreeMap<String, f64>) -> String {
+    let setting: Vec<String> = setting.iter().map(|(k, v)| format!("{k}={v}")).collect();
     match setting.is_empty() {
-        true => c.policy.clone(),
-        false => format!("{} with {}", c.policy, setting.join(", ")),
+        true => policy.to_string(),
+        false => format!("{policy} with {}", setting.join(", ")),
     }
 }
 

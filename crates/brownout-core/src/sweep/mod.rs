@@ -96,20 +96,41 @@ pub fn run_one(plan: &Plan, run: u64) -> Result<RunRecord> {
         )
     })?;
     let phases = crate::scenario::phases_of(model.scenario());
+    let run_of = |phase: Option<&str>| match phase {
+        None => Some(&result.summary),
+        Some(p) => phases.iter().position(|x| x.name == p).and_then(|k| result.phases.get(k)),
+    };
     let metrics = plan
         .info
         .metrics
         .iter()
         .map(|written| {
             let (phase, m) = spec::split_phase(written);
-            let run = match phase {
-                None => Some(&result.summary),
-                Some(p) => phases.iter().position(|x| x.name == p).and_then(|k| result.phases.get(k)),
-            };
-            run.and_then(|r| catalog::value_of(r, m)).filter(|x| !x.is_nan())
+            run_of(phase).and_then(|r| catalog::value_of(r, m)).filter(|x| !x.is_nan())
         })
         .collect();
-    Ok(RunRecord { run, seed, events: result.summary.events, requests: result.requests, metrics, key: None })
+    let answered = if plan.info.metrics.iter().any(|m| answers_metric(m)) {
+        plan.info
+            .metrics
+            .iter()
+            .map(|written| {
+                let (phase, m) = spec::split_phase(written);
+                let run = run_of(phase);
+                let class = m.split_once('/').map(|(c, _)| c).filter(|_| answers_metric(written))?;
+                let c = run?.classes.iter().find(|c| c.class == class)?;
+                Some(catalog::answered(c) as u64)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(RunRecord { run, seed, events: result.summary.events, requests: result.requests, metrics, answered, key: None })
+}
+
+/// Is `path` (as a sweep names it) a latency of answers, ranked only between settings that
+/// answered about as many ([`catalog::Population::Answers`])?
+pub fn answers_metric(path: &str) -> bool {
+    catalog::by_path(path).is_some_and(|m| m.population() == catalog::Population::Answers)
 }
 
 /// Run `todo` on a local pool of `threads` threads, handing each record to `keep` (the

@@ -197,7 +197,15 @@ mod tests {
     use super::*;
 
     fn rec(run: u64, key: &str) -> RunRecord {
-        RunRecord { run, seed: 1, events: 2, requests: 3, metrics: vec![Some(0.5)], key: Some(key.into()) }
+        RunRecord {
+            run,
+            seed: 1,
+            events: 2,
+            requests: 3,
+            metrics: vec![Some(0.5)],
+            answered: Vec::new(),
+            key: Some(key.into()),
+        }
     }
 
     #[test]

@@ -293,11 +293,7 @@ fn one(
         let sets = (0..np).map(|k| v.vals(p0, k)).collect();
         out_rows.push(row("policy set", Mover::Policy, Vec::new(), labels, sets, info.margin_of(metric)));
     }
-    // Widest first; a row without a width last; equal widths keep axis order.
-    out_rows.sort_by(|a, b| match (a.width.is_nan(), b.width.is_nan()) {
-        (false, false) => b.width.total_cmp(&a.width),
-        (x, y) => x.cmp(&y),
-    });
+    sort_rows(&mut out_rows);
     Sensitivity {
         metric: metric.to_string(),
         role: role.to_string(),
@@ -309,10 +305,18 @@ fn one(
     }
 }
 
+/// Widest first; a row without a width last; equal widths keep axis order.
+pub(crate) fn sort_rows(rows: &mut [SensitivityRow]) {
+    rows.sort_by(|a, b| match (a.width.is_nan(), b.width.is_nan()) {
+        (false, false) => b.width.total_cmp(&a.width),
+        (x, y) => x.cmp(&y),
+    });
+}
+
 /// A row from its steps' labels and replication values.
 /// A width is "beyond noise" by the one rule: the paired interval of highest minus lowest
 /// lies beyond the metric's `margin`.
-fn row(
+pub(crate) fn row(
     axis: &str,
     mover: Mover,
     follows: Vec<String>,
@@ -374,6 +378,7 @@ mod tests {
                 events: 0,
                 requests: 0,
                 metrics: vec![Some(v)],
+                answered: Vec::new(),
                 key: None,
             })
             .collect();

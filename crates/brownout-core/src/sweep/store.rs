@@ -31,6 +31,15 @@ pub struct RunRecord {
     pub requests: u64,
     /// The plan's metrics, in order (`None` for NaN, which JSON cannot hold).
     pub metrics: Vec<Option<f64>>,
+    /// Beside each of `metrics` that is a latency of answers
+    /// ([`catalog::Population::Answers`](crate::metrics::catalog::Population::Answers)), its
+    /// class's answered count ([`catalog::answered`](crate::metrics::catalog::answered)) in
+    /// the same phase, so the best settings compare those latencies only between settings that
+    /// answered about as many; `None` for the other metrics. Empty when the plan has no such
+    /// metric, and in journals written before it (the counts are then unknown, and such a
+    /// metric is ranked as before).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answered: Vec<Option<u64>>,
     /// The run's content key (see [`super::reuse::run_keys`]): what lets a run with the same
     /// inputs, in this plan or an edited one, take this record. Absent in journals written
     /// before keys.
@@ -87,6 +96,14 @@ pub fn check_record(plan: &PlanInfo, r: &RunRecord) -> Result<(), String> {
     }
     if r.metrics.len() != plan.metrics.len() {
         return Err(format!("run {} has {} metrics, the plan has {}", r.run, r.metrics.len(), plan.metrics.len()));
+    }
+    if !r.answered.is_empty() && r.answered.len() != plan.metrics.len() {
+        return Err(format!(
+            "run {} has {} answered counts, the plan has {} metrics",
+            r.run,
+            r.answered.len(),
+            plan.metrics.len()
+        ));
     }
     let want = plan.replication_seed(plan.run_id(r.run).replication);
     if r.seed != want {
@@ -161,7 +178,7 @@ pub mod fixtures {
     pub fn rec(run: u64, m: f64) -> RunRecord {
         let p = plan();
         let seed = p.replication_seed(p.run_id(run).replication);
-        RunRecord { run, seed, events: 10, requests: 5, metrics: vec![Some(m)], key: None }
+        RunRecord { run, seed, events: 10, requests: 5, metrics: vec![Some(m)], answered: Vec::new(), key: None }
     }
 }
 

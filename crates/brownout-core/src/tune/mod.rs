@@ -3,16 +3,15 @@
 //!
 //! - [`spec`]: the tune file (RON).
 //! - [`space`]: the spec resolved against the scenario; a setting's scenario and figures.
-//! - `search`: the simplex search ([`search()`]), its trace, and the journal replay hooks.
-//! - `sensitivity`: why a tune estimates none, and the sweep that does
-//!   ([`crate::unstable::needs_a_sweep`]).
+//! - `search`: the simplex search, its trace, and the journal replay hooks.
+//! - [`sensitivity`]: after the search, each knob at its range's ends (a tornado).
 //!
 //! Feasibility is `decide::evaluate`'s (one-sided 95 % bounds over the replications, the
 //! same seeds for every candidate), and the recommendation is `decide::choose` over every
 //! candidate evaluated, written in the one shape of `recommendation.json`.
 
 pub(crate) mod search;
-pub(crate) mod sensitivity;
+pub mod sensitivity;
 pub mod space;
 pub mod spec;
 

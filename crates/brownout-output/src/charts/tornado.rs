@@ -59,8 +59,13 @@ pub(crate) struct TornadoRow {
     pub note: String,
 }
 
-/// The chart of one metric's sensitivity.
+/// The chart of one metric's sensitivity in sweep `s`.
 pub(crate) fn chart(s: &SweepResult, sens: &Sensitivity, targets: &[ConstraintOut]) -> Chart {
+    chart_of(&s.sweep, s.replications, sens, targets)
+}
+
+/// The chart of one metric's sensitivity in the sweep or tune `name` with `replications`.
+pub(crate) fn chart_of(name: &str, replications: u32, sens: &Sensitivity, targets: &[ConstraintOut]) -> Chart {
     let unit = unit_of(&sens.metric);
     let rows: Vec<TornadoRow> = sens.rows.iter().map(|r| row(unit, r)).collect();
     let anchor: Vec<String> =
@@ -74,10 +79,10 @@ pub(crate) fn chart(s: &SweepResult, sens: &Sensitivity, targets: &[ConstraintOu
         .collect();
     Chart {
         stem: format!("sensitivity_{}", slug(&sens.metric)),
-        title: format!("{}: what moves {} ({})", s.sweep, sens.metric, sens.role),
+        title: format!("{name}: what moves {} ({})", sens.metric, sens.role),
         note: format!(
             "bar = lowest to highest mean as one axis moves, the others held at {at} ({}); line = that point's mean; {} replications",
-            sens.held, s.replications
+            sens.held, replications
         ),
         width: 1100,
         height: 150 + ROW_H * rows.len().max(1) as u32 + 60,

@@ -30,10 +30,26 @@ pub fn best<'a>(s: &'a SweepResult, policy: &str, metric: &str) -> Vec<Best<'a>>
     sets.iter()
         .filter(|b| b.policy == policy && b.metric == metric)
         .filter_map(|b| {
-            // Indices from a file: one that points nowhere drops the set rather than panicking.
-            let top = s.rows.get(b.best_row)?;
+            // Indices from a file: one that points nowhere drops the set rather than panicking;
+            // a set not comparable has no best row at all.
+            let top = s.rows.get(b.best_row?)?;
             let rows = b.tied_rows.iter().map(|&i| s.rows.get(i)).collect::<Option<Vec<_>>>()?;
             Some(Best { condition: axes_text(s, top, false), top, rows })
+        })
+        .collect()
+}
+
+/// Per condition (`axis=value, ...`, empty without condition axes), why `policy` has no best
+/// setting on `metric`: a latency of answers whose settings answered different numbers of
+/// requests ("not comparable: answered 4,800 vs 12").
+pub fn not_comparable(s: &SweepResult, policy: &str, metric: &str) -> Vec<(String, String)> {
+    let Some(sets) = &s.best else { return Vec::new() };
+    sets.iter()
+        .filter(|b| b.policy == policy && b.metric == metric)
+        .filter_map(|b| {
+            let why = b.unranked.clone()?;
+            let condition: Vec<String> = b.condition.iter().map(|(a, v)| format!("{a}={}", fmt_setting(*v))).collect();
+            Some((condition.join(", "), why))
         })
         .collect()
 }
@@ -115,8 +131,26 @@ pub(super) fn best_note(s: &SweepResult, metric: &str) -> String {
     } else if !s.axes.iter().any(SweepAxis::is_decision) {
         "no best setting: every axis is a condition (see the recommendation)".to_string()
     } else {
-        format!("ring = best setting ({}; ties all ringed)", better(metric))
+        let mut note = format!("ring = best setting ({}; ties all ringed)", better(metric));
+        note.push_str(&unranked_notes(s, &[metric.to_string()]));
+        note
     }
+}
+
+/// "; m, policy @ condition: no best setting, not comparable: answered 4,800 vs 12" for each
+/// group of `metrics` with no best setting, so a missing ring or bar is not read as no data.
+fn unranked_notes(s: &SweepResult, metrics: &[String]) -> String {
+    let pols = policies(s);
+    let mut out = String::new();
+    for m in metrics {
+        for p in &pols {
+            for (c, why) in not_comparable(s, p, m) {
+                let at = if c.is_empty() { p.clone() } else { format!("{p} @ {c}") };
+                out.push_str(&format!("; {m}, {at}: no best setting, {why}"));
+            }
+        }
+    }
+    out
 }
 
 pub(super) fn best_chart(s: &SweepResult, names: &[String], targets: &[ConstraintOut]) -> Chart {
@@ -153,6 +187,8 @@ pub(super) fn best_chart(s: &SweepResult, names: &[String], targets: &[Constrain
     let rows = panels.len().div_ceil(2) as u32;
     let bars = panels.iter().map(|p| p.bars.len()).max().unwrap_or(1) as u32;
     let conditions = s.axes.iter().any(|a| !a.is_decision());
+    // A group with no best setting gets no bar; the note says why.
+    let unranked = unranked_notes(s, &super::metrics(s));
     Chart {
         stem: "sweep_best".into(),
         title: format!("{}: best setting per policy", s.sweep),
@@ -160,7 +196,7 @@ pub(super) fn best_chart(s: &SweepResult, names: &[String], targets: &[Constrain
             "bar = best mean over the decision axes{}, whisker = its confidence interval, text = the setting (ties listed as room allows, the rest counted; all in the report; {})",
             if conditions { " per condition (across conditions: see the recommendation)" } else { "" },
             tie_rule(s)
-        ),
+        ) + &unranked,
         width: 1100,
         height: 100 + rows * (70 + 30 * bars),
         legend: policy_legend(&pols, &colors),

@@ -13,7 +13,7 @@ mod targets;
 #[cfg(test)]
 mod tests;
 
-pub use best::{best, settings_text, tie_rule};
+pub use best::{best, not_comparable, settings_text, tie_rule};
 #[cfg(test)]
 pub use shapes::charts;
 pub use shapes::charts_with;

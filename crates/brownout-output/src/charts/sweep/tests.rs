@@ -125,10 +125,11 @@ fn ties_come_from_the_sweeps_paired_comparison() {
         metric: "c/goodput_per_s".into(),
         policy: "p".into(),
         condition: BTreeMap::new(),
-        best_row: 0,
+        best_row: Some(0),
         tied_rows: vec![0, 1],
         significant: false,
         margin: 0.1,
+        unranked: None,
     }]);
     let b = best(&s, "p", "c/goodput_per_s");
     assert_eq!((b.len(), b[0].top.point, settings_text(&s, &b[0])), (1, 0, "x=0 | x=1".to_string()));

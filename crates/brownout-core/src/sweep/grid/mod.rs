@@ -4,6 +4,9 @@
 //!
 //! Every error is found here, before any run starts.
 
+mod axis;
+mod points;
+
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -11,12 +14,13 @@ use serde_json::Value;
 
 use super::path::{self, Step};
 pub use super::spec::Role;
-use super::spec::{self, Axis, AxisValue, Method, Range, Sample, Scale, SpecError, SweepSpec};
-use crate::engine::{counter_f64, counter_u64, fmt_time, label_hash};
-use crate::model::Model;
+use super::spec::{self, Axis, SpecError, SweepSpec};
+use crate::engine::{counter_u64, fmt_time, label_hash};
 use crate::scenario::estimate::{self, SweepSize};
-use crate::scenario::{self, Scenario, parse_duration};
+use crate::scenario::{self, Scenario};
 use crate::text;
+use axis::{Resolved, resolve_axis};
+use points::{grid_points, link_points, parse_links, point_scenario, resolved_kinds, sample_points};
 
 /// What a plan is, as written to `plan.json` and read back by `brownout merge`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -155,19 +159,10 @@ impl Kind {
     }
 }
 
-/// An axis resolved against the base scenario.
-struct Resolved<'a> {
-    /// Index in the spec's `axes`.
-    index: usize,
-    axis: &'a Axis,
-    steps: Vec<Step>,
-    kind: Kind,
-}
-
 pub(crate) type Located = (String, String);
 
 /// An error at `at`, a path into the spec (`axes[1].path`), located by `spec::located`.
-fn err(at: impl Into<String>, msg: impl Into<String>) -> Located {
+pub(super) fn err(at: impl Into<String>, msg: impl Into<String>) -> Located {
     (at.into(), msg.into())
 }
 
@@ -232,6 +227,9 @@ pub(crate) fn resolve(spec: &SweepSpec, dir: &Path) -> Result<Plan, Located> {
     info.hash = format!("{:016x}", label_hash(&canonical));
     info.scenario_policies = base.policies.iter().map(|p| p.name.clone()).collect();
     info.rules = super::best::metric_rules(&base, &info.metrics);
+    if let Some(dp) = info.decide.as_mut() {
+        dp.bounds = super::decide::bounds(&dp.decide, &info.axes, &info.points, &scenarios, &scenario_dir);
+    }
     Ok(Plan { info, scenarios, policy_index, dir: scenario_dir })
 }
 
@@ -381,331 +379,4 @@ fn select_policies(spec: &SweepSpec, base: &Scenario) -> Result<(Vec<usize>, Vec
         index.push(i);
     }
     Ok((index, spec.policies.clone()))
-}
-
-fn unit_ns(index: usize, axis: &Axis) -> Result<f64, Located> {
-    let unit = axis.unit.as_deref().unwrap_or("ms");
-    parse_duration(&format!("1{unit}")).map(|ns| ns as f64).map_err(|_| {
-        err(
-            format!("axes[{index}].unit"),
-            format!("axis \"{}\": unknown unit \"{unit}\" (ns, us, ms, s, m or h)", axis.name),
-        )
-    })
-}
-
-fn resolve_axis<'a>(index: usize, axis: &'a Axis, base: &Value) -> Result<Resolved<'a>, Located> {
-    let at = || format!("axes[{index}].path");
-    let steps = path::parse(&axis.path).map_err(|m| err(at(), format!("axis \"{}\": {m}", axis.name)))?;
-    let mut probe = base.clone();
-    let current = path::get_mut(&mut probe, &steps)
-        .map_err(|m| err(at(), format!("axis \"{}\": bad path \"{}\": {m}", axis.name, axis.path)))?;
-    let written: Vec<&AxisValue> = match &axis.range {
-        Some(r) => vec![&r.from, &r.to],
-        None => axis.values.iter().collect(),
-    };
-    let texts = written.iter().any(|v| matches!(v, AxisValue::Text(_)));
-    let integral = written.iter().all(|v| matches!(v, AxisValue::Num(x) if x.fract() == 0.0));
-    let kind = match &*current {
-        Value::String(s) if parse_duration(s).is_ok() => Kind::Duration { unit_ns: unit_ns(index, axis)? },
-        Value::Number(n) if n.is_f64() => Kind::Float,
-        Value::Number(_) => Kind::Integer,
-        Value::Null if texts || axis.unit.is_some() => Kind::Duration { unit_ns: unit_ns(index, axis)? },
-        Value::Null if integral && axis.range.is_none() && axis.link.is_none() => Kind::Integer,
-        Value::Null => Kind::Float,
-        other => {
-            return Err(err(
-                at(),
-                format!(
-                    "axis \"{}\": \"{}\" is {}, not a number or a duration",
-                    axis.name,
-                    axis.path,
-                    match other {
-                        Value::String(s) => format!("the text \"{s}\""),
-                        Value::Bool(_) => "a boolean".into(),
-                        Value::Array(_) => "a list (index it, e.g. [0])".into(),
-                        _ => "an object (name a field or variant inside it)".into(),
-                    }
-                ),
-            ));
-        }
-    };
-    if axis.link.is_some() && (!axis.values.is_empty() || axis.range.is_some()) {
-        let msg = format!("axis \"{}\": a linked axis takes its values from `link`: drop values and range", axis.name);
-        return Err(err(format!("axes[{index}].link"), msg));
-    }
-    if axis.link.is_none() && axis.values.is_empty() == axis.range.is_none() {
-        return Err(err(format!("axes[{index}]"), format!("axis \"{}\": give either values or a range", axis.name)));
-    }
-    Ok(Resolved { index, axis, steps, kind })
-}
-
-impl Resolved<'_> {
-    fn info(&self, values: Vec<f64>) -> AxisInfo {
-        AxisInfo {
-            name: self.axis.name.clone(),
-            path: self.axis.path.clone(),
-            values,
-            role: self.axis.role,
-            link: self.axis.link.clone(),
-            unit: self.unit().map(str::to_string),
-        }
-    }
-
-    /// The unit reported values are in: the spec's (default `ms`) on a duration, none on a
-    /// plain number. Part of the plan's hash, rightly: the same numbers in another unit are
-    /// other scenarios.
-    fn unit(&self) -> Option<&str> {
-        match self.kind {
-            Kind::Duration { .. } => Some(self.axis.unit.as_deref().unwrap_or("ms")),
-            Kind::Integer | Kind::Float => None,
-        }
-    }
-
-    fn fail(&self, msg: String) -> Located {
-        err(format!("axes[{}]", self.index), format!("axis \"{}\": {msg}", self.axis.name))
-    }
-
-    /// Where grid value `k` is written: its entry in `values`, or the axis's `range`.
-    fn value_path(&self, k: usize) -> String {
-        match self.axis.range {
-            Some(_) => format!("axes[{}].range", self.index),
-            None => format!("axes[{}].values[{k}]", self.index),
-        }
-    }
-
-    /// A written value in the axis's reporting unit.
-    fn raw(&self, v: &AxisValue) -> Result<f64, Located> {
-        match (self.kind, v) {
-            (Kind::Duration { unit_ns }, AxisValue::Text(s)) => {
-                parse_duration(s).map(|ns| ns as f64 / unit_ns).map_err(|m| self.fail(m))
-            }
-            (Kind::Duration { .. }, AxisValue::Num(x)) if self.axis.unit.is_none() => {
-                Err(self.fail(format!("{x} is a plain number on a duration: write \"{x}ms\" or give the axis a unit")))
-            }
-            (_, AxisValue::Num(x)) if x.is_finite() => Ok(*x),
-            (_, AxisValue::Num(x)) => Err(self.fail(format!("{x} is not a finite number"))),
-            (_, AxisValue::Text(s)) => {
-                Err(self.fail(format!("\"{s}\" is a text but \"{}\" holds a number", self.axis.path)))
-            }
-        }
-    }
-
-    /// A value in axis units to (reported value, scenario value). Integers and durations
-    /// are rounded (durations to the nanosecond), so the reported value is the one used.
-    fn finish(&self, x: f64) -> Result<(f64, Value), Located> {
-        match self.kind {
-            Kind::Duration { unit_ns } => {
-                let ns = (x * unit_ns).round();
-                if !(0.0..=1.0e18).contains(&ns) {
-                    return Err(self.fail(format!("duration {x} is negative or too large")));
-                }
-                Ok((ns / unit_ns, Value::String(fmt_time(ns as u64))))
-            }
-            Kind::Integer => {
-                let n = x.round();
-                if !(-9.0e15..=9.0e15).contains(&n) {
-                    return Err(self.fail(format!("{x} is out of range")));
-                }
-                Ok((n, Value::from(n as i64)))
-            }
-            Kind::Float => Ok((x, Value::from(x))),
-        }
-    }
-
-    /// Position `u` in [0, 1] along the range, on its scale.
-    fn along(&self, r: &Range, u: f64) -> Result<f64, Located> {
-        let (a, b) = (self.raw(&r.from)?, self.raw(&r.to)?);
-        Ok(match r.scale {
-            Scale::Linear => a + (b - a) * u,
-            Scale::Log if a > 0.0 && b > 0.0 => a * (b / a).powf(u),
-            Scale::Log => return Err(self.fail("a Log range needs both ends > 0".into())),
-        })
-    }
-
-    /// The grid values (reported, scenario value), duplicates after rounding removed.
-    fn grid_values(&self) -> Result<Vec<(f64, Value)>, Located> {
-        let mut out: Vec<(f64, Value)> = Vec::new();
-        if let Some(r) = &self.axis.range {
-            if r.steps < 2 {
-                let msg = format!("axis \"{}\": a range needs steps >= 2 (the number of values)", self.axis.name);
-                return Err(err(format!("axes[{}].range.steps", self.index), msg));
-            }
-            for i in 0..r.steps {
-                let x = self.along(r, f64::from(i) / f64::from(r.steps - 1))?;
-                let v = self.finish(x)?;
-                if out.last().is_none_or(|l| l.0 != v.0) {
-                    out.push(v);
-                }
-            }
-        } else {
-            for (k, w) in self.axis.values.iter().enumerate() {
-                let here = |(_, m): Located| (self.value_path(k), m);
-                let x = self.raw(w).map_err(here)?;
-                if self.kind == Kind::Integer && x.fract() != 0.0 {
-                    return Err(here(self.fail(format!("{x} is not a whole number"))));
-                }
-                out.push(self.finish(x).map_err(here)?);
-            }
-        }
-        Ok(out)
-    }
-}
-
-/// Points of the grid product, first axis slowest. Each axis value is checked alone first,
-/// so a bad value is blamed on its axis; except the values a link reads: those make a valid
-/// scenario only with the linked values of their point (a share of 0.95 with its partner at
-/// `1 - share`, not beside the base's partner), so `link_points` checks them point by point.
-fn grid_points(
-    axes: &[Resolved],
-    base: &Value,
-    base_path: &Path,
-    links: &[super::link::Link],
-) -> Result<(Vec<AxisInfo>, Vec<Vec<f64>>), Located> {
-    let mut infos = Vec::new();
-    let mut points: Vec<Vec<f64>> = vec![Vec::new()];
-    for a in axes {
-        if a.axis.link.is_some() {
-            // Filled in per point by `link_points`.
-            points.iter_mut().for_each(|p| p.push(f64::NAN));
-            infos.push(a.info(Vec::new()));
-            continue;
-        }
-        let values = a.grid_values()?;
-        let read_by_link = links.iter().any(|l| l.reads.contains(&a.index));
-        for (k, (shown, v)) in values.iter().enumerate().filter(|_| !read_by_link) {
-            let mut s = base.clone();
-            *path::get_mut(&mut s, &a.steps).map_err(|m| a.fail(m))? = v.clone();
-            let unit = a.unit().unwrap_or("");
-            to_scenario(s).map_err(|m| {
-                let (_, msg) = a.fail(format!("value {shown}{unit}: {m} (base {})", base_path.display()));
-                (a.value_path(k), msg)
-            })?;
-        }
-        let shown: Vec<f64> = values.iter().map(|v| v.0).collect();
-        points = points.iter().flat_map(|p| shown.iter().map(move |x| [p.as_slice(), &[*x]].concat())).collect();
-        infos.push(a.info(shown));
-    }
-    Ok((infos, points))
-}
-
-/// Seeded samples: Latin hypercube strata or independent uniforms, per axis.
-fn sample_points(axes: &[Resolved], s: &Sample, seed: u64) -> Result<(Vec<AxisInfo>, Vec<Vec<f64>>), Located> {
-    let n = s.samples as usize;
-    if n == 0 {
-        return Err(err("sample.samples", "samples must be >= 1"));
-    }
-    let seed = s.seed.unwrap_or(seed);
-    let mut points = vec![Vec::with_capacity(axes.len()); n];
-    let mut infos = Vec::new();
-    for a in axes {
-        if a.axis.link.is_some() {
-            points.iter_mut().for_each(|p| p.push(f64::NAN));
-            infos.push(a.info(Vec::new()));
-            continue;
-        }
-        let r = a.axis.range.as_ref().ok_or_else(|| a.fail("sampling needs a range, not values".into()))?;
-        let label = label_hash(&format!("sweep/sample/{}", a.axis.name));
-        let strata = permutation(n, seed, label_hash(&format!("sweep/lhs/{}", a.axis.name)));
-        let mut shown = Vec::with_capacity(n);
-        for (i, p) in points.iter_mut().enumerate() {
-            let u = counter_f64(seed, label, i as u64, 0);
-            let u = match s.method {
-                Method::Uniform => u,
-                Method::LatinHypercube => (strata[i] as f64 + u) / n as f64,
-            };
-            let x = a.finish(a.along(r, u)?)?.0;
-            p.push(x);
-            shown.push(x);
-        }
-        infos.push(a.info(shown));
-    }
-    Ok((infos, points))
-}
-
-/// A seeded Fisher-Yates shuffle of 0..n from counter draws (modulo bias < n / 2^64).
-fn permutation(n: usize, seed: u64, label: u64) -> Vec<usize> {
-    let mut p: Vec<usize> = (0..n).collect();
-    for j in (1..n).rev() {
-        let k = (counter_u64(seed, label, j as u64, 0) % (j as u64 + 1)) as usize;
-        p.swap(j, k);
-    }
-    p
-}
-
-fn to_scenario(v: Value) -> Result<Scenario, String> {
-    let s: Scenario = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    scenario::validate(&s).map_err(|e| e.message)?;
-    Ok(s)
-}
-
-/// The scenario of one point, validated and built once so data files are checked too.
-fn point_scenario(axes: &[Resolved], base: &Value, point: &[f64], seed: u64, dir: &Path) -> Result<Scenario, Located> {
-    let mut v = base.clone();
-    for (a, x) in axes.iter().zip(point) {
-        *path::get_mut(&mut v, &a.steps).map_err(|m| a.fail(m))? = a.finish(*x)?.1;
-    }
-    let describe = || {
-        let params: Vec<String> = axes.iter().zip(point).map(|(a, x)| format!("{}={x}", a.axis.name)).collect();
-        params.join(", ")
-    };
-    let s = to_scenario(v).map_err(|m| err("axes", format!("point ({}): {m}", describe())))?;
-    Model::build(&s, seed, dir).map_err(|m| err("axes", format!("point ({}): {m}", describe())))?;
-    Ok(s)
-}
-
-fn resolved_kinds(axes: &[Resolved]) -> Vec<Kind> {
-    axes.iter().map(|a| a.kind).collect()
-}
-
-/// Every axis's link, parsed and in evaluation order.
-fn parse_links(axes: &[Resolved]) -> Result<Vec<super::link::Link>, Located> {
-    let names: Vec<&str> = axes.iter().map(|a| a.axis.name.as_str()).collect();
-    let texts: Vec<Option<&str>> = axes.iter().map(|a| a.axis.link.as_deref()).collect();
-    super::link::parse_all(&names, &texts)
-        .map_err(|(i, m)| err(format!("axes[{i}].link"), format!("axis \"{}\": {m}", names[i])))
-}
-
-/// Compute the linked axes' values at every point (rounded as the axis's kind demands) and
-/// check each point, its links applied, on the base scenario, so a link giving a bad value,
-/// or a point whose linked values do not fit together, is blamed on the link with the point
-/// it happened at.
-fn link_points(
-    axes: &[Resolved],
-    base: &Value,
-    links: &[super::link::Link],
-    infos: &mut [AxisInfo],
-    points: &mut [Vec<f64>],
-) -> Result<(), Located> {
-    let names: Vec<&str> = axes.iter().map(|a| a.axis.name.as_str()).collect();
-    let at = |i: usize| format!("axes[{i}].link");
-    if links.is_empty() {
-        return Ok(());
-    }
-    let here = |p: &[f64]| {
-        let shown: Vec<String> =
-            names.iter().zip(p).filter(|(_, x)| !x.is_nan()).map(|(n, x)| format!("{n}={x}")).collect();
-        shown.join(", ")
-    };
-    for p in points.iter_mut() {
-        super::link::apply(links, &names, p)
-            .map_err(|(i, m)| err(at(i), format!("axis \"{}\" at point ({}): {m}", names[i], here(p))))?;
-        for l in links {
-            p[l.axis] = axes[l.axis].finish(p[l.axis]).map_err(|(_, m)| err(at(l.axis), m))?.0;
-        }
-        // Values no link reads were checked alone: a point the scenario refuses is the doing of
-        // a link or of the values it reads, so it is blamed on the first link, naming the point.
-        let mut s = base.clone();
-        for (a, x) in axes.iter().zip(p.iter()) {
-            *path::get_mut(&mut s, &a.steps).map_err(|m| a.fail(m))? = a.finish(*x)?.1;
-        }
-        let first = links[0].axis;
-        to_scenario(s).map_err(|m| err(at(first), format!("axis \"{}\" at point ({}): {m}", names[first], here(p))))?;
-    }
-    for l in links {
-        let mut values: Vec<f64> = points.iter().map(|p| p[l.axis]).collect();
-        values.sort_by(f64::total_cmp);
-        values.dedup();
-        infos[l.axis].values = values;
-    }
-    Ok(())
 }
