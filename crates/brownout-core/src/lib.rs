@@ -19,6 +19,7 @@
 
 pub use brownout_engine as engine;
 pub mod breaker_state;
+pub mod calibrate;
 pub mod decide;
 pub mod fsread;
 pub mod import;

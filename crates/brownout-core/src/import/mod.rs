@@ -15,7 +15,7 @@ mod envoy;
 mod opossum;
 mod read;
 mod resilience4j;
-mod tree;
+pub(crate) mod tree;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

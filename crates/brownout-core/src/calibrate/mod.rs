@@ -1,0 +1,875 @@
+//! `brownout calibrate prometheus`: scenario parts fitted from Prometheus range-query answers
+//! (docs/openmetrics.md). Per class, the arrivals as a `PoissonProfile` through the request
+//! rate at each step; the dependency's base latency from the quiet period (an `Empirical`
+//! distribution from a latency histogram's buckets, or a `LogNormal` through two quantile
+//! series), and its `drift` as the median at each step over the base median. Every value
+//! written cites its series and time in a RON comment; the fit report sets the fitted
+//! quantiles beside the data's at each step. What cannot be used is skipped with the series,
+//! the time and the reason, or refused with the file, line and column.
+
+mod read;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::{self, Write as _};
+use std::path::PathBuf;
+
+pub use read::{MAX_BYTES, Sample, Series, read, read_text};
+
+use crate::units::Dur;
+
+/// An error at a place in an input file (line 0: the whole file), or about the options.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CalibrateError {
+    /// The file (empty: the command line).
+    pub file: PathBuf,
+    /// 1-based line, 0 when about the whole file.
+    pub line: usize,
+    /// 1-based column, 0 when about the whole file.
+    pub col: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for CalibrateError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match (self.file.as_os_str().is_empty(), self.line) {
+            (true, _) => f.write_str(&self.message),
+            (false, 0) => write!(f, "{}: {}", self.file.display(), self.message),
+            _ => write!(f, "{}:{}:{}: {}", self.file.display(), self.line, self.col, self.message),
+        }
+    }
+}
+
+fn at_series(s: &Series, message: impl Into<String>) -> CalibrateError {
+    CalibrateError { file: s.file.clone(), line: s.at.line, col: s.at.col, message: message.into() }
+}
+
+fn at_sample(s: &Series, x: &Sample, message: impl Into<String>) -> CalibrateError {
+    CalibrateError { file: s.file.clone(), line: x.at.line, col: x.at.col, message: message.into() }
+}
+
+fn usage(message: impl Into<String>) -> CalibrateError {
+    CalibrateError { message: message.into(), ..CalibrateError::default() }
+}
+
+/// A PromQL-style equality selector, `name{label="value",...}`, `name` or `{label="value"}`:
+/// a series matches when it has every label given (the name is its `__name__`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selector {
+    text: String,
+    labels: Vec<(String, String)>,
+}
+
+impl Selector {
+    /// Parse a selector, or say what is wrong.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let bad = |why: &str| format!("selector {text:?}: {why} (write name{{label=\"value\",...}})");
+        let t = text.trim();
+        let (name, rest) = match t.find('{') {
+            Some(i) => (&t[..i], Some(&t[i..])),
+            None => (t, None),
+        };
+        let ident = |s: &str| {
+            !s.is_empty()
+                && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+                && !s.starts_with(|c: char| c.is_ascii_digit())
+        };
+        let mut labels = Vec::new();
+        if !name.is_empty() {
+            if !ident(name) {
+                return Err(bad("the metric name holds characters PromQL names do not"));
+            }
+            labels.push(("__name__".to_string(), name.to_string()));
+        }
+        if let Some(rest) = rest {
+            let inner = rest.strip_prefix('{').and_then(|r| r.strip_suffix('}')).ok_or_else(|| bad("unclosed {"))?;
+            let mut chars = inner.trim();
+            while !chars.is_empty() {
+                let eq = chars.find('=').ok_or_else(|| bad("a matcher without ="))?;
+                let key = chars[..eq].trim();
+                if !ident(key) || chars[eq + 1..].starts_with('~') || key.ends_with('!') {
+                    return Err(bad("only label=\"value\" matchers are read"));
+                }
+                let after = chars[eq + 1..].trim_start();
+                let body = after.strip_prefix('"').ok_or_else(|| bad("a label value in double quotes"))?;
+                let mut value = String::new();
+                let mut end = None;
+                let mut it = body.char_indices();
+                while let Some((i, c)) = it.next() {
+                    match c {
+                        '\\' => match it.next() {
+                            Some((_, 'n')) => value.push('\n'),
+                            Some((_, c)) => value.push(c),
+                            None => return Err(bad("a value ends in \\")),
+                        },
+                        '"' => {
+                            end = Some(i);
+                            break;
+                        }
+                        c => value.push(c),
+                    }
+                }
+                let end = end.ok_or_else(|| bad("an unclosed label value"))?;
+                labels.push((key.to_string(), value));
+                chars = body[end + 1..].trim_start();
+                chars = chars.strip_prefix(',').unwrap_or(chars).trim_start();
+            }
+        }
+        if labels.is_empty() {
+            return Err(bad("it selects nothing"));
+        }
+        Ok(Self { text: t.to_string(), labels })
+    }
+
+    /// Whether `s` has every label the selector names.
+    pub fn matches(&self, s: &Series) -> bool {
+        self.labels.iter().all(|(k, v)| s.labels.get(k) == Some(v))
+    }
+}
+
+impl fmt::Display for Selector {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// Where the dependency's latency comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LatencySource {
+    /// Histogram bucket series (with `le` labels) matching the selector, summed by `le`.
+    Histogram(Selector),
+    /// Quantile series: (quantile in (0, 1), selector); 0.5 and at least one other.
+    Quantiles(Vec<(f64, Selector)>),
+}
+
+/// What to fit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Per class: its name and the selector of its request-rate series (summed when several).
+    pub classes: Vec<(String, Selector)>,
+    /// The latency series.
+    pub latency: LatencySource,
+    /// The quiet period: steps before this time after the first sample give the base latency.
+    /// None: the first quarter of the range.
+    pub quiet_until: Option<Dur>,
+    /// File name of the empirical latency CSV the scenario names (histogram source).
+    pub latency_file: String,
+}
+
+/// A sample or step left out, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skip {
+    /// The series (PromQL form) or the histogram.
+    pub series: String,
+    /// Seconds since the epoch of the sample or step.
+    pub t_s: f64,
+    /// Why.
+    pub reason: String,
+}
+
+impl fmt::Display for Skip {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{} at {:.3}: {}", self.series, self.t_s, self.reason)
+    }
+}
+
+/// The fitted base latency.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Base {
+    /// Latencies (ms) at evenly spaced quantiles of the quiet period's histogram.
+    Empirical(Vec<f64>),
+    /// Median (ms) and sigma of a log-normal.
+    LogNormal {
+        /// Median, ms.
+        median_ms: f64,
+        /// Sigma of ln(latency).
+        sigma: f64,
+    },
+}
+
+/// What was fitted, as numbers and as the files to write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibrated {
+    /// Per class: its name and its rate profile (ms from the first sample, requests per s).
+    pub arrivals: Vec<(String, Vec<(u64, f64)>)>,
+    /// The base latency.
+    pub base: Base,
+    /// The drift: (ms from the first sample, factor).
+    pub drift: Vec<(u64, f64)>,
+    /// The step, ms.
+    pub step_ms: u64,
+    /// The first sample's time, ms since the epoch.
+    pub t0_ms: i64,
+    /// What was left out.
+    pub skipped: Vec<Skip>,
+    /// The scenario (RON) with every fitted value's source in a comment.
+    pub scenario: String,
+    /// The empirical latency CSV (histogram source), to write beside the scenario as
+    /// `Options::latency_file`.
+    pub latency_csv: Option<String>,
+    /// The fit report (Markdown).
+    pub report: String,
+}
+
+/// The quantiles the fit report compares.
+const REPORT_QUANTILES: [f64; 3] = [0.5, 0.9, 0.99];
+
+/// Samples the empirical base latency file holds.
+const EMPIRICAL_POINTS: usize = 1000;
+
+/// Fit `opts` from `series` (every series of every file read).
+pub fn calibrate(series: &[Series], opts: &Options) -> Result<Calibrated, CalibrateError> {
+    if opts.classes.is_empty() {
+        return Err(usage("name at least one class: --class NAME=SELECTOR"));
+    }
+    let mut used: Vec<&Series> = Vec::new();
+    let mut picked = |sel: &Selector, extra: &dyn Fn(&Series) -> bool| -> Result<Vec<&Series>, CalibrateError> {
+        let got: Vec<&Series> = series.iter().filter(|s| sel.matches(s) && extra(s)).collect();
+        if got.is_empty() {
+            let names: Vec<String> = series.iter().map(Series::describe).collect();
+            return Err(usage(format!(
+                "no series matches {sel} (the files hold {})",
+                crate::text::listing(&names.iter().map(String::as_str).collect::<Vec<_>>())
+            )));
+        }
+        used.extend(got.iter().copied());
+        Ok(got)
+    };
+    let mut class_series = Vec::new();
+    for (name, sel) in &opts.classes {
+        class_series.push((name.clone(), sel.clone(), picked(sel, &|s| !s.labels.contains_key("le"))?));
+    }
+    let latency_series: Vec<(f64, Vec<&Series>)> = match &opts.latency {
+        LatencySource::Histogram(sel) => vec![(f64::NAN, picked(sel, &|s| s.labels.contains_key("le"))?)],
+        LatencySource::Quantiles(qs) => {
+            if !qs.iter().any(|(q, _)| *q == 0.5) || qs.len() < 2 {
+                return Err(usage(
+                    "--latency-quantile needs the median (0.5=SELECTOR) and at least one other quantile",
+                ));
+            }
+            qs.iter()
+                .map(|(q, sel)| picked(sel, &|s| !s.labels.contains_key("le")).map(|v| (*q, v)))
+                .collect::<Result<_, _>>()?
+        }
+    };
+    let step_ms = step_of(&used)?;
+    let t0_ms = used.iter().filter_map(|s| s.samples.first().map(|x| x.t_ms)).min().unwrap_or(0);
+    let t_end = used.iter().filter_map(|s| s.samples.last().map(|x| x.t_ms)).max().unwrap_or(t0_ms);
+    let quiet_end = t0_ms
+        + opts
+            .quiet_until
+            .map_or(((t_end - t0_ms + step_ms as i64) / 4).max(step_ms as i64), |d| (d.ns() / 1_000_000) as i64);
+    let mut skipped = Vec::new();
+
+    let mut arrivals = Vec::new();
+    let mut cites: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (name, sel, ss) in &class_series {
+        let points = summed_rates(ss, sel, step_ms, &mut skipped);
+        if points.is_empty() {
+            return Err(at_series(
+                ss[0],
+                format!("class {name}: no usable sample in the series {sel} selects (see the skipped samples)"),
+            ));
+        }
+        let rel: Vec<(u64, f64)> = points.iter().map(|&(t, v)| ((t - t0_ms) as u64, v)).collect();
+        cites.insert(
+            name.clone(),
+            vec![if ss.len() == 1 { ss[0].describe() } else { format!("sum of {} series matching {sel}", ss.len()) }],
+        );
+        arrivals.push((name.clone(), rel));
+    }
+
+    let (base, drift, report_rows, base_cite) = match &opts.latency {
+        LatencySource::Histogram(sel) => {
+            fit_histogram(&latency_series[0].1, sel, step_ms, t0_ms, quiet_end, &mut skipped)?
+        }
+        LatencySource::Quantiles(_) => fit_quantiles(&latency_series, step_ms, t0_ms, quiet_end, &mut skipped)?,
+    };
+    if drift.is_empty() {
+        return Err(usage("no step has a usable latency (see the skipped samples)"));
+    }
+    let mut out = Calibrated {
+        arrivals,
+        base,
+        drift,
+        step_ms,
+        t0_ms,
+        skipped,
+        scenario: String::new(),
+        latency_csv: None,
+        report: String::new(),
+    };
+    out.scenario = scenario_text(&out, opts, &cites, &base_cite, t_end, quiet_end);
+    if let Base::Empirical(v) = &out.base {
+        let mut csv = String::from("latency_ms\n");
+        for x in v {
+            writeln!(csv, "{x}").ok();
+        }
+        out.latency_csv = Some(csv);
+    }
+    out.report = report_text(&out, &report_rows, &base_cite);
+    Ok(out)
+}
+
+/// The query step: every series' smallest gap between samples, which must agree; within a
+/// series every gap a whole number of steps (more than one: missing samples).
+fn step_of(used: &[&Series]) -> Result<u64, CalibrateError> {
+    let mut step: Option<(u64, &Series)> = None;
+    for s in used {
+        let mut own: Option<i64> = None;
+        for w in s.samples.windows(2) {
+            let d = w[1].t_ms - w[0].t_ms;
+            if d <= 0 {
+                return Err(at_sample(s, &w[1], "sample times do not increase"));
+            }
+            own = Some(own.map_or(d, |o| o.min(d)));
+        }
+        let Some(own) = own else { continue };
+        match step {
+            None => step = Some((own as u64, s)),
+            Some((st, first)) if st != own as u64 => {
+                return Err(at_series(
+                    s,
+                    format!(
+                        "this series has a step of {} s, {} one of {} s: mixed query steps; query every series with the same step",
+                        own as f64 / 1000.0,
+                        first.describe(),
+                        st as f64 / 1000.0
+                    ),
+                ));
+            }
+            _ => {}
+        }
+    }
+    let Some((st, _)) = step else { return Err(usage("no series has two samples: nothing to fit a profile through")) };
+    for s in used {
+        for w in s.samples.windows(2) {
+            if (w[1].t_ms - w[0].t_ms) as u64 % st != 0 {
+                return Err(at_sample(
+                    s,
+                    &w[1],
+                    format!(
+                        "this sample is {} s after the previous one, not a whole number of steps of {} s: mixed query steps",
+                        (w[1].t_ms - w[0].t_ms) as f64 / 1000.0,
+                        st as f64 / 1000.0
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(st)
+}
+
+/// A counter (a raw `_total` or `_bucket` series) or a gauge-like series already per second.
+fn is_counter(s: &Series) -> bool {
+    s.name().is_some_and(|n| n.ends_with("_total") || n.ends_with("_bucket") || n.ends_with("_count"))
+}
+
+/// A series' usable values per step time, and the times of the samples it left out.
+type Values = (BTreeMap<i64, f64>, BTreeSet<i64>);
+
+/// One series' usable values per step time: a gauge's samples as they are, a counter's
+/// increase per step (as a rate when `per_second`); NaN, infinite and negative values,
+/// gaps and counter resets reported in `skipped`.
+fn values(s: &Series, step_ms: u64, per_second: bool, skipped: &mut Vec<Skip>) -> Values {
+    let name = s.describe();
+    let mut out = BTreeMap::new();
+    let mut left = BTreeSet::new();
+    let skip = |skipped: &mut Vec<Skip>, t: i64, reason: String| {
+        skipped.push(Skip { series: name.clone(), t_s: t as f64 / 1000.0, reason });
+    };
+    let counter = is_counter(s);
+    let mut prev: Option<&Sample> = None;
+    for x in &s.samples {
+        if let Some(p) = prev
+            && x.t_ms - p.t_ms > step_ms as i64
+        {
+            skip(
+                skipped,
+                p.t_ms + step_ms as i64,
+                format!("no samples until {:.3} (a gap): the profile runs straight across it", x.t_ms as f64 / 1000.0),
+            );
+        }
+        if !x.v.is_finite() || x.v < 0.0 {
+            skip(skipped, x.t_ms, format!("value {} is no rate or count", x.v));
+            left.insert(x.t_ms);
+            if counter {
+                prev = None;
+            }
+            continue;
+        }
+        if !counter {
+            out.insert(x.t_ms, x.v);
+            prev = Some(x);
+            continue;
+        }
+        if let Some(p) = prev {
+            let inc = if x.v < p.v {
+                // As Prometheus's rate() and increase() take a reset: the counter restarted
+                // from 0 (promql/functions.go, extrapolatedRate).
+                skip(
+                    skipped,
+                    x.t_ms,
+                    format!("counter reset (from {} to {}): counted from 0, as rate() does", p.v, x.v),
+                );
+                x.v
+            } else {
+                x.v - p.v
+            };
+            let dt = (x.t_ms - p.t_ms) as f64 / 1000.0;
+            out.insert(x.t_ms, if per_second { inc / dt } else { inc * step_ms as f64 / 1000.0 / dt });
+        }
+        prev = Some(x);
+    }
+    (out, left)
+}
+
+/// Per step, the sum over `ss` of the series that have a sample there, as PromQL's `sum`
+/// adds the series present (a series split in time by a label, such as brownout's `phase`,
+/// sums to the whole); a step where some series left its sample out is skipped whole.
+fn summed(per: &[Values], what: &str, skipped: &mut Vec<Skip>) -> BTreeMap<i64, f64> {
+    let times: BTreeSet<i64> = per.iter().flat_map(|m| m.0.keys().copied()).collect();
+    let mut out = BTreeMap::new();
+    for t in times {
+        if per.iter().any(|m| m.1.contains(&t)) {
+            skipped.push(Skip {
+                series: what.to_string(),
+                t_s: t as f64 / 1000.0,
+                reason: "a series it sums left its sample out (above): step left out".into(),
+            });
+            continue;
+        }
+        out.insert(t, per.iter().filter_map(|m| m.0.get(&t)).sum());
+    }
+    out
+}
+
+/// The request rate at each step summed over `ss`.
+fn summed_rates(ss: &[&Series], sel: &Selector, step_ms: u64, skipped: &mut Vec<Skip>) -> Vec<(i64, f64)> {
+    let per: Vec<Values> = ss.iter().map(|s| values(s, step_ms, true, skipped)).collect();
+    summed(&per, &format!("sum of {sel}"), skipped).into_iter().collect()
+}
+
+/// One row of the fit report: the step's time (ms from the first sample), and per report
+/// quantile the data's value and the fitted shape's (ms; NaN where the data has none).
+type ReportRow = (u64, Vec<(f64, f64, f64)>);
+
+/// What a latency fit gives: base, drift points, report rows, and the base's source text.
+type Fit = (Base, Vec<(u64, f64)>, Vec<ReportRow>, String);
+
+/// Prometheus's `histogram_quantile` on one step's cumulative buckets (upper bound in the
+/// metric's unit, count), sorted by bound with `+Inf` last: the bucket holding rank q * total,
+/// linear within it from the previous bound (0 for the first); in the `+Inf` bucket, the
+/// largest finite bound (promql/quantile.go, bucketQuantile).
+fn bucket_quantile(q: f64, b: &[(f64, f64)]) -> f64 {
+    let total = b.last().map_or(0.0, |x| x.1);
+    if total <= 0.0 || b.len() < 2 {
+        return f64::NAN;
+    }
+    let rank = q * total;
+    let i = b.iter().position(|x| x.1 >= rank).unwrap_or(b.len() - 1);
+    if i == b.len() - 1 {
+        return b[b.len() - 2].0;
+    }
+    if i == 0 && b[0].0 <= 0.0 {
+        return b[0].0;
+    }
+    let (start, below) = if i == 0 { (0.0, 0.0) } else { (b[i - 1].0, b[i - 1].1) };
+    let (end, count) = (b[i].0, b[i].1 - below);
+    if count <= 0.0 {
+        return end;
+    }
+    start + (end - start) * ((rank - below) / count)
+}
+
+/// A histogram's buckets per step: for each step time, the (bound, cumulative count) list
+/// sorted by bound, summed over the histograms selected; a step with a NaN, a missing bucket
+/// or counts that fall as the bound grows is skipped with its reason.
+fn buckets_per_step(
+    ss: &[&Series],
+    sel: &Selector,
+    step_ms: u64,
+    skipped: &mut Vec<Skip>,
+) -> Result<BTreeMap<i64, Vec<(f64, f64)>>, CalibrateError> {
+    let mut by_le: BTreeMap<u64, (f64, Vec<Values>)> = BTreeMap::new();
+    for s in ss {
+        let le = &s.labels["le"];
+        let bound = match le.as_str() {
+            "+Inf" | "Inf" | "inf" => f64::INFINITY,
+            x => x.parse::<f64>().map_err(|_| at_series(s, format!("le=\"{le}\" is not a bucket bound")))?,
+        };
+        if bound.is_nan() {
+            return Err(at_series(s, "le=\"NaN\" is not a bucket bound"));
+        }
+        let key = if bound.is_infinite() { u64::MAX } else { ordered(bound) };
+        by_le.entry(key).or_insert_with(|| (bound, Vec::new())).1.push(values(s, step_ms, false, skipped));
+    }
+    if !by_le.values().any(|(b, _)| b.is_infinite()) {
+        return Err(at_series(
+            ss[0],
+            format!(
+                "the histogram {sel} selects has no le=\"+Inf\" bucket, so its total is unknown: select the +Inf bucket too"
+            ),
+        ));
+    }
+    if by_le.len() < 2 {
+        return Err(at_series(
+            ss[0],
+            format!("the histogram {sel} selects has only the +Inf bucket: no latency can be read from it"),
+        ));
+    }
+    let name = format!("histogram {sel}");
+    let sums: Vec<(f64, BTreeMap<i64, f64>)> =
+        by_le.values().map(|(bound, per)| (*bound, summed(per, &format!("{name} le={bound}"), skipped))).collect();
+    let times: BTreeSet<i64> = sums.iter().flat_map(|(_, m)| m.keys().copied()).collect();
+    let mut out = BTreeMap::new();
+    'step: for t in times {
+        let mut b = Vec::with_capacity(sums.len());
+        for (bound, m) in &sums {
+            let Some(v) = m.get(&t) else {
+                skipped.push(Skip {
+                    series: name.clone(),
+                    t_s: t as f64 / 1000.0,
+                    reason: format!("bucket le={bound} has no usable sample: step left out"),
+                });
+                continue 'step;
+            };
+            b.push((*bound, *v));
+        }
+        if let Some(w) = b.windows(2).find(|w| w[1].1 < w[0].1) {
+            skipped.push(Skip {
+                series: name.clone(),
+                t_s: t as f64 / 1000.0,
+                reason: format!(
+                    "buckets not monotonic (le={} counts {}, le={} counts {}): step left out",
+                    w[0].0, w[0].1, w[1].0, w[1].1
+                ),
+            });
+            continue;
+        }
+        if b.last().is_none_or(|x| x.1 <= 0.0) {
+            skipped.push(Skip {
+                series: name.clone(),
+                t_s: t as f64 / 1000.0,
+                reason: "no observations in the step".into(),
+            });
+            continue;
+        }
+        out.insert(t, b);
+    }
+    Ok(out)
+}
+
+/// An order-keeping key of a finite non-negative bound (and of negatives, sign-folded).
+fn ordered(x: f64) -> u64 {
+    let b = x.to_bits();
+    if x.is_sign_negative() { !b } else { b | (1 << 63) }
+}
+
+/// The histogram fit: the quiet steps' buckets summed give the base distribution, each step's
+/// median over the base median its drift factor. Bounds are taken as seconds (Prometheus's
+/// base unit, `_seconds` histograms) unless the name says `_milliseconds` or `_ms`.
+fn fit_histogram(
+    ss: &[&Series],
+    sel: &Selector,
+    step_ms: u64,
+    t0: i64,
+    quiet_end: i64,
+    skipped: &mut Vec<Skip>,
+) -> Result<Fit, CalibrateError> {
+    let steps = buckets_per_step(ss, sel, step_ms, skipped)?;
+    let ms = ss[0].name().map_or(1000.0, |n| {
+        if n.contains("_milliseconds") || n.contains("_ms_") || n.ends_with("_ms") { 1.0 } else { 1000.0 }
+    });
+    let quiet: Vec<&Vec<(f64, f64)>> = steps.iter().filter(|(t, _)| **t < quiet_end).map(|(_, b)| b).collect();
+    if quiet.is_empty() {
+        return Err(at_series(
+            ss[0],
+            "no usable step in the quiet period (--quiet-until): the base latency cannot be read",
+        ));
+    }
+    let mut sum = quiet[0].clone();
+    for b in &quiet[1..] {
+        for (a, x) in sum.iter_mut().zip(b.iter()) {
+            a.1 += x.1;
+        }
+    }
+    let n = EMPIRICAL_POINTS as f64;
+    let points: Vec<f64> =
+        (0..EMPIRICAL_POINTS).map(|i| round6(bucket_quantile((i as f64 + 0.5) / n, &sum) * ms)).collect();
+    let base_median = bucket_quantile(0.5, &sum) * ms;
+    if !(base_median > 0.0) {
+        return Err(at_series(
+            ss[0],
+            "the quiet period's median latency is 0: no drift factor can be taken against it",
+        ));
+    }
+    let mut drift = Vec::new();
+    let mut rows = Vec::new();
+    for (t, b) in &steps {
+        let med = bucket_quantile(0.5, b) * ms;
+        if !(med > 0.0) {
+            skipped.push(Skip {
+                series: format!("histogram {sel}"),
+                t_s: *t as f64 / 1000.0,
+                reason: "median latency 0: no drift factor".into(),
+            });
+            continue;
+        }
+        let factor = med / base_median;
+        let rel = (*t - t0) as u64;
+        drift.push((rel, round6(factor)));
+        let q = REPORT_QUANTILES
+            .iter()
+            .map(|&q| (q, bucket_quantile(q, b) * ms, bucket_quantile(q, &sum) * ms * factor))
+            .collect();
+        rows.push((rel, q));
+    }
+    let cite = format!(
+        "histogram_quantile over the buckets of {sel} ({} series), summed over the {} quiet steps before {}",
+        ss.len(),
+        quiet.len(),
+        Dur(((quiet_end - t0) as u64) * 1_000_000)
+    );
+    Ok((Base::Empirical(points), drift, rows, cite))
+}
+
+/// The quantile-series fit: a log-normal whose median is the quiet steps' median of the 0.5
+/// series and whose sigma is the quiet steps' median of ln(q_p / q_0.5) / z_p over the
+/// highest quantile p; each step's 0.5 value over the base median is its drift factor.
+fn fit_quantiles(
+    qs: &[(f64, Vec<&Series>)],
+    step_ms: u64,
+    t0: i64,
+    quiet_end: i64,
+    skipped: &mut Vec<Skip>,
+) -> Result<Fit, CalibrateError> {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    let unit = |s: &Series| {
+        s.name().map_or(1000.0, |n| if n.contains("_milliseconds") || n.ends_with("_ms") { 1.0 } else { 1000.0 })
+    };
+    let mut per_q: Vec<(f64, BTreeMap<i64, f64>, String)> = Vec::new();
+    for (q, ss) in qs {
+        // Several series are one split in time by a label (brownout's `phase`): merged, as
+        // long as no two have a sample at the same time (quantiles do not add up).
+        let mut m: BTreeMap<i64, f64> = BTreeMap::new();
+        for s in ss {
+            for (t, v) in values(s, step_ms, false, skipped).0 {
+                if m.insert(t, v * unit(s)).is_some() {
+                    let x = s.samples.iter().find(|x| x.t_ms == t).copied().unwrap_or(s.samples[0]);
+                    return Err(at_sample(
+                        s,
+                        &x,
+                        format!(
+                            "the selector of quantile {q} matches {} series with samples at the same time; quantiles do not add up: select one",
+                            ss.len()
+                        ),
+                    ));
+                }
+            }
+        }
+        let name = if ss.len() == 1 { ss[0].describe() } else { format!("{} series split in time", ss.len()) };
+        per_q.push((*q, m, name));
+    }
+    per_q.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let med_i = per_q.iter().position(|x| x.0 == 0.5).unwrap_or(0);
+    let hi = per_q.len() - 1;
+    let hi = if hi == med_i { 0 } else { hi };
+    let z = Normal::standard().inverse_cdf(per_q[hi].0);
+    let quiet_meds: Vec<f64> = per_q[med_i].1.range(..quiet_end).map(|(_, v)| *v).filter(|v| *v > 0.0).collect();
+    let quiet_sig: Vec<f64> = per_q[med_i]
+        .1
+        .range(..quiet_end)
+        .filter_map(|(t, m)| per_q[hi].1.get(t).map(|h| (h / m).ln() / z))
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .collect();
+    let (Some(median), Some(sigma)) = (median_of(quiet_meds), median_of(quiet_sig)) else {
+        return Err(at_series(
+            qs[med_i].1[0],
+            "no usable step in the quiet period (--quiet-until): the base latency cannot be read",
+        ));
+    };
+    let sigma = round6(sigma.min(5.0));
+    let median = round6(median);
+    let mut drift = Vec::new();
+    let mut rows = Vec::new();
+    for (t, m) in &per_q[med_i].1 {
+        if !(*m > 0.0) {
+            continue;
+        }
+        let factor = m / median;
+        let rel = (*t - t0) as u64;
+        drift.push((rel, round6(factor)));
+        let q = per_q
+            .iter()
+            .map(|(q, series, _)| {
+                let fitted = median * factor * (sigma * Normal::standard().inverse_cdf(*q)).exp();
+                (*q, series.get(t).copied().unwrap_or(f64::NAN), fitted)
+            })
+            .collect();
+        rows.push((rel, q));
+    }
+    let cite = format!(
+        "LogNormal: median = median of {} over the quiet steps before {}; sigma = median of ln({} / median) / {z:.4}",
+        per_q[med_i].2,
+        Dur(((quiet_end - t0) as u64) * 1_000_000),
+        per_q[hi].2
+    );
+    Ok((Base::LogNormal { median_ms: median, sigma }, drift, rows, cite))
+}
+
+fn median_of(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+}
+
+/// Six decimals: enough for a rate or a factor, short enough to read.
+fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+/// A time from the first sample, as a scenario duration.
+fn dur_ms(ms: u64) -> String {
+    Dur(ms * 1_000_000).to_string()
+}
+
+/// A RON string literal.
+fn ron_str(s: &str) -> String {
+    ron::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// A comment's text on one line.
+fn one_line(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
+
+fn scenario_text(
+    c: &Calibrated,
+    opts: &Options,
+    cites: &BTreeMap<String, Vec<String>>,
+    base_cite: &str,
+    t_end: i64,
+    quiet_end: i64,
+) -> String {
+    let horizon = (t_end - c.t0_ms) as u64 + c.step_ms;
+    let at = |rel: u64| (c.t0_ms + rel as i64) as f64 / 1000.0;
+    let mut s = String::new();
+    s.push_str("// Written by `brownout calibrate prometheus` (docs/openmetrics.md). Fitted from the data, each\n");
+    s.push_str("// value citing its series and sample time (Unix seconds): classes[].arrivals,\n");
+    s.push_str("// dependency.latency and dependency.drift. NOT fitted, placeholders to replace with your\n");
+    s.push_str("// service's: fleet, deadlines, policies.\n");
+    s.push_str("Scenario(\n    name: \"calibrated\",\n");
+    writeln!(
+        s,
+        "    description: {},",
+        ron_str(&format!(
+            "Fitted from Prometheus data starting at {:.3} (Unix seconds), step {}.",
+            c.t0_ms as f64 / 1000.0,
+            dur_ms(c.step_ms)
+        ))
+    )
+    .ok();
+    writeln!(s, "    seed: 1,\n    horizon: \"{}\",\n    window: \"{}\",", dur_ms(horizon), dur_ms(c.step_ms)).ok();
+    s.push_str("    fleet: (instances: 1, workers: (slots: 10000), pool: (max_connections: 10000, acquire_timeout: \"1s\")), // placeholder\n");
+    s.push_str("    classes: [\n");
+    for (name, points) in &c.arrivals {
+        let src = one_line(&cites[name].join(", "));
+        writeln!(s, "        (name: {}, deadline: \"1s\", // deadline: placeholder\n         arrivals: PoissonProfile(points: [ // requests/s from {src}", ron_str(name)).ok();
+        for (t, v) in points {
+            writeln!(s, "            (\"{}\", {}), // {src} @ {:.3}", dur_ms(*t), fmt_f(*v), at(*t)).ok();
+        }
+        s.push_str("         ])),\n");
+    }
+    s.push_str("    ],\n    dependency: (\n");
+    let cite = one_line(base_cite);
+    match &c.base {
+        Base::Empirical(_) => {
+            writeln!(s, "        latency: Empirical(file: {}), // {cite}", ron_str(&opts.latency_file)).ok();
+        }
+        Base::LogNormal { median_ms, sigma } => {
+            writeln!(
+                s,
+                "        latency: LogNormal(median: \"{}\", sigma: {}), // {cite}",
+                fmt_ms(*median_ms),
+                fmt_f(*sigma)
+            )
+            .ok();
+        }
+    }
+    writeln!(
+        s,
+        "        drift: Points([ // median at each step over the base median (quiet until {})",
+        dur_ms((quiet_end - c.t0_ms) as u64)
+    )
+    .ok();
+    for (t, f) in &c.drift {
+        writeln!(s, "            (\"{}\", {}), // median @ {:.3}", dur_ms(*t), fmt_f(*f), at(*t)).ok();
+    }
+    s.push_str("        ]),\n    ),\n");
+    s.push_str("    policies: [(name: \"none\", stack: [])], // placeholder\n)\n");
+    s
+}
+
+/// A number as RON reads it back (always with a decimal point).
+fn fmt_f(x: f64) -> String {
+    let t = format!("{x}");
+    if t.contains(['.', 'e', 'E']) { t } else { format!("{t}.0") }
+}
+
+/// Milliseconds as a scenario duration, to the microsecond.
+fn fmt_ms(ms: f64) -> String {
+    Dur((ms * 1000.0).round().max(1.0) as u64 * 1000).to_string()
+}
+
+fn report_text(c: &Calibrated, rows: &[ReportRow], base_cite: &str) -> String {
+    let mut s = String::from("# Calibration fit\n\n");
+    writeln!(s, "Base latency: {base_cite}.\n").ok();
+    match &c.base {
+        Base::Empirical(v) => {
+            writeln!(s, "Empirical distribution of {} points (median {:.3} ms).\n", v.len(), v[v.len() / 2]).ok()
+        }
+        Base::LogNormal { median_ms, sigma } => writeln!(s, "LogNormal(median {median_ms} ms, sigma {sigma}).\n").ok(),
+    };
+    s.push_str("Per step: the data's latency quantiles beside the fitted shape's (base latency times the step's drift factor), ms. ");
+    s.push_str("The median matches by construction; the others say how well the shape holds.\n\n");
+    let qs: Vec<f64> = rows.first().map(|r| r.1.iter().map(|x| x.0).collect()).unwrap_or_default();
+    s.push_str("| t |");
+    for q in &qs {
+        write!(s, " data p{0} | fitted p{0} | error |", q * 100.0).ok();
+    }
+    s.push_str("\n|---|");
+    s.push_str(&"---|---|---|".repeat(qs.len()));
+    s.push('\n');
+    let mut worst = vec![0.0f64; qs.len()];
+    for (t, q) in rows {
+        write!(s, "| {} |", dur_ms(*t)).ok();
+        for (i, (_, d, f)) in q.iter().enumerate() {
+            let e = (f - d) / d;
+            if e.is_finite() {
+                worst[i] = worst[i].max(e.abs());
+                write!(s, " {d:.3} | {f:.3} | {:+.1} % |", e * 100.0).ok();
+            } else {
+                write!(s, " – | {f:.3} | – |").ok();
+            }
+        }
+        s.push('\n');
+    }
+    s.push('\n');
+    for (q, w) in qs.iter().zip(&worst) {
+        writeln!(s, "- largest error at p{}: {:.1} %", q * 100.0, w * 100.0).ok();
+    }
+    if !c.skipped.is_empty() {
+        writeln!(s, "\n## Skipped ({})\n", c.skipped.len()).ok();
+        for k in &c.skipped {
+            writeln!(s, "- {k}").ok();
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests;
