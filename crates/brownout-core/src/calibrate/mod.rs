@@ -239,8 +239,10 @@ pub fn calibrate(series: &[Series], opts: &Options) -> Result<Calibrated, Calibr
     for (name, sel) in &opts.classes {
         class_series.push((name.clone(), sel.clone(), picked(sel, &|s| !s.labels.contains_key("le"))?));
     }
-    let latency_series: Vec<(f64, Vec<&Series>)> = match &opts.latency {
-        LatencySource::Histogram(sel) => vec![(f64::NAN, picked(sel, &|s| s.labels.contains_key("le"))?)],
+    let latency_series: Vec<(f64, String, Vec<&Series>)> = match &opts.latency {
+        LatencySource::Histogram(sel) => {
+            vec![(f64::NAN, sel.to_string(), picked(sel, &|s| s.labels.contains_key("le"))?)]
+        }
         LatencySource::Quantiles(qs) => {
             if !qs.iter().any(|(q, _)| *q == 0.5) || qs.len() < 2 {
                 return Err(usage(
@@ -248,7 +250,7 @@ pub fn calibrate(series: &[Series], opts: &Options) -> Result<Calibrated, Calibr
                 ));
             }
             qs.iter()
-                .map(|(q, sel)| picked(sel, &|s| !s.labels.contains_key("le")).map(|v| (*q, v)))
+                .map(|(q, sel)| picked(sel, &|s| !s.labels.contains_key("le")).map(|v| (*q, sel.to_string(), v)))
                 .collect::<Result<_, _>>()?
         }
     };
@@ -271,7 +273,7 @@ pub fn calibrate(series: &[Series], opts: &Options) -> Result<Calibrated, Calibr
                 format!("class {name}: no usable sample in the series {sel} selects (see the skipped samples)"),
             ));
         }
-        let rel: Vec<(u64, f64)> = points.iter().map(|&(t, v)| ((t - t0_ms) as u64, v)).collect();
+        let rel: Vec<(u64, f64)> = points.iter().map(|&(t, v)| ((t - t0_ms) as u64, round6(v))).collect();
         cites.insert(
             name.clone(),
             vec![if ss.len() == 1 { ss[0].describe() } else { format!("sum of {} series matching {sel}", ss.len()) }],
@@ -281,7 +283,7 @@ pub fn calibrate(series: &[Series], opts: &Options) -> Result<Calibrated, Calibr
 
     let (base, drift, report_rows, base_cite) = match &opts.latency {
         LatencySource::Histogram(sel) => {
-            fit_histogram(&latency_series[0].1, sel, step_ms, t0_ms, quiet_end, &mut skipped)?
+            fit_histogram(&latency_series[0].2, sel, step_ms, t0_ms, quiet_end, &mut skipped)?
         }
         LatencySource::Quantiles(_) => fit_quantiles(&latency_series, step_ms, t0_ms, quiet_end, &mut skipped)?,
     };
@@ -638,7 +640,7 @@ fn fit_histogram(
 /// series and whose sigma is the quiet steps' median of ln(q_p / q_0.5) / z_p over the
 /// highest quantile p; each step's 0.5 value over the base median is its drift factor.
 fn fit_quantiles(
-    qs: &[(f64, Vec<&Series>)],
+    qs: &[(f64, String, Vec<&Series>)],
     step_ms: u64,
     t0: i64,
     quiet_end: i64,
@@ -649,7 +651,7 @@ fn fit_quantiles(
         s.name().map_or(1000.0, |n| if n.contains("_milliseconds") || n.ends_with("_ms") { 1.0 } else { 1000.0 })
     };
     let mut per_q: Vec<(f64, BTreeMap<i64, f64>, String)> = Vec::new();
-    for (q, ss) in qs {
+    for (q, sel, ss) in qs {
         // Several series are one split in time by a label (brownout's `phase`): merged, as
         // long as no two have a sample at the same time (quantiles do not add up).
         let mut m: BTreeMap<i64, f64> = BTreeMap::new();
@@ -668,7 +670,7 @@ fn fit_quantiles(
                 }
             }
         }
-        let name = if ss.len() == 1 { ss[0].describe() } else { format!("{} series split in time", ss.len()) };
+        let name = if ss.len() == 1 { ss[0].describe() } else { format!("{sel} ({} series split in time)", ss.len()) };
         per_q.push((*q, m, name));
     }
     per_q.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -685,7 +687,7 @@ fn fit_quantiles(
         .collect();
     let (Some(median), Some(sigma)) = (median_of(quiet_meds), median_of(quiet_sig)) else {
         return Err(at_series(
-            qs[med_i].1[0],
+            qs.iter().find(|x| x.0 == 0.5).map_or(qs[0].2[0], |x| x.2[0]),
             "no usable step in the quiet period (--quiet-until): the base latency cannot be read",
         ));
     };
