@@ -127,6 +127,23 @@ assert checked == 40, checked
 print(f"ok: {checked} windows of arrivals, dependency p50 and the offered counter equal timeseries.csv")
 PY
 
+echo "== every query of docs/grafana-dashboard.json runs and finds series"
+python3 - "$api" "$start_s" docs/grafana-dashboard.json <<'PY'
+import json, sys, urllib.parse, urllib.request
+api, start, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+n = 0
+for panel in json.load(open(path))["panels"]:
+    for t in panel["targets"]:
+        expr = t["expr"].replace("$policy", ".*").replace("$class", ".*").replace("$__interval", "15s")
+        q = urllib.parse.urlencode({"query": expr, "start": start, "end": start + 585, "step": 15})
+        answer = json.load(urllib.request.urlopen(f"{api}/api/v1/query_range?{q}"))
+        assert answer["status"] == "success", (panel["title"], expr, answer)
+        # A run without a limiter has no limit: no value, so no sample (docs/openmetrics.md).
+        assert answer["data"]["result"] or "brownout_limit" in expr, (panel["title"], expr, "no series")
+        n += 1
+print(f"ok: {n} dashboard queries")
+PY
+
 echo "== calibrate closes the round trip"
 "$bin" calibrate prometheus "$work/arrivals.json" "$work/p50.json" "$work/p95.json" \
   --class 'api=brownout_arrivals_per_second{class="api"}' \
