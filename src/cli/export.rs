@@ -41,7 +41,11 @@ pub fn export(args: ExportArgs) -> Result<(), Failure> {
     if let Some(o) = &out {
         super::check_paths(Some(&Named::new("the run folder", &dir)), &[Named::new("--out", o)], &[])?;
     }
-    openmetrics::export(&dir, start_ms, out.as_deref()).map_err(|e| Failure::input(format!("error: {e:#}")))?;
+    let dest = match &out {
+        Some(o) => openmetrics::Dest::File(o),
+        None => openmetrics::Dest::Stream(&mut std::io::stdout().lock()),
+    };
+    openmetrics::export(&dir, start_ms, dest).map_err(|e| Failure::input(format!("error: {e:#}")))?;
     if let Some(o) = &out {
         eprintln!("{}", escape::terminal(&format!("wrote {}", o.display())));
     }

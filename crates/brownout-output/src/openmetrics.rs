@@ -286,10 +286,17 @@ fn refuse(path: &Path, why: &str) -> anyhow::Error {
     anyhow::anyhow!("{}: {why}", path.display())
 }
 
-/// Write `dir`'s time series as OpenMetrics text to `out` (a file, renamed into place when
-/// complete) or standard output (`None`, written only once complete), with the run's time 0
-/// at `start_ms` (milliseconds since the Unix epoch). Nothing is written on an error.
-pub fn export(dir: &Path, start_ms: i64, out: Option<&Path>) -> Result<()> {
+/// Where an export goes.
+pub enum Dest<'a> {
+    /// A file, written to a temporary file beside it and renamed into place when complete.
+    File(&'a Path),
+    /// A stream (the command line's standard output), written only once the export is complete.
+    Stream(&'a mut dyn Write),
+}
+
+/// Write `dir`'s time series as OpenMetrics text to `out`, with the run's time 0 at
+/// `start_ms` (milliseconds since the Unix epoch). Nothing is written on an error.
+pub fn export(dir: &Path, start_ms: i64, out: Dest<'_>) -> Result<()> {
     let summary_path = dir.join("summary.json");
     if !summary_path.exists() {
         if dir.join("sweep.json").exists() {
@@ -307,8 +314,8 @@ pub fn export(dir: &Path, start_ms: i64, out: Option<&Path>) -> Result<()> {
     if !csv_path.exists() {
         return Err(refuse(&csv_path, "missing: this run kept no time series, so there is nothing to export"));
     }
-    let mut tmp = match out {
-        Some(path) => {
+    let mut tmp = match &out {
+        Dest::File(path) => {
             let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
             let prefix = format!(".{name}.");
@@ -319,7 +326,7 @@ pub fn export(dir: &Path, start_ms: i64, out: Option<&Path>) -> Result<()> {
             builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
             builder.tempfile_in(parent).with_context(|| format!("creating a temporary file in {}", parent.display()))?
         }
-        None => tempfile::NamedTempFile::new().context("creating a temporary file")?,
+        Dest::Stream(_) => tempfile::NamedTempFile::new().context("creating a temporary file")?,
     };
     {
         let mut w = std::io::BufWriter::new(tmp.as_file_mut());
@@ -327,13 +334,13 @@ pub fn export(dir: &Path, start_ms: i64, out: Option<&Path>) -> Result<()> {
         w.flush().context("writing the export")?;
     }
     match out {
-        Some(path) => {
+        Dest::File(path) => {
             tmp.persist(path).map_err(|e| e.error).with_context(|| format!("renaming into {}", path.display()))?;
         }
-        None => {
+        Dest::Stream(w) => {
             let mut f = tmp.reopen().context("reading the export back")?;
-            let stdout = std::io::stdout();
-            std::io::copy(&mut f, &mut stdout.lock()).context("writing to standard output")?;
+            std::io::copy(&mut f, w).context("writing the export")?;
+            w.flush().context("writing the export")?;
         }
     }
     Ok(())
