@@ -433,7 +433,9 @@ fn read_family(csv: &Path, summary: &ScenarioSummary, take: Take, window_s: f64)
             continue;
         }
         let t_ms = (row.t_s * 1000.0).round() as i64;
-        out.get_mut(&id).map(|s| s.1.push((t_ms, value)));
+        if let Some(s) = out.get_mut(&id) {
+            s.1.push((t_ms, value));
+        }
     }
     Ok(out)
 }

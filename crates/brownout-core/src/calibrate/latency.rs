@@ -151,7 +151,7 @@ pub(super) fn fit_histogram(
     let points: Vec<f64> =
         (0..EMPIRICAL_POINTS).map(|i| round6(bucket_quantile((i as f64 + 0.5) / n, &sum) * ms)).collect();
     let base_median = bucket_quantile(0.5, &sum) * ms;
-    if !(base_median > 0.0) {
+    if base_median.is_nan() || base_median <= 0.0 {
         return Err(at_series(
             ss[0],
             "the quiet period's median latency is 0: no drift factor can be taken against it",
@@ -161,7 +161,7 @@ pub(super) fn fit_histogram(
     let mut rows = Vec::new();
     for (t, b) in &steps {
         let med = bucket_quantile(0.5, b) * ms;
-        if !(med > 0.0) {
+        if med.is_nan() || med <= 0.0 {
             skipped.push(Skip {
                 series: format!("histogram {sel}"),
                 t_s: *t as f64 / 1000.0,
@@ -247,7 +247,7 @@ pub(super) fn fit_quantiles(
     let mut drift = Vec::new();
     let mut rows = Vec::new();
     for (t, m) in &per_q[med_i].1 {
-        if !(*m > 0.0) {
+        if m.is_nan() || *m <= 0.0 {
             continue;
         }
         let factor = m / median;

@@ -353,7 +353,7 @@ fn step_of(used: &[&Series]) -> Result<u64, CalibrateError> {
     let Some((st, _)) = step else { return Err(usage("no series has two samples: nothing to fit a profile through")) };
     for s in used {
         for w in s.samples.windows(2) {
-            if (w[1].t_ms - w[0].t_ms) as u64 % st != 0 {
+            if !((w[1].t_ms - w[0].t_ms) as u64).is_multiple_of(st) {
                 return Err(at_sample(
                     s,
                     &w[1],
