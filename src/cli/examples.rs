@@ -51,6 +51,13 @@ const EXAMPLES: &[(&str, &[&str])] = &[
             "brownout import envoy destination-rule.yaml --out inventory-stack.ron",
         ],
     ),
+    ("export", &["brownout export openmetrics output/grocery --start 2026-01-01T00:00:00Z --out grocery.om"]),
+    (
+        "calibrate",
+        &[
+            "brownout calibrate prometheus rates.json latency.json --class browse=browse_requests_total --latency dependency_latency_seconds_bucket --out fitted",
+        ],
+    ),
     ("explain", &["brownout explain", "brownout explain TieredBulkhead", "brownout explain --all > docs/reference.md"]),
 ];
 

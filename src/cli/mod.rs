@@ -1,11 +1,13 @@
 //! Argument parsing and the subcommands. Exit codes: 0 success, 1 a failed expectation or
 //! verification, 2 bad input (nothing written).
 
+mod calibrate;
 mod check;
 mod completions;
 mod diff;
 mod examples;
 mod explain;
+mod export;
 mod import;
 mod json;
 mod new;
@@ -61,6 +63,10 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Turn a resilience4j, Envoy/Istio, opossum or .NET configuration file into a policy stack.
     Import(import::ImportArgs),
+    /// Write a run's time series for other tools: `export openmetrics DIR --start TIME`.
+    Export(export::ExportArgs),
+    /// Fit a runnable scenario from telemetry: `calibrate prometheus RANGE.json... --out DIR`.
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 /// The command line definition, with each subcommand's examples in its help.
@@ -203,6 +209,8 @@ pub fn main() -> ExitCode {
         Command::Completions(args) => completions::completions(args),
         Command::Explain(args) => explain::explain(args),
         Command::Import(args) => import::import(args),
+        Command::Export(args) => export::export(args),
+        Command::Calibrate(args) => calibrate::calibrate(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -29,6 +29,9 @@
 
 pub use brownout_engine as engine;
 pub(crate) mod breaker_state;
+// Reads Prometheus answers with the importers' JSON reader (`import::tree`).
+#[cfg(feature = "import")]
+pub mod calibrate;
 pub mod decide;
 pub(crate) mod fsread;
 pub mod import;

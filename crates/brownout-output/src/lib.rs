@@ -17,6 +17,7 @@ pub mod folder;
 pub(crate) mod html;
 pub mod journal;
 pub mod junit;
+pub mod openmetrics;
 pub mod pages;
 pub(crate) mod recommend_html;
 pub mod run;

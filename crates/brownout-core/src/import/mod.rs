@@ -25,7 +25,7 @@ mod read;
 #[cfg(feature = "import")]
 mod resilience4j;
 #[cfg(feature = "import")]
-mod tree;
+pub(crate) mod tree;
 
 use std::fmt;
 #[cfg(feature = "import")]

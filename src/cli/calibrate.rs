@@ -1,0 +1,129 @@
+//! `brownout calibrate prometheus FILE... --class NAME=SELECTOR ... --out DIR`: a runnable
+//! scenario fitted from `/api/v1/query_range` answers (the fit is `brownout::calibrate`'s).
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+
+use super::{Failure, Named};
+use brownout::calibrate::{self, LatencySource, Options, Selector};
+use brownout::report::escape;
+
+/// Arguments of `brownout calibrate`.
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    #[command(subcommand)]
+    source: Source,
+}
+
+/// Where the telemetry comes from.
+#[derive(Subcommand, Debug)]
+enum Source {
+    /// Prometheus `/api/v1/query_range` answers (JSON): per-class request rates and the
+    /// dependency's latency histogram buckets or quantiles (docs/openmetrics.md).
+    Prometheus(PrometheusArgs),
+}
+
+/// Arguments of `brownout calibrate prometheus`.
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("latency_source").required(true).args(["latency", "latency_quantile"])))]
+struct PrometheusArgs {
+    /// The query_range answers (one query each), all with the same step.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// A class and the selector of its request-rate series, `NAME=metric{label="value"}`
+    /// (several matching series are summed; a `_total` counter is turned into a rate).
+    #[arg(long = "class", value_name = "NAME=SELECTOR", required = true)]
+    classes: Vec<String>,
+    /// The selector of the dependency's latency histogram buckets (series with `le`).
+    #[arg(long, value_name = "SELECTOR")]
+    latency: Option<String>,
+    /// A latency quantile series, `Q=SELECTOR` (0.5 and at least one other), fitted as a
+    /// log-normal when there is no histogram.
+    #[arg(long = "latency-quantile", value_name = "Q=SELECTOR")]
+    latency_quantile: Vec<String>,
+    /// The end of the quiet period, from the first sample (`"5m"`): its latency is the
+    /// base. Default: the first quarter of the range.
+    #[arg(long)]
+    quiet_until: Option<String>,
+    /// The folder to write (`scenario.ron`, `base-latency.csv`, `fit.md`); must not exist.
+    #[arg(long, short = 'o')]
+    out: PathBuf,
+}
+
+fn pair(text: &str, what: &str) -> Result<(String, Selector), Failure> {
+    let (name, sel) =
+        text.split_once('=').ok_or_else(|| Failure::input(format!("error: {what} {text:?} is not NAME=SELECTOR")))?;
+    let sel = Selector::parse(sel).map_err(|m| Failure::input(format!("error: {what}: {m}")))?;
+    Ok((name.trim().to_string(), sel))
+}
+
+/// Fit, check the scenario, and write the folder; exit 2 with nothing written on bad input.
+pub fn calibrate(args: CalibrateArgs) -> Result<(), Failure> {
+    let Source::Prometheus(a) = args.source;
+    let inputs: Vec<Named> = a.files.iter().map(|f| Named::new("the input", f)).collect();
+    super::check_paths(Some(&Named::new("--out", &a.out)), &[], &inputs)?;
+    if a.out.exists() {
+        return Err(Failure::input(format!("error: --out {} exists: calibrate writes a new folder", a.out.display())));
+    }
+    let classes = a.classes.iter().map(|c| pair(c, "--class")).collect::<Result<Vec<_>, _>>()?;
+    let latency = match &a.latency {
+        Some(s) => {
+            LatencySource::Histogram(Selector::parse(s).map_err(|m| Failure::input(format!("error: --latency: {m}")))?)
+        }
+        None => LatencySource::Quantiles(
+            a.latency_quantile
+                .iter()
+                .map(|q| {
+                    let (q_text, sel) = pair(q, "--latency-quantile")?;
+                    match q_text.parse::<f64>() {
+                        Ok(q) if q > 0.0 && q < 1.0 => Ok((q, sel)),
+                        _ => Err(Failure::input(format!("error: --latency-quantile {q_text:?}: a quantile in (0, 1)"))),
+                    }
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+    };
+    let quiet_until = a
+        .quiet_until
+        .as_deref()
+        .map(|t| brownout::units::parse_duration(t).map(brownout::units::Dur))
+        .transpose()
+        .map_err(|m| Failure::input(format!("error: --quiet-until: {m}")))?;
+    let opts = Options { classes, latency, quiet_until, latency_file: "base-latency.csv".into() };
+    let mut series = Vec::new();
+    for f in &a.files {
+        series.extend(calibrate::read(f).map_err(|e| Failure::input(format!("error: {e}")))?);
+    }
+    let fitted = calibrate::calibrate(&series, &opts).map_err(|e| Failure::input(format!("error: {e}")))?;
+    for k in &fitted.skipped {
+        eprintln!("{}", escape::terminal(&format!("skipped: {k}")));
+    }
+    write(&a.out, &fitted, &opts)?;
+    eprintln!("{}", escape::terminal(&format!("wrote {} (scenario.ron, fit.md)", a.out.display())));
+    Ok(())
+}
+
+/// Stage the folder beside `out`, check its scenario as `brownout check` does, then rename it
+/// into place: a scenario `check` rejects is never written.
+fn write(out: &Path, fitted: &calibrate::Calibrated, opts: &Options) -> Result<(), Failure> {
+    let fail = |e: &dyn std::fmt::Display| Failure::input(format!("error: {}: {e}", out.display()));
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let stage = tempfile::Builder::new().prefix(".calibrate.").tempdir_in(parent).map_err(|e| fail(&e))?;
+    let put = |name: &str, text: &str| std::fs::write(stage.path().join(name), text).map_err(|e| fail(&e));
+    put("scenario.ron", &fitted.scenario)?;
+    if let Some(csv) = &fitted.latency_csv {
+        put(&opts.latency_file, csv)?;
+    }
+    put("fit.md", &fitted.report)?;
+    if let Err(e) = brownout::scenario::load(&stage.path().join("scenario.ron")) {
+        return Err(Failure::input(format!(
+            "error: the fitted scenario does not pass `brownout check`, so nothing is written: {e}"
+        )));
+    }
+    let staged: PathBuf = stage.keep();
+    std::fs::rename(&staged, out).map_err(|e| {
+        std::fs::remove_dir_all(&staged).ok();
+        fail(&e)
+    })
+}
