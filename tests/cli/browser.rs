@@ -3,7 +3,7 @@
 //! content and that the run's recommendation is shown. Skipped, with a note, where no
 //! Chromium is on PATH (`.ci/run` installs Debian's package where it can).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! an argument error under `--json` (clap's: an unknown flag, a missing argument) prints one
 //! JSON error document on stdout with exit code 2 (docs/json.md).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -4,16 +4,10 @@
 //! one the reports name the incident phase's winner on in-time success, ties as ties. The
 //! expectations are worked out by hand from scenarios whose figures are exact.
 
-mod common;
-
-use std::path::Path;
+use crate::common::{self, run_text as run};
 
 use brownout::decide::{Lost, Verdict};
-use brownout::metrics::summary::ScenarioSummary;
-use brownout::model::{Model, RunOptions};
 use brownout::report::decision;
-use brownout::runner::run_all;
-use brownout::scenario::{parse, validate};
 use common::brownout;
 
 /// A request every 100 ms (50 ms, 150 ms, ..., 5,950 ms: 60 requests) to a dependency that
@@ -45,13 +39,6 @@ fn scenario(replications: u32, decide: &str) -> String {
 const DECIDE: &str = r#"decide: (minimize: "api/p95_ms", subject_to: [
         (class: "api", metric: "in_time_ratio", phase: "brownout", op: Ge, value: 0.99),
     ]),"#;
-
-fn run(text: &str) -> ScenarioSummary {
-    let s = parse(Path::new("inline.ron"), text).unwrap_or_else(|e| panic!("{e}"));
-    validate(&s).unwrap_or_else(|e| panic!("{e:?}"));
-    let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
-    run_all(&model, RunOptions::default(), false).expect("runs").summary
-}
 
 #[test]
 fn a_set_that_cannot_meet_a_constraint_is_not_recommended_and_identical_stacks_tie() {

@@ -3,7 +3,7 @@
 //! independently); identical runs show no change; `--fail-on-regression` exits 1 only for a
 //! guarded metric that got worse beyond its threshold; a folder that is not a result is exit 2.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

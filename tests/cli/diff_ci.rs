@@ -4,7 +4,7 @@
 //! and phase; a guard that watches nothing (unknown set, phase, class, another scenario) exits
 //! 2. Expected values are read from the two `summary.json` files, or set by hand.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

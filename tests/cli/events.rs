@@ -2,7 +2,7 @@
 //! transition of grocery's error-rate breaker is explained by numbers that satisfy its rule,
 //! the log replays to the summary's transition counts, limits chain, and bad paths are refused.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

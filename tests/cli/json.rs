@@ -2,7 +2,7 @@
 //! folder's `summary.json` values; `check --json` on a bad file prints an error object with
 //! file, line and column, exit 2; `sweep` and `verify` print one document too.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! nothing for a scenario are left out, charts of a constrained metric draw the target, and
 //! `recommendation.json` writes figures it lacks as `null` and reads them back.
 
-mod common;
+use crate::common;
 
 use common::brownout;
 

@@ -2,7 +2,7 @@
 //! it states holds. The grocery scenario also runs at a reduced horizon that still covers
 //! the drift to 6 s, to show its claims do not depend on the long tail of the run.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

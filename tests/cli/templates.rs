@@ -2,7 +2,7 @@
 //! own expectations when run; the fresh user's `new payments > p.ron && run p.ron` works; bad
 //! input (an unknown template, an existing file) exits 2 and writes nothing.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

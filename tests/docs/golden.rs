@@ -1,7 +1,7 @@
 //! Golden reports: the grocery scenarios' `summary.json` and `report.md` are committed in
 //! `docs/golden/`, so any change in behaviour shows up in review, and optimisations that
 //! must not change results are checked byte for byte. Regenerate deliberately with
-//! `BROWNOUT_BLESS=1 cargo test --release --test golden` (or `bash docs/regen.sh`).
+//! `BROWNOUT_BLESS=1 cargo test --profile ci --test docs golden::` (or `bash docs/regen.sh`).
 
 use std::path::Path;
 
@@ -39,7 +39,7 @@ fn golden(name: &str) {
         let expected = std::fs::read(&want).unwrap_or_else(|e| panic!("{}: {e}", want.display()));
         assert!(
             expected == bytes,
-            "{} differs from the golden file: if the change is intended, run BROWNOUT_BLESS=1 cargo test --release --test golden",
+            "{} differs from the golden file: if the change is intended, run BROWNOUT_BLESS=1 cargo test --profile ci --test docs golden::",
             want.display()
         );
     }

@@ -190,7 +190,7 @@ fn the_readme_tables_are_the_golden_reports_tables() {
                 have,
                 want,
                 "README.md:{}: the {class} table differs from docs/golden/{name}/report.md \
-                 (BROWNOUT_BLESS=1 cargo test --profile ci --test readme rewrites it)",
+                 (BROWNOUT_BLESS=1 cargo test --profile ci --test docs readme:: rewrites it)",
                 range.start + 1
             );
         }

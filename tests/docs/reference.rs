@@ -1,5 +1,5 @@
 //! docs/reference.md is `brownout explain --all`: generated from the scenario types, so it
-//! cannot drift. `BROWNOUT_BLESS=1 cargo test --profile ci --test reference` rewrites it.
+//! cannot drift. `BROWNOUT_BLESS=1 cargo test --profile ci --test docs reference::` rewrites it.
 //! `brownout explain NAME` prints one section; an unknown name is bad input.
 
 use std::path::Path;
@@ -26,7 +26,7 @@ fn the_checked_in_reference_is_the_generated_one() {
     let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         checked_in == generated,
-        "docs/reference.md is stale: run BROWNOUT_BLESS=1 cargo test --profile ci --test reference"
+        "docs/reference.md is stale: run BROWNOUT_BLESS=1 cargo test --profile ci --test docs reference::"
     );
 }
 

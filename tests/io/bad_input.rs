@@ -3,13 +3,9 @@
 //! rejection exits 2, names the file (and for a value in a RON file its line and column),
 //! writes nothing, and `check` rejects exactly what `run` rejects.
 
-#[path = "bad_input/files.rs"]
 mod files;
-#[path = "bad_input/hostile.rs"]
 mod hostile;
-#[path = "bad_input/imports.rs"]
 mod imports;
-#[path = "bad_input/scenarios.rs"]
 mod scenarios;
 
 use std::io::Write;

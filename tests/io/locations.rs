@@ -8,7 +8,7 @@ use std::path::Path;
 use brownout::scenario;
 use brownout::sweep::grid;
 
-const GROCERY: &str = include_str!("../scenarios/grocery.ron");
+const GROCERY: &str = include_str!("../../scenarios/grocery.ron");
 
 /// Comments that name the fields below, so a search for a field name finds them first.
 const DECOY: &str = "// drifts: peak: 1, deadline: \"1s\", rate_per_s: 5, permits: 3, sigma, slots: none,\n\

@@ -2,12 +2,9 @@
 //! Every expected figure is computed by hand from the scenario (Little's law on a periodic
 //! arrival stream and a constant service time), never read from brownout's output.
 
-use std::path::Path;
+use crate::common::run_first as run;
 
 use brownout::metrics::summary::RunSummary;
-use brownout::model::{Model, RunOptions};
-use brownout::runner::run_all;
-use brownout::scenario::load_text;
 
 /// Arrivals every 10 ms from 0 to 11 s; the first second is warm-up, so the 10 s measured
 /// are whole periods of every pattern below (a call starting at 11 s has no weight).
@@ -28,12 +25,6 @@ fn scenario(latency: &str, capacity: &str, cancellation: &str, stack: &str) -> S
         )"#,
         arrivals = scripted_every_10ms(),
     )
-}
-
-fn run(text: &str) -> RunSummary {
-    let s = load_text(Path::new("cancel.ron"), text).unwrap_or_else(|e| panic!("{e}"));
-    let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
-    run_all(&model, RunOptions::default(), false).expect("runs").summary.runs.remove(0)
 }
 
 const TIMEOUT_30MS: &str = r#"(policy: Timeout((timeout: "30ms")))"#;

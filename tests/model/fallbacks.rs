@@ -5,13 +5,11 @@
 //! Every scenario here sends one request every 100 ms, at 0.05 s, 0.15 s, ..., 9.95 s (100
 //! requests over a 10 s horizon, no warm-up), to a dependency that answers in 10 ms.
 
-use std::path::Path;
+use crate::common::run_first as run;
+
 use std::process::Command;
 
 use brownout::metrics::summary::{ClassSummary, RunSummary};
-use brownout::model::{Model, RunOptions};
-use brownout::runner::run_all;
-use brownout::scenario::{parse, validate};
 
 /// The arrival times, as RON durations.
 fn every_100ms() -> String {
@@ -32,13 +30,6 @@ fn scenario(class: &str, dependency: &str, stack: &str, rest: &str) -> String {
 )"#,
         every_100ms()
     )
-}
-
-fn run(text: &str) -> RunSummary {
-    let s = parse(Path::new("fb.ron"), text).unwrap_or_else(|e| panic!("{e}"));
-    validate(&s).unwrap_or_else(|e| panic!("{e}"));
-    let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
-    run_all(&model, RunOptions::default(), false).unwrap().summary.runs.remove(0)
 }
 
 fn class(r: &RunSummary) -> &ClassSummary {

@@ -2,24 +2,9 @@
 //! LIFO queues, deadline shedding and users who reload. Expected values are worked out by
 //! hand in the comments.
 
-use std::path::Path;
+use crate::common::run_text as run;
 
 use brownout::metrics::summary::{RunSummary, ScenarioSummary};
-use brownout::model::{Model, RunOptions};
-use brownout::runner::run_all;
-use brownout::scenario::{Scenario, parse, validate};
-
-fn scenario(text: &str) -> Scenario {
-    let s = parse(Path::new("inline.ron"), text).unwrap_or_else(|e| panic!("{e}"));
-    validate(&s).unwrap_or_else(|e| panic!("{e:?}"));
-    s
-}
-
-fn run(text: &str) -> ScenarioSummary {
-    let s = scenario(text);
-    let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
-    run_all(&model, RunOptions::default(), false).expect("runs").summary
-}
 
 fn policy<'a>(s: &'a ScenarioSummary, name: &str) -> &'a RunSummary {
     s.runs.iter().find(|r| r.policy == name).unwrap()

@@ -1,19 +1,15 @@
 //! End-to-end properties of the model: determinism, conservation, limits, and metrics whose
 //! values are worked out by hand from small scripted scenarios.
 
+use crate::common::scenario;
+
 use std::path::Path;
 
 use brownout::metrics::summary::ScenarioSummary;
 use brownout::model::{Model, RunOptions};
 use brownout::output::summary_json;
 use brownout::runner::{ScenarioResult, run_all};
-use brownout::scenario::{Scenario, parse, validate};
-
-fn scenario(text: &str) -> Scenario {
-    let s = parse(Path::new("inline.ron"), text).unwrap_or_else(|e| panic!("{e}"));
-    validate(&s).unwrap_or_else(|e| panic!("{e:?}"));
-    s
-}
+use brownout::scenario::Scenario;
 
 fn run(s: &Scenario, seed: u64, parallel: bool) -> ScenarioResult {
     let model = Model::build(s, seed, Path::new(".")).unwrap();

@@ -2,24 +2,19 @@
 //! every request that is not in time, in scenarios whose counts follow by hand; limiter and
 //! pool waits against Erlang C; and the accounting identities over every shipped scenario.
 
-mod common;
+use crate::common::{self, run_first as run_text};
 
 use std::path::Path;
 
 use brownout::metrics::summary::{ClassSummary, RunSummary};
 use brownout::model::{Model, RunOptions};
 use brownout::runner::run_all;
-use brownout::scenario::{Dur, Scenario, load, parse, validate};
+use brownout::scenario::{Dur, Scenario, load, validate};
 
 fn run_scenario(s: &Scenario, dir: &Path) -> Vec<RunSummary> {
     validate(s).unwrap_or_else(|e| panic!("{e}"));
     let model = Model::build(s, s.seed, dir).unwrap();
     run_all(&model, RunOptions::default(), false).unwrap().summary.runs
-}
-
-fn run_text(text: &str) -> RunSummary {
-    let s = parse(Path::new("outcomes.ron"), text).unwrap_or_else(|e| panic!("{e}"));
-    run_scenario(&s, Path::new(".")).remove(0)
 }
 
 /// Scripted arrivals at `first_ms`, `first_ms + gap_ms`, ... (`n` of them), as RON durations.

@@ -2,6 +2,8 @@
 //! per-call network time (`dependency.hop`) may be drawn from a distribution. Expected
 //! figures come from the distributions' formulas; tolerances are several standard errors.
 
+use crate::common::run_first as run;
+
 use std::path::Path;
 
 use brownout::metrics::summary::RunSummary;
@@ -31,10 +33,6 @@ fn run_in(dir: &Path, text: &str) -> RunSummary {
     let s = load_text(&dir.join("overheads.ron"), text).unwrap_or_else(|e| panic!("{e}"));
     let model = Model::build(&s, s.seed, dir).unwrap();
     run_all(&model, RunOptions::default(), false).expect("runs").summary.runs.remove(0)
-}
-
-fn run(text: &str) -> RunSummary {
-    run_in(Path::new("."), text)
 }
 
 fn near(got: f64, want: f64, tol: f64, what: &str) {

@@ -2,28 +2,11 @@
 //! expectations and sweep metrics that name a phase, and the bad inputs that name one wrongly.
 //! Expected values are worked out by hand in the comments.
 
-mod common;
-
-use std::path::Path;
+use crate::common::{self, run_text as run, scenario};
 
 use brownout::metrics::summary::{PhaseSummary, ScenarioSummary};
-use brownout::model::{Model, RunOptions};
 use brownout::report::expect;
-use brownout::runner::run_all;
-use brownout::scenario::{Scenario, parse, validate};
 use common::brownout;
-
-fn scenario(text: &str) -> Scenario {
-    let s = parse(Path::new("inline.ron"), text).unwrap_or_else(|e| panic!("{e}"));
-    validate(&s).unwrap_or_else(|e| panic!("{e:?}"));
-    s
-}
-
-fn run(text: &str) -> ScenarioSummary {
-    let s = scenario(text);
-    let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
-    run_all(&model, RunOptions::default(), false).expect("runs").summary
-}
 
 fn phase<'a>(s: &'a ScenarioSummary, name: &str) -> &'a PhaseSummary {
     s.phases.iter().find(|p| p.name == name).unwrap_or_else(|| panic!("no phase {name}"))
@@ -165,8 +148,7 @@ fn disjoint_phases_covering_the_span_add_up_to_the_whole_run() {
 fn expectation(line: &str) -> Vec<expect::Checked> {
     let text = slow_middle(&format!("{BROWNOUT_PHASE} expect: [{line}],"));
     let s = scenario(&text);
-    let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
-    let summary = run_all(&model, RunOptions::default(), false).unwrap().summary;
+    let summary = common::run(&s).summary;
     expect::check(&summary, &s.expect)
 }
 

@@ -1,7 +1,7 @@
 //! `brownout run --replications R`: every policy set on R common seeds, means with 95 %
 //! intervals, and stars and a verdict that claim only what the paired differences support.
 
-mod common;
+use crate::common::{self, scenario};
 
 use std::path::Path;
 
@@ -11,7 +11,6 @@ use brownout::model::{Model, RunOptions, run_policy};
 use brownout::report::replicate::{self, Standing};
 use brownout::report::table;
 use brownout::runner::{replication_seed, run_all, run_replicated};
-use brownout::scenario::{Scenario, parse, validate};
 
 /// One class, a dependency with a long tail, and three policy sets: `plain` and `loose-limit`
 /// (a limiter whose 10,000 permits 40 requests a second never use up) cannot differ; a 100 ms
@@ -31,12 +30,6 @@ const TEXT: &str = r#"Scenario(
         (name: "timeout", stack: [(policy: Timeout((timeout: "100ms")))]),
     ],
 )"#;
-
-fn scenario(text: &str) -> Scenario {
-    let s = parse(Path::new("inline.ron"), text).unwrap_or_else(|e| panic!("{e}"));
-    validate(&s).unwrap_or_else(|e| panic!("{e:?}"));
-    s
-}
 
 fn model(text: &str) -> Model {
     let s = scenario(text);

@@ -15,14 +15,17 @@
 //!
 //! Every figure below is computed by hand from a dependency that always takes 400 ms.
 
+use crate::common;
+
 use std::path::Path;
 
 use brownout::engine::Time;
 use brownout::model::records::Records;
 use brownout::model::{Model, RunOptions, RunResult, run_policy, run_policy_recorded};
 use brownout::policy::CallOutcome;
-use brownout::scenario::{Scenario, load_text, validate};
+use brownout::scenario::{Scenario, load_text};
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 
 const MS: Time = 1_000_000;
 
@@ -41,9 +44,7 @@ fn scenario(stacks: &[(&str, &str)]) -> Scenario {
     )"#,
         sets.join(", ")
     );
-    let s = load_text(Path::new("inline.ron"), &text).unwrap_or_else(|e| panic!("{e}"));
-    validate(&s).unwrap_or_else(|e| panic!("{e:?}"));
-    s
+    common::scenario(&text)
 }
 
 fn runs(s: &Scenario) -> Vec<(RunResult, Records)> {
@@ -255,7 +256,11 @@ fn timed_scenario(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 512,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/request_timeout.txt"))),
+        ..ProptestConfig::default()
+    })]
 
     /// No request ends later than `total` (and the unwind of the timeout that fired, under
     /// 20 ms) after it passed the request-level timeout, which here is as it arrives (no layer

@@ -4,22 +4,15 @@
 //! gets, and that a `Delay` runs as the shape it names. Every expected value is worked out by
 //! hand or from a queueing closed form in the test's comment.
 
+use crate::common::run_first as run;
+
 use std::path::Path;
 use std::process::Command;
 
 use brownout::metrics::summary::RunSummary;
-use brownout::model::{Model, RunOptions};
-use brownout::runner::run_all;
-use brownout::scenario::{parse, validate};
+use brownout::scenario::parse;
 
 const BIN: &str = env!("CARGO_BIN_EXE_brownout");
-
-fn run(text: &str) -> RunSummary {
-    let s = parse(Path::new("w.ron"), text).unwrap_or_else(|e| panic!("{e}"));
-    validate(&s).unwrap_or_else(|e| panic!("{e}"));
-    let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
-    run_all(&model, RunOptions::default(), false).unwrap().summary.runs.remove(0)
-}
 
 /// Five requests at the same instant (1 s) of one class that falls back (fail open), to a
 /// dependency answering in 100 ms, through `layer`. The dependency never fails, so every

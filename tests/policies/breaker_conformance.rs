@@ -342,6 +342,7 @@ fn latency_breaker_needs_consecutive_windows() {
 mod props {
     use super::*;
     use proptest::prelude::*;
+    use proptest::test_runner::FileFailurePersistence;
 
     /// One random interaction: advance time by `dt_ms`, then do `kind`.
     #[derive(Debug, Clone)]
@@ -461,7 +462,13 @@ mod props {
     ];
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(96))]
+        #![proptest_config(ProptestConfig {
+            cases: 96,
+            failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
+                "proptest-regressions/breaker_conformance.txt"
+            ))),
+            ..ProptestConfig::default()
+        })]
 
         #[test]
         fn error_rate_count_with_ageing(ops in prop::collection::vec(op(), 1..200)) {

@@ -1,6 +1,8 @@
 //! The .NET standard resilience handler preset (`DotnetStandard`): its expansion is the
 //! five hand-written layers, with the handler's documented defaults.
 
+use crate::common;
+
 use std::path::Path;
 
 use brownout::model::{Model, RunOptions};
@@ -22,9 +24,7 @@ fn scenario(stacks: &[(&str, &str)]) -> Scenario {
     )"#,
         sets.join(", ")
     );
-    let s = parse(Path::new("inline.ron"), &text).unwrap_or_else(|e| panic!("{e}"));
-    validate(&s).unwrap_or_else(|e| panic!("{e:?}"));
-    s
+    common::scenario(&text)
 }
 
 #[test]
@@ -37,8 +37,7 @@ fn the_preset_runs_exactly_as_the_five_hand_written_layers() {
         (policy: Polly((FailureRatio: 0.5, MinimumThroughput: 20, SamplingDuration: "2s", BreakDuration: "1s"))),
         (policy: Timeout((timeout: "250ms")))"#;
     let s = scenario(&[("preset", preset), ("by_hand", by_hand)]);
-    let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
-    let runs = run_all(&model, RunOptions::default(), false).unwrap().summary.runs;
+    let runs = common::run(&s).summary.runs;
     let json = |i: usize| {
         let mut v = serde_json::to_value(&runs[i]).unwrap();
         v["policy"] = serde_json::Value::Null; // the label, which differs

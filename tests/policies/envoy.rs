@@ -1,24 +1,14 @@
 //! Envoy cluster circuit breakers (`EnvoyThresholds`) and outlier detection over the
 //! replicas, in whole runs against hand-computed timelines.
 
+use crate::common::{run_first as run, scenario as load};
+
 use std::path::Path;
 
 use brownout::metrics::summary::RunSummary;
 use brownout::model::{Model, RunOptions};
 use brownout::runner::run_all;
-use brownout::scenario::{Scenario, parse, validate};
-
-fn load(text: &str) -> Scenario {
-    let s = parse(Path::new("inline.ron"), text).unwrap_or_else(|e| panic!("{e}"));
-    validate(&s).unwrap_or_else(|e| panic!("{e:?}"));
-    s
-}
-
-fn run(text: &str) -> RunSummary {
-    let s = load(text);
-    let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
-    run_all(&model, RunOptions::default(), false).unwrap().summary.runs.remove(0)
-}
+use brownout::scenario::{parse, validate};
 
 /// `classes` and `stack` in a one-instance scenario with ample slots and pool; the
 /// dependency answers in 100 ms, with errors at `error_rate`.

@@ -4,7 +4,7 @@
 //! resilience4j import runs exactly like the same stack written by hand, Spring's relaxed
 //! binding, warnings for options with no equivalent, and bad input with line and column.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

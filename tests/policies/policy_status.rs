@@ -1,7 +1,7 @@
 //! `Policy::reports_status` is an optimisation contract: the world stops asking a layer for
 //! its status when the layer says it never changes. Every layer of every shipped scenario
 //! that opts out must ask for no wake-up when built (a timer wish is a status change);
-//! `tests/policy_hooks.rs` drives each through random calls and checks its status stays the
+//! `tests/policies/policy_hooks.rs` drives each through random calls and checks its status stays the
 //! one it was built with, and in debug builds the world also asserts, at every call it
 //! skips, that the status is still the one it last saw.
 

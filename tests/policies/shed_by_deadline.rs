@@ -1,10 +1,10 @@
 //! `ShedByDeadline` in a whole run, against hand-computed attempt timelines.
 
+use crate::common;
+
 use std::path::Path;
 
 use brownout::metrics::summary::RunSummary;
-use brownout::model::{Model, RunOptions};
-use brownout::runner::run_all;
 use brownout::scenario::{parse, validate};
 
 /// Three requests, each answered with an error after 100 ms, retried every 200 ms up to ten
@@ -22,10 +22,7 @@ fn run(inner: &str) -> RunSummary {
         ])],
     )"#
     );
-    let s = parse(Path::new("inline.ron"), &text).unwrap_or_else(|e| panic!("{e}"));
-    validate(&s).unwrap_or_else(|e| panic!("{e:?}"));
-    let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
-    run_all(&model, RunOptions::default(), false).unwrap().summary.runs.remove(0)
+    common::run_first(&text)
 }
 
 #[test]

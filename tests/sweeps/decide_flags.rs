@@ -2,7 +2,7 @@
 //! the last of its axis's values, or whose constraint every setting meets, says so in the
 //! terminal, in `recommendation.json` (`flags`) and in `report.html`: widen the range.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -34,7 +34,7 @@ fn sweep(values: &str, target: &str) -> (String, serde_json::Value, String) {
 #[test]
 fn a_recommendation_at_the_edge_of_the_range_is_flagged() {
     // Authorize needs most of the bulkhead through the brownout: of 0.5 and 0.9 only 0.9
-    // holds 99 % (tests/decide_sweep.rs recomputes which shares hold), the range's top.
+    // holds 99 % (tests/sweeps/decide_sweep.rs recomputes which shares hold), the range's top.
     let (out, rec, html) = sweep("[0.5, 0.9]", "0.99");
     assert_eq!(rec["recommended"]["setting"]["authorize_share"], 0.9, "{rec}");
     let want = "the recommended value authorize_share = 0.9 is at the edge of the range [0.5, 0.9]: widen the range";

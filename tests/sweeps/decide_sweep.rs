@@ -3,7 +3,7 @@
 //! during the brownout holds in every brownout depth, recomputed here from runs.csv with the
 //! t table's value; and bad `decide` or `link` input is refused with file:line:col, exit 2.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

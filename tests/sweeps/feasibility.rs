@@ -4,15 +4,13 @@
 //! the dependency's latency at the drift peak. The bound is checked against a hand integral
 //! written here, and against what a run measures.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
 use brownout::decide::feasible;
-use brownout::model::{Model, RunOptions};
 use brownout::report::decision;
-use brownout::runner::run_all;
-use brownout::scenario::{parse, validate};
+use brownout::scenario::parse;
 use common::brownout;
 
 /// Base latency log-normal (median 200 ms, sigma 0.6), ramped linearly from x1 at 60 s to x9
@@ -65,9 +63,7 @@ fn hand_bound() -> f64 {
 }
 
 fn scenario() -> brownout::scenario::Scenario {
-    let s = parse(Path::new("inline.ron"), SCENARIO).unwrap_or_else(|e| panic!("{e}"));
-    validate(&s).unwrap_or_else(|e| panic!("{e:?}"));
-    s
+    common::scenario(SCENARIO)
 }
 
 #[test]
@@ -90,8 +86,7 @@ fn the_bound_is_the_hand_integral_and_a_run_stays_under_it() {
     // A run: nothing queues in the empty stack, so it measures the bound up to sampling
     // noise (4,800 requests in the phase: standard error sqrt(p (1 − p) / n)); the timeout
     // set can only do worse. Neither exceeds the bound beyond the noise.
-    let model = Model::build(&s, s.seed, Path::new(".")).unwrap();
-    let r = run_all(&model, RunOptions::default(), false).expect("runs");
+    let r = common::run(&s);
     let sum = &r.summary;
     let phase = sum.phases.iter().find(|p| p.name == "incident").expect("the incident phase");
     let view = sum.phase_view(phase);

@@ -12,7 +12,7 @@
 //!   than 4 requests, so it never refuses, and every draw is counter-based, so the runs are the
 //!   same bit for bit: a width of exactly 0, not beyond noise.
 
-mod common;
+use crate::common;
 
 use common::brownout;
 

@@ -10,7 +10,7 @@
 //! - `duration_axes_carry_their_unit_to_the_chart_titles`: plan.json, sweep.json and the
 //!   heatmap's and curve's axis titles name a duration axis's unit, a plain number none.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

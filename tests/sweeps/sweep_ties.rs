@@ -5,7 +5,7 @@
 //! zero, with the t table's t(0.975, 4) for 5 replications. A `sweep.json` from before the
 //! list still re-renders, its ties falling back to equal means.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -62,7 +62,7 @@ pub fn imports() -> Vec<Case> {
         ],
         action: Action::Scenario("s.ron".into()),
         // Located in o.json (3:14), not in s.ron, which it names as "(imported by
-        // s.ron:L:C)": tests/import.rs a_refused_imported_value_names_the_imported_files_line
+        // s.ron:L:C)": tests/policies/import.rs a_refused_imported_value_names_the_imported_files_line
         // checks both.
         located: false,
     });
