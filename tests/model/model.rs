@@ -9,7 +9,7 @@ use brownout::metrics::summary::ScenarioSummary;
 use brownout::model::{Model, RunOptions};
 use brownout::output::summary_json;
 use brownout::runner::{ScenarioResult, run_all};
-use brownout::scenario::Scenario;
+use brownout::scenario::{Scenario, load_text};
 
 fn run(s: &Scenario, seed: u64, parallel: bool) -> ScenarioResult {
     let model = Model::build(s, seed, Path::new(".")).unwrap();
@@ -220,8 +220,8 @@ fn closed_loop_users_send_as_fast_as_answers_come_back() {
 }
 
 fn scenario_in_tests(text: &str) -> ScenarioResult {
-    let s = scenario(text);
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let s = load_text(&dir.join("inline.ron"), text).unwrap_or_else(|e| panic!("{e}"));
     let model = Model::build(&s, s.seed, &dir).unwrap();
     run_all(&model, RunOptions::default(), false).expect("runs")
 }
