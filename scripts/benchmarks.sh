@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates BENCHMARKS.md's "Current figures" section, the one source of every speed and
-# memory figure README.md quotes (tests/performance_figures.rs checks README against it).
+# memory figure README.md quotes (tests/docs/performance_figures.rs checks README against it).
 #
 #   scripts/benchmarks.sh           # full: 11 interleaved rounds, SimPy at 1,000,000 requests x 3
 #   scripts/benchmarks.sh --quick   # 3 rounds, SimPy at 200,000 requests x 1, grocery x 3 (~5 min)

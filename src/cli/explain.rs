@@ -122,8 +122,8 @@ impl Reference {
         let mut out = String::from(
             "# Scenario reference\n\n\
              Generated from the code by `brownout explain --all` (the types' rustdoc comments and serde \
-             defaults, through their JSON schema); `tests/reference.rs` fails when this file is stale \
-             (`BROWNOUT_BLESS=1 cargo test --profile ci --test reference` rewrites it). \
+             defaults, through their JSON schema); `tests/docs/reference.rs` fails when this file is stale \
+             (`BROWNOUT_BLESS=1 cargo test --profile ci --test docs reference::` rewrites it). \
              `brownout explain NAME` prints one section.\n\n\
              A scenario file is RON: structs are written `(field: value, ...)`, enum variants \
              `Name`, `Name(value)` or `Name(field: value, ...)`, lists `[...]`, durations as strings \

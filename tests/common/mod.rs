@@ -1,9 +1,41 @@
-//! Helpers shared by the integration tests that run the binary or walk a folder of scenarios.
-// Each test binary uses a part of these.
+//! Helpers shared by the integration tests: run a scenario written inline, run the binary,
+//! walk a folder of scenarios, drive a policy (`policy`).
+// Each area binary (tests/<area>/main.rs) uses a part of these.
 #![allow(dead_code)]
+
+pub mod policy;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use brownout::metrics::summary::{RunSummary, ScenarioSummary};
+use brownout::model::{Model, RunOptions};
+use brownout::runner::{ScenarioResult, run_all};
+use brownout::scenario::{Scenario, load_text};
+
+/// Scenario text written in a test, loaded as `brownout check` loads a file: parsed, imports
+/// expanded, validated, its data files read relative to the package root. It is named
+/// `inline.ron` in messages; an error fails the test with its line and column.
+pub fn scenario(text: &str) -> Scenario {
+    load_text(Path::new("inline.ron"), text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Every policy set of `s` run once on the scenario's own seed, one after another, with the
+/// default options (no time series, no event log), data files read from the package root.
+pub fn run(s: &Scenario) -> ScenarioResult {
+    let model = Model::build(s, s.seed, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    run_all(&model, RunOptions::default(), false).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The summary of every policy set of scenario text ([`scenario`], then [`run`]).
+pub fn run_text(text: &str) -> ScenarioSummary {
+    run(&scenario(text)).summary
+}
+
+/// The first policy set's run of scenario text: for a scenario written with one policy set.
+pub fn run_first(text: &str) -> RunSummary {
+    run_text(text).runs.remove(0)
+}
 
 /// The `brownout` binary cargo built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_brownout");

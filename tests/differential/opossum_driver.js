@@ -1,4 +1,4 @@
-// Differential driver for opossum (tests/differential.rs): reads a JSON array of cases
+// Differential driver for opossum (tests/policies/differential.rs): reads a JSON array of cases
 // {options, steps} on stdin and prints, per case, one JSON line: the breaker's answer and
 // state after each step. Time is fake (@sinonjs/fake-timers), starting at 0 for each case.
 // Steps: {op: "advance", ms}, {op: "fire", id}, {op: "succeed", id}, {op: "fail", id}.

@@ -1,4 +1,4 @@
-"""Differential driver for pybreaker (tests/differential.rs).
+"""Differential driver for pybreaker (tests/policies/differential.rs).
 
 Reads a JSON array of cases {options, steps} on stdin and prints, per case, one JSON line:
 whether each call ran and the breaker's state after each step. The clock is fake: the

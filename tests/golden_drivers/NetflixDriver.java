@@ -1,5 +1,5 @@
 // Records golden limit trajectories from Netflix concurrency-limits (AIMDLimit, VegasLimit,
-// Gradient2Limit, each behind a SimpleLimiter) for tests/trajectories.rs. Not library code:
+// Gradient2Limit, each behind a SimpleLimiter) for tests/policies/trajectories.rs. Not library code:
 // it only calls the library's public builders, acquire() and the listeners. See README.md.
 //
 // Usage: java -cp <classes>:<slf4j-api.jar>:. NetflixDriver <out.json>
@@ -21,7 +21,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 public class NetflixDriver {
-    /** SplitMix64; tests/trajectories.rs has the same generator. */
+    /** SplitMix64; tests/policies/trajectories.rs has the same generator. */
     static final class Rng {
         long s;
         Rng(long seed) { s = seed; }
@@ -51,7 +51,7 @@ public class NetflixDriver {
         }
     }
 
-    /** FNV-style word hash; tests/trajectories.rs computes the same. */
+    /** FNV-style word hash; tests/policies/trajectories.rs computes the same. */
     static long mix(long h, long v) { return (h ^ v) * 0x100000001b3L; }
     static final long FNV = 0xcbf29ce484222325L;
 

@@ -1,5 +1,5 @@
 // Records golden state trajectories from resilience4j 2.4.0's CircuitBreakerStateMachine for
-// tests/trajectories.rs. Not library code: it calls the library's public builder,
+// tests/policies/trajectories.rs. Not library code: it calls the library's public builder,
 // tryAcquirePermission, releasePermission, onSuccess, onError and getState, with a virtual
 // java.time.Clock, and replaces the library's timer thread (SchedulerFactory's single
 // scheduler, used for automaticTransitionFromOpenToHalfOpenEnabled and
@@ -33,7 +33,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 public class R4jDriver {
-    /** SplitMix64; tests/trajectories.rs has the same generator. */
+    /** SplitMix64; tests/policies/trajectories.rs has the same generator. */
     static final class Rng {
         long s;
         Rng(long seed) { s = seed; }

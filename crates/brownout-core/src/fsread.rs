@@ -140,7 +140,7 @@ mod tests {
         assert_eq!(e.to_string(), "not a regular file (a character device)");
         let e = read_capped(Path::new(env!("CARGO_MANIFEST_DIR")), 1 << 20).unwrap_err();
         assert_eq!(e.to_string(), "not a regular file (a folder)");
-        // FIFOs (whose blocking open never returned) are planted by tests/bad_input/hostile.rs.
+        // FIFOs (whose blocking open never returned) are planted by tests/io/bad_input/hostile.rs.
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The `summary.json` field tables of docs/json.md, generated from the catalogue (name, unit,
 //! direction, `summary.csv` column) and the summary types' own documentation (the meaning),
-//! so the document cannot drift from the code: `tests/json_fields.rs` compares them, and
+//! so the document cannot drift from the code: `tests/docs/json_fields.rs` compares them, and
 //! `BROWNOUT_BLESS=1` rewrites the document's generated part.
 
 use serde_json::Value;

@@ -329,7 +329,7 @@ pub trait Policy {
 
     /// The optional hooks this policy overrides; the world skips calling the others, which
     /// keep their defaults. Must name every overridden hook (the default, [`Hooks::ALL`],
-    /// always does); `tests/policy_hooks.rs` checks the built-in declarations.
+    /// always does); `tests/policies/policy_hooks.rs` checks the built-in declarations.
     fn hooks(&self) -> Hooks {
         Hooks::ALL
     }

@@ -4,7 +4,7 @@
 //! A run's result is a function of its point's scenario without the other policy sets, its
 //! one policy set, its replication seed and the metrics asked for: each set runs alone on
 //! the common random numbers of its seed, and nothing in a world reads another set
-//! (`tests/sweep_reuse.rs` checks this on every shipped scenario). So a sweep axis that
+//! (`tests/sweeps/sweep_reuse.rs` checks this on every shipped scenario). So a sweep axis that
 //! moves one set's parameter leaves the other sets' runs equal at every value, and a
 //! `--resume` after a spec edit can take every finished run whose inputs did not change.
 //! The key hashes exactly those inputs, in canonical JSON, so whatever else a point's

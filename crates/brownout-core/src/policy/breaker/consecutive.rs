@@ -6,7 +6,7 @@
 //!
 //! This is pybreaker's `CircuitBreaker` (1.4.1) with `fail_max` = `failures`, `reset_timeout`
 //! = `break_duration`, `success_threshold` and `exclude` (by failure kind), checked step for
-//! step against the real package by `tests/differential.rs`. pybreaker's `call` holds the
+//! step against the real package by `tests/policies/differential.rs`. pybreaker's `call` holds the
 //! breaker's lock for the whole call, so its calls never overlap; for overlapping calls
 //! brownout bounds the half-open trials in flight by `probes` and credits a straggler's
 //! outcome to the current state (pybreaker's generator calls credit it to the state that

@@ -1,6 +1,6 @@
 //! opossum (Node, npm `opossum` 10.0.0) `CircuitBreaker`, with its option names (in
 //! snake_case) and defaults. Checked step for step against the real package by
-//! `tests/differential.rs`.
+//! `tests/policies/differential.rs`.
 //!
 //! Reproduced (lib/circuit.js, lib/status.js):
 //! - Every call is a *fire*, counted when it starts, also when the breaker rejects it; the

@@ -35,7 +35,7 @@ fn events_count_each_request_s_certain_events_and_the_ticks() {
     let s = scenario(r#"(name: "a", arrivals: Poisson(rate_per_s: 100), deadline: "1s")"#, "");
     assert_eq!(estimate(&s).unwrap().events, 2022.0);
     // Five users with no think time and 100 ms answers: 5 x 10 s / 100 ms = 500 requests
-    // (the closed-loop test in tests/model.rs counts 500 answers).
+    // (the closed-loop test in tests/model/model.rs counts 500 answers).
     let s = scenario(r#"(name: "a", arrivals: ClosedLoop(users: 5, think: "0s"), deadline: "1s")"#, "");
     assert_eq!(estimate(&s).unwrap().events, 1022.0);
 }

@@ -1,0 +1,16 @@
+//! Integration tests of files in and out: one module per topic. Belongs here: the bad-input
+//! corpus (`bad_input/`), loader fuzzing, data files and `check`, error locations, escaping of
+//! names, output folders (locks, staging, manifests), sweep journals, and the safety of the
+//! user's files beside them.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bad_input;
+mod check_data;
+mod data_safety;
+mod escape;
+mod files;
+mod journal;
+mod loader_fuzz;
+mod locations;

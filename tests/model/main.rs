@@ -1,0 +1,32 @@
+//! Integration tests of the simulated world and its figures: one module per topic. Belongs
+//! here: world semantics against closed forms and hand timelines, outcomes and causes, the
+//! fleet, phases, replications, common random numbers, time series, memory and scale, the
+//! population of every figure, every setting being live, the properties over generated
+//! scenarios, `verify`, and the reproductions of fixed defects.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod api;
+mod bench_models;
+mod cancellation;
+mod crn;
+mod defects;
+mod fallbacks;
+mod fleet;
+mod live_settings;
+mod memory;
+mod model;
+mod outcomes;
+mod overheads;
+mod phases;
+mod population;
+mod properties;
+mod r02;
+mod replications;
+mod request_timeout;
+mod scale;
+mod stream;
+mod timeseries;
+mod verify;
+mod world_semantics;

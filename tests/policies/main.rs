@@ -1,0 +1,22 @@
+//! Integration tests of the policies: one module per policy family or contract. Belongs here:
+//! a policy's behaviour through a scenario (breakers, limiters, Envoy, .NET, shedding), the
+//! hooks and status contracts every policy keeps, plugins, imports of library config files,
+//! golden trajectories of the real libraries and the differential tests against them.
+//! Fast loop for a policy: `cargo test --profile ci --test policies shed_by_deadline::`
+//! (the module's name as the filter), after its unit tests in `-p brownout-core --lib policy::`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod breaker_conformance;
+mod differential;
+mod dotnet;
+mod envoy;
+mod import;
+mod limiter_semantics;
+mod plugin;
+mod policy_hooks;
+mod policy_registry;
+mod policy_status;
+mod shed_by_deadline;
+mod trajectories;

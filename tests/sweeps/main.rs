@@ -1,0 +1,21 @@
+//! Integration tests of sweeps, tuning and decisions: one module per topic. Belongs here:
+//! `sweep` (grids, links, reuse, ties, sensitivity), `tune` (knobs, budgets), the `decide`
+//! section over sweeps, feasibility bounds, and the one comparison rule they share.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod decide_flags;
+mod decide_sweep;
+mod feasibility;
+mod one_rule;
+mod sensitivity;
+mod shard_merge;
+mod sweep;
+mod sweep_answers;
+mod sweep_links;
+mod sweep_reuse;
+mod sweep_ties;
+mod tune;
+mod tune_budget;
+mod tune_knobs;
