@@ -60,3 +60,18 @@ fn an_adaptive_limiter_outside_a_retry_samples_the_request_it_admitted() {
     assert_eq!(r.classes[0].outcomes.error, 1);
     assert_eq!(limit.max, 3.0, "{limit:?}");
 }
+
+#[test]
+fn an_ageing_error_rate_breaker_outside_a_retry_counts_the_request_it_admitted() {
+    // With in-flight ageing the breaker tracks admitted calls by id and drops a completion
+    // it does not track (error_rate.rs `complete`). Request 1 (at 0 s) fails after its
+    // retry at 200 ms, well under the 5 s slow threshold: one failed call of one, at least
+    // minimum_calls 1 and over the 50 % default threshold, so the breaker opens for 30 s
+    // and request 2 (at 1 s) is short-circuited.
+    let stack = r#"(policy: ErrorRateBreaker((window: Count(10), minimum_calls: 1,
+        slow_call_duration_threshold: Some("5s"), break_duration: "30s", inflight_ageing: true))),
+        (policy: Retry((max_attempts: 2)))"#;
+    let r = run(&scenario(2, stack));
+    let c = &r.classes[0];
+    assert_eq!((c.outcomes.error, c.outcomes.short_circuited), (1, 1), "{:?}", c.outcomes);
+}
