@@ -182,7 +182,8 @@ pub struct Completed {
     pub now: Time,
     /// The request's class.
     pub class: ClassId,
-    /// The id given to `admit`.
+    /// The id given to `admit`: for a layer outside the retry layer, the first attempt's
+    /// (the only one it admitted), whichever attempt ended the request.
     pub id: u64,
     /// When this layer admitted it; the measured duration is `now - admitted_at`.
     pub admitted_at: Time,

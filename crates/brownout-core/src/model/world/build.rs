@@ -15,6 +15,7 @@ impl<'m, R: Record> World<'m, R> {
             policy,
             reqs: Slab::new(),
             admitted: Vec::new(),
+            first_ids: Vec::new(),
             traffic: Traffic {
                 arrivals: m.arrivals.clone(),
                 arrival_rng: s.classes.iter().map(|c| stream(m.seed, &format!("arrivals/{}", c.name))).collect(),

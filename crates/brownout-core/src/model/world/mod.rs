@@ -181,6 +181,10 @@ struct World<'m, R> {
     /// entries per slab slot of `reqs`: out of `Req`, so a request in flight spans fewer
     /// cache lines (BENCHMARKS.md, "fleets II"); zeroed at arrival.
     admitted: Vec<Time>,
+    /// The id of each request's first attempt, by slab slot of `reqs` (out of `Req` for the
+    /// same reason as `admitted`): the id the layers outside the retry layer admitted, and
+    /// must hear back at completion (`stack::id_at`). Written by `stack::begin_attempt`.
+    first_ids: Vec<u64>,
     /// Where requests come from: arrivals, closed-loop users, reloads.
     traffic: Traffic,
     /// The gateway instances: worker slots, pools, policy stacks.

@@ -22,6 +22,13 @@ impl<R: Record> World<'_, R> {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.attempt.number += 1;
         r.attempt.id = id;
+        if r.attempt.number == 1 {
+            let slot = tok.index as usize;
+            if self.first_ids.len() <= slot {
+                self.first_ids.resize(slot + 1, 0);
+            }
+            self.first_ids[slot] = id;
+        }
         r.attempt.pos = if r.attempt.number == 1 { 0 } else { self.layout.inner_start[r.who.class as usize] };
         self.admit_from(now, q, tok);
     }
@@ -143,7 +150,8 @@ impl<R: Record> World<'_, R> {
         let (class, inst, pos) = (r.who.class as usize, r.who.instance, r.attempt.pos as usize);
         for p in (start..pos).rev() {
             let l = self.layout.class_layers[class][p];
-            let att = self.attempt_of(now, tok, l);
+            let mut att = self.attempt_of(now, tok, l);
+            att.id = self.id_at(tok, p);
             self.deliver(now, q, inst, l, Notice::Cancel(att));
         }
     }
@@ -183,8 +191,20 @@ impl<R: Record> World<'_, R> {
         for p in (0..end).rev() {
             let l = self.layout.class_layers[class][p];
             let r = self.reqs.get(tok).expect("live request");
-            let done = Completed::new(now, r.who.class, r.attempt.id, self.admitted_at(tok, p), outcome);
+            let done = Completed::new(now, r.who.class, self.id_at(tok, p), self.admitted_at(tok, p), outcome);
             self.deliver(now, q, inst, l, Notice::Complete(done));
+        }
+    }
+
+    /// The id under which the layer at position `p` admitted the request's call: a layer
+    /// outside the retry layer admitted the first attempt only, and an id-keyed layer
+    /// (Envoy's `admitted`, the adaptive gate's `open`, breaker probes) must hear that id back.
+    fn id_at(&self, tok: Token, p: usize) -> u64 {
+        let r = self.reqs.get(tok).expect("live request");
+        if p < self.layout.inner_start[r.who.class as usize] as usize {
+            self.first_ids[tok.index as usize]
+        } else {
+            r.attempt.id
         }
     }
 
