@@ -14,6 +14,7 @@ mod dotnet;
 mod envoy;
 mod import;
 mod limiter_semantics;
+mod outer_ids;
 mod plugin;
 mod policy_hooks;
 mod policy_registry;
