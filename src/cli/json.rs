@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::Failure;
-use brownout::metrics::catalog::{self, Scope};
+use brownout::metrics::catalogue::{self, Scope};
 use brownout::metrics::summary::ScenarioSummary;
 use brownout::report::expect::Checked;
 use brownout::scenario::ScenarioError;
@@ -64,13 +64,13 @@ pub fn figures(s: &ScenarioSummary) -> Value {
         .iter()
         .map(|r| {
             let run: serde_json::Map<String, Value> =
-                catalog::of(Scope::Run).map(|m| (m.name.to_string(), number(m.read(r, None)))).collect();
+                catalogue::of(Scope::Run).map(|m| (m.name.to_string(), number(m.read(r, None)))).collect();
             let classes: Vec<Value> = r
                 .classes
                 .iter()
                 .map(|c| {
                     let figures: serde_json::Map<String, Value> =
-                        catalog::of(Scope::Class).map(|m| (m.name.to_string(), number(m.read(r, Some(c))))).collect();
+                        catalogue::of(Scope::Class).map(|m| (m.name.to_string(), number(m.read(r, Some(c))))).collect();
                     json!({ "class": c.class, "figures": figures })
                 })
                 .collect();

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
 use super::{Figure, Figures, Key};
-use crate::metrics::catalog::{self, Metric, Scope};
+use crate::metrics::catalogue::{self, Metric, Scope};
 use crate::metrics::summary::{ClassSummary, ScenarioSummary};
 use crate::output::{journal, read_regular};
 use crate::report::replicate;
@@ -116,10 +116,10 @@ pub fn of_summary(s: &ScenarioSummary) -> Figures {
                 let i = replicate::interval(rep, m.name, class.map(|c| c.class.as_str()))?;
                 Some(Figure { value: i.mean, ci95: Some((i.ci95[0], i.ci95[1])), values: i.values.clone() })
             };
-            let run = catalog::of(Scope::Run).filter_map(|m| Some((m, figure(m, None)?))).collect();
+            let run = catalogue::of(Scope::Run).filter_map(|m| Some((m, figure(m, None)?))).collect();
             out.insert(key(None), run);
             for c in &r.classes {
-                let figs = catalog::of(Scope::Class).filter_map(|m| Some((m, figure(m, Some(c))?))).collect();
+                let figs = catalogue::of(Scope::Class).filter_map(|m| Some((m, figure(m, Some(c))?))).collect();
                 out.insert(key(Some(&c.class)), figs);
             }
         }
@@ -183,7 +183,7 @@ fn of_sweep(doc: &SweepDoc, per_seed: Option<&BTreeMap<(usize, String), Vec<f64>
     for (i, row) in doc.rows.iter().enumerate() {
         let point = row.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
         for (path, stat) in &row.metrics {
-            let (Some(m), Some(value)) = (catalog::by_path(path), stat.mean) else { continue };
+            let (Some(m), Some(value)) = (catalogue::by_path(path), stat.mean) else { continue };
             // `phase:class/metric`, `class/metric` or `metric`.
             let (phase, rest) = path.split_once(':').map_or((None, path.as_str()), |(p, r)| (Some(p.to_string()), r));
             let class = rest.split_once('/').map(|(c, _)| c.to_string());
@@ -195,7 +195,7 @@ fn of_sweep(doc: &SweepDoc, per_seed: Option<&BTreeMap<(usize, String), Vec<f64>
     }
     // Catalogue order within a key, as in a run's figures.
     for figs in out.values_mut() {
-        figs.sort_by_key(|(m, _)| catalog::CATALOG.iter().position(|n| std::ptr::eq(n, *m)));
+        figs.sort_by_key(|(m, _)| catalogue::CATALOGUE.iter().position(|n| std::ptr::eq(n, *m)));
     }
     out
 }

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::metrics::catalog::{self, Direction, Metric, Scope, Unit};
+use crate::metrics::catalogue::{self, Direction, Metric, Scope, Unit};
 use crate::stats::paired_ci95;
 
 pub use load::{Folder, Kind, load};
@@ -292,7 +292,7 @@ fn metric_path(path: &str) -> Option<(Option<&str>, &str)> {
         Some((c, m)) => (Some(c), m),
         None => (None, path),
     };
-    catalog::CATALOG.iter().any(|m| m.name == metric).then_some((class, metric))
+    catalogue::CATALOGUE.iter().any(|m| m.name == metric).then_some((class, metric))
 }
 
 impl std::str::FromStr for Guard {
@@ -325,7 +325,7 @@ impl std::str::FromStr for Guard {
             let metric = path.rsplit('/').next().unwrap_or(path);
             return Err(format!("unknown metric `{metric}`; the catalogue's metrics are listed in README.md"));
         };
-        if class.is_some() && catalog::find(Scope::Class, metric).is_none() {
+        if class.is_some() && catalogue::find(Scope::Class, metric).is_none() {
             return Err(format!("`{metric}` is a per-run metric: it takes no CLASS/"));
         }
         if class == Some("") {
@@ -463,7 +463,7 @@ pub fn by_severity(a: &Change, b: &Change) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::catalog::find;
+    use crate::metrics::catalogue::find;
 
     fn key() -> Key {
         Key { point: None, policy: "p".into(), class: Some("c".into()), phase: None }

@@ -49,9 +49,9 @@ fn summary(dir: &Path) -> Value {
 /// The figure `metric` of policy `policy` (and `class`) read from a summary.json, by the
 /// summary field the catalogue names for it.
 fn figure(s: &Value, policy: &str, class: Option<&str>, metric: &str) -> Option<f64> {
-    use brownout::metrics::catalog::{CATALOG, Scope};
+    use brownout::metrics::catalogue::{CATALOGUE, Scope};
     let scope = if class.is_some() { Scope::Class } else { Scope::Run };
-    let m = CATALOG.iter().find(|m| m.name == metric && m.scope() == scope).unwrap();
+    let m = CATALOGUE.iter().find(|m| m.name == metric && m.scope() == scope).unwrap();
     let run = s["runs"].as_array().unwrap().iter().find(|r| r["policy"] == policy).unwrap();
     let holder = match class {
         Some(c) => run["classes"].as_array().unwrap().iter().find(|k| k["class"] == c).unwrap(),

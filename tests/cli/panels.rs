@@ -54,13 +54,16 @@ fn a_one_replication_recommendation_has_null_bounds_and_reads_back() {
 /// table's order: so a column added to the catalogue breaks no expectation here, and each test
 /// states only which columns a class must leave out.
 fn header_without(absent: &[&str]) -> String {
-    let titles: Vec<&str> = brownout::metrics::catalog::table_columns()
+    let titles: Vec<&str> = brownout::metrics::catalogue::table_columns()
         .into_iter()
         .filter(|(m, _)| !absent.contains(&m.name))
         .map(|(_, c)| c.title)
         .collect();
     for name in absent {
-        assert!(brownout::metrics::catalog::CATALOG.iter().any(|m| m.name == *name && m.column.is_some()), "{name}");
+        assert!(
+            brownout::metrics::catalogue::CATALOGUE.iter().any(|m| m.name == *name && m.column.is_some()),
+            "{name}"
+        );
     }
     format!("| policy | {} |", titles.join(" | "))
 }

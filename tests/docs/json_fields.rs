@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use brownout::metrics::catalog::CATALOG;
+use brownout::metrics::catalogue::CATALOGUE;
 
 const BEGIN: &str =
     "<!-- BEGIN generated: summary fields (BROWNOUT_BLESS=1 cargo test --profile ci --test docs json_fields::) -->";
@@ -46,7 +46,7 @@ fn the_summary_field_tables_are_the_generated_ones() {
 #[test]
 fn every_catalogue_figure_has_a_row() {
     let doc = std::fs::read_to_string(path()).unwrap();
-    let missing: Vec<&str> = CATALOG
+    let missing: Vec<&str> = CATALOGUE
         .iter()
         .filter(|m| !doc.lines().any(|l| l.starts_with(&format!("| `{}` | `{}` |", m.field, m.name))))
         .map(|m| m.name)

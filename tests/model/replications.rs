@@ -47,7 +47,7 @@ fn comparison<'a>(s: &'a ScenarioSummary, metric: &str) -> &'a Comparison {
 /// The index among a row's cells (see [`row`]) of the column of catalogue metric `metric`:
 /// its title's place in the header line, which starts with `policy`.
 fn column(terminal: &str, metric: &str) -> usize {
-    let m = brownout::metrics::catalog::CATALOG.iter().find(|m| m.name == metric && m.column.is_some()).unwrap();
+    let m = brownout::metrics::catalogue::CATALOGUE.iter().find(|m| m.name == metric && m.column.is_some()).unwrap();
     let header = terminal.lines().find(|l| l.trim_start().starts_with("policy ")).expect("a header line");
     let titles: Vec<&str> = header.split("  ").map(str::trim).filter(|c| !c.is_empty()).skip(1).collect();
     titles.iter().position(|t| *t == m.column.unwrap().title).unwrap_or_else(|| panic!("no {metric} column: {header}"))

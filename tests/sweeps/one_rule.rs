@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use brownout::decide::{self, Evaluated, Lost, Rule, Samples, Sense};
-use brownout::metrics::catalog::Margins;
+use brownout::metrics::catalogue::Margins;
 use brownout::metrics::summary::{Comparison, RunSummary, ScenarioSummary};
 use brownout::report::replicate::{self, RankRules, Standing};
 use brownout::sweep::RunRecord;
@@ -140,7 +140,7 @@ fn tune_path(a: &[f64], b: &[f64]) -> brownout::decide::recommendation::Recommen
 /// as one class's in-time ratio, compared paired by seed.
 fn diff_path(a: &[f64], b: &[f64]) -> brownout::diff::Diff {
     use brownout::diff::{Figure, Figures, Key, Rule as DiffRule, compare};
-    use brownout::metrics::catalog::{Scope, find};
+    use brownout::metrics::catalogue::{Scope, find};
     let m = find(Scope::Class, "in_time_ratio").unwrap();
     let figures = |xs: &[f64]| -> Figures {
         let mean = xs.iter().sum::<f64>() / xs.len() as f64;
@@ -224,7 +224,7 @@ fn margins_from_the_scenario_are_live() {
     assert_eq!(c.margin, 0.0);
     assert_eq!(replicate::standing(&c, "a"), Standing::Best);
     // The class-less key is every class's; the catalogue keeps the rest.
-    let p95 = brownout::metrics::catalog::by_path("checkout/p95_ms").unwrap();
+    let p95 = brownout::metrics::catalogue::by_path("checkout/p95_ms").unwrap();
     assert_eq!(rules.margins.of(p95, Some("checkout")), 5.0);
     assert_eq!(rules.margins.of_path("checkout/late"), 1.0);
     // A name the catalogue does not know is refused where it is written.

@@ -1,6 +1,6 @@
 //! Issue 31, "stars and best never reward answering less", in sweeps: a latency of answers is
 //! not ranked between settings that answered different numbers of requests (the run report's
-//! rule, `catalog::ANSWERED_MARGIN`), neither as a best setting nor as a recommendation.
+//! rule, `catalogue::ANSWERED_MARGIN`), neither as a best setting nor as a recommendation.
 //!
 //! The case: Poisson arrivals at 50/s to a dependency with exponential service (mean 40 ms) on
 //! 3 servers with a long queue, through a limiter without a queue whose permits are swept.

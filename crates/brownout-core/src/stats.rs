@@ -4,12 +4,12 @@
 //! ([`crate::report::replicate`]), a sweep's best settings ([`crate::sweep::best`]), the
 //! choice of `decide` and `tune` ([`crate::decide::choose`]) and `diff` all follow. Two
 //! alternatives differ when the 95 % interval of their paired difference lies wholly beyond
-//! the metric's practical-equivalence margin ([`crate::metrics::catalog::Metric::margin`], or
+//! the metric's practical-equivalence margin ([`crate::metrics::catalogue::Metric::margin`], or
 //! the scenario's `statistics.margins`); otherwise they tie. The t quantile comes from
 //! `statrs` through [`crate::verify::theory::t_quantile`], the one place brownout computes
 //! it, by way of [`t95_two_sided`] and [`t95_one_sided`].
 
-use crate::metrics::catalog::{Direction, Unit};
+use crate::metrics::catalogue::{Direction, Unit};
 
 /// A mean with its two-sided 95 % confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -181,7 +181,7 @@ pub fn sweep_rule(sw: &SweepResult) -> String {
     let mut margins: Vec<String> = Vec::new();
     for b in best {
         let unit =
-            crate::metrics::catalog::by_path(&b.metric).map_or(crate::metrics::catalog::Unit::Number, |m| m.unit);
+            crate::metrics::catalogue::by_path(&b.metric).map_or(crate::metrics::catalogue::Unit::Number, |m| m.unit);
         let text = format!("{} ±{}", b.metric, crate::sweep::stats::margin_text(b.margin, unit));
         if !margins.contains(&text) {
             margins.push(text);

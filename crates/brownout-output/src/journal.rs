@@ -297,7 +297,7 @@ fn aggregate<'a>(plan: &'a PlanInfo, group: usize, recs: &[RunRecord]) -> (Vec<S
     for (k, m) in plan.metrics.iter().enumerate() {
         let xs: Vec<f64> = recs.iter().map(|x| x.metrics[k].unwrap_or(f64::NAN)).collect();
         // A ratio's interval stays in [0, 1]; a metric outside the catalogue is not clamped.
-        let unit = crate::metrics::catalog::by_path(m).map_or(crate::metrics::catalog::Unit::Number, |c| c.unit);
+        let unit = crate::metrics::catalogue::by_path(m).map_or(crate::metrics::catalogue::Unit::Number, |c| c.unit);
         let ci = metric_ci95(unit, &xs);
         line.extend([num(ci.mean), num(ci.ci_lo), num(ci.ci_hi)]);
         let stat = JsonStat { mean: ci.mean, ci_lo: ci.ci_lo, ci_hi: ci.ci_hi };

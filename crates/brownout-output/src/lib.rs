@@ -30,7 +30,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::metrics::WindowRow;
-use crate::metrics::catalog;
+use crate::metrics::catalogue;
 use crate::metrics::summary::ScenarioSummary;
 use crate::report::escape;
 use crate::report::expect::Checked;
@@ -85,7 +85,7 @@ pub fn summary_json(s: &ScenarioSummary) -> Result<Vec<u8>> {
 /// the catalogue's append-only column order (empty where the run lacks the part, e.g. no
 /// breaker, or the figure has no value: NaN).
 pub fn summary_csv(s: &ScenarioSummary) -> Result<Vec<u8>> {
-    let cols = catalog::csv_columns();
+    let cols = catalogue::csv_columns();
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(["policy", "class"].into_iter().chain(cols.iter().map(|(_, name)| *name)))?;
     for r in &s.runs {

@@ -14,7 +14,7 @@ pub use crate::metrics::decision::{Bounds, Lost, Sense, Verdict};
 pub use crate::metrics::measure::{Measure, ObjectiveRef};
 pub use crate::scenario::{Resolve, measure_of, validate_decide as validate};
 
-use crate::metrics::catalog::Margins;
+use crate::metrics::catalogue::Margins;
 use crate::scenario::{Cmp, Constraint, Decide};
 use crate::stats::{paired_ci95, t95_one_sided};
 

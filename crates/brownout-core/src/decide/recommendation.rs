@@ -66,7 +66,7 @@ fn candidate(d: &Decide, label: &Label, e: &Evaluated) -> Candidate {
 /// The rule a decision followed, in words: the objective compared by the shared rule
 /// ([`crate::stats::rule_text`]) with its margin, constraints by one-sided bounds.
 pub fn rule_text(d: &Decide, margin: f64) -> String {
-    use crate::metrics::catalog::{Unit, by_path};
+    use crate::metrics::catalogue::{Unit, by_path};
     let unit = Sense::of(d).and_then(|(_, o)| by_path(o)).map_or(Unit::Number, |m| m.unit);
     format!(
         "{}; constraints by one-sided 95 % bounds",

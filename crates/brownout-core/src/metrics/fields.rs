@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::catalog::{self, Direction, Metric, NOT_METRICS, Scope};
+use super::catalogue::{self, Direction, Metric, NOT_METRICS, Scope};
 use super::summary::{ClassSummary, RunSummary};
 
 /// The two tables, per class and per run, in Markdown: a row per catalogue metric (in
@@ -23,7 +23,7 @@ pub fn markdown() -> String {
         out.push_str("| field | catalogue name | unit | better | `summary.csv` | meaning |\n");
         out.push_str("|---|---|---|---|---|---|\n");
         let mut open: Vec<String> = Vec::new();
-        for m in catalog::of(scope) {
+        for m in catalogue::of(scope) {
             let parents = parents(m.field);
             for p in parents.iter().filter(|p| !open.contains(p)) {
                 out.push_str(&format!("| `{p}` | | | | | {} |\n", cell(&meaning(schema, p))));
@@ -104,7 +104,7 @@ mod tests {
         let md = markdown();
         let class = schemars::schema_for!(ClassSummary);
         let run = schemars::schema_for!(RunSummary);
-        for m in catalog::CATALOG {
+        for m in catalogue::CATALOGUE {
             let root = if m.scope() == Scope::Class { class.as_value() } else { run.as_value() };
             assert!(!meaning(root, m.field).is_empty(), "{} ({}) has no documentation", m.name, m.field);
             assert!(md.contains(&format!("| `{}` | `{}` |", m.field, m.name)), "{}", m.name);

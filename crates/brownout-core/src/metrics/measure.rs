@@ -1,7 +1,7 @@
 //! What a decision measures: a catalogue metric, optionally per class and over a phase, or (in
 //! sweeps and `tune`) the value of a decision axis.
 
-use super::catalog::{self, Metric, Scope};
+use super::catalogue::{self, Metric, Scope};
 use super::summary::RunSummary;
 
 /// A catalogue metric, per class or per run, over the whole run or a phase.
@@ -36,19 +36,19 @@ impl<'a> ObjectiveRef<'a> {
             None => (None, rest),
         };
         let scope = if class.is_some() { Scope::Class } else { Scope::Run };
-        match catalog::find(scope, name) {
+        match catalogue::find(scope, name) {
             Some(metric) => Ok(ObjectiveRef::Metric(Measure { phase, class, metric })),
-            None if phase.is_none() && class.is_none() && catalog::find(Scope::Class, name).is_none() => {
+            None if phase.is_none() && class.is_none() && catalogue::find(Scope::Class, name).is_none() => {
                 Ok(ObjectiveRef::Axis(name))
             }
-            None if class.is_none() && catalog::find(Scope::Class, name).is_some() => {
+            None if class.is_none() && catalogue::find(Scope::Class, name).is_some() => {
                 Err(format!("\"{name}\" is a per-class metric: write it as \"CLASS/{name}\""))
             }
-            None if class.is_some() && catalog::find(Scope::Run, name).is_some() => Err(format!(
+            None if class.is_some() && catalogue::find(Scope::Run, name).is_some() => Err(format!(
                 "\"{name}\" is a run-level metric and takes no class: write it as \"{}{name}\"",
                 phase.map_or(String::new(), |p| format!("{p}:"))
             )),
-            None => Err(format!("unknown metric \"{name}\" (expected one of: {})", catalog::names(scope))),
+            None => Err(format!("unknown metric \"{name}\" (expected one of: {})", catalogue::names(scope))),
         }
     }
 }

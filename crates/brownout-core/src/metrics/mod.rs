@@ -2,10 +2,10 @@
 //!
 //! The world calls the [`Recorder`] at each happening (arrival, finish, dependency call,
 //! gauge change, breaker transition, window tick); `Recorder::summary` turns it into the
-//! serializable [`summary`] types, and [`catalog`] says what each figure is. Latencies go into
+//! serializable [`summary`] types, and [`catalogue`] says what each figure is. Latencies go into
 //! mergeable HDR histograms (microseconds, `hist.rs`); `window.rs` keeps the time series.
 
-pub mod catalog;
+pub mod catalogue;
 mod cause;
 mod class_acc;
 pub mod decision;

@@ -6,7 +6,7 @@ use super::escape::{md, md_code};
 use super::table;
 use crate::decide::recommendation::{self, Candidate, ConstraintOut, Label, Recommendation};
 use crate::decide::{self, Lost, Measure, ObjectiveRef, Samples, Sense, Verdict};
-use crate::metrics::catalog::{self, Scope};
+use crate::metrics::catalogue::{self, Scope};
 use crate::metrics::summary::{RunSummary, ScenarioSummary};
 use crate::scenario::Scenario;
 
@@ -80,8 +80,8 @@ fn is_fraction(path: &str) -> bool {
     let name = path.rsplit(['/', ':']).next().unwrap_or(path);
     [Scope::Class, Scope::Run]
         .iter()
-        .filter_map(|&sc| catalog::find(sc, name))
-        .any(|m| m.unit == catalog::Unit::Fraction)
+        .filter_map(|&sc| catalogue::find(sc, name))
+        .any(|m| m.unit == catalogue::Unit::Fraction)
 }
 
 fn constraint_row(c: &ConstraintOut) -> String {
@@ -207,7 +207,7 @@ fn capitalized(text: &str) -> String {
 /// Without a `decide` section: per class, who wins on in-time success during the incident
 /// phase ([`ScenarioSummary::key_phase`]; the whole run when there is none), ties as ties.
 pub fn winners_markdown(s: &ScenarioSummary) -> String {
-    let Some(metric) = catalog::find(Scope::Class, "in_time_ratio") else { return String::new() };
+    let Some(metric) = catalogue::find(Scope::Class, "in_time_ratio") else { return String::new() };
     let (view, when) = match s.key_phase() {
         Some(p) => (s.phase_view(p), md(&p.title())),
         None => (s.clone(), "over the whole run".to_string()),

@@ -1,7 +1,7 @@
 //! Expectations in scenario files: assertions on a run's results, so a resilience config
 //! can be tested in CI (`brownout run` exits 1 naming each failed expectation).
 
-use crate::metrics::catalog::{self, Scope};
+use crate::metrics::catalogue::{self, Scope};
 use crate::metrics::summary::ScenarioSummary;
 use crate::scenario::{Cmp, Expectation};
 
@@ -16,8 +16,8 @@ pub(crate) fn metric(
 ) -> Option<f64> {
     let run = s.runs_of(phase)?.iter().find(|r| r.policy == policy)?;
     match class {
-        Some(c) => catalog::find(Scope::Class, metric)?.value(run, Some(run.classes.iter().find(|k| k.class == c)?)),
-        None => catalog::find(Scope::Run, metric)?.value(run, None),
+        Some(c) => catalogue::find(Scope::Class, metric)?.value(run, Some(run.classes.iter().find(|k| k.class == c)?)),
+        None => catalogue::find(Scope::Run, metric)?.value(run, None),
     }
 }
 

@@ -1,14 +1,14 @@
 //! Statistics over replications: every catalogue metric's mean and 95 % Student-t interval
 //! per policy set, and the paired (by seed) comparisons that decide stars and the verdict.
 //!
-//! Everything is read through [`metrics::catalog`](crate::metrics::catalog), so a new metric,
+//! Everything is read through [`metrics::catalogue`](crate::metrics::catalogue), so a new metric,
 //! or a list of summaries for one phase instead of the whole run, gets intervals with no code
 //! here. The t quantile is [`crate::verify::theory::t_quantile`]'s, through
 //! [`metric_ci95`] (a ratio's interval is clamped to [0, 1], the values it can take). Stars
 //! and ties follow [`paired_best`]'s rule: a policy set without a value is unranked, the
 //! others are ranked over the seeds where all of them have one.
 
-use crate::metrics::catalog::{self, CATALOG, Direction, Margins, Metric, Population, Scope, Unit};
+use crate::metrics::catalogue::{self, CATALOGUE, Direction, Margins, Metric, Population, Scope, Unit};
 use crate::metrics::summary::{Comparison, MetricInterval, PairedDifference, ReplicatedRun, Replications, RunSummary};
 use crate::scenario::Scenario;
 use crate::stats::{metric_ci95, paired_best};
@@ -76,7 +76,7 @@ fn count_text(v: f64) -> String {
 }
 
 /// Why a latency of answers is not ranked: the sets answered different numbers of requests
-/// (mean answered counts further apart than [`catalog::ANSWERED_MARGIN`]), so a set could
+/// (mean answered counts further apart than [`catalogue::ANSWERED_MARGIN`]), so a set could
 /// look faster by answering only the fast requests. A point estimate, not an interval: doubt
 /// about whether fewer answers bought a lower latency must not earn a star. `answered[p]`
 /// holds set p's answered counts, replication by replication; a set with no finite mean
@@ -87,7 +87,7 @@ pub(crate) fn answers_unranked(answered: &[Vec<f64>]) -> Option<String> {
         answered.iter().map(|xs| xs.iter().sum::<f64>() / xs.len().max(1) as f64).filter(|m| m.is_finite()).collect();
     let hi = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let lo = means.iter().copied().fold(f64::INFINITY, f64::min);
-    (hi - lo > catalog::ANSWERED_MARGIN)
+    (hi - lo > catalogue::ANSWERED_MARGIN)
         .then(|| format!("not comparable: answered {} vs {}", count_text(hi), count_text(lo)))
 }
 
@@ -108,7 +108,7 @@ fn value(m: &Metric, run: &RunSummary, class: Option<(usize, &str)>) -> Option<f
 /// Each (metric, class) of the catalogue that `first` has: per-class metrics once per class,
 /// with the class's index in `first`.
 fn figures(first: &RunSummary) -> Vec<(&'static Metric, Option<(usize, String)>)> {
-    CATALOG
+    CATALOGUE
         .iter()
         .flat_map(|m| match m.scope() {
             Scope::Class => {
@@ -220,12 +220,12 @@ pub fn compare(sets: &[Vec<&RunSummary>], rules: &RankRules) -> Vec<Comparison> 
     out
 }
 
-/// Each set's answered count of class `at` ([`catalog::answered`]), replication by
+/// Each set's answered count of class `at` ([`catalogue::answered`]), replication by
 /// replication (NaN where the class is missing).
 fn answered(sets: &[Vec<&RunSummary>], (index, name): (usize, &str)) -> Vec<Vec<f64>> {
     let class = |r: &RunSummary| {
         let c = r.classes.get(index).filter(|c| c.class == name);
-        c.or_else(|| r.classes.iter().find(|c| c.class == name)).map_or(f64::NAN, catalog::answered)
+        c.or_else(|| r.classes.iter().find(|c| c.class == name)).map_or(f64::NAN, catalogue::answered)
     };
     sets.iter().map(|reps| reps.iter().map(|r| class(r)).collect()).collect()
 }

@@ -2,7 +2,7 @@
 
 use super::escape::{md, md_code};
 use super::replicate::{self, Standing};
-use crate::metrics::catalog::{Column, Direction, Metric, Scope, Unit};
+use crate::metrics::catalogue::{Column, Direction, Metric, Scope, Unit};
 use crate::metrics::summary::{ClassInfo, ClassSummary, RunSummary, ScenarioSummary};
 
 /// Class `name` of run `r`, looked for at `at` first: its place in the scenario, the same in
@@ -40,7 +40,7 @@ fn fmt(unit: Unit) -> fn(f64) -> String {
 
 /// The catalogue's table columns, in order.
 fn columns() -> Vec<(&'static Metric, Column)> {
-    crate::metrics::catalog::table_columns()
+    crate::metrics::catalogue::table_columns()
 }
 
 /// Whether `metric` (a catalogue name) says anything for `class` in this scenario: fallback,
@@ -328,7 +328,7 @@ pub fn verdicts(s: &ScenarioSummary) -> String {
 /// Never names one set both best and worst.
 pub fn verdict(s: &ScenarioSummary) -> String {
     let Some((headline, _)) = columns().into_iter().next() else { return String::new() };
-    let extra = |name: &str| crate::metrics::catalog::find(Scope::Class, name);
+    let extra = |name: &str| crate::metrics::catalogue::find(Scope::Class, name);
     let (Some(fallback), Some(stale), Some(cost)) =
         (extra("fallback_ratio"), extra("staleness_p95_ms"), extra("business_cost"))
     else {

@@ -2,7 +2,7 @@
 //! objective, inequalities, finite targets) and, through the caller's `resolve`, the names.
 
 use super::{Cmp, Constraint, Decide, Scenario};
-use crate::metrics::catalog::{self, Metric, Scope, Unit};
+use crate::metrics::catalogue::{self, Metric, Scope, Unit};
 use crate::metrics::measure::{Measure, ObjectiveRef};
 
 /// Checks a measure against its context: `Err((field, message))`, the field being `.class`,
@@ -12,13 +12,13 @@ pub type Resolve<'a> = dyn Fn(&ObjectiveRef) -> Result<(), (&'static str, String
 /// The measure a constraint names; `Err((field, message))` for an unknown metric.
 pub fn measure_of(c: &Constraint) -> Result<Measure<'_>, (&'static str, String)> {
     let scope = if c.class.is_some() { Scope::Class } else { Scope::Run };
-    let metric = catalog::find(scope, &c.metric).ok_or_else(|| {
-        let hint = match (scope, catalog::find(Scope::Class, &c.metric), catalog::find(Scope::Run, &c.metric)) {
+    let metric = catalogue::find(scope, &c.metric).ok_or_else(|| {
+        let hint = match (scope, catalogue::find(Scope::Class, &c.metric), catalogue::find(Scope::Run, &c.metric)) {
             (Scope::Run, Some(_), _) => format!("\"{}\" is a per-class metric: give `class`", c.metric),
             (Scope::Class, _, Some(_)) => {
                 format!("\"{}\" is a run-level metric and takes no class: remove `class`", c.metric)
             }
-            _ => format!("unknown metric \"{}\" (expected one of: {})", c.metric, catalog::names(scope)),
+            _ => format!("unknown metric \"{}\" (expected one of: {})", c.metric, catalogue::names(scope)),
         };
         (".metric", hint)
     })?;

@@ -8,7 +8,7 @@ use std::fmt;
 
 use super::names::{check_file_name, file_stem};
 use super::{Arrivals, Business, Class, Delay, Drift, Expectation, Latency, PolicySet, Profile, Scenario};
-use crate::metrics::catalog;
+use crate::metrics::catalogue;
 
 mod margins;
 
@@ -108,7 +108,7 @@ fn resolve_measure(
     use crate::metrics::measure::ObjectiveRef;
     match r {
         ObjectiveRef::Axis(name) => {
-            let known = catalog::names(catalog::Scope::Run);
+            let known = catalogue::names(catalogue::Scope::Run);
             Err((".metric", format!("unknown metric \"{name}\" (expected one of: {known})")))
         }
         ObjectiveRef::Metric(m) => super::check_measure(s, m, &|c| classes.contains_key(c)),
@@ -525,13 +525,13 @@ fn validate_expectation(
     if let Some(c) = e.class.as_deref().filter(|c| !classes.contains_key(c)) {
         return Err(sub(".class", format!("expectation names unknown class \"{c}\"")));
     }
-    let scope = if e.class.is_some() { catalog::Scope::Class } else { catalog::Scope::Run };
-    let Some(metric) = catalog::find(scope, &e.metric) else {
-        let hint = match (scope, catalog::find(catalog::Scope::Run, &e.metric)) {
-            (catalog::Scope::Class, Some(_)) => {
+    let scope = if e.class.is_some() { catalogue::Scope::Class } else { catalogue::Scope::Run };
+    let Some(metric) = catalogue::find(scope, &e.metric) else {
+        let hint = match (scope, catalogue::find(catalogue::Scope::Run, &e.metric)) {
+            (catalogue::Scope::Class, Some(_)) => {
                 format!("\"{}\" is a run-level metric and takes no class: remove `class`", e.metric)
             }
-            _ => format!("unknown metric \"{}\" (expected one of: {})", e.metric, catalog::names(scope)),
+            _ => format!("unknown metric \"{}\" (expected one of: {})", e.metric, catalogue::names(scope)),
         };
         return Err(sub(".metric", format!("expectation: {hint}")));
     };

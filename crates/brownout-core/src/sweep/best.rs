@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::grid::{PlanInfo, Role};
 use super::store::RunRecord;
-use crate::metrics::catalog::{self, Direction, Margins, Unit};
+use crate::metrics::catalogue::{self, Direction, Margins, Unit};
 use crate::report::replicate::{RankRules, UNPRICED, answers_unranked};
 use crate::stats::paired_best;
 
@@ -45,7 +45,7 @@ pub fn metric_rules(base: &crate::scenario::Scenario, metrics: &[String]) -> Vec
                 Some(c) => rules.unpriced.iter().any(|u| u == c),
                 None => rules.run_unpriced,
             };
-            let cost = catalog::by_path(path).is_some_and(|m| m.unit == Unit::Cost);
+            let cost = catalogue::by_path(path).is_some_and(|m| m.unit == Unit::Cost);
             MetricRule {
                 margin: rules.margins.of_path(path),
                 unranked: (cost && unpriced).then(|| UNPRICED.to_string()),
@@ -117,7 +117,7 @@ pub fn best_sets(plan: &PlanInfo, records: &[RunRecord]) -> Vec<BestSet> {
     let catalogue = Margins::default();
     let mut out = Vec::new();
     for (k, metric) in plan.metrics.iter().enumerate() {
-        let d = catalog::by_path(metric).map_or(Direction::Neither, |m| m.direction);
+        let d = catalogue::by_path(metric).map_or(Direction::Neither, |m| m.direction);
         let rule = plan
             .rules
             .get(k)

@@ -107,7 +107,7 @@ pub(crate) fn plan(
                         format!(
                             "unknown metric or decision axis \"{name}\" (decision axes: {}; metrics: {})",
                             known.join(", "),
-                            crate::metrics::catalog::names(crate::metrics::catalog::Scope::Run)
+                            crate::metrics::catalogue::names(crate::metrics::catalogue::Scope::Run)
                         ),
                     ))
                 }

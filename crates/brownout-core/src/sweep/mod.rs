@@ -39,7 +39,7 @@ pub use store::RunRecord;
 use anyhow::{Result, anyhow};
 use rayon::prelude::*;
 
-use crate::metrics::catalog;
+use crate::metrics::catalogue;
 use crate::model::{Model, RunOptions, run_policy};
 use grid::Plan;
 
@@ -106,7 +106,7 @@ pub fn run_one(plan: &Plan, run: u64) -> Result<RunRecord> {
         .iter()
         .map(|written| {
             let (phase, m) = spec::split_phase(written);
-            run_of(phase).and_then(|r| catalog::value_of(r, m)).filter(|x| !x.is_nan())
+            run_of(phase).and_then(|r| catalogue::value_of(r, m)).filter(|x| !x.is_nan())
         })
         .collect();
     let answered = if plan.info.metrics.iter().any(|m| answers_metric(m)) {
@@ -118,7 +118,7 @@ pub fn run_one(plan: &Plan, run: u64) -> Result<RunRecord> {
                 let run = run_of(phase);
                 let class = m.split_once('/').map(|(c, _)| c).filter(|_| answers_metric(written))?;
                 let c = run?.classes.iter().find(|c| c.class == class)?;
-                Some(catalog::answered(c) as u64)
+                Some(catalogue::answered(c) as u64)
             })
             .collect()
     } else {
@@ -128,9 +128,9 @@ pub fn run_one(plan: &Plan, run: u64) -> Result<RunRecord> {
 }
 
 /// Is `path` (as a sweep names it) a latency of answers, ranked only between settings that
-/// answered about as many ([`catalog::Population::Answers`])?
+/// answered about as many ([`catalogue::Population::Answers`])?
 pub fn answers_metric(path: &str) -> bool {
-    catalog::by_path(path).is_some_and(|m| m.population() == catalog::Population::Answers)
+    catalogue::by_path(path).is_some_and(|m| m.population() == catalogue::Population::Answers)
 }
 
 /// Run `todo` on a local pool of `threads` threads, handing each record to `keep` (the

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::grid::{PlanInfo, Role};
 use super::store::RunRecord;
 use crate::decide::{Sense, measure_of};
-use crate::metrics::catalog::{self, Direction};
+use crate::metrics::catalogue::{self, Direction};
 use crate::scenario::Cmp;
 use crate::stats::paired_ci95;
 
@@ -134,7 +134,7 @@ fn direction(metric: &str, constraint: Option<Cmp>) -> Direction {
     match constraint {
         Some(Cmp::Ge | Cmp::Gt) => Direction::Higher,
         Some(Cmp::Le | Cmp::Lt) => Direction::Lower,
-        _ => catalog::by_path(metric).map_or(Direction::Neither, |m| m.direction),
+        _ => catalogue::by_path(metric).map_or(Direction::Neither, |m| m.direction),
     }
 }
 

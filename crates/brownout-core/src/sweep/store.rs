@@ -32,8 +32,8 @@ pub struct RunRecord {
     /// The plan's metrics, in order (`None` for NaN, which JSON cannot hold).
     pub metrics: Vec<Option<f64>>,
     /// Beside each of `metrics` that is a latency of answers
-    /// ([`catalog::Population::Answers`](crate::metrics::catalog::Population::Answers)), its
-    /// class's answered count ([`catalog::answered`](crate::metrics::catalog::answered)) in
+    /// ([`catalogue::Population::Answers`](crate::metrics::catalogue::Population::Answers)), its
+    /// class's answered count ([`catalogue::answered`](crate::metrics::catalogue::answered)) in
     /// the same phase, so the best settings compare those latencies only between settings that
     /// answered about as many; `None` for the other metrics. Empty when the plan has no such
     /// metric, and in journals written before it (the counts are then unknown, and such a

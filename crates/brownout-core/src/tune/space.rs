@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::spec::{self, AxisValue, Knob, TuneSpec};
 use crate::decide::{Measure, ObjectiveRef, Samples};
 use crate::engine::{counter_u64, fmt_time, label_hash};
-use crate::metrics::catalog;
+use crate::metrics::catalogue;
 use crate::model::{Model, RunOptions, run_policy};
 use crate::scenario::{self, Scenario, parse_duration};
 use crate::sweep::SpecError;
@@ -235,7 +235,7 @@ fn check_decide(spec: &TuneSpec, base: &Scenario) -> Result<(), Located> {
             ObjectiveRef::Axis(name) if spec.knobs.iter().any(|k| k.name == *name) => Ok(()),
             ObjectiveRef::Axis(name) => Err((
                 ".metric",
-                format!("unknown metric or knob \"{name}\" (metrics: {})", catalog::names(catalog::Scope::Run)),
+                format!("unknown metric or knob \"{name}\" (metrics: {})", catalogue::names(catalogue::Scope::Run)),
             )),
             ObjectiveRef::Metric(m) => scenario::check_measure(base, m, &|c| base.classes.iter().any(|k| k.name == c)),
         }

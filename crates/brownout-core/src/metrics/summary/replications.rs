@@ -35,7 +35,7 @@ pub struct ReplicatedRun {
 /// A metric's mean over the replications and its 95 % Student-t interval.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MetricInterval {
-    /// Catalogue name (`metrics::catalog`).
+    /// Catalogue name (`metrics::catalogue`).
     pub metric: String,
     /// The class of a per-class metric; absent for a per-run metric.
     #[serde(default, skip_serializing_if = "Option::is_none")]

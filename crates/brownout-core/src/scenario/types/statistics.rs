@@ -23,7 +23,9 @@ pub struct Statistics {
 
 impl super::Scenario {
     /// The margins its figures are compared by: `statistics.margins` over the catalogue's.
-    pub fn margins(&self) -> crate::metrics::catalog::Margins {
-        crate::metrics::catalog::Margins::new(self.statistics.as_ref().map(|st| st.margins.clone()).unwrap_or_default())
+    pub fn margins(&self) -> crate::metrics::catalogue::Margins {
+        crate::metrics::catalogue::Margins::new(
+            self.statistics.as_ref().map(|st| st.margins.clone()).unwrap_or_default(),
+        )
     }
 }

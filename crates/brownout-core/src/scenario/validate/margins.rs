@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{Invalid, bad};
-use crate::metrics::catalog;
+use crate::metrics::catalogue;
 
 /// Each `statistics.margins` key names a catalogue metric (`metric`, or `class/metric` for a
 /// per-class metric of a known class) and each value is a finite margin >= 0.
@@ -12,17 +12,17 @@ pub(super) fn validate(
     st: &crate::scenario::types::Statistics,
     classes: &BTreeMap<&str, usize>,
 ) -> Result<(), Invalid> {
-    use catalog::Scope;
+    use catalogue::Scope;
     for (key, &v) in &st.margins {
         let at = format!("statistics.margins.{key}");
         match key.split_once('/') {
             Some((class, name)) => {
-                if catalog::find(Scope::Class, name).is_none() {
+                if catalogue::find(Scope::Class, name).is_none() {
                     return Err(bad(
                         at,
                         format!(
                             "statistics.margins: unknown per-class metric \"{name}\" (expected one of: {})",
-                            catalog::names(Scope::Class)
+                            catalogue::names(Scope::Class)
                         ),
                     ));
                 }
@@ -30,13 +30,13 @@ pub(super) fn validate(
                     return Err(bad(at, format!("statistics.margins: unknown class \"{class}\" in \"{key}\"")));
                 }
             }
-            None if catalog::find(Scope::Class, key).is_none() && catalog::find(Scope::Run, key).is_none() => {
+            None if catalogue::find(Scope::Class, key).is_none() && catalogue::find(Scope::Run, key).is_none() => {
                 return Err(bad(
                     at,
                     format!(
                         "statistics.margins: unknown metric \"{key}\" (expected one of: {}, {}; or CLASS/METRIC)",
-                        catalog::names(Scope::Class),
-                        catalog::names(Scope::Run)
+                        catalogue::names(Scope::Class),
+                        catalogue::names(Scope::Run)
                     ),
                 ));
             }

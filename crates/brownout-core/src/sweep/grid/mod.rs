@@ -326,7 +326,7 @@ fn check_size(spec: &SweepSpec, base: &Scenario, json: &Value, policies: usize) 
 }
 
 fn check_metric(written: &str, base: &Scenario) -> Result<(), String> {
-    use crate::metrics::catalog::{Scope, find, names};
+    use crate::metrics::catalogue::{Scope, find, names};
     let (phase, m) = super::spec::split_phase(written);
     if let Some(p) = phase {
         scenario::check_phase_name(base, p).map_err(|e| format!("metric \"{written}\": {e}"))?;

@@ -6,7 +6,7 @@ use super::super::style::{fit, fmt_setting, text_width};
 use super::super::{Bar, BarPanel, BarPanels, Chart, Kind, policy_legend};
 use super::targets::targets_of;
 use super::{SweepAxis, SweepResult, SweepRow, better, colors, direction, policies, unit_of};
-use crate::metrics::catalog::Direction;
+use crate::metrics::catalogue::Direction;
 use brownout_core::decide::recommendation::ConstraintOut;
 
 /// The best settings of one policy in one condition.

@@ -28,7 +28,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::style::{PolicyColors, Unit};
-use crate::metrics::catalog::{self, Direction};
+use crate::metrics::catalogue::{self, Direction};
 use crate::sweep::grid::Role;
 use brownout_core::sweep::best::BestSet;
 use brownout_core::sweep::sensitivity::Sensitivity;
@@ -152,7 +152,7 @@ pub fn load(dir: &Path) -> Result<SweepResult> {
 /// Which way `metric` (a sweep's `class/metric` or run-level name) improves, as the
 /// catalogue declares it; `Neither` for a name the catalogue lacks.
 pub fn direction(metric: &str) -> Direction {
-    catalog::by_path(metric).map_or(Direction::Neither, |m| m.direction)
+    catalogue::by_path(metric).map_or(Direction::Neither, |m| m.direction)
 }
 
 /// "higher is better", "lower is better" or "neither is better" for `metric`.
@@ -166,10 +166,10 @@ pub(super) fn better(metric: &str) -> &'static str {
 
 /// The tick format of `metric`'s catalogue unit (plain for a name the catalogue lacks).
 pub fn unit_of(metric: &str) -> Unit {
-    match catalog::by_path(metric).map(|m| m.unit) {
-        Some(catalog::Unit::Ms) => Unit::Ms,
-        Some(catalog::Unit::PerS) => Unit::PerS,
-        Some(catalog::Unit::Fraction) => Unit::Fraction,
+    match catalogue::by_path(metric).map(|m| m.unit) {
+        Some(catalogue::Unit::Ms) => Unit::Ms,
+        Some(catalogue::Unit::PerS) => Unit::PerS,
+        Some(catalogue::Unit::Fraction) => Unit::Fraction,
         _ => Unit::Plain,
     }
 }
@@ -177,13 +177,13 @@ pub fn unit_of(metric: &str) -> Unit {
 /// The name of `metric`'s catalogue unit in notes and colour bars ("ms", "/s", "%",
 /// "count", ...); "value" for a plain number or a name the catalogue lacks.
 pub fn unit_name(metric: &str) -> &'static str {
-    match catalog::by_path(metric).map(|m| m.unit) {
-        Some(catalog::Unit::Ms) => "ms",
-        Some(catalog::Unit::PerS) => "/s",
-        Some(catalog::Unit::PerMin) => "/min",
-        Some(catalog::Unit::Fraction) => "%",
-        Some(catalog::Unit::Count) => "count",
-        Some(catalog::Unit::Cost) => "cost units",
+    match catalogue::by_path(metric).map(|m| m.unit) {
+        Some(catalogue::Unit::Ms) => "ms",
+        Some(catalogue::Unit::PerS) => "/s",
+        Some(catalogue::Unit::PerMin) => "/min",
+        Some(catalogue::Unit::Fraction) => "%",
+        Some(catalogue::Unit::Count) => "count",
+        Some(catalogue::Unit::Cost) => "cost units",
         _ => "value",
     }
 }

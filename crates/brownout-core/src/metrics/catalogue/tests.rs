@@ -99,17 +99,17 @@ fn names_csv_columns_and_table_positions_are_unique() {
         let names: BTreeSet<&str> = of(scope).map(|m| m.name).collect();
         assert_eq!(names.len(), of(scope).count(), "{scope:?}");
     }
-    let csv: Vec<&str> = CATALOG.iter().filter_map(|m| Some(m.csv?.name)).collect();
+    let csv: Vec<&str> = CATALOGUE.iter().filter_map(|m| Some(m.csv?.name)).collect();
     assert_eq!(csv.iter().collect::<BTreeSet<_>>().len(), csv.len());
     // Numbered 0, 1, 2, ... with no gap or repeat: a new column takes the next number.
-    let mut at: Vec<u16> = CATALOG.iter().filter_map(|m| Some(m.csv?.at)).collect();
+    let mut at: Vec<u16> = CATALOGUE.iter().filter_map(|m| Some(m.csv?.at)).collect();
     at.sort();
     assert_eq!(at, (0..at.len() as u16).collect::<Vec<_>>());
 }
 
 #[test]
 fn table_columns_form_one_chain_from_the_first() {
-    let with: Vec<&Metric> = CATALOG.iter().filter(|m| m.column.is_some()).collect();
+    let with: Vec<&Metric> = CATALOGUE.iter().filter(|m| m.column.is_some()).collect();
     let titles: BTreeSet<&str> = with.iter().map(|m| m.column.unwrap().title).collect();
     assert_eq!(titles.len(), with.len(), "two columns with one title");
     // Exactly one first column, and no two columns after the same one, so the order is

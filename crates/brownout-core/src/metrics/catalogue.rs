@@ -3,7 +3,7 @@
 //! and the sweep charts all look metrics up here; none keeps a list of its own.
 //!
 //! A new metric is three sites: its accumulator in the recorder, its field in
-//! [`summary`](super::summary), and one row in [`CATALOG`] (a test fails while a summary field
+//! [`summary`](super::summary), and one row in [`CATALOGUE`] (a test fails while a summary field
 //! has no row).
 
 use super::summary::{ClassSummary, RunSummary};
@@ -221,7 +221,7 @@ use Unit::{Cost, Count, Fraction, Ms, Number, PerMin, PerS};
 /// Every metric, in the order replications, `diff` and `--json` list them. `summary.csv` has
 /// the rows with a CSV column, in the order of their numbers ([`csv_columns`]); the report
 /// table those with a table column, each after the one it names ([`table_columns`]).
-pub static CATALOG: &[Metric] = &[
+pub static CATALOGUE: &[Metric] = &[
     // Requests finished: set by the traffic, not by the policy.
     class("requests", "requests", Count, Neither, |c| c.requests as f64).csv(0, "requests"),
     class("ok", "outcomes.ok", Count, Higher, |c| c.outcomes.ok as f64).csv(1, "ok"),
@@ -496,7 +496,7 @@ pub(crate) const NOT_METRICS: &[(&str, &str)] = &[
 
 /// The `summary.csv` columns after `policy` and `class`, in their (append-only) order.
 pub fn csv_columns() -> Vec<(&'static Metric, &'static str)> {
-    let mut cols: Vec<(&'static Metric, CsvColumn)> = CATALOG.iter().filter_map(|m| Some((m, m.csv?))).collect();
+    let mut cols: Vec<(&'static Metric, CsvColumn)> = CATALOGUE.iter().filter_map(|m| Some((m, m.csv?))).collect();
     cols.sort_by_key(|(_, c)| c.at);
     cols.into_iter().map(|(m, c)| (m, c.name)).collect()
 }
@@ -505,7 +505,7 @@ pub fn csv_columns() -> Vec<(&'static Metric, &'static str)> {
 /// follows (a column naming a metric that has none, or a second column after the same one,
 /// goes last, in catalogue order; the catalogue's test refuses both).
 pub fn table_columns() -> Vec<(&'static Metric, Column)> {
-    let mut rest: Vec<(&'static Metric, Column)> = CATALOG.iter().filter_map(|m| Some((m, m.column?))).collect();
+    let mut rest: Vec<(&'static Metric, Column)> = CATALOGUE.iter().filter_map(|m| Some((m, m.column?))).collect();
     let mut out: Vec<(&'static Metric, Column)> = Vec::with_capacity(rest.len());
     let mut last: Option<&str> = None;
     while let Some(i) = rest.iter().position(|(_, c)| c.after == last) {
@@ -519,12 +519,12 @@ pub fn table_columns() -> Vec<(&'static Metric, Column)> {
 
 /// The metric `name` of `scope`.
 pub fn find(scope: Scope, name: &str) -> Option<&'static Metric> {
-    CATALOG.iter().find(|m| m.scope() == scope && m.name == name)
+    CATALOGUE.iter().find(|m| m.scope() == scope && m.name == name)
 }
 
 /// The metrics of `scope`, in catalogue order.
 pub fn of(scope: Scope) -> impl Iterator<Item = &'static Metric> {
-    CATALOG.iter().filter(move |m| m.scope() == scope)
+    CATALOGUE.iter().filter(move |m| m.scope() == scope)
 }
 
 /// The names of the metrics of `scope`, comma-separated (for error messages).
