@@ -89,7 +89,7 @@ pub struct BestSet {
     pub margin: f64,
     /// Why no setting is best here: a latency of answers whose settings answered different
     /// numbers of requests ("not comparable: answered 4,800 vs 12"), the run report's rule
-    /// ([`answers_unranked`]), since refusing the slow requests would look faster.
+    /// (`report::replicate::answers_unranked`), since refusing the slow requests would look faster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unranked: Option<String>,
 }

@@ -28,7 +28,7 @@ pub struct DecidePlan {
     /// How each axis's values are written into the scenario.
     pub kinds: Vec<Kind>,
     /// The feasibility bound of each constraint no candidate in any condition could pass
-    /// ([`bounds`]), as `run` and `tune` give them. Not hashed (set after the plan's hash,
+    /// (`bounds`), as `run` and `tune` give them. Not hashed (set after the plan's hash,
     /// from the scenarios the hash covers); absent in plans written before it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bounds: Vec<Ceiling>,
