@@ -132,3 +132,29 @@ fn merge_of_shards_of_different_counts_counts_the_runs_none_holds() {
     assert!(err.contains("/2, /3"), "names the shard counts: {err}");
     assert!(!dir.path().join("m").exists(), "nothing written: {err}");
 }
+
+/// `merge` reads back what the shards wrote (plan.json's feasibility bounds, the journals'
+/// figures), so a figure must come back from JSON bit for bit, or the merged
+/// recommendation.json differs from the one-process sweep in its last digit (seen in the Slurm
+/// check: 0.9999366199549781 written, 0.999936619954978 read). serde_json parses floats
+/// exactly only with its `float_roundtrip` feature.
+#[test]
+fn a_figure_read_back_from_json_is_the_figure_written() {
+    let mut x = 0.9999366199549781_f64;
+    let mut bad = Vec::new();
+    // The figure above, then a spread of ratios and milliseconds by a fixed recurrence.
+    for i in 0..20_000u64 {
+        let text = serde_json::to_string(&x).unwrap();
+        let back: f64 = serde_json::from_str(&text).unwrap();
+        if back.to_bits() != x.to_bits() {
+            bad.push(format!("{text} read as {back}"));
+        }
+        x = ((i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) as f64) / (1u64 << 53) as f64 * 10f64.powi((i % 7) as i32);
+    }
+    assert!(
+        bad.is_empty(),
+        "{} of 20000 figures changed on the way back, e.g. {:?}",
+        bad.len(),
+        &bad[..bad.len().min(3)]
+    );
+}
