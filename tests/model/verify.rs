@@ -38,8 +38,8 @@ fn quick_suite_passes_every_check() {
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let rows: Vec<&str> = stdout.lines().filter(|l| l.contains("PASS") || l.contains("FAIL")).collect();
     // Two M/M/c models x (wait, P(wait)), slot and limiter queue waits, two loss models,
-    // two Little checks, two tails.
-    assert_eq!(rows.len(), 12, "{stdout}");
+    // two Little checks, two tails, M/M/c/K (loss, time in system).
+    assert_eq!(rows.len(), 14, "{stdout}");
     assert!(rows.iter().all(|l| l.contains("PASS")), "{stdout}");
     assert!(stdout.contains("All checks passed."));
 }
@@ -55,6 +55,19 @@ fn too_few_worker_slots_break_erlang_b_and_the_suite_says_so() {
     let row = stdout.lines().find(|l| l.starts_with("erlang-b-exp")).expect("erlang-b-exp row");
     assert!(row.ends_with("FAIL"), "{row}");
     assert!(stdout.contains("1 check(s) FAILED"), "{stdout}");
+}
+
+#[test]
+fn a_gateway_limit_in_front_of_the_finite_queue_breaks_mmck() {
+    // Four worker slots hold at most four calls at the dependency, so none ever finds K = 5
+    // there and no call is shed: P(blocked) falls from 2/11 to 0 (the excess turns into 429s
+    // at the gateway), and the M/M/2/5 row must fail.
+    let dir = edited_models("mmck.ron", "slots: 100000", "slots: 4");
+    let out = brownout(&["verify", "--quick", "--models", dir.path().to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let row = stdout.lines().find(|l| l.contains("P(blocked)")).expect("mmck row");
+    assert!(row.ends_with("FAIL"), "{row}");
 }
 
 #[test]

@@ -80,18 +80,18 @@ impl Report {
 }
 
 /// A quantity read from one replication's summary.
-type Estimator = Box<dyn Fn(&RunSummary) -> f64 + Send + Sync>;
+pub(super) type Estimator = Box<dyn Fn(&RunSummary) -> f64 + Send + Sync>;
 
 /// A comparison before it has been run.
-struct Check {
-    quantity: String,
-    expected: f64,
-    tolerance: f64,
-    why: &'static str,
-    estimate: Estimator,
+pub(super) struct Check {
+    pub(super) quantity: String,
+    pub(super) expected: f64,
+    pub(super) tolerance: f64,
+    pub(super) why: &'static str,
+    pub(super) estimate: Estimator,
 }
 
-fn check(quantity: &str, expected: f64, estimate: Estimator) -> Check {
+pub(super) fn check(quantity: &str, expected: f64, estimate: Estimator) -> Check {
     Check { quantity: quantity.into(), expected, tolerance: 0.0, why: "", estimate }
 }
 
@@ -109,6 +109,7 @@ const MODELS: &[(&str, Derive)] = &[
     ("little", little_checks),
     ("timeout-exp", timeout_checks),
     ("timeout-lognormal", timeout_checks),
+    ("mmck", super::loss_k::mmck_checks),
 ];
 
 /// Run the whole suite.
@@ -206,7 +207,7 @@ fn replicate(
 
 // ---- reading a model's parameters --------------------------------------------------------
 
-fn single_class(s: &Scenario) -> Result<f64, String> {
+pub(super) fn single_class(s: &Scenario) -> Result<f64, String> {
     if s.classes.len() != 1 {
         return Err("a verification model has exactly one class".into());
     }
@@ -216,23 +217,23 @@ fn single_class(s: &Scenario) -> Result<f64, String> {
     }
 }
 
-fn class0(r: &RunSummary) -> &ClassSummary {
+pub(super) fn class0(r: &RunSummary) -> &ClassSummary {
     &r.classes[0]
 }
 
 /// Exponential mean in seconds, or an error naming what the model needs.
-fn exponential_mean_s(l: &Latency) -> Result<f64, String> {
+pub(super) fn exponential_mean_s(l: &Latency) -> Result<f64, String> {
     match l {
         Latency::Exponential { mean } => Ok(secs(mean.ns())),
         _ => Err("the dependency latency must be Exponential for this model".into()),
     }
 }
 
-fn secs(ns: u64) -> f64 {
+pub(super) fn secs(ns: u64) -> f64 {
     ns as f64 / 1e9
 }
 
-fn no_extra_delay(s: &Scenario) -> Result<(), String> {
+pub(super) fn no_extra_delay(s: &Scenario) -> Result<(), String> {
     if !s.fleet.overhead.is_zero() || !s.dependency.hop.is_zero() || s.classes[0].work.is_some() {
         return Err("the model needs zero fleet.overhead, dependency.hop and class work".into());
     }
@@ -325,7 +326,7 @@ fn limiter_queue_checks(s: &Scenario) -> Result<Vec<Check>, String> {
 }
 
 /// Mean of a latency distribution in seconds, where it has a closed form.
-fn latency_mean_s(l: &Latency) -> Result<f64, String> {
+pub(super) fn latency_mean_s(l: &Latency) -> Result<f64, String> {
     match l {
         Latency::Exponential { mean } => Ok(secs(mean.ns())),
         Latency::LogNormal { median, sigma } => Ok(theory::lognormal_mean(secs(median.ns()), *sigma)),
