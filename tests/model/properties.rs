@@ -248,7 +248,13 @@ fn dependency() -> impl Strategy<Value = Dependency> {
                     vec![ModeChange { at, mode: Mode::Unavailable }, ModeChange { at: back, mode: Mode::Healthy }]
                 })
                 .unwrap_or_default();
-            d.capacity = cap.map(|(servers, queue)| Capacity { servers, queue });
+            d.capacity = cap.map(|(servers, queue)| Capacity {
+                servers,
+                queue,
+                discipline: Default::default(),
+                max_wait: None,
+                codel: None,
+            });
             d.hop = brownout::scenario::Delay::Fixed(hop);
             d
         })

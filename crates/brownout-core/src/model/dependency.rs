@@ -165,6 +165,8 @@ pub struct DependencyModel {
     modes: Vec<(Time, Mode)>,
     /// (servers, queue) when capacity is finite.
     pub(crate) capacity: Option<(u32, u32)>,
+    /// How its servers take waiting calls (finite capacity only).
+    pub(crate) server: super::server::ServerRules,
     /// Network time added to each call, drawn per call when it is a distribution.
     hop: DelayDist,
     /// When abandoned calls are cancelled: the time (ns) the cancel takes to arrive.
@@ -253,6 +255,7 @@ impl DependencyModel {
             never_errors,
             modes: d.modes.iter().map(|m| (m.at.ns(), m.mode)).collect(),
             capacity: d.capacity.as_ref().map(|c| (c.servers, c.queue)),
+            server: d.capacity.as_ref().map(super::server::ServerRules::of).unwrap_or_default(),
             hop: DelayDist::build(&d.hop, seed, HOP, dir)?,
             cancel_delay: d.cancellation.delay(),
             latency_draws: Counter::new(seed, LATENCY),

@@ -12,6 +12,7 @@ pub mod dependency;
 pub mod fallback;
 pub(crate) mod outlier;
 pub mod records;
+pub(crate) mod server;
 mod world;
 
 use std::fmt;

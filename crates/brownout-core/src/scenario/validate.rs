@@ -385,6 +385,19 @@ fn validate_dependency(s: &Scenario) -> Result<(), Invalid> {
     if d.capacity.as_ref().is_some_and(|c| c.servers == 0) {
         return Err(bad(at("capacity.servers"), "dependency.capacity.servers must be >= 1"));
     }
+    if let Some(c) = &d.capacity {
+        if c.max_wait.is_some_and(|w| w.ns() == 0) {
+            return Err(bad(at("capacity.max_wait"), "dependency.capacity.max_wait must be > 0 (or left out)"));
+        }
+        if let Some(k) = &c.codel {
+            if k.target.ns() == 0 {
+                return Err(bad(at("capacity.codel.target"), "dependency.capacity.codel.target must be > 0"));
+            }
+            if k.interval < k.target {
+                return Err(bad(at("capacity.codel.interval"), "dependency.capacity.codel.interval must be >= target"));
+            }
+        }
+    }
     Ok(())
 }
 

@@ -30,6 +30,7 @@ impl<'m, R: Record> World<'m, R> {
                 calls: Slab::new(),
                 busy: vec![0; replicas],
                 queue: vec![VecDeque::new(); replicas],
+                codel: vec![Default::default(); replicas],
                 in_flight: 0,
             },
             draws: Draws::new(m.seed),

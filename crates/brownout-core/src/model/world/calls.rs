@@ -203,17 +203,41 @@ impl<R: Record> World<'_, R> {
         }
     }
 
-    /// A server of replica `r` is free: the next queued call starts service.
+    /// A server of replica `r` is free: the next queued call by the dependency's rules
+    /// (`model::server`) starts service; calls those rules shed on the way get a 503 at once.
     fn free_server(&mut self, now: Time, q: &mut EventQueue<Ev>, r: usize) {
         dec!(self.upstream.busy[r]);
-        while let Some(next) = self.upstream.queue[r].pop_front() {
-            if let Some(n) = self.upstream.calls.get_mut(next) {
-                n.holds_server = true;
-                self.upstream.busy[r] += 1;
-                self.serve_call(now, q, next);
-                break;
-            }
+        let up = &mut self.upstream;
+        let calls = &up.calls;
+        let mut shed = Vec::new();
+        let next = crate::model::server::take_next(
+            &self.m.dep.server,
+            &mut up.queue[r],
+            &mut up.codel[r],
+            now,
+            |t| calls.get(t).map(|c| c.sent_at),
+            &mut shed,
+        );
+        for call in shed {
+            self.shed_call(now, q, call);
         }
+        if let Some(next) = next {
+            self.upstream.calls.get_mut(next).expect("a live queued call").holds_server = true;
+            self.upstream.busy[r] += 1;
+            self.serve_call(now, q, next);
+        }
+    }
+
+    /// The dependency sheds a call without serving it (a full queue, a wait past `max_wait`,
+    /// a CoDel drop): a 503 that reaches the caller after the network's round trip. It never
+    /// held a server, so it reports no queue wait or service time.
+    fn shed_call(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
+        let c = self.upstream.calls.get_mut(call).expect("live call");
+        let hop = self.m.dep.hop(c.class as u64, c.key, c.attempt as u64);
+        c.error = true;
+        c.served_at = Time::MAX;
+        c.done_at = now.saturating_add(hop);
+        q.schedule_at(c.done_at, Ev::DepDone { call });
     }
 
     /// Route a call to a replica and into service or its queue.
@@ -245,12 +269,7 @@ impl<R: Record> World<'_, R> {
                     self.upstream.queue[r].push_back(call);
                 } else {
                     // Queue full: the dependency sheds the call with a fast 503.
-                    let hop = self.m.dep.hop(c.class as u64, c.key, c.attempt as u64);
-                    let c = self.upstream.calls.get_mut(call).expect("live call");
-                    c.error = true;
-                    c.served_at = Time::MAX; // never served: no wait or service to report
-                    c.done_at = now.saturating_add(hop);
-                    q.schedule_at(c.done_at, Ev::DepDone { call });
+                    self.shed_call(now, q, call);
                 }
             }
             cap => {

@@ -296,8 +296,11 @@ pub(super) struct Upstream {
     pub calls: Slab<Call>,
     /// Per replica, servers busy (count; finite capacity only).
     pub busy: Vec<u32>,
-    /// Per replica, calls waiting for a server, FIFO (stale entries skipped).
+    /// Per replica, calls waiting for a server, in arrival order (stale entries skipped);
+    /// `model::server::take_next` picks the next by the dependency's discipline.
     pub queue: Vec<VecDeque<Token>>,
+    /// Per replica, the CoDel state of its queue (unused without `capacity.codel`).
+    pub codel: Vec<crate::model::server::Codel>,
     /// Calls that reached the dependency and have not been answered (count).
     pub in_flight: u64,
 }

@@ -530,4 +530,47 @@ pub struct Capacity {
     pub servers: u32,
     /// Calls that may wait; beyond it a call fails at once with 503.
     pub queue: u32,
+    /// Which waiting call a free server takes: `Fifo` (default, the oldest) or `Lifo` (the
+    /// newest, so under overload fresh calls are served in time and old ones wait on).
+    #[serde(default, skip_serializing_if = "Discipline::is_fifo")]
+    pub discipline: Discipline,
+    /// A call that waited longer than this when a server reaches it is shed: answered 503 at
+    /// once, using no service (its caller has likely given up). None = never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_wait: Option<Dur>,
+    /// CoDel (RFC 8289) on the queue: when the calls taken have waited at least `target` for
+    /// a whole `interval`, shed calls at the head, the next `interval / sqrt(drops)` later,
+    /// until a call taken waited less than `target` (or at most one call is left waiting).
+    /// Shed calls are answered 503 at once, using no service. None = never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codel: Option<CoDel>,
+}
+
+/// The order in which a dependency's free servers take waiting calls.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, schemars::JsonSchema)]
+pub enum Discipline {
+    /// First in, first out: the call that waited longest.
+    #[default]
+    Fifo,
+    /// Last in, first out: the call that arrived last.
+    Lifo,
+}
+
+impl Discipline {
+    /// The default, FIFO.
+    pub fn is_fifo(&self) -> bool {
+        *self == Discipline::Fifo
+    }
+}
+
+/// CoDel's two settings (Nichols and Jacobson; RFC 8289 section 4).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CoDel {
+    /// The sojourn (queue wait) CoDel tolerates standing (> 0; RFC 8289's default 5 ms is for
+    /// packets: a service's is nearer its normal queue wait).
+    pub target: Dur,
+    /// How long the wait must stay above `target` before the first drop, and the base of the
+    /// drop spacing `interval / sqrt(drops)` (> 0, at least `target`).
+    pub interval: Dur,
 }
