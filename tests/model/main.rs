@@ -19,6 +19,7 @@ mod memory;
 mod model;
 mod outcomes;
 mod overheads;
+mod periodic_arrivals;
 mod phases;
 mod population;
 mod properties;

@@ -193,6 +193,10 @@ pub(crate) fn in_time_ceiling(
                 let r = *rate_per_s;
                 Weights::Rate(Box::new(move |_| r))
             }
+            Arrivals::Periodic { rate_per_s, phase } => {
+                let (r, from) = (*rate_per_s, phase.ns());
+                Weights::Rate(Box::new(move |t| if t >= from { r } else { 0.0 }))
+            }
             _ => match arrivals {
                 ArrivalGen::Profile { rate, .. } => {
                     let rate = rate.clone();

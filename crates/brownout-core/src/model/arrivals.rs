@@ -62,6 +62,17 @@ pub(crate) enum ArrivalGen {
         /// Think time distribution.
         think: Option<Exp<f64>>,
     },
+    /// Evenly spaced: the k-th at `phase + floor(k x num / den)` ns.
+    Periodic {
+        /// First arrival, ns.
+        phase: Time,
+        /// The spacing in ns is exactly `num / den` (a fraction in lowest terms).
+        num: u128,
+        /// See `num`.
+        den: u128,
+        /// Index of the next arrival.
+        next: u64,
+    },
     /// Scripted times.
     Scripted {
         /// Times.
@@ -106,6 +117,10 @@ impl ArrivalGen {
                 users: *users,
                 think: (think.ns() > 0).then(|| Exp::new(1.0 / think.ns() as f64).expect("positive mean")),
             },
+            Arrivals::Periodic { rate_per_s, phase } => {
+                let (num, den) = spacing_ns(*rate_per_s).ok_or("Periodic: rate_per_s must be > 0 and finite")?;
+                ArrivalGen::Periodic { phase: phase.ns(), num, den, next: 0 }
+            }
             Arrivals::Scripted { times } => {
                 ArrivalGen::Scripted { times: times.iter().map(|d| d.ns()).collect(), next: 0 }
             }
@@ -132,6 +147,13 @@ impl ArrivalGen {
                 None
             }
             ArrivalGen::Closed { .. } => None,
+            ArrivalGen::Periodic { phase, num, den, next } => {
+                // Exact: the k-th time from k alone, so no rounding error accumulates. Past
+                // u128 (beyond any horizon for a rate above 1e-9/s) there is no next.
+                let offset = u128::from(*next).checked_mul(*num)? / *den;
+                *next += 1;
+                Some(phase.saturating_add(Time::try_from(offset).unwrap_or(Time::MAX)))
+            }
             ArrivalGen::Scripted { times, next } => {
                 let t = times.get(*next).copied();
                 *next += 1;
@@ -157,6 +179,34 @@ impl ArrivalGen {
     }
 }
 
+/// The spacing of `rate_per_s` evenly spaced arrivals, 1e9 / rate ns, as an exact fraction
+/// (num, den) in lowest terms. The rate is taken as the decimal Rust prints for it (the
+/// shortest that reads back as the same f64, so `0.1` is one tenth, not the binary value
+/// just above it). None for a rate that is not positive and finite.
+pub(crate) fn spacing_ns(rate_per_s: f64) -> Option<(u128, u128)> {
+    if !(rate_per_s > 0.0 && rate_per_s.is_finite()) {
+        return None;
+    }
+    // `Display` for f64 never uses an exponent: digits, maybe a point and more digits.
+    let text = rate_per_s.to_string();
+    let (whole, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let digits: u128 = format!("{whole}{frac}").trim_start_matches('0').parse().ok()?;
+    // rate = digits / 10^d, so 1e9 / rate = 1e9 x 10^d / digits.
+    let mut num = 10u128.checked_pow(9 + frac.len() as u32)?;
+    let mut den = digits;
+    let g = gcd(num, den);
+    num /= g;
+    den /= g;
+    Some((num, den))
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,6 +228,38 @@ mod tests {
             t = next;
         }
         n
+    }
+
+    /// The first `n` times of a periodic process.
+    fn periodic(rate_per_s: f64, phase: Time, n: usize) -> Vec<Time> {
+        let a = Arrivals::Periodic { rate_per_s, phase: Dur(phase) };
+        let mut g = ArrivalGen::build(&a, Path::new(".")).unwrap();
+        let mut rng = stream(5, "t");
+        (0..n).map(|_| g.next(0, &mut rng).unwrap()).collect()
+    }
+
+    #[test]
+    fn periodic_times_are_exact_and_do_not_drift() {
+        // 3/s: floor(k x 1e9 / 3) = 0, 333333333, 666666666, 1e9 (exact, no drift).
+        assert_eq!(periodic(3.0, 0, 4), [0, 333_333_333, 666_666_666, SECOND]);
+        // After 3 million arrivals (a million seconds) still exactly on the second.
+        let mut g = ArrivalGen::Periodic { phase: 0, num: 1_000_000_000, den: 3, next: 3_000_000 };
+        assert_eq!(g.next(0, &mut stream(5, "t")), Some(1_000_000 * SECOND));
+        // 0.1/s is every 10 s exactly (the decimal 0.1, not its binary neighbour).
+        assert_eq!(periodic(0.1, 7, 3), [7, 10 * SECOND + 7, 20 * SECOND + 7]);
+        // 7/s from a phase of 5 ns: floor(k x 1e9 / 7) = 142857142, 285714285.
+        assert_eq!(periodic(7.0, 5, 3), [5, 142_857_147, 285_714_290]);
+        assert_eq!(spacing_ns(2.5), Some((400_000_000, 1)));
+        assert_eq!(spacing_ns(0.0), None);
+        assert_eq!(spacing_ns(f64::NAN), None);
+    }
+
+    #[test]
+    fn periodic_counts_are_exactly_floor() {
+        // [0, 10 s] at 3/s from a phase of 100 ms: floor(9.9 x 3) + 1 = 30 arrivals.
+        assert_eq!(count(&Arrivals::Periodic { rate_per_s: 3.0, phase: Dur::ms(100) }, 0, 10 * SECOND), 30);
+        // At 2.5/s from 0 over [0, 4 s]: 0, 0.4, ..., 4.0: floor(4 x 2.5) + 1 = 11.
+        assert_eq!(count(&Arrivals::Periodic { rate_per_s: 2.5, phase: Dur(0) }, 0, 4 * SECOND), 11);
     }
 
     #[test]

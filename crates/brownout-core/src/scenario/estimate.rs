@@ -437,6 +437,9 @@ fn class_requests(s: &Scenario, c: &super::Class, index: usize, rates: &DataRate
             (base_rate_per_s * secs(h) + base_rate_per_s * (multiplier - 1.0).max(0.0) * inside, 0.0)
         }
         Arrivals::Scripted { times } => (times.iter().filter(|t| t.ns() <= h).count() as f64, 0.0),
+        Arrivals::Periodic { rate_per_s, phase } => {
+            (if phase.ns() > h { 0.0 } else { (secs(h - phase.ns()) * rate_per_s).floor() + 1.0 }, 0.0)
+        }
         // The rates live in a data file: counted once `load` has read it.
         // `load` lists the rates in class order: a search, not a scan per class.
         Arrivals::Csv { .. } => match rates.binary_search_by_key(&index, |(i, _)| *i).ok().map(|k| &rates[k]) {

@@ -260,6 +260,9 @@ fn validate_arrivals(a: &Arrivals) -> Result<(), Sub> {
                 Ok(())
             }
         }
+        Arrivals::Periodic { rate_per_s, .. } if !(*rate_per_s > 0.0 && *rate_per_s <= 1e9) => {
+            Err(sub("Periodic.rate_per_s", "Periodic rate_per_s must be > 0 and at most 1e9 (one per ns)"))
+        }
         Arrivals::Burst { base_rate_per_s, multiplier, .. } => {
             if !non_negative(*base_rate_per_s) {
                 Err(sub("Burst.base_rate_per_s", "Burst base_rate_per_s must be >= 0"))

@@ -106,6 +106,17 @@ pub enum Arrivals {
         /// Rate multiplier during the burst (>= 0).
         multiplier: f64,
     },
+    /// Deterministic arrivals, evenly spaced: the k-th (from 0) at `phase + k / rate_per_s`,
+    /// rounded down to the nanosecond from the exact quotient (the rate read as the decimal it
+    /// is written as), so the spacing never drifts: 3/s arrives at exactly 1 s, 2 s, ... and
+    /// [phase, T] holds floor((T - phase) x rate_per_s) + 1 arrivals.
+    Periodic {
+        /// Requests per second across the fleet (> 0, at most 1e9: one per nanosecond).
+        rate_per_s: f64,
+        /// Time of the first arrival (default 0).
+        #[serde(default)]
+        phase: Dur,
+    },
     /// Replay a request-rate time series from a CSV file (columns `t_s`, `rate_per_s`),
     /// piecewise linear, as Poisson arrivals.
     Csv {
