@@ -18,6 +18,6 @@ pub use decide_check::{Resolve, measure_of, validate_decide};
 pub(crate) use decide_check::{check_business, check_fraction, check_measure};
 pub use fallback::FallbackAnswer;
 pub use load::{ScenarioError, data_files, load, load_text, load_with_plugins, parse};
-pub(crate) use names::check_file_name;
+pub(crate) use names::{check_file_name, file_stem};
 pub use types::*;
 pub use validate::{Invalid, MAX_REPLICATIONS, validate};
