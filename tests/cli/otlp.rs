@@ -167,9 +167,9 @@ fn traces_the_real_sdk_wrote_calibrate_back_to_their_shape() {
     assert_eq!(ms.len(), 8_400);
     let n = ms.len() as f64;
     // z_p of the standard normal (any table): 0.5 -> 0, 0.9 -> 1.281552, 0.99 -> 2.326348.
-    for (p, z) in [(0.5, 0.0), (0.9, 1.281_552), (0.99, 2.326_348)] {
+    for (p, z) in [(0.5, 0.0f64), (0.9, 1.281_552), (0.99, 2.326_348)] {
         let got = ms[(p * n).ceil() as usize - 1];
-        let want = 40.0 * (0.5 * z as f64).exp();
+        let want = 40.0 * (0.5 * z).exp();
         let tol = 5.0 * (p * (1.0 - p) / n).sqrt() / (phi(z) / 0.5);
         assert!((got / want).ln().abs() <= tol, "p{}: {got} ms against {want} ms (log tolerance {tol})", p * 100.0);
     }

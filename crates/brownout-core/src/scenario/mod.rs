@@ -22,6 +22,9 @@ pub use fallback::FallbackAnswer;
 #[cfg(feature = "import")]
 pub use import_warnings::import_warnings;
 pub use load::{ScenarioError, data_files, load, load_text, load_with_plugins, parse};
-pub(crate) use names::{check_file_name, file_stem};
+pub(crate) use names::check_file_name;
+// `calibrate` names classes after routes, as chart files will be named.
+#[cfg(feature = "import")]
+pub(crate) use names::file_stem;
 pub use types::*;
 pub use validate::{Invalid, MAX_REPLICATIONS, validate};

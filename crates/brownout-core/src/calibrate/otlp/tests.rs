@@ -146,7 +146,8 @@ fn routes_rates_latency_errors_and_links_match_a_count_by_hand() {
     assert_eq!((c.t0_ns, c.end_ns), (T0_NS, T0_NS + 20_000_000_000));
     // Two steps of 10 s: /a has 2 requests in each (0, 5 s; 10, 19 s) = 0.2/s; "GET /b" 1 in
     // each = 0.1/s.
-    let rates: Vec<(&str, &str, Vec<(u64, f64, u64, u64)>)> =
+    type Rates = Vec<(u64, f64, u64, u64)>;
+    let rates: Vec<(&str, &str, Rates)> =
         c.routes.iter().map(|r| (r.class.as_str(), r.source, r.rates.clone())).collect();
     let ten = 10_000_000_000;
     assert_eq!(
