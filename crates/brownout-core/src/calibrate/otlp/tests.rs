@@ -309,3 +309,31 @@ fn files_that_are_not_otlp_traces_are_refused_at_their_place() {
     let e = bad("\n\n");
     assert!(e.message.contains("empty"), "{e}");
 }
+
+#[test]
+fn a_cycle_of_parent_ids_ends_the_walk_and_the_call_is_in_no_route() {
+    let mut v = shop();
+    // Two INTERNAL spans, each the other's parent, over a call to inv.
+    v.push(S { trace: 9, id: 900, parent: 901, name: "x", kind: 1, start_ms: 0, end_ms: 10, status: 0, attrs: &[] });
+    v.push(S { trace: 9, id: 901, parent: 900, name: "y", kind: 1, start_ms: 0, end_ms: 10, status: 0, attrs: &[] });
+    v.push(S {
+        trace: 9,
+        id: 902,
+        parent: 900,
+        name: "GET",
+        kind: 3,
+        start_ms: 1,
+        end_ms: 9,
+        status: 0,
+        attrs: &[("peer.service", "inv")],
+    });
+    let c = fit(&file("gw", &v, 4), &opts());
+    let said: Vec<String> = c.skipped.iter().map(ToString::to_string).collect();
+    assert_eq!(said.len(), 1, "{said:#?}");
+    assert!(
+        said[0].starts_with("span 0000000000000386 (trace ") && said[0].contains("more than 64 parents"),
+        "{said:?}"
+    );
+    assert_eq!(c.dependencies[0].calls, 5);
+    assert_eq!(c.links[0].calls, 4);
+}
