@@ -1,12 +1,14 @@
-//! `brownout calibrate prometheus FILE... --class NAME=SELECTOR ... --out DIR`: a runnable
-//! scenario fitted from `/api/v1/query_range` answers (the fit is `brownout::calibrate`'s).
+//! `brownout calibrate prometheus FILE... --class NAME=SELECTOR ... --out DIR` and
+//! `brownout calibrate otlp FILE... --out DIR`: a runnable scenario fitted from
+//! `/api/v1/query_range` answers or from OpenTelemetry traces (the fits are
+//! `brownout::calibrate`'s).
 
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
 use super::{Failure, Named};
-use brownout::calibrate::{self, LatencySource, Options, Selector};
+use brownout::calibrate::{self, LatencySource, Options, Selector, otlp};
 use brownout::report::escape;
 
 /// Arguments of `brownout calibrate`.
@@ -22,6 +24,36 @@ enum Source {
     /// Prometheus `/api/v1/query_range` answers (JSON): per-class request rates and the
     /// dependency's latency histogram buckets or quantiles (docs/openmetrics.md).
     Prometheus(PrometheusArgs),
+    /// OpenTelemetry traces as the Collector's file exporter writes them (OTLP JSON): per-route
+    /// arrivals, the dependency's latency and error rate, which routes call which
+    /// dependencies (docs/calibrate.md).
+    Otlp(OtlpArgs),
+}
+
+/// Arguments of `brownout calibrate otlp`.
+#[derive(Args, Debug)]
+struct OtlpArgs {
+    /// The trace files (OTLP JSON: one request a line, or one document).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The service (resource `service.name`) whose SERVER spans are the routes. Default: the
+    /// one service with SERVER spans.
+    #[arg(long)]
+    service: Option<String>,
+    /// The dependency written as the scenario's, by its `peer.service` (else
+    /// `server.address`). Default: the one called most.
+    #[arg(long)]
+    dependency: Option<String>,
+    /// The width of a step of the arrival and error-rate profiles.
+    #[arg(long, default_value = "1m")]
+    step: String,
+    /// Most routes written as classes (the busiest); the others are skipped and listed.
+    #[arg(long, default_value_t = 50)]
+    max_routes: usize,
+    /// The folder to write (`scenario.ron`, `dependency-latency.csv`, `fit.md`); must not
+    /// exist.
+    #[arg(long, short = 'o')]
+    out: PathBuf,
 }
 
 /// Arguments of `brownout calibrate prometheus`.
@@ -60,12 +92,11 @@ fn pair(text: &str, what: &str) -> Result<(String, Selector), Failure> {
 
 /// Fit, check the scenario, and write the folder; exit 2 with nothing written on bad input.
 pub fn calibrate(args: CalibrateArgs) -> Result<(), Failure> {
-    let Source::Prometheus(a) = args.source;
-    let inputs: Vec<Named> = a.files.iter().map(|f| Named::new("the input", f)).collect();
-    super::check_paths(Some(&Named::new("--out", &a.out)), &[], &inputs)?;
-    if a.out.exists() {
-        return Err(Failure::input(format!("error: --out {} exists: calibrate writes a new folder", a.out.display())));
-    }
+    let a = match args.source {
+        Source::Prometheus(a) => a,
+        Source::Otlp(a) => return otlp(a),
+    };
+    fresh_out(&a.files, &a.out)?;
     let classes = a.classes.iter().map(|c| pair(c, "--class")).collect::<Result<Vec<_>, _>>()?;
     let latency = match &a.latency {
         Some(s) => {
@@ -99,23 +130,93 @@ pub fn calibrate(args: CalibrateArgs) -> Result<(), Failure> {
     for k in &fitted.skipped {
         eprintln!("{}", escape::terminal(&format!("skipped: {k}")));
     }
-    write(&a.out, &fitted, &opts)?;
+    let mut files = vec![("scenario.ron", fitted.scenario.as_str()), ("fit.md", fitted.report.as_str())];
+    if let Some(csv) = &fitted.latency_csv {
+        files.push((opts.latency_file.as_str(), csv));
+    }
+    write(&a.out, &files)?;
     eprintln!("{}", escape::terminal(&format!("wrote {} (scenario.ron, fit.md)", a.out.display())));
     Ok(())
 }
 
-/// Stage the folder beside `out`, check its scenario as `brownout check` does, then rename it
-/// into place: a scenario `check` rejects is never written.
-fn write(out: &Path, fitted: &calibrate::Calibrated, opts: &Options) -> Result<(), Failure> {
+/// Refuse an `--out` that exists or that is one of the inputs.
+fn fresh_out(files: &[PathBuf], out: &Path) -> Result<(), Failure> {
+    let inputs: Vec<Named> = files.iter().map(|f| Named::new("the input", f)).collect();
+    super::check_paths(Some(&Named::new("--out", out)), &[], &inputs)?;
+    if out.exists() {
+        return Err(Failure::input(format!("error: --out {} exists: calibrate writes a new folder", out.display())));
+    }
+    Ok(())
+}
+
+/// Skipped spans printed before the rest are only counted (fit.md lists them all).
+const SKIPS_SHOWN: usize = 20;
+
+/// `brownout calibrate otlp`: fit, print the route -> dependency map, check and write.
+fn otlp(a: OtlpArgs) -> Result<(), Failure> {
+    fresh_out(&a.files, &a.out)?;
+    let step = brownout::units::parse_duration(&a.step)
+        .map(brownout::units::Dur)
+        .map_err(|m| Failure::input(format!("error: --step: {m}")))?;
+    let opts = otlp::Options {
+        service: a.service,
+        dependency: a.dependency,
+        step,
+        max_routes: a.max_routes,
+        latency_file: "dependency-latency.csv".into(),
+    };
+    let mut spans = Vec::new();
+    for f in &a.files {
+        spans.extend(otlp::read(f).map_err(|e| Failure::input(format!("error: {e}")))?);
+    }
+    let fitted = otlp::calibrate(&spans, &opts).map_err(|e| Failure::input(format!("error: {e}")))?;
+    for k in fitted.skipped.iter().take(SKIPS_SHOWN) {
+        eprintln!("{}", escape::terminal(&format!("skipped: {k}")));
+    }
+    if fitted.skipped.len() > SKIPS_SHOWN {
+        eprintln!("skipped: {} more (fit.md lists every one)", fitted.skipped.len() - SKIPS_SHOWN);
+    }
+    write(
+        &a.out,
+        &[("scenario.ron", &fitted.scenario), (&opts.latency_file, &fitted.latency_csv), ("fit.md", &fitted.report)],
+    )?;
+    for l in &fitted.links {
+        println!(
+            "{}",
+            escape::terminal(&format!(
+                "calls: class {:?} -> {:?}: {:.3} per request ({} of {} requests call it)",
+                l.class,
+                l.dependency,
+                l.per_request(),
+                l.requests_calling,
+                l.requests
+            ))
+        );
+    }
+    let d = &fitted.dependencies[fitted.chosen];
+    eprintln!(
+        "{}",
+        escape::terminal(&format!(
+            "wrote {} (scenario.ron, {}, fit.md): {} classes, dependency {:?} ({} calls)",
+            a.out.display(),
+            opts.latency_file,
+            fitted.routes.len(),
+            d.name,
+            d.calls
+        ))
+    );
+    Ok(())
+}
+
+/// Stage the folder beside `out` with `files` (name, text), check its scenario as `brownout
+/// check` does, then rename it into place: a scenario `check` rejects is never written.
+fn write(out: &Path, files: &[(&str, &str)]) -> Result<(), Failure> {
     let fail = |e: &dyn std::fmt::Display| Failure::input(format!("error: {}: {e}", out.display()));
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let stage = tempfile::Builder::new().prefix(".calibrate.").tempdir_in(parent).map_err(|e| fail(&e))?;
-    let put = |name: &str, text: &str| std::fs::write(stage.path().join(name), text).map_err(|e| fail(&e));
-    put("scenario.ron", &fitted.scenario)?;
-    if let Some(csv) = &fitted.latency_csv {
-        put(&opts.latency_file, csv)?;
+    for (name, text) in files {
+        std::fs::write(stage.path().join(name), text).map_err(|e| fail(&e))?;
     }
-    put("fit.md", &fitted.report)?;
     if let Err(e) = brownout::scenario::load(&stage.path().join("scenario.ron")) {
         return Err(Failure::input(format!(
             "error: the fitted scenario does not pass `brownout check`, so nothing is written: {e}"

@@ -56,6 +56,7 @@ const EXAMPLES: &[(&str, &[&str])] = &[
         "calibrate",
         &[
             "brownout calibrate prometheus rates.json latency.json --class browse=browse_requests_total --latency dependency_latency_seconds_bucket --out fitted",
+            "brownout calibrate otlp traces.jsonl --service gateway --step 1m --out fitted",
         ],
     ),
     ("explain", &["brownout explain", "brownout explain TieredBulkhead", "brownout explain --all > docs/reference.md"]),

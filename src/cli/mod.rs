@@ -65,7 +65,8 @@ enum Command {
     Import(import::ImportArgs),
     /// Write a run's time series for other tools: `export openmetrics DIR --start TIME`.
     Export(export::ExportArgs),
-    /// Fit a runnable scenario from telemetry: `calibrate prometheus RANGE.json... --out DIR`.
+    /// Fit a runnable scenario from telemetry: `calibrate prometheus RANGE.json... --out DIR`,
+    /// `calibrate otlp TRACES.jsonl... --out DIR`.
     Calibrate(calibrate::CalibrateArgs),
 }
 

@@ -60,7 +60,12 @@ pub struct RunArgs {
 /// Load and validate a scenario, its data files and plugin layers (the binary registers no
 /// plugins), exactly as `check` and `run` both do.
 pub fn load_scenario(path: &Path) -> Result<scenario::Scenario, scenario::ScenarioError> {
-    scenario::load_with_plugins(path, &brownout::policy::plugin::Plugins::new())
+    let s = scenario::load_with_plugins(path, &brownout::policy::plugin::Plugins::new())?;
+    // What an Import layer's file holds that a stack cannot (Envoy's outlier detection).
+    for w in scenario::import_warnings(path) {
+        eprintln!("{}", brownout::report::escape::terminal(&format!("warning: {}: {w}", path.display())));
+    }
+    Ok(s)
 }
 
 /// Load, validate and build a scenario; errors are bad input (exit 2), with the scenario error

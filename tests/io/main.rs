@@ -14,3 +14,4 @@ mod files;
 mod journal;
 mod loader_fuzz;
 mod locations;
+mod otlp_input;

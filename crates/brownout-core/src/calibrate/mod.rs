@@ -6,8 +6,10 @@
 //! written cites its series and time in a RON comment; the fit report sets the fitted
 //! quantiles beside the data's at each step. What cannot be used is skipped with the series,
 //! the time and the reason, or refused with the file, line and column.
+//! The `otlp` module is the same from OpenTelemetry traces (docs/calibrate.md).
 
 mod latency;
+pub mod otlp;
 mod read;
 mod write;
 

@@ -25,6 +25,8 @@ mod read;
 #[cfg(feature = "import")]
 mod resilience4j;
 #[cfg(feature = "import")]
+mod snippet;
+#[cfg(feature = "import")]
 pub(crate) mod tree;
 
 use std::fmt;

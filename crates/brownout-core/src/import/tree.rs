@@ -254,14 +254,47 @@ pub(crate) fn json(text: &str) -> Result<Node, ImportError> {
         at_pos(at, format!("malformed JSON: {}", e.kind()))
     })?;
     match parsed.value {
-        Some(v) => from_json(text, v),
+        Some(v) => from_json(&mut Cursor::new(text), v),
         None => Err(at_pos(Pos { line: 1, col: 1 }, "malformed JSON: the file holds no value")),
     }
 }
 
-fn from_json(text: &str, v: JsonValue) -> Result<Node, ImportError> {
+/// Positions of byte offsets met in increasing order (as `from_json` meets the values, in
+/// document order), each found from the last one: a large document's positions cost one pass
+/// over its text, not one pass per value (an OTLP trace file holds millions of values).
+struct Cursor<'a> {
+    text: &'a str,
+    offset: usize,
+    at: Pos,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(text: &'a str) -> Self {
+        Self { text, offset: 0, at: Pos { line: 1, col: 1 } }
+    }
+
+    /// The position of `offset`, as [`pos_of`] gives it.
+    fn pos(&mut self, offset: usize) -> Pos {
+        let offset = offset.min(self.text.len());
+        if offset < self.offset || !self.text.is_char_boundary(offset) {
+            return pos_of(self.text, offset);
+        }
+        let step = &self.text[self.offset..offset];
+        match step.rfind('\n') {
+            Some(i) => {
+                self.at.line += step.matches('\n').count();
+                self.at.col = step[i + 1..].chars().count() + 1;
+            }
+            None => self.at.col += step.chars().count(),
+        }
+        self.offset = offset;
+        self.at
+    }
+}
+
+fn from_json(cur: &mut Cursor, v: JsonValue) -> Result<Node, ImportError> {
     use jsonc_parser::common::Ranged;
-    let at = pos_of(text, v.range().start);
+    let at = cur.pos(v.range().start);
     let v = match v {
         JsonValue::NullKeyword(_) => Val::Null,
         JsonValue::BooleanLit(b) => Val::Bool(b.value),
@@ -270,7 +303,7 @@ fn from_json(text: &str, v: JsonValue) -> Result<Node, ImportError> {
             Ok(i) => Val::Int(i),
             Err(_) => Val::Float(n.value.parse().map_err(|_| at_pos(at, format!("bad number {}", n.value)))?),
         },
-        JsonValue::Array(a) => Val::Seq(a.elements.into_iter().map(|x| from_json(text, x)).collect::<Result<_, _>>()?),
+        JsonValue::Array(a) => Val::Seq(a.elements.into_iter().map(|x| from_json(cur, x)).collect::<Result<_, _>>()?),
         JsonValue::Object(o) => {
             let mut entries = Vec::with_capacity(o.properties.len());
             for p in o.properties {
@@ -278,7 +311,8 @@ fn from_json(text: &str, v: JsonValue) -> Result<Node, ImportError> {
                     ObjectPropName::String(s) => (s.value.into_owned(), s.range.start),
                     ObjectPropName::Word(w) => (w.value.to_string(), w.range.start),
                 };
-                entries.push(Entry { key, at: pos_of(text, start), value: from_json(text, p.value)? });
+                let at = cur.pos(start);
+                entries.push(Entry { key, at, value: from_json(cur, p.value)? });
             }
             Val::Map(entries)
         }
@@ -322,6 +356,23 @@ mod tests {
         assert_eq!(n.get_exact("x").unwrap().at, Pos { line: 3, col: 11 });
         let e = json("{\"a\": }").unwrap_err();
         assert_eq!((e.line, e.col), (1, 7));
+    }
+
+    /// Positions found by the cursor, each from the previous one, across lines, CRLF and
+    /// characters of several bytes (counted by hand in the text below).
+    #[test]
+    fn json_cursor_positions_across_lines_and_wide_characters() {
+        let text = "{\"é\": [1,\n  {\"ü\": \"ß\", \"k\": null}],\r\n \"z\": {\"y\":\n\n [true, \"€\", 2.5]}}";
+        let n = json(text).unwrap();
+        let Val::Seq(list) = &n.get_exact("é").unwrap().value.v else { panic!() };
+        let k = list[1].get_exact("k").unwrap();
+        assert_eq!((k.at, k.value.at), (Pos { line: 2, col: 14 }, Pos { line: 2, col: 19 }));
+        let z = n.get_exact("z").unwrap();
+        assert_eq!(z.at, Pos { line: 3, col: 2 });
+        let y = &z.value.get_exact("y").unwrap().value;
+        assert_eq!(y.at, Pos { line: 5, col: 2 });
+        let Val::Seq(items) = &y.v else { panic!() };
+        assert_eq!(items[2].at, Pos { line: 5, col: 14 });
     }
 
     #[test]

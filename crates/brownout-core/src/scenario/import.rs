@@ -128,14 +128,16 @@ fn imported(cfg: &ImportLayerConfig, dir: &Path, at: &str) -> Result<Expanded, E
             ExpandError::Imported { path: at.to_string(), error }
         }
     })?;
-    if let Some(sn) = out.snippets.first() {
+    // A part that belongs elsewhere (Envoy's outlier detection) beside layers is a warning
+    // (`import_warnings`); alone, the layer would give nothing, so it is refused with the
+    // fragment to set instead.
+    if let (Some(sn), true) = (out.snippets.first(), out.layers.is_empty()) {
         let m = format!(
-            "{}: its {} belongs under {}, not in a stack: run `brownout import {} {}` and place it there",
+            "{} gives no stack layer, only {}, which belongs under {}: set it there instead of this layer:\n{}",
             cfg.file,
             sn.field,
             sn.place,
-            out.library.name(),
-            cfg.file
+            sn.fragment(4)
         );
         return Err(whole(m, "file"));
     }

@@ -6,6 +6,8 @@ mod decide_check;
 pub(crate) mod estimate;
 mod fallback;
 mod import;
+#[cfg(feature = "import")]
+mod import_warnings;
 mod load;
 pub(crate) mod locate;
 mod names;
@@ -17,7 +19,12 @@ pub(crate) use crate::units::parse_duration;
 pub use decide_check::{Resolve, measure_of, validate_decide};
 pub(crate) use decide_check::{check_business, check_fraction, check_measure};
 pub use fallback::FallbackAnswer;
+#[cfg(feature = "import")]
+pub use import_warnings::import_warnings;
 pub use load::{ScenarioError, data_files, load, load_text, load_with_plugins, parse};
 pub(crate) use names::check_file_name;
+// `calibrate` names classes after routes, as chart files will be named.
+#[cfg(feature = "import")]
+pub(crate) use names::file_stem;
 pub use types::*;
 pub use validate::{Invalid, MAX_REPLICATIONS, validate};
