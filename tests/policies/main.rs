@@ -19,5 +19,6 @@ mod plugin;
 mod policy_hooks;
 mod policy_registry;
 mod policy_status;
+mod retry_predicates;
 mod shed_by_deadline;
 mod trajectories;

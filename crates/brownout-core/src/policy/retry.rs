@@ -2,10 +2,17 @@
 //!
 //! `max_attempts` counts the first call (resilience4j, gRPC); Polly's `MaxRetryAttempts`
 //! is `max_attempts - 1`.
+//!
+//! What is retried is decided here and nowhere else: the world offers every failed attempt
+//! ([`Failure`]: an error, a timeout, or a refusal by a layer inside this one or by the
+//! dependency) and this layer answers by its predicates `on_error`, `on_timeout`,
+//! `on_refusal`, then by `give_up`, a client that gives up with that probability before each
+//! retry (the ask's `patience` draw, keyed by request and attempt, so every policy set
+//! compared sees the same clients give up).
 
 use serde::{Deserialize, Serialize};
 
-use super::{Admission, Attempt, CallOutcome, Policy, RetryAsk};
+use super::{Admission, Attempt, Failure, Policy, Refused, RetryAsk};
 use crate::engine::Time;
 use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 use crate::units::Dur;
@@ -29,9 +36,23 @@ pub struct RetryConfig {
     /// delay * (1 - jitter * u).
     #[serde(default)]
     pub jitter: f64,
-    /// Retry timeouts too (not only errors).
+    /// Retry timeouts: an attempt whose timeout fired (default true).
     #[serde(default = "yes")]
     pub on_timeout: bool,
+    /// Retry failed calls: the dependency's error answers, calls a partition cut off, pool
+    /// connections that did not come in time (default true).
+    #[serde(default = "yes")]
+    pub on_error: bool,
+    /// The refusals to retry, any of `Layer429` (a layer inside this one over its limit),
+    /// `Layer503` (an open breaker inside this one), `Dependency503` (the dependency's full
+    /// queue, or no healthy replica). Default `[Dependency503]`: a layer's refusal ends the
+    /// request, the dependency's 503 is retried.
+    #[serde(default = "dependency_503")]
+    pub on_refusal: Vec<Refused>,
+    /// Probability in [0, 1] that the client gives up instead of retrying, drawn before each
+    /// retry (0 = never gives up, 1 = never retries; default 0).
+    #[serde(default)]
+    pub give_up: f64,
 }
 
 fn one() -> f64 {
@@ -39,6 +60,9 @@ fn one() -> f64 {
 }
 fn yes() -> bool {
     true
+}
+pub(crate) fn dependency_503() -> Vec<Refused> {
+    vec![Refused::Dependency503]
 }
 
 impl PolicyConfig for RetryConfig {
@@ -73,6 +97,9 @@ impl PolicyConfig for RetryConfig {
         }
         if self.multiplier.is_nan() || self.multiplier < 1.0 {
             return Err("Retry.multiplier must be >= 1".into());
+        }
+        if !(0.0..=1.0).contains(&self.give_up) {
+            return Err("Retry.give_up must lie in [0, 1] (a probability)".into());
         }
         Ok(())
     }
@@ -126,7 +153,13 @@ impl Policy for Retry {
         if ask.attempt >= self.cfg.max_attempts {
             return None;
         }
-        if ask.outcome == CallOutcome::Timeout && !self.cfg.on_timeout {
+        let wanted = match ask.failure {
+            Failure::Error => self.cfg.on_error,
+            Failure::Timeout => self.cfg.on_timeout,
+            Failure::Refused(how) => self.cfg.on_refusal.contains(&how),
+        };
+        // `patience` lies in (0, 1): give_up 0 never gives up, 1 always does.
+        if !wanted || ask.patience < self.cfg.give_up {
             return None;
         }
         let base = self.base_delay(ask.attempt) as f64;
@@ -157,6 +190,9 @@ mod tests {
             max_backoff: None,
             jitter: 0.0,
             on_timeout: true,
+            on_error: true,
+            on_refusal: dependency_503(),
+            give_up: 0.0,
         });
         assert_eq!(r.retry_delay(&ask(1)), Some(100 * MILLISECOND));
         assert_eq!(r.retry_delay(&ask(2)), Some(200 * MILLISECOND));
@@ -172,6 +208,9 @@ mod tests {
             max_backoff: None,
             jitter: 1.0,
             on_timeout: true,
+            on_error: true,
+            on_refusal: dependency_503(),
+            give_up: 0.0,
         });
         // delay * (1 - 1.0 * 0.5) = 50 ms.
         assert_eq!(r.retry_delay(&ask(1)), Some(50 * MILLISECOND));
@@ -186,6 +225,9 @@ mod tests {
             max_backoff: None,
             jitter: 0.0,
             on_timeout: true,
+            on_error: true,
+            on_refusal: dependency_503(),
+            give_up: 0.0,
         };
         for m in [1e30, f64::INFINITY] {
             let mut r = Retry::new(&cfg(m, Dur::ms(100)));
