@@ -21,5 +21,6 @@ mod policy_hooks;
 mod policy_registry;
 mod policy_status;
 mod retry_predicates;
+mod route_import;
 mod shed_by_deadline;
 mod trajectories;

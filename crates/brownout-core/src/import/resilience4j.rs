@@ -221,7 +221,7 @@ fn base_config<'a>(module: &str, node: &'a Node, inst: &'a Node, name: &str) -> 
 }
 
 fn layer(policy: &'static str, f: Fields) -> OutLayer {
-    OutLayer { policy, what: String::new(), fields: f.fields }
+    OutLayer { policy, what: String::new(), fields: f.fields, classes: Vec::new() }
 }
 
 fn pct(e: &Entry) -> Result<f64, ImportError> {
