@@ -20,6 +20,7 @@ mod plugin;
 mod policy_hooks;
 mod policy_registry;
 mod policy_status;
+mod rate_limit;
 mod retry_predicates;
 mod route_import;
 mod shed_by_deadline;

@@ -32,6 +32,7 @@ pub mod import_layer;
 pub mod limiter;
 pub(crate) mod percentile;
 pub mod plugin;
+pub mod rate_limit;
 pub mod registry;
 pub mod retry;
 pub mod shed;
