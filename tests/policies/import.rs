@@ -154,9 +154,7 @@ fn options_without_an_equivalent_are_warned_on_stderr_and_in_the_ron() {
     for k in [
         "registerHealthIndicator",
         "eventConsumerBufferSize",
-        "recordExceptions",
-        "ignoreExceptions",
-        // The retry's lists are read; an application's own exception in them is warned.
+        // The exception lists are read; an application's own exception in them is warned.
         "com.example.BusinessException",
         "cancelRunningFuture",
     ] {
@@ -166,8 +164,8 @@ fn options_without_an_equivalent_are_warned_on_stderr_and_in_the_ron() {
     assert!(o.status.success());
     let stderr = String::from_utf8_lossy(&o.stderr);
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(stderr.contains("warning: application.yml:18:9: recordExceptions:"), "{stderr}");
-    assert!(stdout.contains("// warning: application.yml:18:9: recordExceptions:"), "{stdout}");
+    assert!(stderr.contains("warning: application.yml:23:13: com.example.BusinessException:"), "{stderr}");
+    assert!(stdout.contains("// warning: application.yml:23:13: com.example.BusinessException:"), "{stdout}");
     assert!(stdout.contains("max_attempts: 2, // application.yml:49 max-attempts"), "{stdout}");
 }
 

@@ -112,3 +112,61 @@ fn a_list_of_numbers_is_refused_at_the_value() {
     assert_eq!((e.line, e.col), (8, 13), "{e}");
     assert!(e.message.contains("expected a class name"), "{e}");
 }
+
+/// A resilience4j breaker (4 calls, opening at 50 %) around a 50 ms time limiter, with the
+/// breaker's extra options `breaker`, and no retry.
+fn breaker_yaml(breaker: &str) -> String {
+    format!(
+        "resilience4j:
+  circuitbreaker:
+    instances:
+      dep:
+        slidingWindowSize: 4
+        minimumNumberOfCalls: 4
+{breaker}
+  timelimiter:
+    instances:
+      dep:
+        timeoutDuration: 50ms
+"
+    )
+}
+
+/// Ten requests 100 ms apart to a dependency that takes 200 ms: every call times out.
+fn run_breaker(out: &Imported) -> RunSummary {
+    let layers: Vec<String> = out.layers.iter().map(|l| l.ron()).collect();
+    let times: Vec<String> = (0..10).map(|i| format!("\"{}ms\"", i * 100)).collect();
+    common::run_first(&format!(
+        r#"Scenario(
+        name: "r4j", horizon: "10s",
+        fleet: (workers: (slots: 10), pool: (max_connections: 10, acquire_timeout: "5s")),
+        classes: [(name: "api", arrivals: Scripted(times: [{}]), deadline: "5s")],
+        dependency: {SLOW},
+        policies: [(name: "p", stack: [{}])],
+    )"#,
+        times.join(", "),
+        layers.join(", ")
+    ))
+}
+
+#[test]
+fn a_breaker_recording_only_io_exceptions_counts_timeouts_as_successes() {
+    // CircuitBreakerStateMachine.handleThrowable: not ignored, not recorded -> onSuccess. Four
+    // timeouts open the default breaker (100 % >= 50 %) and the other six are short-circuited;
+    // recording only IOException, the timeouts are successes and it never opens.
+    let default = run_breaker(&import(&breaker_yaml("")));
+    assert_eq!(default.classes[0].outcomes.short_circuited, 6);
+    let out = import(&breaker_yaml("        recordExceptions:\n          - java.io.IOException"));
+    let cb = &out.layers[0];
+    assert!(cb.fields.iter().any(|f| f.name == "timeoutsAs" && f.value == "Success"), "{}", out.to_ron());
+    assert!(!cb.fields.iter().any(|f| f.name == "errorsAs"), "{}", out.to_ron());
+    let r = run_breaker(&out);
+    assert_eq!((r.classes[0].outcomes.short_circuited, r.classes[0].outcomes.timeout), (0, 10));
+}
+
+#[test]
+fn a_breaker_ignoring_timeouts_neither_counts_nor_opens_on_them() {
+    let out = import(&breaker_yaml("        ignoreExceptions: java.util.concurrent.TimeoutException"));
+    assert!(out.layers[0].fields.iter().any(|f| f.name == "timeoutsAs" && f.value == "Ignored"));
+    assert_eq!(run_breaker(&out).classes[0].outcomes.short_circuited, 0);
+}

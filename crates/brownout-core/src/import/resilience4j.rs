@@ -33,8 +33,8 @@ const CIRCUITBREAKER: &[(&str, Known)] = &[
     ("exponentialMaxWaitDurationInOpenState", Known::Read),
     ("enableRandomizedWait", Known::Warn("a randomized open-state wait is not modelled: the wait is not randomized")),
     ("randomizedWaitFactor", Known::Warn("a randomized open-state wait is not modelled: the wait is not randomized")),
-    ("recordExceptions", Known::Warn(PREDICATES)),
-    ("ignoreExceptions", Known::Warn(PREDICATES)),
+    ("recordExceptions", Known::Read),
+    ("ignoreExceptions", Known::Read),
     ("recordFailurePredicate", Known::Warn(PREDICATES)),
     ("ignoreExceptionPredicate", Known::Warn(PREDICATES)),
     ("recordResultPredicate", Known::Warn(PREDICATES)),
@@ -228,8 +228,12 @@ fn pct(e: &Entry) -> Result<f64, ImportError> {
     num(e, |v| v > 0.0 && v <= 100.0, "(0, 100]")
 }
 
-fn breaker(s: &Section, out: &Imported) -> Result<OutLayer, ImportError> {
+fn breaker(s: &Section, out: &mut Imported) -> Result<OutLayer, ImportError> {
+    let counted = breaker_predicates(s, out)?;
     let mut f = Fields::new(out);
+    for (name, value, origin) in counted {
+        f.note(name, value, origin);
+    }
     for key in ["failureRateThreshold", "slowCallRateThreshold"] {
         if let Some(e) = s.get(key) {
             f.from(key, float(pct(e)?), e);
@@ -329,6 +333,31 @@ fn retry(s: &Section, out: &mut Imported) -> Result<OutLayer, ImportError> {
         f.note(name, value, origin);
     }
     Ok(layer("Retry", f))
+}
+
+/// `recordExceptions` / `ignoreExceptions` of a circuit breaker, per kind of failure:
+/// ignored first, then recorded (every exception when `recordExceptions` is empty), else a
+/// success (resilience4j-circuitbreaker `CircuitBreakerStateMachine.handleThrowable`;
+/// `CircuitBreakerConfig.Builder.createRecordExceptionPredicate`).
+fn breaker_predicates(s: &Section, out: &mut Imported) -> Result<Vec<(&'static str, String, String)>, ImportError> {
+    let record = s.get("recordExceptions");
+    let ignore = s.get("ignoreExceptions");
+    let recorded = record.map(|e| exception_list(e, out)).transpose()?;
+    let ignored = ignore.map(|e| exception_list(e, out)).transpose()?.unwrap_or_default();
+    let cite: Vec<String> = [record, ignore].into_iter().flatten().map(|e| out.origin(e.at, &e.key)).collect();
+    let origin = format!("{} (resilience4j CircuitBreakerStateMachine.handleThrowable)", cite.join(", "));
+    let mut f = Vec::new();
+    for (t, name) in [(Error, "errorsAs"), (Timeout, "timeoutsAs")] {
+        let counted = if ignored.contains(&t) {
+            "Ignored"
+        } else if recorded.as_ref().is_none_or(|l| l.contains(&t)) {
+            continue; // a failure: the preset's default
+        } else {
+            "Success"
+        };
+        f.push((name, counted.to_string(), origin.clone()));
+    }
+    Ok(f)
 }
 
 /// A failure brownout simulates, as a Java client sees it: the exceptions each is thrown as.
