@@ -176,6 +176,7 @@ impl Policy for Retry {
 mod tests {
     use super::*;
     use crate::engine::MILLISECOND;
+    use crate::policy::CallOutcome;
 
     fn ask(attempt: u32) -> RetryAsk {
         RetryAsk::new(0, 0, attempt, CallOutcome::Error, 0.5)
@@ -197,6 +198,33 @@ mod tests {
         assert_eq!(r.retry_delay(&ask(1)), Some(100 * MILLISECOND));
         assert_eq!(r.retry_delay(&ask(2)), Some(200 * MILLISECOND));
         assert_eq!(r.retry_delay(&ask(3)), None);
+    }
+
+    #[test]
+    fn each_predicate_and_the_give_up_draw_decide_alone() {
+        let cfg = |on_error, on_timeout, on_refusal: Vec<Refused>, give_up| RetryConfig {
+            max_attempts: 3,
+            backoff: Dur::ms(100),
+            multiplier: 1.0,
+            max_backoff: None,
+            jitter: 0.0,
+            on_timeout,
+            on_error,
+            on_refusal,
+            give_up,
+        };
+        let timeout = RetryAsk::new(0, 0, 1, CallOutcome::Timeout, 0.5);
+        let refused = |how| ask(1).failure(Failure::Refused(how));
+        let mut r = Retry::new(&cfg(false, true, vec![Refused::Layer429], 0.0));
+        assert_eq!(r.retry_delay(&ask(1)), None);
+        assert_eq!(r.retry_delay(&timeout), Some(100 * MILLISECOND));
+        assert_eq!(r.retry_delay(&refused(Refused::Layer429)), Some(100 * MILLISECOND));
+        assert_eq!(r.retry_delay(&refused(Refused::Layer503)), None);
+        assert_eq!(r.retry_delay(&refused(Refused::Dependency503)), None);
+        // give_up 0.3: a client whose draw is under 0.3 gives up.
+        let mut r = Retry::new(&cfg(true, true, dependency_503(), 0.3));
+        assert_eq!(r.retry_delay(&ask(1).patience(0.29)), None);
+        assert_eq!(r.retry_delay(&ask(1).patience(0.31)), Some(100 * MILLISECOND));
     }
 
     #[test]
