@@ -232,9 +232,12 @@ pub(super) fn timeout_layer(t: Time, origin: String, what: String) -> OutLayer {
     }
 }
 
+/// A per-try timeout and where it came from.
+pub(super) type PerTry = Option<(Time, String)>;
+
 /// An Envoy `retry_policy`: the `Retry` layer (None when it never retries) and the per-try
 /// timeout.
-fn retry_policy(p: &Entry, out: &mut Imported) -> Result<(Option<OutLayer>, Option<(Time, String)>), ImportError> {
+fn retry_policy(p: &Entry, out: &mut Imported) -> Result<(Option<OutLayer>, PerTry), ImportError> {
     for e in p.value.entries() {
         if let Some((_, why)) = RETRY_WARN.iter().find(|(k, _)| *k == e.key) {
             out.warn(e.at, &e.key, *why);

@@ -12,7 +12,7 @@
 
 use super::ImportError;
 use super::emit::{Field, Imported, OutLayer, dur};
-use super::envoy_route::{RetryOn, Route, choose, retry_on_value, status_code, timeout_layer};
+use super::envoy_route::{PerTry, RetryOn, Route, choose, retry_on_value, status_code, timeout_layer};
 use super::read::{go_duration, int, string};
 use super::tree::{Entry, Node, Pos, Val, at_pos};
 use crate::engine::MILLISECOND;
@@ -99,8 +99,6 @@ fn route_layers(r: &Route, out: &mut Imported) -> Result<(), ImportError> {
     }
     Ok(())
 }
-
-type PerTry = Option<(crate::engine::Time, String)>;
 
 /// `retries` as Istio converts it (`ConvertPolicy`), None for its default policy.
 fn retries(e: Option<&Entry>, route: Pos, out: &mut Imported) -> Result<(Option<OutLayer>, PerTry), ImportError> {
