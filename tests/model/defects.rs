@@ -117,7 +117,17 @@ fn layer(policy: PolicySpec) -> Layer {
 const HUGE: Dur = Dur(Time::MAX - 1);
 
 fn retry(backoff: Dur, multiplier: f64, max_backoff: Option<Dur>) -> PolicySpec {
-    PolicySpec::Retry(RetryConfig { max_attempts: 6, backoff, multiplier, max_backoff, jitter: 0.0, on_timeout: true })
+    PolicySpec::Retry(RetryConfig {
+        max_attempts: 6,
+        backoff,
+        multiplier,
+        max_backoff,
+        jitter: 0.0,
+        on_timeout: true,
+        on_error: true,
+        on_refusal: vec![brownout::policy::Refused::Dependency503],
+        give_up: 0.0,
+    })
 }
 
 #[test]

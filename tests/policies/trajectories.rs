@@ -433,6 +433,7 @@ fn breaker(window: SlidingWindowType, c: &Value) -> Box<dyn Policy> {
             StateAfterWait::Open
         },
         automatic_transition_from_open_to_half_open_enabled: ns("automatic_transition") == 1,
+        ..defaults
     };
     let spec = PolicySpec::Resilience4j(cfg);
     spec.validate(&["api"]).unwrap_or_else(|e| panic!("{c}: {e}"));

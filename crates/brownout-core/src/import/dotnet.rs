@@ -188,7 +188,7 @@ pub(crate) fn import(text: &str, instance: Option<&str>, out: &mut Imported) -> 
     out.warnings.extend(warns);
     let what =
         format!("HttpStandardResilienceOptions{}", if path.is_empty() { String::new() } else { format!(" at {path}") });
-    out.layers.push(OutLayer { policy: "DotnetStandard", what, fields });
+    out.layers.push(OutLayer { policy: "DotnetStandard", what, fields, classes: Vec::new() });
     Ok(())
 }
 

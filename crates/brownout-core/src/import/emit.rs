@@ -28,6 +28,8 @@ pub struct OutLayer {
     pub what: String,
     /// Its fields, in the order written.
     pub fields: Vec<Field>,
+    /// The classes it applies to (empty = all): an imported route's class.
+    pub classes: Vec<String>,
 }
 
 /// A part of the result that belongs elsewhere in the scenario (Envoy's outlier detection
@@ -111,15 +113,16 @@ impl Imported {
         s += "[\n";
         for l in &self.layers {
             s += &format!("    // {}\n", l.what);
+            let classes = l.classes_ron();
             if l.fields.is_empty() {
-                s += &format!("    (policy: {}(())),\n", l.policy);
+                s += &format!("    (policy: {}(()){classes}),\n", l.policy);
                 continue;
             }
             s += &format!("    (policy: {}((\n", l.policy);
             for f in &l.fields {
                 s += &format!("        {}: {}, // {}\n", f.name, f.value, f.origin);
             }
-            s += "    ))),\n";
+            s += &format!("    )){classes}),\n");
         }
         s += "]\n";
         for sn in &self.snippets {
@@ -138,7 +141,16 @@ impl OutLayer {
     /// The layer's RON text, `(policy: Name((field: value, ..)))`, without comments.
     pub fn ron(&self) -> String {
         let fields: Vec<String> = self.fields.iter().map(|f| format!("{}: {}", f.name, f.value)).collect();
-        format!("(policy: {}(({})))", self.policy, fields.join(", "))
+        format!("(policy: {}(({})){})", self.policy, fields.join(", "), self.classes_ron())
+    }
+
+    /// `, classes: ["a", ..]` when the layer is for some classes only, else nothing.
+    fn classes_ron(&self) -> String {
+        if self.classes.is_empty() {
+            return String::new();
+        }
+        let names: Vec<String> = self.classes.iter().map(|c| format!("{c:?}")).collect();
+        format!(", classes: [{}]", names.join(", "))
     }
 }
 

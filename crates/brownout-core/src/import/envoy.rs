@@ -69,6 +69,12 @@ pub(crate) fn import(text: &str, instance: Option<&str>, out: &mut Imported) -> 
     if root.get_exact("kind").is_some_and(|k| matches!(&k.value.v, Val::Str(s) if s == "DestinationRule")) {
         return istio(&root, instance, out);
     }
+    if super::istio::is_virtual_service(&root) {
+        return super::istio::import(&root, instance, out);
+    }
+    if super::envoy_route::is_route_config(&root) {
+        return super::envoy_route::import(&root, instance, out);
+    }
     let clusters: Vec<&Node> = match root.get_exact("static_resources").and_then(|s| s.value.get_exact("clusters")) {
         Some(c) => items(&c.value),
         None => match root.get_exact("clusters") {
@@ -124,6 +130,7 @@ fn cluster_layers(cluster: &Node, out: &mut Imported) -> Result<(), ImportError>
                         policy: "EnvoyThresholds",
                         what: "Envoy circuit_breakers".into(),
                         fields,
+                        classes: Vec::new(),
                     });
                 }
             }
@@ -319,7 +326,12 @@ fn pool(e: &Entry, out: &mut Imported) -> Result<(), ImportError> {
     out.warnings.extend(warnings);
     let origin = format!("{} {}", out.origin(e.at, &e.key), cited.join(", "));
     let fields = vec![Field { at: None, name: "thresholds", value: format!("[({})]", parts.join(", ")), origin }];
-    out.layers.push(OutLayer { policy: "EnvoyThresholds", what: "Istio trafficPolicy.connectionPool".into(), fields });
+    out.layers.push(OutLayer {
+        policy: "EnvoyThresholds",
+        what: "Istio trafficPolicy.connectionPool".into(),
+        fields,
+        classes: Vec::new(),
+    });
     Ok(())
 }
 

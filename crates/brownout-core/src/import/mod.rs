@@ -19,6 +19,10 @@ mod emit;
 #[cfg(feature = "import")]
 mod envoy;
 #[cfg(feature = "import")]
+mod envoy_route;
+#[cfg(feature = "import")]
+mod istio;
+#[cfg(feature = "import")]
 mod opossum;
 #[cfg(feature = "import")]
 mod read;

@@ -177,6 +177,6 @@ pub(crate) fn import(text: &str, instance: Option<&str>, out: &mut Imported) -> 
     for (e, why) in ignored {
         out.warn(e.at, &e.key, why);
     }
-    out.layers.push(OutLayer { policy: "Opossum", what, fields });
+    out.layers.push(OutLayer { policy: "Opossum", what, fields, classes: Vec::new() });
     Ok(())
 }

@@ -9,7 +9,7 @@
 use super::ImportError;
 use super::emit::{Imported, OutLayer, dur, float};
 use super::read::{Fields, Known, Section, boolean, choice, int, num, spring_duration, string, value_at};
-use super::tree::{Entry, Node, Pos, at_pos, canon, split_dotted, yaml};
+use super::tree::{Entry, Node, Pos, Val, at_pos, canon, split_dotted, yaml};
 use crate::engine::{MILLISECOND, SECOND, Time};
 
 const PREDICATES: &str = "brownout records every failure (no exception predicates)";
@@ -33,8 +33,8 @@ const CIRCUITBREAKER: &[(&str, Known)] = &[
     ("exponentialMaxWaitDurationInOpenState", Known::Read),
     ("enableRandomizedWait", Known::Warn("a randomized open-state wait is not modelled: the wait is not randomized")),
     ("randomizedWaitFactor", Known::Warn("a randomized open-state wait is not modelled: the wait is not randomized")),
-    ("recordExceptions", Known::Warn(PREDICATES)),
-    ("ignoreExceptions", Known::Warn(PREDICATES)),
+    ("recordExceptions", Known::Read),
+    ("ignoreExceptions", Known::Read),
     ("recordFailurePredicate", Known::Warn(PREDICATES)),
     ("ignoreExceptionPredicate", Known::Warn(PREDICATES)),
     ("recordResultPredicate", Known::Warn(PREDICATES)),
@@ -54,8 +54,8 @@ const RETRY: &[(&str, Known)] = &[
     ("exponentialMaxWaitDuration", Known::Read),
     ("enableRandomizedWait", Known::Read),
     ("randomizedWaitFactor", Known::Read),
-    ("retryExceptions", Known::Warn("brownout retries every error (and timeouts): no exception lists")),
-    ("ignoreExceptions", Known::Warn("brownout retries every error (and timeouts): no exception lists")),
+    ("retryExceptions", Known::Read),
+    ("ignoreExceptions", Known::Read),
     ("retryExceptionPredicate", Known::Warn("brownout retries every error (and timeouts): no predicates")),
     ("resultPredicate", Known::Warn("brownout retries every error (and timeouts): no predicates")),
     ("intervalBiFunction", Known::Warn("a custom interval function cannot be read from configuration")),
@@ -221,15 +221,19 @@ fn base_config<'a>(module: &str, node: &'a Node, inst: &'a Node, name: &str) -> 
 }
 
 fn layer(policy: &'static str, f: Fields) -> OutLayer {
-    OutLayer { policy, what: String::new(), fields: f.fields }
+    OutLayer { policy, what: String::new(), fields: f.fields, classes: Vec::new() }
 }
 
 fn pct(e: &Entry) -> Result<f64, ImportError> {
     num(e, |v| v > 0.0 && v <= 100.0, "(0, 100]")
 }
 
-fn breaker(s: &Section, out: &Imported) -> Result<OutLayer, ImportError> {
+fn breaker(s: &Section, out: &mut Imported) -> Result<OutLayer, ImportError> {
+    let counted = breaker_predicates(s, out)?;
     let mut f = Fields::new(out);
+    for (name, value, origin) in counted {
+        f.note(name, value, origin);
+    }
     for key in ["failureRateThreshold", "slowCallRateThreshold"] {
         if let Some(e) = s.get(key) {
             f.from(key, float(pct(e)?), e);
@@ -280,7 +284,8 @@ fn positive(e: &Entry) -> Result<Time, ImportError> {
     Ok(ns)
 }
 
-fn retry(s: &Section, out: &Imported) -> Result<OutLayer, ImportError> {
+fn retry(s: &Section, out: &mut Imported) -> Result<OutLayer, ImportError> {
+    let predicates = retry_predicates(s, out)?;
     let mut f = Fields::new(out);
     match s.get("maxAttempts") {
         Some(e) => f.from("max_attempts", int(e, 1, i64::from(i32::MAX))?.to_string(), e),
@@ -324,7 +329,147 @@ fn retry(s: &Section, out: &Imported) -> Result<OutLayer, ImportError> {
         let jitter = 2.0 * factor / (1.0 + factor);
         f.note("jitter", float(jitter), format!("{}: 2f/(1+f)", origin("randomizedWaitFactor", "0.5")));
     }
+    for (name, value, origin) in predicates {
+        f.note(name, value, origin);
+    }
     Ok(layer("Retry", f))
+}
+
+/// `recordExceptions` / `ignoreExceptions` of a circuit breaker, per kind of failure:
+/// ignored first, then recorded (every exception when `recordExceptions` is empty), else a
+/// success (resilience4j-circuitbreaker `CircuitBreakerStateMachine.handleThrowable`;
+/// `CircuitBreakerConfig.Builder.createRecordExceptionPredicate`).
+fn breaker_predicates(s: &Section, out: &mut Imported) -> Result<Vec<(&'static str, String, String)>, ImportError> {
+    let record = s.get("recordExceptions");
+    let ignore = s.get("ignoreExceptions");
+    let recorded = record.map(|e| exception_list(e, out)).transpose()?;
+    let ignored = ignore.map(|e| exception_list(e, out)).transpose()?.unwrap_or_default();
+    let cite: Vec<String> = [record, ignore].into_iter().flatten().map(|e| out.origin(e.at, &e.key)).collect();
+    let origin = format!("{} (resilience4j CircuitBreakerStateMachine.handleThrowable)", cite.join(", "));
+    let mut f = Vec::new();
+    for (t, name) in [(Error, "errorsAs"), (Timeout, "timeoutsAs")] {
+        let counted = if ignored.contains(&t) {
+            "Ignored"
+        } else if recorded.as_ref().is_none_or(|l| l.contains(&t)) {
+            continue; // a failure: the preset's default
+        } else {
+            "Success"
+        };
+        f.push((name, counted.to_string(), origin.clone()));
+    }
+    Ok(f)
+}
+
+/// A failure brownout simulates, as a Java client sees it: the exceptions each is thrown as.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Thrown {
+    /// A failed call: a 5xx answer (Spring's `HttpServerErrorException`) or an I/O failure
+    /// (`java.io.IOException`).
+    Error,
+    /// The `TimeLimiter`'s `java.util.concurrent.TimeoutException`.
+    Timeout,
+    /// The dependency's 503 without service (`HttpServerErrorException.ServiceUnavailable`).
+    Dependency503,
+    /// An open breaker's `CallNotPermittedException`.
+    Layer503,
+    /// A full bulkhead's `BulkheadFullException` (or a rate limiter's `RequestNotPermitted`).
+    Layer429,
+}
+
+use Thrown::{Dependency503, Error, Layer429, Layer503, Timeout};
+
+const EVERY: &[Thrown] = &[Error, Timeout, Dependency503, Layer503, Layer429];
+
+/// Exception classes a list may name and the failures each matches: a failure matches a
+/// listed class when an exception it is thrown as is that class or a subclass
+/// (`exClass.isAssignableFrom(e.getClass())`, resilience4j-core `PredicateCreator.makePredicate`).
+const EXCEPTIONS: &[(&str, &[Thrown])] = &[
+    ("java.lang.Throwable", EVERY),
+    ("java.lang.Exception", EVERY),
+    // TimeoutException and IOException are checked; Spring's and resilience4j's are not.
+    ("java.lang.RuntimeException", &[Error, Dependency503, Layer503, Layer429]),
+    ("java.io.IOException", &[Error]),
+    ("java.util.concurrent.TimeoutException", &[Timeout]),
+    ("org.springframework.core.NestedRuntimeException", &[Error, Dependency503]),
+    ("org.springframework.web.client.RestClientException", &[Error, Dependency503]),
+    ("org.springframework.web.client.RestClientResponseException", &[Error, Dependency503]),
+    ("org.springframework.web.client.HttpStatusCodeException", &[Error, Dependency503]),
+    ("org.springframework.web.client.HttpServerErrorException", &[Error, Dependency503]),
+    ("org.springframework.web.client.HttpServerErrorException$ServiceUnavailable", &[Dependency503]),
+    ("org.springframework.web.client.HttpServerErrorException.ServiceUnavailable", &[Dependency503]),
+    ("io.github.resilience4j.circuitbreaker.CallNotPermittedException", &[Layer503]),
+    ("io.github.resilience4j.bulkhead.BulkheadFullException", &[Layer429]),
+    ("io.github.resilience4j.ratelimiter.RequestNotPermitted", &[Layer429]),
+];
+
+const ASSUMED: &str = "not an exception brownout raises (a failed call is thrown as java.io.IOException or \
+    HttpServerErrorException, a timeout as java.util.concurrent.TimeoutException, an open breaker as \
+    CallNotPermittedException, a full bulkhead as BulkheadFullException): assumed to match none of its failures";
+
+/// An exception list (a YAML list, or Spring's comma-separated string): the failures its
+/// classes match; unknown classes are warned at their position and match nothing.
+fn exception_list(e: &Entry, out: &mut Imported) -> Result<Vec<Thrown>, ImportError> {
+    let mut names: Vec<(String, Pos)> = Vec::new();
+    match &e.value.v {
+        Val::Seq(items) => {
+            for n in items {
+                match &n.v {
+                    Val::Str(s) => names.push((s.trim().to_string(), n.at)),
+                    _ => return Err(at_pos(n.at, format!("{}: expected a class name, found {}", e.key, n.kind()))),
+                }
+            }
+        }
+        Val::Str(s) => names.extend(s.split(',').map(|x| (x.trim().to_string(), e.value.at))),
+        _ => {
+            return Err(at_pos(
+                e.value.at,
+                format!("{}: expected a list of class names, found {}", e.key, e.value.kind()),
+            ));
+        }
+    }
+    let mut matched = Vec::new();
+    for (name, at) in names.into_iter().filter(|(n, _)| !n.is_empty()) {
+        match EXCEPTIONS.iter().find(|(n, _)| *n == name) {
+            Some((_, m)) => matched.extend_from_slice(m),
+            None => out.warn(at, &name, format!("{} in {}: {ASSUMED}", name, e.key)),
+        }
+    }
+    Ok(matched)
+}
+
+/// `retryExceptions` / `ignoreExceptions` as the retry predicates. resilience4j retries an
+/// exception when it matches `retryExceptions` (every exception when the list is empty) and
+/// no class of `ignoreExceptions`: ignoring wins (resilience4j-retry
+/// `RetryConfig.Builder.createExceptionPredicate`). Its default, no lists, retries every
+/// exception, an open breaker's and a full bulkhead's too.
+fn retry_predicates(s: &Section, out: &mut Imported) -> Result<Vec<(&'static str, String, String)>, ImportError> {
+    let mut f = Vec::new();
+    let retry = s.get("retryExceptions");
+    let ignore = s.get("ignoreExceptions");
+    let listed = retry.map(|e| exception_list(e, out)).transpose()?;
+    let ignored = ignore.map(|e| exception_list(e, out)).transpose()?.unwrap_or_default();
+    let retried = |t: Thrown| listed.as_ref().is_none_or(|l| l.contains(&t)) && !ignored.contains(&t);
+    let cite: Vec<String> = [retry, ignore].into_iter().flatten().map(|e| out.origin(e.at, &e.key)).collect();
+    let origin = if cite.is_empty() {
+        "resilience4j retries every exception when no list is given".to_string()
+    } else {
+        format!("{} (resilience4j RetryConfig.createExceptionPredicate)", cite.join(", "))
+    };
+    if !retried(Error) {
+        f.push(("on_error", "false".into(), origin.clone()));
+    }
+    if !retried(Timeout) {
+        f.push(("on_timeout", "false".into(), origin.clone()));
+    }
+    let refusals: Vec<&str> = [(Layer429, "Layer429"), (Layer503, "Layer503"), (Dependency503, "Dependency503")]
+        .into_iter()
+        .filter(|(t, _)| retried(*t))
+        .map(|(_, n)| n)
+        .collect();
+    if refusals != ["Dependency503"] {
+        f.push(("on_refusal", format!("[{}]", refusals.join(", ")), origin));
+    }
+    Ok(f)
 }
 
 fn timelimiter(s: &Section, out: &Imported) -> Result<OutLayer, ImportError> {

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use super::breaker::polly::PollyConfig;
 use super::limiter::fixed::{FixedConfig, RefuseAs};
-use super::retry::RetryConfig;
+use super::retry::{RetryConfig, dependency_503};
 use super::timeout::TimeoutConfig;
 use super::{Admission, Attempt, BuildCtx, ConfigError, Policy, PolicyConfig, PolicySpec, QueueOrder};
 use crate::engine::Time;
@@ -157,6 +157,9 @@ impl DotnetStandardConfig {
                 max_backoff: None,
                 jitter: 0.0,
                 on_timeout: true,
+                on_error: true,
+                on_refusal: dependency_503(),
+                give_up: 0.0,
             }),
             PolicySpec::Polly(PollyConfig {
                 failure_ratio: self.failure_ratio,

@@ -32,6 +32,7 @@ pub mod import_layer;
 pub mod limiter;
 pub(crate) mod percentile;
 pub mod plugin;
+pub mod rate_limit;
 pub mod registry;
 pub mod retry;
 pub mod shed;
@@ -203,9 +204,38 @@ impl Completed {
     }
 }
 
+/// How a failed attempt failed, finer than [`CallOutcome`]: what a retry layer's predicates
+/// (`Retry`'s `on_error`, `on_timeout`, `on_refusal`) decide on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The call failed: the dependency answered with an error, a partition cut the call off,
+    /// or no pool connection came in time.
+    Error,
+    /// The attempt's timeout fired first.
+    Timeout,
+    /// The attempt was refused without being served.
+    Refused(Refused),
+}
+
+/// A refusal a retry layer may retry, told apart by who refused and with which status.
+/// A layer's `Refusal::Fallback` ("take the fallback now") is an answer, not a failure, and
+/// is never offered for a retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub enum Refused {
+    /// A layer inside the retry layer refused with a 429: over its limit (a limiter, bulkhead,
+    /// rate limit or budget; resilience4j's `BulkheadFullException`, `RequestNotPermitted`).
+    Layer429,
+    /// A layer inside the retry layer refused with a 503: an open breaker (resilience4j's
+    /// `CallNotPermittedException`).
+    Layer503,
+    /// The dependency answered 503 without serving the call: its queue was full, or outlier
+    /// detection left no healthy replica.
+    Dependency503,
+}
+
 /// A failed attempt asking whether to retry.
 ///
-/// `#[non_exhaustive]`: build it with [`RetryAsk::new`].
+/// `#[non_exhaustive]`: build it with [`RetryAsk::new`] and the setters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct RetryAsk {
@@ -215,17 +245,34 @@ pub struct RetryAsk {
     pub class: ClassId,
     /// Number of the attempt that just failed (1 = first).
     pub attempt: u32,
-    /// How it failed.
+    /// How it failed, as the layers' `complete` hears it (a refusal is an `Error`).
     pub outcome: CallOutcome,
+    /// How it failed, finer: what retry predicates decide on.
+    pub failure: Failure,
     /// A uniform draw in (0, 1) for jitter, identical for every policy compared.
     pub uniform: f64,
+    /// A second uniform draw in (0, 1), independent of `uniform`, keyed by request and
+    /// attempt: whether the client gives up rather than retry (`Retry`'s `give_up`).
+    /// 1 (never gives up) unless set.
+    pub patience: f64,
 }
 
 impl RetryAsk {
     /// Attempt number `attempt` of `class` failed at `now` with `outcome`; `uniform` is the
-    /// jitter draw.
+    /// jitter draw. Its `failure` is `outcome`'s (a timeout or an error) until set.
     pub fn new(now: Time, class: ClassId, attempt: u32, outcome: CallOutcome, uniform: f64) -> Self {
-        Self { now, class, attempt, outcome, uniform }
+        let failure = if outcome == CallOutcome::Timeout { Failure::Timeout } else { Failure::Error };
+        Self { now, class, attempt, outcome, failure, uniform, patience: 1.0 }
+    }
+    /// With the finer failure `failure`.
+    pub fn failure(mut self, failure: Failure) -> Self {
+        self.failure = failure;
+        self
+    }
+    /// With the give-up draw `patience`.
+    pub fn patience(mut self, patience: f64) -> Self {
+        self.patience = patience;
+        self
     }
 }
 

@@ -324,6 +324,8 @@ policies! {
     Sentinel(super::breaker::sentinel::SentinelConfig),
     /// Refuse an attempt at once when its request has less than `min_remaining` of its deadline left.
     ShedByDeadline(super::shed::ShedByDeadlineConfig),
+    /// Token-bucket rate limit (Envoy's local rate limit): `burst` tokens refilled at `rate_per_s`, an attempt without a token refused at once.
+    RateLimit(super::rate_limit::RateLimitConfig),
     /// Envoy cluster circuit breakers: max connections, pending requests, requests and retries per priority.
     EnvoyThresholds(super::envoy::EnvoyThresholdsConfig),
     /// .NET `AddStandardResilienceHandler`: five layers (rate limiter, total timeout, retry, Polly breaker, attempt timeout).

@@ -2,10 +2,17 @@
 //!
 //! `max_attempts` counts the first call (resilience4j, gRPC); Polly's `MaxRetryAttempts`
 //! is `max_attempts - 1`.
+//!
+//! What is retried is decided here and nowhere else: the world offers every failed attempt
+//! ([`Failure`]: an error, a timeout, or a refusal by a layer inside this one or by the
+//! dependency) and this layer answers by its predicates `on_error`, `on_timeout`,
+//! `on_refusal`, then by `give_up`, a client that gives up with that probability before each
+//! retry (the ask's `patience` draw, keyed by request and attempt, so every policy set
+//! compared sees the same clients give up).
 
 use serde::{Deserialize, Serialize};
 
-use super::{Admission, Attempt, CallOutcome, Policy, RetryAsk};
+use super::{Admission, Attempt, Failure, Policy, Refused, RetryAsk};
 use crate::engine::Time;
 use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 use crate::units::Dur;
@@ -29,9 +36,23 @@ pub struct RetryConfig {
     /// delay * (1 - jitter * u).
     #[serde(default)]
     pub jitter: f64,
-    /// Retry timeouts too (not only errors).
+    /// Retry timeouts: an attempt whose timeout fired (default true).
     #[serde(default = "yes")]
     pub on_timeout: bool,
+    /// Retry failed calls: the dependency's error answers, calls a partition cut off, pool
+    /// connections that did not come in time (default true).
+    #[serde(default = "yes")]
+    pub on_error: bool,
+    /// The refusals to retry, any of `Layer429` (a layer inside this one over its limit),
+    /// `Layer503` (an open breaker inside this one), `Dependency503` (the dependency's full
+    /// queue, or no healthy replica). Default `[Dependency503]`: a layer's refusal ends the
+    /// request, the dependency's 503 is retried.
+    #[serde(default = "dependency_503")]
+    pub on_refusal: Vec<Refused>,
+    /// Probability in [0, 1] that the client gives up instead of retrying, drawn before each
+    /// retry (0 = never gives up, 1 = never retries; default 0).
+    #[serde(default)]
+    pub give_up: f64,
 }
 
 fn one() -> f64 {
@@ -39,6 +60,9 @@ fn one() -> f64 {
 }
 fn yes() -> bool {
     true
+}
+pub(crate) fn dependency_503() -> Vec<Refused> {
+    vec![Refused::Dependency503]
 }
 
 impl PolicyConfig for RetryConfig {
@@ -73,6 +97,9 @@ impl PolicyConfig for RetryConfig {
         }
         if self.multiplier.is_nan() || self.multiplier < 1.0 {
             return Err("Retry.multiplier must be >= 1".into());
+        }
+        if !(0.0..=1.0).contains(&self.give_up) {
+            return Err("Retry.give_up must lie in [0, 1] (a probability)".into());
         }
         Ok(())
     }
@@ -126,7 +153,13 @@ impl Policy for Retry {
         if ask.attempt >= self.cfg.max_attempts {
             return None;
         }
-        if ask.outcome == CallOutcome::Timeout && !self.cfg.on_timeout {
+        let wanted = match ask.failure {
+            Failure::Error => self.cfg.on_error,
+            Failure::Timeout => self.cfg.on_timeout,
+            Failure::Refused(how) => self.cfg.on_refusal.contains(&how),
+        };
+        // `patience` lies in (0, 1): give_up 0 never gives up, 1 always does.
+        if !wanted || ask.patience < self.cfg.give_up {
             return None;
         }
         let base = self.base_delay(ask.attempt) as f64;
@@ -143,6 +176,7 @@ impl Policy for Retry {
 mod tests {
     use super::*;
     use crate::engine::MILLISECOND;
+    use crate::policy::CallOutcome;
 
     fn ask(attempt: u32) -> RetryAsk {
         RetryAsk::new(0, 0, attempt, CallOutcome::Error, 0.5)
@@ -157,10 +191,40 @@ mod tests {
             max_backoff: None,
             jitter: 0.0,
             on_timeout: true,
+            on_error: true,
+            on_refusal: dependency_503(),
+            give_up: 0.0,
         });
         assert_eq!(r.retry_delay(&ask(1)), Some(100 * MILLISECOND));
         assert_eq!(r.retry_delay(&ask(2)), Some(200 * MILLISECOND));
         assert_eq!(r.retry_delay(&ask(3)), None);
+    }
+
+    #[test]
+    fn each_predicate_and_the_give_up_draw_decide_alone() {
+        let cfg = |on_error, on_timeout, on_refusal: Vec<Refused>, give_up| RetryConfig {
+            max_attempts: 3,
+            backoff: Dur::ms(100),
+            multiplier: 1.0,
+            max_backoff: None,
+            jitter: 0.0,
+            on_timeout,
+            on_error,
+            on_refusal,
+            give_up,
+        };
+        let timeout = RetryAsk::new(0, 0, 1, CallOutcome::Timeout, 0.5);
+        let refused = |how| ask(1).failure(Failure::Refused(how));
+        let mut r = Retry::new(&cfg(false, true, vec![Refused::Layer429], 0.0));
+        assert_eq!(r.retry_delay(&ask(1)), None);
+        assert_eq!(r.retry_delay(&timeout), Some(100 * MILLISECOND));
+        assert_eq!(r.retry_delay(&refused(Refused::Layer429)), Some(100 * MILLISECOND));
+        assert_eq!(r.retry_delay(&refused(Refused::Layer503)), None);
+        assert_eq!(r.retry_delay(&refused(Refused::Dependency503)), None);
+        // give_up 0.3: a client whose draw is under 0.3 gives up.
+        let mut r = Retry::new(&cfg(true, true, dependency_503(), 0.3));
+        assert_eq!(r.retry_delay(&ask(1).patience(0.29)), None);
+        assert_eq!(r.retry_delay(&ask(1).patience(0.31)), Some(100 * MILLISECOND));
     }
 
     #[test]
@@ -172,6 +236,9 @@ mod tests {
             max_backoff: None,
             jitter: 1.0,
             on_timeout: true,
+            on_error: true,
+            on_refusal: dependency_503(),
+            give_up: 0.0,
         });
         // delay * (1 - 1.0 * 0.5) = 50 ms.
         assert_eq!(r.retry_delay(&ask(1)), Some(50 * MILLISECOND));
@@ -186,6 +253,9 @@ mod tests {
             max_backoff: None,
             jitter: 0.0,
             on_timeout: true,
+            on_error: true,
+            on_refusal: dependency_503(),
+            give_up: 0.0,
         };
         for m in [1e30, f64::INFINITY] {
             let mut r = Retry::new(&cfg(m, Dur::ms(100)));

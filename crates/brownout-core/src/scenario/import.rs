@@ -95,7 +95,9 @@ pub fn expand(s: &mut Scenario, dir: &Path) -> Result<Expansion, ExpandError> {
             let (file, layers, positions) = imported(cfg, dir, &at)?;
             for (l, at) in layers.into_iter().zip(positions) {
                 ex.fields.insert((i, stack.len()), (file.clone(), at));
-                stack.push(Layer { policy: l.policy, ..layer.clone() });
+                // An imported route's layer is for its class; others take the Import layer's.
+                let classes = if l.classes.is_empty() { layer.classes.clone() } else { l.classes };
+                stack.push(Layer { policy: l.policy, classes, ..layer.clone() });
                 origin.push((j, true));
             }
         }

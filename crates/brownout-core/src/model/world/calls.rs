@@ -111,6 +111,7 @@ impl<R: Record> World<'_, R> {
             service: 0,
             done_at: Time::MAX,
             error: false,
+            refused: false,
             holds_server: false,
             reached: true,
             counted: false,
@@ -235,7 +236,10 @@ impl<R: Record> World<'_, R> {
         let c = self.upstream.calls.get_mut(call).expect("live call");
         let hop = self.m.dep.hop(c.class as u64, c.key, c.attempt as u64);
         c.error = true;
-        c.served_at = Time::MAX;
+        // Every shed is the dependency's 503 without service: a retry layer tells it from
+        // other errors (`Refused::Dependency503`).
+        c.refused = true;
+        c.served_at = Time::MAX; // never served: no wait or service to report
         c.done_at = now.saturating_add(hop);
         q.schedule_at(c.done_at, Ev::DepDone { call });
     }
@@ -248,6 +252,7 @@ impl<R: Record> World<'_, R> {
             // once, reaching no replica (so outlier detection records nothing).
             let c = self.upstream.calls.get_mut(call).expect("live call");
             c.error = true;
+            c.refused = true;
             c.reached = false;
             c.done_at = now;
             q.schedule_at(now, Ev::DepDone { call });
@@ -454,7 +459,11 @@ impl<R: Record> World<'_, R> {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.hedge.generation = r.hedge.generation.wrapping_add(1);
         let outcome = if c.error { CallOutcome::Error } else { CallOutcome::Success };
-        self.attempt_end(now, q, tok, outcome);
+        if c.refused {
+            self.attempt_refused_by_dependency(now, q, tok);
+        } else {
+            self.attempt_end(now, q, tok, outcome);
+        }
     }
 
     /// Return one of the request's connections to its instance's pool and hand it to the

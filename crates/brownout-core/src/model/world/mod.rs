@@ -33,7 +33,8 @@ use crate::engine::{self, Counter, EventQueue, Handler, Slab, Time, Token, label
 use crate::metrics::events::EventLog;
 use crate::metrics::{Cause, LayerKind, OrderEffect, Outcome, Record, Recorder, RecorderSetup, Recorders};
 use crate::policy::{
-    Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Hooks, Refusal, RetryAsk, Status,
+    Admission, Attempt, BreakerState, BuildCtx, CallOutcome, ClassId, Completed, Failure, Hooks, Refusal, Refused,
+    RetryAsk, Status,
 };
 use crate::scenario::{Balancing, Fallback, PartitionMode, Scope};
 use state::{

@@ -20,6 +20,13 @@ impl<R: Record> World<'_, R> {
         self.attempt_end_as(now, q, tok, outcome, cause);
     }
 
+    /// The dependency refused the attempt's call with a 503 without serving it: an error to
+    /// the layers, a `Refused::Dependency503` to the retry layer.
+    pub(super) fn attempt_refused_by_dependency(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let failure = Failure::Refused(Refused::Dependency503);
+        self.attempt_end_with(now, q, tok, CallOutcome::Error, Cause::DependencyError, failure);
+    }
+
     /// The end of an attempt; a failure that ends the request counts under `cause`.
     pub(super) fn attempt_end_as(
         &mut self,
@@ -28,6 +35,21 @@ impl<R: Record> World<'_, R> {
         tok: Token,
         outcome: CallOutcome,
         cause: Cause,
+    ) {
+        let failure = if outcome == CallOutcome::Timeout { Failure::Timeout } else { Failure::Error };
+        self.attempt_end_with(now, q, tok, outcome, cause, failure);
+    }
+
+    /// The end of an attempt that failed as `failure` (when `outcome` is a failure); one that
+    /// ends the request counts under `cause`.
+    fn attempt_end_with(
+        &mut self,
+        now: Time,
+        q: &mut EventQueue<Ev>,
+        tok: Token,
+        outcome: CallOutcome,
+        cause: Cause,
+        failure: Failure,
     ) {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, attempt) = (r.who.class as usize, r.who.instance, r.attempt.number);
@@ -44,46 +66,8 @@ impl<R: Record> World<'_, R> {
             let done = Completed::new(now, r.who.class, r.attempt.id, self.admitted_at(tok, p), outcome);
             self.deliver(now, q, inst, l, Notice::Complete(done));
         }
-        // No retry starts once the request-level timeout has fired (Polly's retry returns the
-        // outcome when its cancellation token is cancelled).
-        let (request, _) = self.request_deadline(tok);
-        if outcome.is_failure() && now < request {
-            let r = self.reqs.get(tok).expect("live request");
-            let uniform = self.draws.retry.f64(((class as u64) << 48) ^ r.who.key, attempt as u64);
-            let ask = RetryAsk::new(now, class as ClassId, attempt, outcome, uniform);
-            let mut delay = None;
-            for li in 0..self.layout.class_layers[class].len() {
-                let l = self.layout.class_layers[class][li];
-                if !self.layout.hooks[l as usize].has(Hooks::RETRY_DELAY) {
-                    continue;
-                }
-                delay = self.layer_mut(inst, l).policy.retry_delay(&ask);
-                if delay.is_some() {
-                    break;
-                }
-            }
-            // Every retry source counts against `limits.max_attempts`: validation refuses a stack
-            // whose retry layers multiply past it, and no request makes more attempts here.
-            let spent = u64::from(attempt) >= self.m.scenario.limits.max_attempts;
-            if let Some(d) = delay.filter(|_| !spent) {
-                let mut allowed = true;
-                for li in 0..layers {
-                    let l = self.layout.class_layers[class][li];
-                    if self.layout.hooks[l as usize].has(Hooks::ALLOW_RETRY) {
-                        allowed &= self.layer_mut(inst, l).policy.allow_retry(&ask);
-                    }
-                    self.note(now, q, inst, l);
-                    if !allowed {
-                        break;
-                    }
-                }
-                if allowed {
-                    self.reqs.get_mut(tok).expect("live request").phase = Phase::Backoff;
-                    // A backoff past the request-level timeout is cut there (`after_backoff`).
-                    self.timer(q, tok, now.saturating_add(d).min(request), Timer::Backoff);
-                    return;
-                }
-            }
+        if outcome.is_failure() && self.retry_after(now, q, tok, outcome, failure) {
+            return;
         }
         if self.layout.inner_start[class] > 0 {
             self.complete_outer(now, q, tok, outcome);
@@ -106,6 +90,62 @@ impl<R: Record> World<'_, R> {
             CallOutcome::Error => self.conclude(now, q, tok, Outcome::Error, None),
             CallOutcome::Timeout => self.timed_out(now, q, tok),
         }
+    }
+
+    /// Offer a failed attempt (`outcome` to the layers, `failure` to the retry predicates)
+    /// to the retry layers; the first that answers with a delay decides, then every budget
+    /// must allow it. True when a retry is scheduled: the request waits out its backoff.
+    pub(super) fn retry_after(
+        &mut self,
+        now: Time,
+        q: &mut EventQueue<Ev>,
+        tok: Token,
+        outcome: CallOutcome,
+        failure: Failure,
+    ) -> bool {
+        // No retry starts once the request-level timeout has fired (Polly's retry returns the
+        // outcome when its cancellation token is cancelled).
+        let (request, _) = self.request_deadline(tok);
+        if now >= request {
+            return false;
+        }
+        let r = self.reqs.get(tok).expect("live request");
+        let (class, inst, attempt) = (r.who.class as usize, r.who.instance, r.attempt.number);
+        let key = ((class as u64) << 48) ^ r.who.key;
+        let uniform = self.draws.retry.f64(key, u64::from(attempt));
+        // The give-up draw: the same counter at indices no jitter draw uses.
+        let patience = self.draws.retry.f64(key, (1 << 32) | u64::from(attempt));
+        let ask = RetryAsk::new(now, class as ClassId, attempt, outcome, uniform).failure(failure).patience(patience);
+        let mut delay = None;
+        for li in 0..self.layout.class_layers[class].len() {
+            let l = self.layout.class_layers[class][li];
+            if !self.layout.hooks[l as usize].has(Hooks::RETRY_DELAY) {
+                continue;
+            }
+            delay = self.layer_mut(inst, l).policy.retry_delay(&ask);
+            if delay.is_some() {
+                break;
+            }
+        }
+        // Every retry source counts against `limits.max_attempts`: validation refuses a stack
+        // whose retry layers multiply past it, and no request makes more attempts here.
+        let spent = u64::from(attempt) >= self.m.scenario.limits.max_attempts;
+        let Some(d) = delay.filter(|_| !spent) else { return false };
+        let mut allowed = true;
+        for li in 0..self.layout.class_layers[class].len() {
+            let l = self.layout.class_layers[class][li];
+            if self.layout.hooks[l as usize].has(Hooks::ALLOW_RETRY) {
+                allowed &= self.layer_mut(inst, l).policy.allow_retry(&ask);
+            }
+            self.note(now, q, inst, l);
+            if !allowed {
+                return false;
+            }
+        }
+        self.reqs.get_mut(tok).expect("live request").phase = Phase::Backoff;
+        // A backoff past the request-level timeout is cut there (`after_backoff`).
+        self.timer(q, tok, now.saturating_add(d).min(request), Timer::Backoff);
+        true
     }
 
     /// The request ends timed out: the 504 (or the class's fallback) after the unwind of

@@ -156,8 +156,26 @@ impl<R: Record> World<'_, R> {
         }
     }
 
-    /// Layer `l` refused the attempt (or its wait there ended without admission).
+    /// Layer `l` refused the attempt (or its wait there ended without admission). A refusal
+    /// by a layer inside the retry layer is offered to it (`Retry`'s `on_refusal` decides):
+    /// the layers inside that the attempt passed hear it was not executed, and the request
+    /// waits out a backoff.
     pub(super) fn refused(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, l: u8, why: Refusal) {
+        let r = self.reqs.get(tok).expect("live request");
+        let inner = self.layout.inner_start[r.who.class as usize];
+        let how = match why {
+            Refusal::Rejected => Some(Refused::Layer429),
+            Refusal::ShortCircuited => Some(Refused::Layer503),
+            Refusal::Fallback => None,
+        };
+        if let Some(how) = how.filter(|_| r.attempt.pos > inner) {
+            self.cancel_from(now, q, tok, inner as usize);
+            if self.retry_after(now, q, tok, CallOutcome::Error, Failure::Refused(how)) {
+                return;
+            }
+            // Not retried: the layers inside have heard; the request ends below.
+            self.reqs.get_mut(tok).expect("live request").attempt.pos = inner;
+        }
         self.cancel_admitted(now, q, tok);
         let attempt = self.reqs.get(tok).expect("live request").attempt.number;
         if attempt > 1 {

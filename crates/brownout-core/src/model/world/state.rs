@@ -162,6 +162,9 @@ pub(super) struct Call {
     pub done_at: Time,
     /// The answer is an error.
     pub error: bool,
+    /// The error is the dependency's 503 refusal without service (queue full, no healthy
+    /// replica), which a retry layer may tell from other errors (`Refused::Dependency503`).
+    pub refused: bool,
     /// It holds one of its replica's servers (finite capacity only; until its service ends,
     /// not while its answer travels back).
     pub holds_server: bool,

@@ -27,14 +27,15 @@
 //! zero; `waitIntervalFunctionInOpenState` offers exponential backoff only (no randomized
 //! or custom functions).
 //!
-//! Options brownout cannot express: `recordExceptions`, `ignoreExceptions`, `recordResult`
-//! and `transitionOnResult` predicates (every error and timeout is a failure), the
+//! `recordExceptions` / `ignoreExceptions` are read per kind of failure (`errorsAs`,
+//! `timeoutsAs`: a failure, a success, or ignored). Options brownout cannot express: the
+//! `recordResult` and `transitionOnResult` predicates, the
 //! FORCED_OPEN, DISABLED and METRICS_ONLY states, `initialState`, and
 //! `writableStackTraceEnabled` / event consumers (no effect on behaviour).
 
 use serde::{Deserialize, Serialize};
 
-use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal, Status};
+use super::super::{Admission, Attempt, BreakerState, CallOutcome, Completed, Policy, Refusal, Status};
 use super::window::{Counts, Sample, Window};
 use crate::engine::{MILLISECOND, SECOND, Time};
 use crate::policy::why::Why;
@@ -124,6 +125,26 @@ pub struct Resilience4jConfig {
     /// OPEN -> HALF_OPEN by timer instead of on the next call (default false).
     #[serde(default)]
     pub automatic_transition_from_open_to_half_open_enabled: bool,
+    /// How a failed call counts (brownout's reading of `recordExceptions` /
+    /// `ignoreExceptions` for the exception a failed call throws; default `Failure`).
+    #[serde(default)]
+    pub errors_as: CountAs,
+    /// How a timed-out call counts (the `TimeoutException`; default `Failure`).
+    #[serde(default)]
+    pub timeouts_as: CountAs,
+}
+
+/// How the breaker counts a call that threw, as `CircuitBreakerStateMachine.handleThrowable`
+/// decides: an ignored exception first, then a recorded one, else a success.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, schemars::JsonSchema)]
+pub enum CountAs {
+    /// A failure (every exception, when `recordExceptions` is empty: the default).
+    #[default]
+    Failure,
+    /// A success: an exception not in a non-empty `recordExceptions` (`onSuccess`).
+    Success,
+    /// Not recorded, its permission released: an exception in `ignoreExceptions`.
+    Ignored,
 }
 
 fn fifty() -> f32 {
@@ -345,11 +366,25 @@ impl Policy for Resilience4j {
 
     fn complete(&mut self, d: &Completed) {
         self.tick(d.now);
+        let counted = match d.outcome {
+            CallOutcome::Success => CountAs::Success,
+            CallOutcome::Error => self.cfg.errors_as,
+            CallOutcome::Timeout => self.cfg.timeouts_as,
+        };
+        if counted == CountAs::Ignored {
+            // handleThrowable: an ignored exception releases its permission, nothing else.
+            if self.state == BreakerState::HalfOpen {
+                self.permits = self.permits.saturating_add(1);
+            }
+            return;
+        }
         if self.state == BreakerState::Open {
             return;
         }
-        let s =
-            Sample { failed: d.outcome.is_failure(), slow: d.duration() > self.cfg.slow_call_duration_threshold.ns() };
+        let s = Sample {
+            failed: counted == CountAs::Failure,
+            slow: d.duration() > self.cfg.slow_call_duration_threshold.ns(),
+        };
         self.metrics.record(d.now, s);
         let c = self.metrics.counts(d.now);
         let verdict = self.verdict(c);
