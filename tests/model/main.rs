@@ -28,6 +28,7 @@ mod replications;
 mod request_timeout;
 mod scale;
 mod server_queue;
+mod server_shed_retry;
 mod stream;
 mod timeseries;
 mod verify;
