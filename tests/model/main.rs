@@ -14,6 +14,7 @@ mod crn;
 mod defects;
 mod fallbacks;
 mod fleet;
+mod graph;
 mod live_settings;
 mod memory;
 mod model;

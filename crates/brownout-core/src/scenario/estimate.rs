@@ -133,7 +133,7 @@ pub fn estimate_with(s: &Scenario, rates: &DataRates) -> Result<Estimate, Refusa
     // Per-run terms are counted once per policy set: the sets run at once.
     let widest =
         s.policies.iter().enumerate().map(|(i, p)| (layer_bytes(&p.stack), i)).max_by(|a, b| a.0.total_cmp(&b.0));
-    let replicas = s.dependency.replicas.as_ref().map_or(1.0, |r| f64::from(r.count));
+    let replicas: f64 = s.deps().iter().map(|d| d.replicas.as_ref().map_or(1.0, |r| f64::from(r.count))).sum();
     let mut run = memory.add("fleet.instances", instances * (INSTANCE_BYTES + 4.0 * replicas) * policies);
     if let Some((bytes, i)) = widest {
         run += memory.add(format!("policies[{i}]"), instances * bytes * policies);
@@ -467,7 +467,7 @@ fn cycle(s: &Scenario, c: &super::Class, think: Time) -> Option<f64> {
         t += w.mean_ns()?;
     }
     if c.calls_dependency {
-        t += s.dependency.latency.mean_ns()? + 2.0 * s.dependency.hop.mean_ns()?;
+        t += s.primary().latency.mean_ns()? + 2.0 * s.primary().hop.mean_ns()?;
     }
     Some(t)
 }
