@@ -100,3 +100,25 @@ fn several_dependencies_need_a_plan_and_a_plan_needs_calls_dependency() {
         "calls_dependency: false has no calls plan",
     );
 }
+
+#[test]
+fn the_event_estimate_multiplies_by_the_calls_per_request() {
+    // 10 requests a second for 10 s: 100 requests. One call each is 2 events a request (its
+    // arrival and its call) plus 10 windows x 2 ticks: 220 events. A plan of eight calls is
+    // 9 events a request: 920, over a limit of 500 that one call fits in.
+    let one = GOOD
+        .replace(
+            r#"calls: [Parallel(join: All, calls: [Call("inventory"), Optional(dependency: "pricing", cost: "1ms")]),
+                Call("payment")]"#,
+            r#"calls: [Call("payment")]"#,
+        )
+        .replace(r#"policies: [(name: "p")],"#, r#"policies: [(name: "p")], limits: (max_events: 500),"#);
+    load_text(Path::new("graph.ron"), &one).unwrap_or_else(|e| panic!("{e}"));
+    let eight = one.replace(
+        r#"calls: [Call("payment")]"#,
+        r#"calls: [Parallel(calls: [Call("inventory"), Call("pricing"), Call("payment"), Call("pricing"),
+                                    Call("inventory"), Call("pricing"), Call("payment"), Call("payment")])]"#,
+    );
+    let e = load_text(Path::new("graph.ron"), &eight).expect_err("over max_events");
+    assert!(e.message.contains("limits.max_events (500)"), "{e}");
+}

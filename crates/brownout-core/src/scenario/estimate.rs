@@ -158,7 +158,8 @@ pub fn estimate_with(s: &Scenario, rates: &DataRates) -> Result<Estimate, Refusa
         let at = format!("classes[{i}]");
         let (requests, waiting) =
             class_requests(s, c, i, rates).map_err(|m| refuse(&at, format!("class \"{}\": {m}", c.name)))?;
-        let mut held = waiting * (EVENT_BYTES + REQUEST_BYTES);
+        // A request with a plan holds a child request per call of its widest step.
+        let mut held = waiting * (EVENT_BYTES + REQUEST_BYTES) * (1.0 + widest_step(c));
         if let Arrivals::Scripted { times } = &c.arrivals {
             held += times.len() as f64 * 8.0;
         }
@@ -503,11 +504,20 @@ fn reload_multiplier(r: &super::Reload, horizon: Time) -> f64 {
 }
 
 /// Events every request of the class causes: its arrival, its local work, its dependency
-/// call, its response after the overhead.
+/// calls (one, or each call of its plan: fan-out multiplies them), its response after the
+/// overhead.
 fn events_per_request(s: &Scenario, c: &super::Class) -> f64 {
+    let calls = c.calls.iter().map(|step| step.calls().len()).sum::<usize>().max(1) as f64;
     1.0 + f64::from(u8::from(c.work.is_some()))
-        + f64::from(u8::from(c.calls_dependency))
+        + f64::from(u8::from(c.calls_dependency)) * calls
         + f64::from(u8::from(!s.fleet.overhead.is_zero()))
+}
+
+/// The most calls one step of the class's plan sends at once (0 when it makes one call,
+/// which the request makes itself).
+fn widest_step(c: &super::Class) -> f64 {
+    let calls: usize = c.calls.iter().map(|step| step.calls().len()).sum();
+    if calls <= 1 { 0.0 } else { c.calls.iter().map(|step| step.calls().len()).max().unwrap_or(0) as f64 }
 }
 
 /// Attempts one request may make: the product of its retry layers' `max_attempts`, over
