@@ -15,6 +15,7 @@ mod defects;
 mod fallbacks;
 mod fleet;
 mod graph;
+mod graph_properties;
 mod live_settings;
 mod memory;
 mod model;

@@ -54,6 +54,7 @@ impl<R: Record> World<'_, R> {
         run.step = 0;
         run.degraded = false;
         run.failure = None;
+        run.soft_cause = None;
         self.bump_generation(tok); // no timer of the request is pending while its calls run
         self.reqs.get_mut(tok).expect("live request").phase = Phase::Plan;
         self.start_step(now, q, tok);
@@ -125,6 +126,8 @@ impl<R: Record> World<'_, R> {
             run.ok += 1;
         } else if optional {
             run.soft += 1;
+            // A degraded answer that a closed fallback makes a failure counts under this.
+            run.soft_cause = run.soft_cause.or(answer.cause);
         } else {
             run.hard += 1;
             if run.failure.is_none() {
@@ -157,6 +160,9 @@ impl<R: Record> World<'_, R> {
         if (run.step as usize) < self.plan_of(class).expect("a plan").len() {
             self.start_step(now, q, parent);
         } else if self.plans.runs[slot].degraded {
+            if let Some(cause) = self.plans.runs[slot].soft_cause {
+                self.fail_as(parent, cause);
+            }
             self.respond(now, q, parent, Outcome::Fallback, None);
         } else {
             self.refresh_caches(now, parent);

@@ -380,6 +380,9 @@ pub(super) struct PlanRun {
     pub hard: u16,
     /// An optional call failed somewhere in the plan: the answer is degraded.
     pub degraded: bool,
+    /// Why the first optional call that failed did (the degraded answer's cause, which
+    /// counts when the class's fallback answer is closed and so no answer).
+    pub soft_cause: Option<Cause>,
     /// The first required failure: (outcome, cause).
     pub failure: Option<(Outcome, Option<Cause>, Option<crate::policy::Refusal>)>,
     /// The step's calls (child requests), in the order written.
