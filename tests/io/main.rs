@@ -11,6 +11,7 @@ mod check_data;
 mod data_safety;
 mod escape;
 mod files;
+mod graph_input;
 mod journal;
 mod loader_fuzz;
 mod locations;

@@ -14,6 +14,8 @@ mod crn;
 mod defects;
 mod fallbacks;
 mod fleet;
+mod graph;
+mod graph_properties;
 mod live_settings;
 mod memory;
 mod model;

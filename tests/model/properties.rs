@@ -47,7 +47,7 @@ fn config() -> ProptestConfig {
     }
 }
 
-fn ron<T: DeserializeOwned>(text: &str) -> T {
+pub(crate) fn ron<T: DeserializeOwned>(text: &str) -> T {
     ron::Options::default()
         .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
         .from_str(text)
@@ -221,11 +221,11 @@ fn layer(policy: PolicySpec) -> Layer {
     l
 }
 
-fn stack() -> impl Strategy<Value = Vec<Layer>> {
+pub(crate) fn stack() -> impl Strategy<Value = Vec<Layer>> {
     prop::collection::vec(policy().prop_map(layer), 0..4)
 }
 
-fn dependency() -> impl Strategy<Value = Dependency> {
+pub(crate) fn dependency() -> impl Strategy<Value = Dependency> {
     (
         latency(),
         prop_oneof![
@@ -281,7 +281,7 @@ fn classes() -> impl Strategy<Value = Vec<Class>> {
 }
 
 /// A small scenario (warm-up 0, so every arrival is measured) with 1-3 policy sets.
-fn scenario(first_stack: BoxedStrategy<Vec<Layer>>) -> impl Strategy<Value = Scenario> {
+pub(crate) fn scenario(first_stack: BoxedStrategy<Vec<Layer>>) -> impl Strategy<Value = Scenario> {
     (ms(500, 8_000), fleet(), classes(), dependency(), first_stack, prop::collection::vec(stack(), 0..2), any::<bool>())
         .prop_map(|(horizon, fleet, classes, dependency, first, more, cat)| {
             let mut s: Scenario = ron(BASE);
@@ -317,7 +317,7 @@ const BASE: &str = r#"Scenario(
 
 /// A scenario of [`scenario`] with a warm-up of 0 to 30 % of its horizon, one to three
 /// phases that cover the measured span, and maybe a restart of instance 0.
-fn phased_scenario() -> impl Strategy<Value = Scenario> {
+pub(crate) fn phased_scenario() -> impl Strategy<Value = Scenario> {
     let cuts = prop::collection::vec(1..10u64, 0..3);
     (scenario(stack().boxed()), 0..4u64, cuts, prop::option::of(1..10u64)).prop_map(|(mut s, warm, cuts, restart)| {
         let h = s.horizon.ns();
@@ -343,18 +343,18 @@ fn phased_scenario() -> impl Strategy<Value = Scenario> {
 
 /// A count in `x`'s JSON at `pointer` (read this way, the population property also builds
 /// against a summary without the field, and fails there).
-fn count(x: &impl serde::Serialize, pointer: &str) -> u64 {
+pub(crate) fn count(x: &impl serde::Serialize, pointer: &str) -> u64 {
     let v = serde_json::to_value(x).unwrap();
     v.pointer(pointer).and_then(serde_json::Value::as_u64).unwrap_or_else(|| panic!("no count at {pointer}"))
 }
 
-fn run_all(s: &Scenario, seed: u64) -> Vec<RunResult> {
+pub(crate) fn run_all(s: &Scenario, seed: u64) -> Vec<RunResult> {
     validate(s).unwrap_or_else(|e| panic!("generated scenario must be valid: {e:?}"));
     let model = Model::build(s, seed, Path::new(".")).expect("builds");
     (0..s.policies.len()).map(|p| run_policy(&model, p, RunOptions::default()).expect("within the limits")).collect()
 }
 
-fn recorded(s: &Scenario, seed: u64) -> Vec<Records> {
+pub(crate) fn recorded(s: &Scenario, seed: u64) -> Vec<Records> {
     validate(s).unwrap_or_else(|e| panic!("generated scenario must be valid: {e:?}"));
     let model = Model::build(s, seed, Path::new(".")).expect("builds");
     (0..s.policies.len())
@@ -363,7 +363,7 @@ fn recorded(s: &Scenario, seed: u64) -> Vec<Records> {
 }
 
 /// A stack with a timeout somewhere, and hedges, retries or other layers around it.
-fn timed_stack() -> impl Strategy<Value = Vec<Layer>> {
+pub(crate) fn timed_stack() -> impl Strategy<Value = Vec<Layer>> {
     let other = prop_oneof![3 => hedge(), 2 => policy(), 1 => timeout()];
     (prop::collection::vec(other, 0..4), timeout(), any::<prop::sample::Index>()).prop_map(|(mut layers, t, at)| {
         let at = at.index(layers.len() + 1);
@@ -373,7 +373,7 @@ fn timed_stack() -> impl Strategy<Value = Vec<Layer>> {
 }
 
 /// The shortest per-attempt timeout of a stack (layers here apply to every class).
-fn attempt_limit(stack: &[Layer]) -> Option<u64> {
+pub(crate) fn attempt_limit(stack: &[Layer]) -> Option<u64> {
     stack
         .iter()
         .filter_map(|l| match &l.policy {

@@ -61,7 +61,7 @@ pub fn ceilings_for(s: &Scenario, d: &Decide, dir: &Path) -> Result<Vec<Ceiling>
     if d.subject_to.is_empty() {
         return Ok(Vec::new());
     }
-    let dep = DependencyModel::build(&s.dependency, s.seed, dir)?;
+    let dep = DependencyModel::build(s.primary(), s.seed, dir)?;
     let arrivals: Vec<ArrivalGen> =
         s.classes.iter().map(|c| ArrivalGen::build(&c.arrivals, dir)).collect::<Result<_, _>>()?;
     Ok(ceilings(s, d, &dep, &arrivals))
@@ -163,7 +163,7 @@ pub(crate) fn in_time_ceiling(
         Some(Latency::Constant(w)) => w.ns(),
         Some(_) => return Err(format!("class \"{}\" draws its local work", c.name)),
     };
-    if let Some(r) = &s.dependency.replicas
+    if let Some(r) = &s.primary().replicas
         && r.slow.iter().any(|x| x.factor < 1.0)
     {
         return Err("a replica is sped up (factor < 1)".into());

@@ -173,6 +173,9 @@ pub struct DependencyModel {
     pub(crate) cancel_delay: Option<Time>,
     latency_draws: Counter,
     error_draws: Counter,
+    /// Mixed into the labels of its draws: 0 for the one `dependency`, a hash of the name for
+    /// each of `dependencies`, so two dependencies never share a draw.
+    salt: u64,
 }
 
 /// What the dependency does with one call, decided when it starts service.
@@ -201,9 +204,15 @@ const HOP: u64 = label_hash("dependency/hop");
 
 impl DependencyModel {
     /// Build from the scenario.
+    pub(crate) fn build(d: &Dependency, seed: u64, dir: &Path) -> Result<Self, String> {
+        Self::build_salted(d, seed, dir, 0)
+    }
+
+    /// Build one of several dependencies: `salt` (a hash of its name) keeps its draws apart
+    /// from every other dependency's.
     // `!(x > 0.0)` is deliberate: it also rejects NaN.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
-    pub(crate) fn build(d: &Dependency, seed: u64, dir: &Path) -> Result<Self, String> {
+    pub(crate) fn build_salted(d: &Dependency, seed: u64, dir: &Path, salt: u64) -> Result<Self, String> {
         let base = LatencyDist::build(&d.latency, dir)?;
         let base_median = match &d.latency {
             Latency::Constant(t) => t.ns() as f64,
@@ -256,19 +265,20 @@ impl DependencyModel {
             modes: d.modes.iter().map(|m| (m.at.ns(), m.mode)).collect(),
             capacity: d.capacity.as_ref().map(|c| (c.servers, c.queue)),
             server: d.capacity.as_ref().map(super::server::ServerRules::of).unwrap_or_default(),
-            hop: DelayDist::build(&d.hop, seed, HOP, dir)?,
+            hop: DelayDist::build(&d.hop, seed, HOP ^ salt, dir)?,
             cancel_delay: d.cancellation.delay(),
-            latency_draws: Counter::new(seed, LATENCY),
-            error_draws: Counter::new(seed, ERRORS),
+            latency_draws: Counter::new(seed, LATENCY ^ salt),
+            error_draws: Counter::new(seed, ERRORS ^ salt),
+            salt,
         })
     }
 
     /// The same dependency drawing from `seed`'s counters (another replication).
     pub(crate) fn reseeded(&self, seed: u64) -> Self {
         Self {
-            latency_draws: Counter::new(seed, LATENCY),
-            error_draws: Counter::new(seed, ERRORS),
-            hop: self.hop.reseeded(seed, HOP),
+            latency_draws: Counter::new(seed, LATENCY ^ self.salt),
+            error_draws: Counter::new(seed, ERRORS ^ self.salt),
+            hop: self.hop.reseeded(seed, HOP ^ self.salt),
             ..self.clone()
         }
     }

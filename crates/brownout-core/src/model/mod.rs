@@ -10,6 +10,7 @@ pub(crate) mod arrivals;
 pub(crate) mod catalogue;
 pub mod dependency;
 pub mod fallback;
+pub(crate) mod graph;
 pub(crate) mod outlier;
 pub mod records;
 pub(crate) mod server;
@@ -40,8 +41,10 @@ pub struct Model {
     scenario: Scenario,
     /// Root seed.
     seed: u64,
-    /// The dependency.
-    dep: DependencyModel,
+    /// The dependencies, by id (`Scenario::deps`): one in the one-dependency form.
+    deps: Vec<DependencyModel>,
+    /// The classes' call plans; None in the one-dependency form without plans.
+    graph: Option<graph::Graph>,
     /// Local work distribution per class.
     work: Vec<Option<LatencyDist>>,
     /// Gateway overhead per response, drawn per request when it is a distribution.
@@ -106,7 +109,15 @@ impl Model {
                 }
             }
         }
-        let dep = DependencyModel::build(&scenario.dependency, seed, dir).map_err(BuildError::Input)?;
+        let deps = (scenario.deps().iter())
+            .map(|d| {
+                // Each of `dependencies` draws apart (its name salts its labels); the one
+                // `dependency` draws as it always did.
+                let salt = if scenario.dependencies.is_empty() { 0 } else { crate::engine::label_hash(&d.name) };
+                DependencyModel::build_salted(d, seed, dir, salt)
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(BuildError::Input)?;
         let work = scenario
             .classes
             .iter()
@@ -122,7 +133,8 @@ impl Model {
         Ok(Self {
             scenario: scenario.clone(),
             seed,
-            dep,
+            deps,
+            graph: graph::Graph::build(scenario),
             work,
             overhead: DelayDist::build(&scenario.fleet.overhead, seed, OVERHEAD, dir).map_err(BuildError::Input)?,
             unwind: match &scenario.fleet.timeout_unwind {
@@ -156,7 +168,7 @@ impl Model {
     pub fn with_seed(&self, seed: u64) -> Self {
         Self {
             seed,
-            dep: self.dep.reseeded(seed),
+            deps: self.deps.iter().map(|d| d.reseeded(seed)).collect(),
             overhead: self.overhead.reseeded(seed, OVERHEAD),
             unwind: self.unwind.as_ref().map(|u| u.reseeded(seed, UNWIND)),
             ..self.clone()
@@ -168,9 +180,14 @@ impl Model {
         &self.arrivals
     }
 
-    /// The dependency's behaviour (latency, errors, modes, capacity).
+    /// The (first) dependency's behaviour (latency, errors, modes, capacity).
     pub fn dependency(&self) -> &DependencyModel {
-        &self.dep
+        &self.deps[0]
+    }
+
+    /// Dependency `d`'s behaviour (an id: index into `Scenario::deps`).
+    pub(crate) fn dep(&self, d: u16) -> &DependencyModel {
+        &self.deps[d as usize]
     }
 
     /// How calls from `instance` fail at `now`, if it is cut off from the dependency.
@@ -183,9 +200,9 @@ impl Model {
             .map(|p| p.mode)
     }
 
-    /// The latency multiplier of `replica` at `now`.
-    pub(crate) fn replica_factor(&self, replica: u32, now: Time) -> f64 {
-        self.scenario.dependency.replicas.as_ref().map_or(1.0, |r| {
+    /// The latency multiplier of dependency `dep`'s `replica` at `now`.
+    pub(crate) fn replica_factor(&self, dep: u16, replica: u32, now: Time) -> f64 {
+        self.scenario.deps()[dep as usize].replicas.as_ref().map_or(1.0, |r| {
             r.slow
                 .iter()
                 .filter(|s| s.replica == replica && s.start.ns() <= now && now < s.end.ns())

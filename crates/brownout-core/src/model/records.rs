@@ -29,7 +29,8 @@ pub enum Origin {
     },
 }
 
-/// One request as it arrived.
+/// One request as it arrived (a call of a plan is no request: its calls and attempts are
+/// recorded under its request's class and its own key, `graph::call_key`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestRecord {
     /// Its class.
@@ -55,6 +56,8 @@ pub struct CallRecord {
     pub key: u64,
     /// The attempt number (a hedged call has the top bit set).
     pub attempt: u32,
+    /// The dependency called (index into `Scenario::deps`; 0 with one dependency).
+    pub dependency: u16,
     /// Service start.
     pub start: Time,
     /// Drawn service time, including the hop.
@@ -72,6 +75,8 @@ pub struct AttemptRecord {
     pub key: u64,
     /// The attempt number (1-based).
     pub attempt: u32,
+    /// The dependency its call goes to (index into `Scenario::deps`).
+    pub dependency: u16,
     /// When it asked for a connection (its timeout runs from here).
     pub start: Time,
     /// When it ended (answer, error or timeout).

@@ -133,7 +133,7 @@ pub fn estimate_with(s: &Scenario, rates: &DataRates) -> Result<Estimate, Refusa
     // Per-run terms are counted once per policy set: the sets run at once.
     let widest =
         s.policies.iter().enumerate().map(|(i, p)| (layer_bytes(&p.stack), i)).max_by(|a, b| a.0.total_cmp(&b.0));
-    let replicas = s.dependency.replicas.as_ref().map_or(1.0, |r| f64::from(r.count));
+    let replicas: f64 = s.deps().iter().map(|d| d.replicas.as_ref().map_or(1.0, |r| f64::from(r.count))).sum();
     let mut run = memory.add("fleet.instances", instances * (INSTANCE_BYTES + 4.0 * replicas) * policies);
     if let Some((bytes, i)) = widest {
         run += memory.add(format!("policies[{i}]"), instances * bytes * policies);
@@ -158,7 +158,8 @@ pub fn estimate_with(s: &Scenario, rates: &DataRates) -> Result<Estimate, Refusa
         let at = format!("classes[{i}]");
         let (requests, waiting) =
             class_requests(s, c, i, rates).map_err(|m| refuse(&at, format!("class \"{}\": {m}", c.name)))?;
-        let mut held = waiting * (EVENT_BYTES + REQUEST_BYTES);
+        // A request with a plan holds a child request per call of its widest step.
+        let mut held = waiting * (EVENT_BYTES + REQUEST_BYTES) * (1.0 + widest_step(c));
         if let Arrivals::Scripted { times } = &c.arrivals {
             held += times.len() as f64 * 8.0;
         }
@@ -470,7 +471,7 @@ fn cycle(s: &Scenario, c: &super::Class, think: Time) -> Option<f64> {
         t += w.mean_ns()?;
     }
     if c.calls_dependency {
-        t += s.dependency.latency.mean_ns()? + 2.0 * s.dependency.hop.mean_ns()?;
+        t += s.primary().latency.mean_ns()? + 2.0 * s.primary().hop.mean_ns()?;
     }
     Some(t)
 }
@@ -506,11 +507,20 @@ fn reload_multiplier(r: &super::Reload, horizon: Time) -> f64 {
 }
 
 /// Events every request of the class causes: its arrival, its local work, its dependency
-/// call, its response after the overhead.
+/// calls (one, or each call of its plan: fan-out multiplies them), its response after the
+/// overhead.
 fn events_per_request(s: &Scenario, c: &super::Class) -> f64 {
+    let calls = c.calls.iter().map(|step| step.calls().len()).sum::<usize>().max(1) as f64;
     1.0 + f64::from(u8::from(c.work.is_some()))
-        + f64::from(u8::from(c.calls_dependency))
+        + f64::from(u8::from(c.calls_dependency)) * calls
         + f64::from(u8::from(!s.fleet.overhead.is_zero()))
+}
+
+/// The most calls one step of the class's plan sends at once (0 when it makes one call,
+/// which the request makes itself).
+fn widest_step(c: &super::Class) -> f64 {
+    let calls: usize = c.calls.iter().map(|step| step.calls().len()).sum();
+    if calls <= 1 { 0.0 } else { c.calls.iter().map(|step| step.calls().len()).max().unwrap_or(0) as f64 }
 }
 
 /// Attempts one request may make: the product of its retry layers' `max_attempts`, over

@@ -180,7 +180,7 @@ enum Holds {
     Rates(usize),
     /// One column of latencies: the dependency's own (its median must be positive under a
     /// Csv drift, which divides by it).
-    DependencySamples(String),
+    DependencySamples(usize, String),
     /// `t_s`, `latency_ms`.
     Latencies,
     /// One column of latencies.
@@ -197,9 +197,11 @@ fn data_refs(s: &Scenario) -> Vec<(String, &str, Holds)> {
             refs.push((format!("classes[{i}].arrivals.Csv.file"), file, Holds::Rates(i)));
         }
     }
-    let d = &s.dependency;
-    if let Latency::Empirical { file, column } = &d.latency {
-        refs.push(("dependency.latency.Empirical.file".into(), file, Holds::DependencySamples(column.clone())));
+    for (k, d) in s.deps().iter().enumerate() {
+        let at = s.dep_path(k);
+        if let Latency::Empirical { file, column } = &d.latency {
+            refs.push((format!("{at}.latency.Empirical.file"), file, Holds::DependencySamples(k, column.clone())));
+        }
     }
     for (i, c) in s.classes.iter().enumerate() {
         if let Some(Latency::Empirical { file, column }) = &c.work {
@@ -207,13 +209,17 @@ fn data_refs(s: &Scenario) -> Vec<(String, &str, Holds)> {
         }
     }
     let unwind = s.fleet.timeout_unwind.iter().map(|u| ("fleet.timeout_unwind", u));
-    for (at, delay) in [("fleet.overhead", &s.fleet.overhead), ("dependency.hop", &d.hop)].into_iter().chain(unwind) {
+    let hops = s.deps().iter().enumerate().map(|(k, d)| (format!("{}.hop", s.dep_path(k)), &d.hop));
+    let fleet = unwind.map(|(at, u)| (at.to_string(), u));
+    for (at, delay) in [("fleet.overhead".to_string(), &s.fleet.overhead)].into_iter().chain(hops).chain(fleet) {
         if let Delay::Random(Latency::Empirical { file, column }) = delay {
             refs.push((format!("{at}.Empirical.file"), file, Holds::Samples(column.clone())));
         }
     }
-    if let Drift::Csv { file } = &d.drift {
-        refs.push(("dependency.drift.Csv.file".into(), file, Holds::Latencies));
+    for (k, d) in s.deps().iter().enumerate() {
+        if let Drift::Csv { file } = &d.drift {
+            refs.push((format!("{}.drift.Csv.file", s.dep_path(k)), file, Holds::Latencies));
+        }
     }
     refs
 }
@@ -235,9 +241,9 @@ fn check_data_files(s: &Scenario, dir: &Path) -> Result<Vec<estimate::ClassRates
         let path = dir.join(file);
         match holds {
             Holds::Rates(class) => rates.push((class, data::rate_series(&path).map_err(|e| (at, e))?)),
-            Holds::DependencySamples(column) => {
+            Holds::DependencySamples(k, column) => {
                 let ms = data::latency_samples(&path, &column).map_err(|e| (at.clone(), e))?;
-                if matches!(s.dependency.drift, Drift::Csv { .. }) && median_ns(&ms) == 0 {
+                if matches!(s.deps()[k].drift, Drift::Csv { .. }) && median_ns(&ms) == 0 {
                     let message =
                         format!("the median of \"{column}\" is 0, but a Csv drift divides by the base median");
                     return Err((at, DataError { file: path, line: 0, col: 0, message }));

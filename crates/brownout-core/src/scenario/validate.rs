@@ -10,6 +10,7 @@ use super::names::{check_file_name, file_stem};
 use super::{Arrivals, Business, Class, Delay, Drift, Expectation, Latency, PolicySet, Profile, Scenario};
 use crate::metrics::catalogue;
 
+mod graph;
 mod margins;
 
 /// The most replications a run may ask for (`replications`, `--replications`).
@@ -73,7 +74,10 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
     }
     validate_fleet(s)?;
     let classes = validate_classes(&s.classes)?;
-    validate_dependency(s)?;
+    graph::validate(s)?;
+    for (k, d) in s.deps().iter().enumerate() {
+        validate_dependency(d, &s.dep_path(k))?;
+    }
     validate_catalogue_and_business(s)?;
     super::fallback::validate_fallbacks(s)?;
     let policies = validate_policies(s, &classes)?;
@@ -347,9 +351,8 @@ fn zero_median(l: &Latency) -> bool {
     matches!(l, Latency::Constant(d) if d.ns() == 0)
 }
 
-fn validate_dependency(s: &Scenario) -> Result<(), Invalid> {
-    let d = &s.dependency;
-    let at = |p: &str| format!("dependency.{p}");
+fn validate_dependency(d: &super::Dependency, prefix: &str) -> Result<(), Invalid> {
+    let at = |p: &str| format!("{prefix}.{p}");
     validate_latency(&d.latency)
         .map_err(|(p, m)| bad(at(&format!("latency.{p}")), format!("dependency.latency: {m}")))?;
     validate_delay(&d.hop).map_err(|(p, m)| bad(at(&format!("hop.{p}")), format!("dependency.hop: {m}")))?;

@@ -9,7 +9,10 @@ impl<'m, R: Record> World<'m, R> {
         let insts: Vec<Inst> = (0..n).map(|instance| build_instance(m, policy, instance)).collect();
         let layout = build_layout(m, policy, &insts[0]);
         let rec = build_recorder(m, policy, &layout, timeseries);
-        let replicas = s.dependency.replicas.as_ref().map_or(1, |r| r.count as usize);
+        // Every dependency's replicas in one row (`Upstream::base`).
+        let counts: Vec<usize> = s.deps().iter().map(|d| d.replicas.as_ref().map_or(1, |r| r.count as usize)).collect();
+        let base: Vec<usize> = counts.iter().scan(0, |at, &n| Some(std::mem::replace(at, *at + n))).collect();
+        let replicas: usize = counts.iter().sum();
         let mut w = Self {
             m,
             policy,
@@ -28,11 +31,13 @@ impl<'m, R: Record> World<'m, R> {
             layout,
             upstream: Upstream {
                 calls: Slab::new(),
+                base,
                 busy: vec![0; replicas],
                 queue: vec![VecDeque::new(); replicas],
                 codel: vec![Default::default(); replicas],
                 in_flight: 0,
             },
+            plans: Plans::default(),
             draws: Draws::new(m.seed),
             stock: s.catalogue.as_ref().map(|c| Stock::new(c, n, m.seed)),
             last_answers: LastAnswers::new(s, n),
@@ -108,7 +113,6 @@ pub(super) fn build_layer(m: &Model, spec: &crate::scenario::Layer, layer: usize
 /// Gateway instance `instance` with idle slots and pool and its own policy stack.
 fn build_instance(m: &Model, policy: usize, instance: u32) -> Inst {
     let s = &m.scenario;
-    let replicas = s.dependency.replicas.as_ref().map_or(1, |r| r.count as usize);
     Inst {
         workers: 0,
         worker_q: VecDeque::new(),
@@ -118,9 +122,17 @@ fn build_instance(m: &Model, policy: usize, instance: u32) -> Inst {
         pool_waiting: 0,
         layers: s.policies[policy].stack.iter().enumerate().map(|(j, l)| build_layer(m, l, j, instance)).collect(),
         degraded: 0,
+        clients: s.deps().iter().map(|d| build_client(m, d, instance)).collect(),
+    }
+}
+
+/// Instance `instance`'s client of dependency `d`: idle balancer, fresh outlier detector.
+fn build_client(m: &Model, d: &crate::scenario::Dependency, instance: u32) -> Client {
+    let replicas = d.replicas.as_ref().map_or(1, |r| r.count as usize);
+    Client {
         outstanding: vec![0; replicas],
         rr: instance,
-        outlier: s.dependency.replicas.as_ref().and_then(|r| {
+        outlier: d.replicas.as_ref().and_then(|r| {
             let draws = crate::engine::Counter::new(m.seed(), crate::engine::label_hash("dependency/outlier"));
             r.outlier_detection.as_ref().map(|o| crate::model::outlier::Outlier::new(o, r.count, draws, instance, 0))
         }),

@@ -98,6 +98,8 @@ impl<R: Record> World<'_, R> {
         r.attempt.conns += 1;
         r.calls += 1;
         let (inst, class, key) = (r.who.instance, r.who.class, r.who.key);
+        let dep = self.dep_of(tok);
+        let r = self.reqs.get(tok).expect("live request");
         let attempt = if hedged { r.attempt.number | (1 << 31) } else { r.attempt.number };
         let i = &mut self.gateway.insts[inst as usize];
         debug_assert!(i.conns < self.m.scenario.fleet.pool.max_connections, "a connection beyond the pool");
@@ -120,6 +122,7 @@ impl<R: Record> World<'_, R> {
             class,
             key,
             attempt,
+            dep,
         });
         if let Some(mode) = self.m.partition(inst, now) {
             // Cut off: the call never reaches the dependency.
@@ -159,13 +162,13 @@ impl<R: Record> World<'_, R> {
 
     /// The caller gives up on a call: the dependency keeps working on it unless cancellation
     /// propagates.
-    fn abandon(&mut self, q: &mut EventQueue<Ev>, call: Token) {
+    pub(super) fn abandon(&mut self, q: &mut EventQueue<Ev>, call: Token) {
         if let Some(c) = self.upstream.calls.get_mut(call) {
             c.req = None;
             if c.counted {
                 // The client stops counting it as outstanding.
                 c.counted = false;
-                dec!(self.gateway.insts[c.instance as usize].outstanding[c.replica as usize]);
+                dec!(self.gateway.insts[c.instance as usize].clients[c.dep as usize].outstanding[c.replica as usize]);
             }
             self.propagate_cancel(q, call);
         }
@@ -174,8 +177,9 @@ impl<R: Record> World<'_, R> {
     /// Send the cancel of an abandoned call on its way to the dependency, if calls are
     /// cancelled and this one reached it.
     pub(super) fn propagate_cancel(&mut self, q: &mut EventQueue<Ev>, call: Token) {
-        if let Some(delay) = self.m.dep.cancel_delay
-            && self.upstream.calls.get(call).is_some_and(|c| c.reached)
+        if let Some(c) = self.upstream.calls.get(call)
+            && let Some(delay) = self.m.dep(c.dep).cancel_delay
+            && c.reached
         {
             q.schedule_fixed(delay, Ev::Cancel { call });
         }
@@ -187,7 +191,7 @@ impl<R: Record> World<'_, R> {
     pub(super) fn cancel_call(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let Some(c) = self.upstream.calls.get(call) else { return };
         let queued = c.done_at == Time::MAX;
-        let in_service = c.holds_server || (self.m.dep.capacity.is_none() && !queued);
+        let in_service = c.holds_server || (self.m.dep(c.dep).capacity.is_none() && !queued);
         if !(queued || in_service) {
             return;
         }
@@ -195,7 +199,7 @@ impl<R: Record> World<'_, R> {
         debug_assert!(c.req.is_none() && c.reached && !c.counted, "only an abandoned call is cancelled");
         dec!(self.upstream.in_flight);
         self.rec.dep_cancelled(now, self.upstream.in_flight);
-        let r = c.replica as usize;
+        let r = self.upstream.base[c.dep as usize] + c.replica as usize;
         if c.holds_server {
             self.free_server(now, q, r);
         } else if queued && let Some(p) = self.upstream.queue[r].iter().position(|&t| t == call) {
@@ -204,15 +208,18 @@ impl<R: Record> World<'_, R> {
         }
     }
 
-    /// A server of replica `r` is free: the next queued call by the dependency's rules
-    /// (`model::server`) starts service; calls those rules shed on the way get a 503 at once.
+    /// A server of replica `r` (numbered in `Upstream::base`'s row) is free: the next queued
+    /// call by its dependency's rules (`model::server`) starts service; calls those rules
+    /// shed on the way get a 503 at once.
     fn free_server(&mut self, now: Time, q: &mut EventQueue<Ev>, r: usize) {
         dec!(self.upstream.busy[r]);
+        // The dependency whose replicas' row holds `r`: the last one starting at or before it.
+        let dep = self.upstream.base.partition_point(|&b| b <= r) - 1;
         let up = &mut self.upstream;
         let calls = &up.calls;
         let mut shed = Vec::new();
         let next = crate::model::server::take_next(
-            &self.m.dep.server,
+            &self.m.dep(dep as u16).server,
             &mut up.queue[r],
             &mut up.codel[r],
             now,
@@ -234,7 +241,7 @@ impl<R: Record> World<'_, R> {
     /// held a server, so it reports no queue wait or service time.
     fn shed_call(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = self.upstream.calls.get_mut(call).expect("live call");
-        let hop = self.m.dep.hop(c.class as u64, c.key, c.attempt as u64);
+        let hop = self.m.dep(c.dep).hop(c.class as u64, c.key, c.attempt as u64);
         c.error = true;
         // Every shed is the dependency's 503 without service: a retry layer tells it from
         // other errors (`Refused::Dependency503`).
@@ -247,7 +254,7 @@ impl<R: Record> World<'_, R> {
     /// Route a call to a replica and into service or its queue.
     fn send(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = *self.upstream.calls.get(call).expect("live call");
-        let Some(replica) = self.choose_replica(now, c.instance, c.class, c.key, c.attempt) else {
+        let Some(replica) = self.choose_replica(now, c.instance, c.dep, c.class, c.key, c.attempt) else {
             // Every replica ejected and panic off: Envoy's "no healthy upstream" 503, at
             // once, reaching no replica (so outlier detection records nothing).
             let c = self.upstream.calls.get_mut(call).expect("live call");
@@ -258,17 +265,17 @@ impl<R: Record> World<'_, R> {
             q.schedule_at(now, Ev::DepDone { call });
             return;
         };
-        let tracked = self.m.scenario.dependency.replicas.is_some();
+        let tracked = self.m.scenario.deps()[c.dep as usize].replicas.is_some();
         if tracked {
-            self.gateway.insts[c.instance as usize].outstanding[replica as usize] += 1;
+            self.gateway.insts[c.instance as usize].clients[c.dep as usize].outstanding[replica as usize] += 1;
         }
         let cm = self.upstream.calls.get_mut(call).expect("live call");
         cm.replica = replica;
         cm.counted = tracked;
         self.upstream.in_flight += 1;
         self.rec.dep_start(now, self.upstream.in_flight);
-        let r = replica as usize;
-        match self.m.dep.capacity {
+        let r = self.upstream.base[c.dep as usize] + replica as usize;
+        match self.m.dep(c.dep).capacity {
             Some((servers, queue)) if self.upstream.busy[r] >= servers => {
                 if (self.upstream.queue[r].len() as u32) < queue {
                     self.upstream.queue[r].push_back(call);
@@ -290,24 +297,32 @@ impl<R: Record> World<'_, R> {
     /// Client-side load balancing. Random choices are counter-based on the attempt, so every
     /// policy run sends the same attempt to the same candidates.
     /// None: outlier detection left no replica to call (see `Outlier::none_left`).
-    fn choose_replica(&mut self, now: Time, inst: u32, class: ClassId, key: u64, attempt: u32) -> Option<u32> {
-        let Some(reps) = &self.m.scenario.dependency.replicas else { return Some(0) };
-        if let Some(o) = &mut self.gateway.insts[inst as usize].outlier {
+    fn choose_replica(
+        &mut self,
+        now: Time,
+        inst: u32,
+        dep: u16,
+        class: ClassId,
+        key: u64,
+        attempt: u32,
+    ) -> Option<u32> {
+        let Some(reps) = &self.m.scenario.deps()[dep as usize].replicas else { return Some(0) };
+        if let Some(o) = &mut self.gateway.insts[inst as usize].clients[dep as usize].outlier {
             o.advance(now);
             if o.filters() {
                 if o.none_left() {
                     return None;
                 }
-                return Some(self.choose_healthy(inst, class, key, attempt));
+                return Some(self.choose_healthy(inst, dep, class, key, attempt));
             }
         }
         let n = reps.count;
         let key = ((class as u64) << 48) ^ key;
         let draw = |k: u64| self.draws.balance.u64(key, ((attempt as u64) << 1) | k);
-        let out = &self.gateway.insts[inst as usize].outstanding;
+        let out = &self.gateway.insts[inst as usize].clients[dep as usize].outstanding;
         Some(match reps.balancing {
             Balancing::RoundRobin => {
-                let i = &mut self.gateway.insts[inst as usize];
+                let i = &mut self.gateway.insts[inst as usize].clients[dep as usize];
                 let r = i.rr % n;
                 i.rr = i.rr.wrapping_add(1);
                 r
@@ -330,9 +345,9 @@ impl<R: Record> World<'_, R> {
 
     /// Load balancing that skips the replicas outlier detection ejected (same rules and
     /// draws as `choose_replica`, over the replicas left).
-    fn choose_healthy(&mut self, inst: u32, class: ClassId, key: u64, attempt: u32) -> u32 {
-        let balancing = self.m.scenario.dependency.replicas.as_ref().map(|r| r.balancing);
-        let i = &mut self.gateway.insts[inst as usize];
+    fn choose_healthy(&mut self, inst: u32, dep: u16, class: ClassId, key: u64, attempt: u32) -> u32 {
+        let balancing = self.m.scenario.deps()[dep as usize].replicas.as_ref().map(|r| r.balancing);
+        let i = &mut self.gateway.insts[inst as usize].clients[dep as usize];
         let o = i.outlier.as_ref().expect("an outlier detector");
         let n = i.outstanding.len() as u32;
         if balancing == Some(Balancing::RoundRobin) {
@@ -369,9 +384,10 @@ impl<R: Record> World<'_, R> {
         }
     }
 
-    /// Tell the instance's outlier detector, if any, what a call to `replica` came to.
-    fn outlier_result(&mut self, now: Time, inst: u32, replica: u32, result: OutlierResult) {
-        if let Some(o) = &mut self.gateway.insts[inst as usize].outlier {
+    /// Tell the instance's outlier detector of dependency `dep`, if any, what a call to
+    /// `replica` came to.
+    fn outlier_result(&mut self, now: Time, inst: u32, dep: u16, replica: u32, result: OutlierResult) {
+        if let Some(o) = &mut self.gateway.insts[inst as usize].clients[dep as usize].outlier {
             o.record(now, replica, result);
         }
     }
@@ -381,8 +397,8 @@ impl<R: Record> World<'_, R> {
     /// delays the caller without occupying the dependency.
     pub(super) fn serve_call(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = self.upstream.calls.get_mut(call).expect("live call");
-        let factor = self.m.replica_factor(c.replica, now);
-        let plan = self.m.dep.plan(now, c.class as u64, c.key, c.attempt as u64, factor);
+        let factor = self.m.replica_factor(c.dep, c.replica, now);
+        let plan = self.m.dep(c.dep).plan(now, c.class as u64, c.key, c.attempt as u64, factor);
         c.served_at = now;
         c.service = plan.service;
         c.error = plan.error;
@@ -392,8 +408,9 @@ impl<R: Record> World<'_, R> {
         }
         q.schedule_at(c.done_at, Ev::DepDone { call });
         if let Some(log) = &mut self.trace.records {
-            let (class, key, attempt) = (c.class, c.key, c.attempt);
-            log.calls.push(CallRecord { class, key, attempt, start: now, latency: plan.latency(), error: plan.error });
+            let (class, key, attempt, dependency) = (c.class, c.key, c.attempt, c.dep);
+            let (latency, error) = (plan.latency(), plan.error);
+            log.calls.push(CallRecord { class, key, attempt, dependency, start: now, latency, error });
         }
     }
 
@@ -403,7 +420,7 @@ impl<R: Record> World<'_, R> {
         let Some(c) = self.upstream.calls.get_mut(call) else { return };
         if c.holds_server {
             c.holds_server = false;
-            let r = c.replica as usize;
+            let r = self.upstream.base[c.dep as usize] + c.replica as usize;
             self.free_server(now, q, r);
         }
     }
@@ -412,7 +429,7 @@ impl<R: Record> World<'_, R> {
         // None: the call was cancelled while in service and this answer is never sent.
         let Some(c) = self.upstream.calls.remove(call) else { return };
         if c.counted {
-            dec!(self.gateway.insts[c.instance as usize].outstanding[c.replica as usize]);
+            dec!(self.gateway.insts[c.instance as usize].clients[c.dep as usize].outstanding[c.replica as usize]);
         }
         if c.reached {
             dec!(self.upstream.in_flight);
@@ -421,12 +438,12 @@ impl<R: Record> World<'_, R> {
         }
         if c.holds_server {
             // Finished service frees a server for the next queued call.
-            self.free_server(now, q, c.replica as usize);
+            self.free_server(now, q, self.upstream.base[c.dep as usize] + c.replica as usize);
         }
         let Some(tok) = c.req else { return };
         if c.reached {
             let result = if c.error { OutlierResult::Error } else { OutlierResult::Success };
-            self.outlier_result(now, c.instance, c.replica, result);
+            self.outlier_result(now, c.instance, c.dep, c.replica, result);
         }
         let r = self.reqs.get_mut(tok).expect("live request");
         let other = if r.attempt.call == Some(call) {
@@ -504,7 +521,7 @@ impl<R: Record> World<'_, R> {
                 let inst = r.who.instance;
                 for call in calls.into_iter().flatten() {
                     if let Some(&c) = self.upstream.calls.get(call).filter(|c| c.reached) {
-                        self.outlier_result(now, c.instance, c.replica, OutlierResult::Timeout);
+                        self.outlier_result(now, c.instance, c.dep, c.replica, OutlierResult::Timeout);
                     }
                     self.abandon(q, call);
                     self.release_connection(now, q, tok, inst);

@@ -59,18 +59,22 @@ impl<R: Record> World<'_, R> {
         for call in self.upstream.calls.tokens() {
             let c = self.upstream.calls.get(call).expect("live call");
             reached += c.reached as u64;
-            busy[c.replica as usize] += c.holds_server as u32;
+            busy[self.upstream.base[c.dep as usize] + c.replica as usize] += c.holds_server as u32;
             if c.counted {
-                outstanding[c.instance as usize][c.replica as usize] += 1;
+                outstanding[c.instance as usize][self.upstream.base[c.dep as usize] + c.replica as usize] += 1;
             }
         }
         assert_eq!(self.upstream.in_flight, reached, "calls in flight = calls in the slab that reached the dependency");
         assert_eq!(self.upstream.busy, busy, "busy servers = calls holding one");
-        if let Some((servers, _)) = self.m.dep.capacity {
-            assert!(busy.iter().all(|&b| b <= servers), "more calls in service than servers");
+        for (d, &base) in self.upstream.base.iter().enumerate() {
+            if let Some((servers, _)) = self.m.dep(d as u16).capacity {
+                let n = self.gateway.insts[0].clients[d].outstanding.len();
+                assert!(busy[base..base + n].iter().all(|&b| b <= servers), "more calls in service than servers");
+            }
         }
         for (i, inst) in self.gateway.insts.iter().enumerate() {
-            assert_eq!(inst.outstanding, outstanding[i], "instance {i}: outstanding calls per replica");
+            let held: Vec<u32> = inst.clients.iter().flat_map(|c| c.outstanding.iter().copied()).collect();
+            assert_eq!(held, outstanding[i], "instance {i}: outstanding calls per replica");
         }
     }
 

@@ -34,6 +34,7 @@ impl<R: Record> World<'_, R> {
             answer: Answer { outcome: Outcome::Ok, staleness: None, cause: None },
         });
         self.clear_admitted(tok);
+        self.link_arrival(tok, class);
         self.rec.arrival(now, c);
         if self.trace.records.is_some() {
             self.log_arrival(now, class, source, key, instance, item);
@@ -164,7 +165,7 @@ impl<R: Record> World<'_, R> {
     pub(super) fn after_local(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let class = self.reqs.get(tok).expect("live request").who.class;
         if self.m.scenario.classes[class as usize].calls_dependency {
-            self.begin_attempt(now, q, tok);
+            self.begin_calls(now, q, tok);
         } else {
             self.respond(now, q, tok, Outcome::Ok, None);
         }
@@ -190,6 +191,12 @@ impl<R: Record> World<'_, R> {
                     self.propagate_cancel(q, call);
                 }
             }
+            if self.is_child(tok) {
+                // A call of a plan ends with its request (met in this same loop).
+                self.reqs.discard(tok);
+                dec!(self.plans.children);
+                continue;
+            }
             let r = self.reqs.get_mut(tok).expect("live request");
             r.answer = Answer { outcome: Outcome::Error, staleness: None, cause: Some(Cause::CrashRestart) };
             self.finish(now, q, tok);
@@ -202,11 +209,11 @@ impl<R: Record> World<'_, R> {
         i.pool_q.clear();
         i.pool_waiting = 0;
         self.rec.pool_waiting(now, instance, 0);
-        for o in i.outstanding.iter_mut() {
-            *o = 0;
-        }
-        if let Some(o) = &mut i.outlier {
-            o.restart(now);
+        for client in &mut i.clients {
+            client.outstanding.fill(0);
+            if let Some(o) = &mut client.outlier {
+                o.restart(now);
+            }
         }
         self.rec.workers(now, instance, 0);
         self.rec.pool(now, instance, 0);

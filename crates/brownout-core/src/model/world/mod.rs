@@ -19,6 +19,7 @@ mod forms;
 mod invariants;
 mod lifecycle;
 mod outcome;
+mod plan;
 mod stack;
 mod state;
 mod waitq;
@@ -38,8 +39,8 @@ use crate::policy::{
 };
 use crate::scenario::{Balancing, Fallback, PartitionMode, Scope};
 use state::{
-    Answer, AttemptState, Call, Gateway, HedgeState, Identity, Inst, LayerRt, Layout, Phase, Progress, Req, Timing,
-    Trace, Traffic, Upstream,
+    Answer, AttemptState, Call, Client, Gateway, HedgeState, Identity, Inst, LayerRt, Layout, Phase, Plans, Progress,
+    Req, Timing, Trace, Traffic, Upstream,
 };
 
 /// Most layers one policy stack may have (a limit of the file format, checked there).
@@ -194,6 +195,8 @@ struct World<'m, R> {
     layout: Layout,
     /// The dependency's side of the calls.
     upstream: Upstream,
+    /// The call plans' state (empty without plans).
+    plans: Plans,
     /// Counter-based draws, keyed once per run.
     draws: Draws,
     /// True stock and the fallback caches, when there is a catalogue.
@@ -264,7 +267,7 @@ fn run_as<'m, R: Record>(
     if let Some(e) = w.progress.abort {
         return Err(e);
     }
-    let in_flight = w.reqs.len() as u64;
+    let in_flight = w.reqs.len() as u64 - w.plans.children;
     w.judge_unfinished(horizon);
     let (mut summary, phases) = w.rec.summaries(horizon, stats.events, in_flight);
     summary.policy = m.scenario.policies[policy].name.clone();
@@ -288,6 +291,9 @@ impl<R: Record> World<'_, R> {
     /// (slab order: deterministic, and the counts do not depend on it anyway).
     fn judge_unfinished(&mut self, horizon: Time) {
         for tok in self.reqs.tokens() {
+            if self.is_child(tok) {
+                continue; // a call of a plan: its request is judged
+            }
             let r = self.reqs.get(tok).expect("a listed token is live");
             let (class, arrived) = (r.who.class as usize, r.time.arrived);
             self.rec.at_horizon(horizon, class, arrived);

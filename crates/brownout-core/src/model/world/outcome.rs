@@ -53,9 +53,10 @@ impl<R: Record> World<'_, R> {
     ) {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, attempt) = (r.who.class as usize, r.who.instance, r.attempt.number);
+        let dependency = self.dep_of(tok);
         if let Some(log) = &mut self.trace.records {
             let (key, start) = (r.who.key, r.time.attempt_start);
-            log.attempts.push(AttemptRecord { class: r.who.class, key, attempt, start, end: now, outcome });
+            log.attempts.push(AttemptRecord { class: r.who.class, key, attempt, dependency, start, end: now, outcome });
         }
         // Layers from the retry layer inward see each attempt; with no retry layer that is all.
         let start = self.layout.inner_start[class] as usize;
@@ -77,13 +78,9 @@ impl<R: Record> World<'_, R> {
         }
         match outcome {
             CallOutcome::Success => {
-                let r = self.reqs.get(tok).expect("live request");
-                let (inst, item) = (r.who.instance, r.who.item);
-                if let Some(stock) = &mut self.stock {
-                    stock.refresh(inst, item, now);
-                }
-                if let Some(last) = &mut self.last_answers {
-                    last.refresh(class, inst, now);
+                // A call of a plan answers its request, which refreshes when its plan succeeds.
+                if !self.is_child(tok) {
+                    self.refresh_caches(now, tok);
                 }
                 self.respond(now, q, tok, Outcome::Ok, None);
             }
@@ -146,6 +143,16 @@ impl<R: Record> World<'_, R> {
         // A backoff past the request-level timeout is cut there (`after_backoff`).
         self.timer(q, tok, now.saturating_add(d).min(request), Timer::Backoff);
         true
+    /// A request succeeded: the caches and last answers take the true value.
+    pub(super) fn refresh_caches(&mut self, now: Time, tok: Token) {
+        let r = self.reqs.get(tok).expect("live request");
+        let (class, inst, item) = (r.who.class as usize, r.who.instance, r.who.item);
+        if let Some(stock) = &mut self.stock {
+            stock.refresh(inst, item, now);
+        }
+        if let Some(last) = &mut self.last_answers {
+            last.refresh(class, inst, now);
+        }
     }
 
     /// The request ends timed out: the 504 (or the class's fallback) after the unwind of
@@ -220,6 +227,12 @@ impl<R: Record> World<'_, R> {
         outcome: Outcome,
         refusal: Option<Refusal>,
     ) {
+        if self.is_child(tok) {
+            // A call of a plan answers its request, which falls back (or not) as a whole.
+            self.plans.links[tok.index as usize].refusal = refusal;
+            self.respond(now, q, tok, outcome, None);
+            return;
+        }
         let r = self.reqs.get(tok).expect("live request");
         let class = &self.m.scenario.classes[r.who.class as usize];
         let allowed = match (refusal, class.fallback) {
@@ -264,6 +277,10 @@ impl<R: Record> World<'_, R> {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.answer.outcome = outcome;
         r.answer.staleness = staleness;
+        if self.m.graph.is_some() && self.plans.links[tok.index as usize].parent.is_some() {
+            self.child_responds(now, q, tok);
+            return;
+        }
         let (fixed, overhead) = match &self.m.overhead {
             DelayDist::Fixed(t) => (true, *t),
             // One draw per request: a request responds once.
@@ -282,6 +299,10 @@ impl<R: Record> World<'_, R> {
     }
 
     pub(super) fn finish(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        if self.is_child(tok) {
+            self.child_done(now, q, tok);
+            return;
+        }
         // Copy out what is needed rather than move the whole request out of the slab.
         let r = self.reqs.get(tok).expect("live request");
         let r = Done { worker: r.worker, who: r.who, arrived: r.time.arrived, answer: r.answer, calls: r.calls };

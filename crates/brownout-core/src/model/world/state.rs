@@ -39,6 +39,8 @@ pub(super) enum Phase {
     Unwinding,
     /// The answer is decided; the response overhead is being paid.
     Responding,
+    /// Waiting for the calls of its plan's current step (`plan.rs`); holds its slot.
+    Plan,
 }
 
 /// Who a request is; fixed at arrival. Written by `lifecycle::arrive`; read everywhere.
@@ -182,6 +184,8 @@ pub(super) struct Call {
     pub key: u64,
     /// Attempt number (top bit set for a hedge, which draws its own latency).
     pub attempt: u32,
+    /// The dependency called (index into `Scenario::deps`; 0 in the one-dependency form).
+    pub dep: u16,
 }
 
 // ---- gateway instances -----------------------------------------------------------------
@@ -223,6 +227,13 @@ pub(super) struct Inst {
     pub layers: Vec<LayerRt>,
     /// Layers whose status says degraded (count).
     pub degraded: u32,
+    /// This instance's client of each dependency, by dependency id.
+    pub clients: Vec<Client>,
+}
+
+/// One instance's client of one dependency: its balancer and outlier detector. Written by
+/// `calls` and `lifecycle::restart`.
+pub(super) struct Client {
     /// Calls outstanding per replica, as this instance's client balancer counts them.
     pub outstanding: Vec<u32>,
     /// Round-robin cursor over the replicas.
@@ -293,10 +304,13 @@ pub(super) struct Traffic {
 
 // ---- upstream --------------------------------------------------------------------------
 
-/// The dependency's side of the calls. Written and read by `calls`.
+/// The dependencies' side of the calls. Written and read by `calls`. Replicas of all the
+/// dependencies are numbered in one row: dependency `d`'s replica `r` is `base[d] + r`.
 pub(super) struct Upstream {
     /// Calls in flight (waiting for service, served, or answered and in transit).
     pub calls: Slab<Call>,
+    /// Per dependency, the number of its first replica in `busy` and `queue`.
+    pub base: Vec<usize>,
     /// Per replica, servers busy (count; finite capacity only).
     pub busy: Vec<u32>,
     /// Per replica, calls waiting for a server, in arrival order (stale entries skipped);
@@ -339,4 +353,55 @@ pub(super) struct Progress {
     pub handled: u64,
     /// Set when a guard stops the run; the engine halts at once.
     pub abort: Option<crate::model::RunError>,
+}
+
+// ---- call plans ------------------------------------------------------------------------
+
+/// What a request slot is in a world with plans (by slab slot of `reqs`). Written by
+/// `lifecycle::arrive` and `plan::spawn`; read by `calls` (the dependency) and `plan`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Link {
+    /// For a call of a plan (a child request): the request whose plan it runs.
+    pub parent: Option<Token>,
+    /// The dependency it calls.
+    pub dep: u16,
+    /// Its call's position in the parent's current step.
+    pub call: u16,
+    /// How a layer refused it, when one did (the parent concludes with it).
+    pub refusal: Option<crate::policy::Refusal>,
+}
+
+/// A request's progress through its plan (by slab slot of `reqs`). Written by `plan`.
+#[derive(Debug, Clone, Default)]
+pub(super) struct PlanRun {
+    /// The current step.
+    pub step: u16,
+    /// Bumped whenever a step starts or the plan ends: a child of an earlier step is ignored.
+    pub generation: u32,
+    /// Calls of the step that succeeded, optional ones that failed, required ones that failed.
+    pub ok: u16,
+    /// See `ok`.
+    pub soft: u16,
+    /// See `ok`.
+    pub hard: u16,
+    /// An optional call failed somewhere in the plan: the answer is degraded.
+    pub degraded: bool,
+    /// Why the first optional call that failed did (the degraded answer's cause, which
+    /// counts when the class's fallback answer is closed and so no answer).
+    pub soft_cause: Option<Cause>,
+    /// The first required failure: (outcome, cause).
+    pub failure: Option<(Outcome, Option<Cause>, Option<crate::policy::Refusal>)>,
+    /// The step's calls (child requests), in the order written.
+    pub kids: Vec<Token>,
+}
+
+/// The call plans' run-time state; empty without plans. Written by `plan`.
+#[derive(Default)]
+pub(super) struct Plans {
+    /// Per slab slot of `reqs`.
+    pub links: Vec<Link>,
+    /// Per slab slot of `reqs` (used by requests with a plan).
+    pub runs: Vec<PlanRun>,
+    /// Calls of plans in flight (child requests in `reqs`, counted apart from requests).
+    pub children: u64,
 }

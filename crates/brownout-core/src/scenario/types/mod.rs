@@ -9,6 +9,7 @@ mod decide;
 mod dependency;
 mod expect;
 mod fleet;
+mod graph;
 mod limits;
 mod phases;
 mod policies;
@@ -23,6 +24,7 @@ pub use decide::*;
 pub use dependency::*;
 pub use expect::*;
 pub use fleet::*;
+pub use graph::*;
 pub use limits::*;
 pub use phases::*;
 pub use policies::*;
@@ -58,8 +60,14 @@ pub struct Scenario {
     pub fleet: Fleet,
     /// Request classes (at least one; names unique).
     pub classes: Vec<Class>,
-    /// The dependency the classes call.
+    /// The dependency the classes call (the one-dependency form; give either this or
+    /// `dependencies`).
+    #[serde(default = "Dependency::absent", skip_serializing_if = "Dependency::is_absent")]
     pub dependency: Dependency,
+    /// Several named dependencies (the service-graph form, instead of `dependency`): each
+    /// class says which it calls, in what order, in its `calls` plan.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<Dependency>,
     /// Items, their stock changes and the last-known-value cache.
     #[serde(default)]
     pub catalogue: Option<Catalogue>,

@@ -77,7 +77,7 @@ pub fn phases_of(s: &Scenario) -> Vec<ResolvedPhase> {
         };
         return s.phases.iter().map(one).collect();
     }
-    derive(&s.dependency, s.warmup.ns(), s.horizon.ns())
+    derive(s.primary(), s.warmup.ns(), s.horizon.ns())
 }
 
 /// Checks the scenario's phases: each named once, non-empty, inside `[warmup, horizon]`,

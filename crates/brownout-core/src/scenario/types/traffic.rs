@@ -20,6 +20,10 @@ pub struct Class {
     /// Local work per request (for classes that do not call the dependency, or before calling).
     #[serde(default)]
     pub work: Option<Latency>,
+    /// The call plan: steps run in order, each a call or a parallel group (default: one
+    /// call to the one dependency). With `dependencies`, a class that calls must give it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<Step>,
     /// When a refused or failed call may be answered by the fallback instead.
     #[serde(default)]
     pub fallback: Fallback,

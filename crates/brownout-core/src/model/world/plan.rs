@@ -1,0 +1,260 @@
+//! Call plans: a request with a plan holds its worker slot while each step's calls run as
+//! child requests (`Link::parent`), each passing the class's policy stack as a request's
+//! attempts do, then joins them by its step's rule. A class with one required call has no
+//! plan and never comes here.
+
+use super::*;
+use crate::model::graph::{PlanStep, call_key};
+use state::{Link, PlanRun};
+
+impl<R: Record> World<'_, R> {
+    /// The dependency request `tok`'s calls go to (0 in the one-dependency form).
+    pub(super) fn dep_of(&self, tok: Token) -> u16 {
+        if self.m.graph.is_none() { 0 } else { self.plans.links[tok.index as usize].dep }
+    }
+
+    /// Request `tok` is a call of another request's plan.
+    pub(super) fn is_child(&self, tok: Token) -> bool {
+        self.m.graph.is_some() && self.plans.links[tok.index as usize].parent.is_some()
+    }
+
+    /// Its class's plan, if the request has one.
+    fn plan_of(&self, class: ClassId) -> Option<&'_ [PlanStep]> {
+        self.m.graph.as_ref().and_then(|g| g.plans[class as usize].as_deref())
+    }
+
+    /// A new request's link: no parent, its class's one dependency.
+    pub(super) fn link_arrival(&mut self, tok: Token, class: ClassId) {
+        if let Some(g) = &self.m.graph {
+            let link = Link { parent: None, dep: g.direct[class as usize], call: 0, refusal: None };
+            self.set_link(tok, link);
+        }
+    }
+
+    fn set_link(&mut self, tok: Token, link: Link) {
+        let slot = tok.index as usize;
+        if self.plans.links.len() <= slot {
+            self.plans.links.resize(slot + 1, Link::default());
+        }
+        self.plans.links[slot] = link;
+    }
+
+    /// After its local work: the request makes its one call, or starts its plan.
+    pub(super) fn begin_calls(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let class = self.reqs.get(tok).expect("live request").who.class;
+        if self.plan_of(class).is_none() {
+            self.begin_attempt(now, q, tok);
+            return;
+        }
+        let slot = tok.index as usize;
+        if self.plans.runs.len() <= slot {
+            self.plans.runs.resize_with(slot + 1, PlanRun::default);
+        }
+        let run = &mut self.plans.runs[slot];
+        run.step = 0;
+        run.degraded = false;
+        run.failure = None;
+        run.soft_cause = None;
+        self.bump_generation(tok); // no timer of the request is pending while its calls run
+        self.reqs.get_mut(tok).expect("live request").phase = Phase::Plan;
+        self.start_step(now, q, tok);
+    }
+
+    /// Send every call of the request's current step. The children are made first and
+    /// started after, so one that ends at once (refused) cannot start a later step while
+    /// this one still sends.
+    fn start_step(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let r = self.reqs.get(tok).expect("live request");
+        let (who, arrived) = (r.who, r.time.arrived);
+        let slot = tok.index as usize;
+        let step = self.plans.runs[slot].step as usize;
+        let calls = self.plan_of(who.class).expect("a plan")[step].calls.clone();
+        let mut kids = std::mem::take(&mut self.plans.runs[slot].kids);
+        kids.clear();
+        for (j, call) in calls.iter().enumerate() {
+            let kid = self.reqs.insert(Req {
+                who: Identity { key: call_key(who.key, call.occurrence), ..who },
+                time: Timing { arrived, attempt_start: now, attempt_deadline: Time::MAX, unwind: 0 },
+                phase: Phase::Started,
+                generation: 0,
+                worker: false,
+                calls: 0,
+                attempt: AttemptState { number: 0, id: 0, pos: 0, timed: false, call: None, conns: 0 },
+                hedge: HedgeState { call: None, generation: 0 },
+                answer: Answer { outcome: Outcome::Ok, staleness: None, cause: None },
+            });
+            self.clear_admitted(kid);
+            self.set_link(kid, Link { parent: Some(tok), dep: call.dep, call: j as u16, refusal: None });
+            self.plans.children += 1;
+            kids.push(kid);
+        }
+        let run = &mut self.plans.runs[slot];
+        run.generation = run.generation.wrapping_add(1);
+        (run.ok, run.soft, run.hard) = (0, 0, 0);
+        let generation = run.generation;
+        run.kids = kids;
+        for j in 0..calls.len() {
+            let kid = self.plans.runs[slot].kids[j];
+            // The step may have ended already (a call refused at once failed it).
+            if self.plans.runs[slot].generation != generation || self.reqs.get(tok).is_none() {
+                break;
+            }
+            if self.reqs.get(kid).is_some_and(|k| k.phase == Phase::Started) {
+                self.begin_attempt(now, q, kid);
+            }
+        }
+    }
+
+    /// A call of a plan concludes (from `finish`): the parent counts it and, when its step is
+    /// decided, moves on or fails.
+    pub(super) fn child_done(&mut self, now: Time, q: &mut EventQueue<Ev>, kid: Token) {
+        let r = self.reqs.get(kid).expect("live request");
+        let (answer, calls) = (r.answer, r.calls);
+        let link = self.plans.links[kid.index as usize];
+        self.reqs.discard(kid);
+        dec!(self.plans.children);
+        let parent = link.parent.expect("a child");
+        let Some(p) = self.reqs.get_mut(parent).filter(|p| p.phase == Phase::Plan) else { return };
+        p.calls += calls;
+        let class = p.who.class;
+        let slot = parent.index as usize;
+        let step = &self.plan_of(class).expect("a plan")[self.plans.runs[slot].step as usize];
+        let (n, need) = (step.calls.len() as u16, step.need);
+        let optional = step.calls[link.call as usize].optional;
+        let run = &mut self.plans.runs[slot];
+        if answer.outcome == Outcome::Ok {
+            run.ok += 1;
+        } else if optional {
+            run.soft += 1;
+            // A degraded answer that a closed fallback makes a failure counts under this.
+            run.soft_cause = run.soft_cause.or(answer.cause);
+        } else {
+            run.hard += 1;
+            if run.failure.is_none() {
+                run.failure = Some((answer.outcome, answer.cause, link.refusal));
+            }
+        }
+        // (passed, degraded) once the step is decided.
+        let decided = match need {
+            None if run.hard > 0 => Some((false, false)),
+            None => (run.ok + run.soft == n).then_some((true, run.soft > 0)),
+            Some(k) if run.ok >= k => Some((true, false)),
+            // k can no longer be reached: degraded if only optional calls failed.
+            Some(k) if run.ok + (n - run.ok - run.soft - run.hard) < k => Some((run.hard == 0, true)),
+            Some(_) => None,
+        };
+        let Some((passed, degraded)) = decided else { return };
+        run.degraded |= passed && degraded;
+        run.generation = run.generation.wrapping_add(1);
+        self.drop_kids(now, q, parent);
+        if !passed {
+            let (outcome, cause, refusal) = self.plans.runs[slot].failure.expect("a failure");
+            if let Some(cause) = cause {
+                self.fail_as(parent, cause);
+            }
+            self.conclude(now, q, parent, outcome, refusal);
+            return;
+        }
+        let run = &mut self.plans.runs[slot];
+        run.step += 1;
+        if (run.step as usize) < self.plan_of(class).expect("a plan").len() {
+            self.start_step(now, q, parent);
+        } else if self.plans.runs[slot].degraded {
+            if let Some(cause) = self.plans.runs[slot].soft_cause {
+                self.fail_as(parent, cause);
+            }
+            self.respond(now, q, parent, Outcome::Fallback, None);
+        } else {
+            self.refresh_caches(now, parent);
+            self.respond(now, q, parent, Outcome::Ok, None);
+        }
+    }
+
+    /// Cancel the calls of the parent's step that are still out: the caller no longer waits.
+    fn drop_kids(&mut self, now: Time, q: &mut EventQueue<Ev>, parent: Token) {
+        let kids = std::mem::take(&mut self.plans.runs[parent.index as usize].kids);
+        for &kid in &kids {
+            if self.reqs.get(kid).is_some() && self.plans.links[kid.index as usize].parent == Some(parent) {
+                self.drop_child(now, q, kid);
+            }
+        }
+        self.plans.runs[parent.index as usize].kids = kids;
+    }
+
+    /// A call of a plan is cancelled wherever it is: its calls are abandoned (cancelled at
+    /// the dependency when cancellation propagates), its connections and queue places freed,
+    /// and the layers it passed hear it was not executed.
+    pub(super) fn drop_child(&mut self, now: Time, q: &mut EventQueue<Ev>, kid: Token) {
+        let r = self.reqs.get(kid).expect("live request");
+        let (class, inst, pos, phase) = (r.who.class as usize, r.who.instance, r.attempt.pos as usize, r.phase);
+        let inner = self.layout.inner_start[class] as usize;
+        match phase {
+            Phase::Calling => {
+                let r = self.reqs.get_mut(kid).expect("live request");
+                let calls = [r.attempt.call.take(), r.hedge.call.take()];
+                for call in calls.into_iter().flatten() {
+                    self.abandon(q, call);
+                    self.release_connection(now, q, kid, inst);
+                }
+                self.cancel_from(now, q, kid, 0);
+            }
+            Phase::LayerQueue => {
+                let l = self.layout.class_layers[class][pos];
+                let parked = self.reqs.get(kid).expect("live request").time.attempt_start;
+                self.rec.layer_waited(now, parked, self.layout.kinds[l as usize]);
+                dec!(self.layer_mut(inst, l).waiting);
+                let att = self.attempt_of(now, kid, l);
+                self.layer_mut(inst, l).policy.left_queue(&att);
+                self.note(now, q, inst, l);
+                self.cancel_from(now, q, kid, 0);
+            }
+            Phase::PoolQueue => {
+                let i = &mut self.gateway.insts[inst as usize];
+                dec!(i.pool_waiting);
+                let waiting = i.pool_waiting;
+                self.rec.pool_waiting(now, inst, waiting);
+                self.cancel_from(now, q, kid, 0);
+            }
+            Phase::Backoff if inner > 0 => {
+                // Only the layers outside the retry layer still wait for its end.
+                for p in (0..inner).rev() {
+                    let l = self.layout.class_layers[class][p];
+                    let mut att = self.attempt_of(now, kid, l);
+                    att.id = self.first_ids[kid.index as usize];
+                    self.deliver(now, q, inst, l, Notice::Cancel(att));
+                }
+            }
+            _ => {}
+        }
+        let calls = self.reqs.get(kid).expect("live request").calls;
+        if let Some(p) = self.plans.links[kid.index as usize].parent.and_then(|p| self.reqs.get_mut(p)) {
+            p.calls += calls;
+        }
+        self.reqs.discard(kid);
+        dec!(self.plans.children);
+    }
+}
+
+impl<R: Record> World<'_, R> {
+    /// A call of a plan has its answer: an optional call that failed pays its fallback's
+    /// cost first; the response overhead is the request's, not its calls'.
+    pub(super) fn child_responds(&mut self, now: Time, q: &mut EventQueue<Ev>, kid: Token) {
+        let r = self.reqs.get(kid).expect("live request");
+        let link = self.plans.links[kid.index as usize];
+        let parent = link.parent.expect("a child");
+        let cost = match (r.answer.outcome, self.reqs.get(parent)) {
+            (Outcome::Ok, _) | (_, None) => 0,
+            (_, Some(p)) => {
+                let step = self.plans.runs[parent.index as usize].step as usize;
+                let call = self.plan_of(p.who.class).expect("a plan")[step].calls[link.call as usize];
+                if call.optional { call.cost } else { 0 }
+            }
+        };
+        if cost > 0 {
+            self.reqs.get_mut(kid).expect("live request").phase = Phase::Responding;
+            self.timer(q, kid, now.saturating_add(cost), Timer::Respond);
+        } else {
+            self.finish(now, q, kid);
+        }
+    }
+}
