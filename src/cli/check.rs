@@ -16,11 +16,11 @@ use brownout::scenario::ScenarioError;
 pub fn check(scenario: &Path, as_json: bool) -> Result<(), Failure> {
     let loaded = run::load_scenario(scenario).and_then(|s| {
         let dir = scenario.parent().unwrap_or(Path::new("."));
-        let bounds = feasible::ceilings_at(&s, dir).map_err(|message| ScenarioError {
+        let bounds = feasible::ceilings_at(&s, dir).map_err(|e| ScenarioError {
             file: scenario.to_path_buf(),
             line: 0,
             col: 0,
-            message,
+            message: e.to_string(),
         })?;
         Ok((s, bounds))
     });

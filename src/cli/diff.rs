@@ -62,7 +62,7 @@ pub fn diff(args: DiffArgs) -> Result<(), Failure> {
         .fail_on_regression
         .iter()
         .map(|g| g.check(&a, &b, &d).map(|c| (g, c)))
-        .collect::<Result<_, String>>()
+        .collect::<Result<_, diff::Unseen>>()
         .map_err(|why| fail(Failure::input(format!("error: --fail-on-regression: {why}"))))?;
     let broken: Vec<(&Guard, Vec<&Change>)> = checked.into_iter().filter(|(_, c)| !c.is_empty()).collect();
     let code = if broken.is_empty() { 0 } else { 1 };

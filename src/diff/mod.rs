@@ -365,6 +365,25 @@ impl std::fmt::Display for Guard {
     }
 }
 
+/// A guard that watches no figure compared in both folders ([`Guard::check`]): it must not
+/// pass unseen. Its `Display` is the message `brownout diff` prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Unseen {
+    /// The guard as written.
+    pub guard: String,
+    /// Why it sees nothing: the first reason found.
+    pub why: String,
+}
+
+impl std::fmt::Display for Unseen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "guard `{}` watches no figure: {}", self.guard, self.why)
+    }
+}
+
+impl std::error::Error for Unseen {}
+
 impl Guard {
     /// Whether the figure `metric` at `key` is one this guard watches.
     fn watches(&self, key: &Key, metric: &str) -> bool {
@@ -388,12 +407,12 @@ impl Guard {
     /// [`Guard::broken`], once the guard is known to watch at least one figure compared in
     /// both folders; otherwise why it watches nothing (a guard that cannot see its figure must
     /// not pass).
-    pub fn check<'d>(&self, a: &Folder, b: &Folder, d: &'d Diff) -> Result<Vec<&'d Change>, String> {
+    pub fn check<'d>(&self, a: &Folder, b: &Folder, d: &'d Diff) -> Result<Vec<&'d Change>, Unseen> {
         let value = |f: &Folder, key: &Key| {
             f.figures.get(key)?.iter().find(|(m, _)| m.name == self.metric).map(|(_, x)| x.value)
         };
         if a.scenario != b.scenario {
-            return Err(format!("guard `{self}` watches no figure: {}", self.why_unseen(a, b)));
+            return Err(Unseen { guard: self.to_string(), why: self.why_unseen(a, b) });
         }
         let seen = a
             .figures
@@ -403,7 +422,7 @@ impl Guard {
         if seen {
             return Ok(self.broken(d));
         }
-        Err(format!("guard `{self}` watches no figure: {}", self.why_unseen(a, b)))
+        Err(Unseen { guard: self.to_string(), why: self.why_unseen(a, b) })
     }
 
     /// Why the guard watches nothing, naming the first reason found.

@@ -13,5 +13,6 @@ mod golden;
 mod json_fields;
 mod layering;
 mod performance_figures;
+mod public_api;
 mod readme;
 mod reference;

@@ -44,16 +44,79 @@ impl Micros {
     }
 }
 
+/// Why a duration as written is refused by [`parse_duration`]. Its `Display` is the message
+/// a scenario error shows (after the value's file, line and column).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DurationError {
+    /// Written with a minus sign; `hint` is the same duration without it when that parses.
+    Negative {
+        /// The duration as written (trimmed).
+        written: String,
+        /// The duration without its sign, when that one is valid.
+        hint: Option<String>,
+    },
+    /// A number with no unit after it.
+    NoUnit {
+        /// The duration as written (trimmed).
+        written: String,
+    },
+    /// A unit that is not one of ns, us, ms, s, m (min), h.
+    UnknownUnit {
+        /// The duration as written (trimmed).
+        written: String,
+        /// The unit as written.
+        unit: String,
+    },
+    /// The part before the unit is no number.
+    NotANumber {
+        /// The duration as written (trimmed).
+        written: String,
+    },
+    /// Beyond about 31 years (10^18 ns), or not finite.
+    TooLarge {
+        /// The duration as written (trimmed).
+        written: String,
+    },
+}
+
+impl fmt::Display for DurationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DurationError::Negative { written, hint } => {
+                write!(f, "duration \"{written}\" is negative: durations must be >= 0")?;
+                match hint {
+                    Some(h) => write!(f, ", e.g. \"{h}\""),
+                    None => Ok(()),
+                }
+            }
+            DurationError::NoUnit { written } => {
+                write!(f, "duration \"{written}\" has no unit: expected e.g. \"200ms\", \"6s\", \"30m\"")
+            }
+            DurationError::UnknownUnit { written, unit } => {
+                write!(f, "duration \"{written}\" has unknown unit \"{unit}\": expected ns, us, ms, s, m or h")
+            }
+            DurationError::NotANumber { written } => {
+                write!(f, "duration \"{written}\" does not start with a number: expected e.g. \"200ms\"")
+            }
+            DurationError::TooLarge { written } => write!(f, "duration \"{written}\" is too large (at most ~31 years)"),
+        }
+    }
+}
+
+impl std::error::Error for DurationError {}
+
 /// Parse `"<number><unit>"` with unit one of ns, us, ms, s, m, h.
-pub fn parse_duration(s: &str) -> Result<Time, String> {
+pub fn parse_duration(s: &str) -> Result<Time, DurationError> {
     let s = s.trim();
+    let written = || s.to_string();
     if let Some(rest) = s.strip_prefix('-') {
-        let hint = if parse_duration(rest).is_ok() { format!(", e.g. \"{}\"", rest.trim()) } else { String::new() };
-        return Err(format!("duration \"{s}\" is negative: durations must be >= 0{hint}"));
+        let hint = parse_duration(rest).is_ok().then(|| rest.trim().to_string());
+        return Err(DurationError::Negative { written: written(), hint });
     }
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("duration \"{s}\" has no unit: expected e.g. \"200ms\", \"6s\", \"30m\""))?;
+        .ok_or_else(|| DurationError::NoUnit { written: written() })?;
     let (num, unit) = s.split_at(split);
     let unit_ns: f64 = match unit.trim() {
         "ns" => 1.0,
@@ -62,15 +125,12 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
         "s" => SECOND as f64,
         "m" | "min" => MINUTE as f64,
         "h" => 3600.0 * SECOND as f64,
-        other => {
-            return Err(format!("duration \"{s}\" has unknown unit \"{other}\": expected ns, us, ms, s, m or h"));
-        }
+        other => return Err(DurationError::UnknownUnit { written: written(), unit: other.to_string() }),
     };
-    let value: f64 =
-        num.parse().map_err(|_| format!("duration \"{s}\" does not start with a number: expected e.g. \"200ms\""))?;
+    let value: f64 = num.parse().map_err(|_| DurationError::NotANumber { written: written() })?;
     let ns = value * unit_ns;
     if !ns.is_finite() || ns > 1.0e18 {
-        return Err(format!("duration \"{s}\" is too large (at most ~31 years)"));
+        return Err(DurationError::TooLarge { written: written() });
     }
     Ok(ns.round() as Time)
 }
@@ -145,15 +205,22 @@ mod tests {
         assert_eq!(parse_duration("30m"), Ok(30 * MINUTE));
         assert_eq!(parse_duration("1.5s"), Ok(1_500 * MILLISECOND));
         assert_eq!(parse_duration("250us"), Ok(250 * MICROSECOND));
-        assert!(parse_duration("5").unwrap_err().contains("no unit"));
-        assert!(parse_duration("5 parsecs").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("5").unwrap_err().to_string().contains("no unit"));
+        assert_eq!(
+            parse_duration("5 parsecs"),
+            Err(DurationError::UnknownUnit { written: "5 parsecs".into(), unit: "parsecs".into() })
+        );
+        assert!(parse_duration("5 parsecs").unwrap_err().to_string().contains("unknown unit"));
+        assert!(matches!(parse_duration("1.2.3s"), Err(DurationError::NotANumber { .. })));
+        // 10^11 h = 3.6 * 10^23 ns, past the 10^18 ns cap.
+        assert!(matches!(parse_duration("100000000000h"), Err(DurationError::TooLarge { .. })));
         assert!(parse_duration("-5s").is_err());
         // Issue 32: a minus sign is not an unknown unit.
         assert_eq!(
-            parse_duration("-5ms").unwrap_err(),
+            parse_duration("-5ms").unwrap_err().to_string(),
             "duration \"-5ms\" is negative: durations must be >= 0, e.g. \"5ms\""
         );
-        assert!(parse_duration("-x").unwrap_err().ends_with("must be >= 0"));
+        assert!(parse_duration("-x").unwrap_err().to_string().ends_with("must be >= 0"));
     }
 
     #[test]

@@ -201,11 +201,35 @@ const FAMILIES: &[Family] = &[
     ),
 ];
 
+/// A `--start` that is no RFC 3339 time from 1970 on ([`parse_start`]); its `Display` is the
+/// message `brownout export` prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BadStart {
+    /// Not written as RFC 3339 (the text as given).
+    NotRfc3339(String),
+    /// A valid time before the epoch (the text as given).
+    Before1970(String),
+}
+
+impl std::fmt::Display for BadStart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadStart::NotRfc3339(t) => write!(f, "--start {t:?} is not an RFC 3339 time such as 2026-01-01T00:00:00Z"),
+            BadStart::Before1970(t) => {
+                write!(f, "--start {t:?} is before 1970-01-01T00:00:00Z, where Prometheus keeps no samples")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BadStart {}
+
 /// Milliseconds since 1970-01-01T00:00:00Z of an RFC 3339 time (`2026-01-01T00:00:00Z`,
 /// `2026-01-01T01:00:00.250+01:00`), or why not. Times before 1970 are refused: Prometheus
 /// keeps no samples there.
-pub fn parse_start(text: &str) -> Result<i64, String> {
-    let bad = || format!("--start {text:?} is not an RFC 3339 time such as 2026-01-01T00:00:00Z");
+pub fn parse_start(text: &str) -> Result<i64, BadStart> {
+    let bad = || BadStart::NotRfc3339(text.to_string());
     let b = text.as_bytes();
     let digits = |from: usize, n: usize| -> Option<i64> {
         let s = text.get(from..from + n)?;
@@ -250,7 +274,7 @@ pub fn parse_start(text: &str) -> Result<i64, String> {
     }
     let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - offset;
     if secs < 0 {
-        return Err(format!("--start {text:?} is before 1970-01-01T00:00:00Z, where Prometheus keeps no samples"));
+        return Err(BadStart::Before1970(text.to_string()));
     }
     Ok(secs * 1000 + millis)
 }

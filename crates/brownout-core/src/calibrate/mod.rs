@@ -61,6 +61,25 @@ fn usage(message: impl Into<String>) -> CalibrateError {
     CalibrateError { message: message.into(), ..CalibrateError::default() }
 }
 
+/// A selector that does not parse ([`Selector::parse`]); its `Display` is the message
+/// `brownout calibrate` prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SelectorError {
+    /// The selector as written.
+    pub selector: String,
+    /// What is wrong with it.
+    pub why: &'static str,
+}
+
+impl fmt::Display for SelectorError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "selector {:?}: {} (write name{{label=\"value\",...}})", self.selector, self.why)
+    }
+}
+
+impl std::error::Error for SelectorError {}
+
 /// A PromQL-style equality selector, `name{label="value",...}`, `name` or `{label="value"}`:
 /// a series matches when it has every label given (the name is its `__name__`).
 #[derive(Debug, Clone, PartialEq)]
@@ -71,8 +90,8 @@ pub struct Selector {
 
 impl Selector {
     /// Parse a selector, or say what is wrong.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let bad = |why: &str| format!("selector {text:?}: {why} (write name{{label=\"value\",...}})");
+    pub fn parse(text: &str) -> Result<Self, SelectorError> {
+        let bad = |why: &'static str| SelectorError { selector: text.to_string(), why };
         let t = text.trim();
         let (name, rest) = match t.find('{') {
             Some(i) => (&t[..i], Some(&t[i..])),

@@ -47,9 +47,36 @@ const MAX_KNOTS: usize = 4096;
 /// Steps of the uniform grid used past [`MAX_KNOTS`].
 const UNIFORM_STEPS: usize = 1 << 16;
 
+/// Why no ceiling could be worked out: the scenario's dependency or arrivals do not build
+/// (a data file they name is missing or malformed). Its `Display` is the message alone; the
+/// command line adds the scenario's location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CeilingError {
+    /// The dependency's model does not build.
+    Dependency(String),
+    /// A class's arrivals do not build.
+    Arrivals {
+        /// The class.
+        class: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for CeilingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CeilingError::Dependency(reason) | CeilingError::Arrivals { reason, .. } => f.write_str(reason),
+        }
+    }
+}
+
+impl std::error::Error for CeilingError {}
+
 /// The ceilings of `s`'s `decide` constraints, building the dependency's model from the
 /// scenario (`dir` resolves its data files, as `Model::build` does).
-pub fn ceilings_at(s: &Scenario, dir: &Path) -> Result<Vec<Ceiling>, String> {
+pub fn ceilings_at(s: &Scenario, dir: &Path) -> Result<Vec<Ceiling>, CeilingError> {
     match &s.decide {
         Some(d) => ceilings_for(s, d, dir),
         None => Ok(Vec::new()),
@@ -57,13 +84,19 @@ pub fn ceilings_at(s: &Scenario, dir: &Path) -> Result<Vec<Ceiling>, String> {
 }
 
 /// The ceilings of `d`'s constraints (a `tune` spec's, or a scenario's) in scenario `s`.
-pub fn ceilings_for(s: &Scenario, d: &Decide, dir: &Path) -> Result<Vec<Ceiling>, String> {
+pub fn ceilings_for(s: &Scenario, d: &Decide, dir: &Path) -> Result<Vec<Ceiling>, CeilingError> {
     if d.subject_to.is_empty() {
         return Ok(Vec::new());
     }
-    let dep = DependencyModel::build(s.primary(), s.seed, dir)?;
-    let arrivals: Vec<ArrivalGen> =
-        s.classes.iter().map(|c| ArrivalGen::build(&c.arrivals, dir)).collect::<Result<_, _>>()?;
+    let dep = DependencyModel::build(s.primary(), s.seed, dir).map_err(CeilingError::Dependency)?;
+    let arrivals: Vec<ArrivalGen> = s
+        .classes
+        .iter()
+        .map(|c| {
+            ArrivalGen::build(&c.arrivals, dir)
+                .map_err(|reason| CeilingError::Arrivals { class: c.name.clone(), reason })
+        })
+        .collect::<Result<_, _>>()?;
     Ok(ceilings(s, d, &dep, &arrivals))
 }
 

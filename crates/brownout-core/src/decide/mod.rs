@@ -11,7 +11,7 @@ pub mod feasible;
 pub mod recommendation;
 
 pub use crate::metrics::decision::{Bounds, Lost, Sense, Verdict};
-pub use crate::metrics::measure::{Measure, ObjectiveRef};
+pub use crate::metrics::measure::{Measure, ObjectiveError, ObjectiveRef};
 pub use crate::scenario::{Resolve, measure_of, validate_decide as validate};
 
 use crate::metrics::catalogue::Margins;

@@ -26,7 +26,7 @@ pub enum ObjectiveRef<'a> {
 
 impl<'a> ObjectiveRef<'a> {
     /// Parse `[phase:][class/]metric`; a bare name that is no run-level metric is an axis name.
-    pub fn parse(written: &'a str) -> Result<ObjectiveRef<'a>, String> {
+    pub fn parse(written: &'a str) -> Result<ObjectiveRef<'a>, ObjectiveError> {
         let (phase, rest) = match written.split_once(':') {
             Some((p, r)) => (Some(p), r),
             None => (None, written),
@@ -42,16 +42,60 @@ impl<'a> ObjectiveRef<'a> {
                 Ok(ObjectiveRef::Axis(name))
             }
             None if class.is_none() && catalogue::find(Scope::Class, name).is_some() => {
-                Err(format!("\"{name}\" is a per-class metric: write it as \"CLASS/{name}\""))
+                Err(ObjectiveError::NeedsClass { metric: name.to_string() })
             }
-            None if class.is_some() && catalogue::find(Scope::Run, name).is_some() => Err(format!(
-                "\"{name}\" is a run-level metric and takes no class: write it as \"{}{name}\"",
-                phase.map_or(String::new(), |p| format!("{p}:"))
-            )),
-            None => Err(format!("unknown metric \"{name}\" (expected one of: {})", catalogue::names(scope))),
+            None if class.is_some() && catalogue::find(Scope::Run, name).is_some() => {
+                Err(ObjectiveError::TakesNoClass { metric: name.to_string(), phase: phase.map(str::to_string) })
+            }
+            None => Err(ObjectiveError::Unknown { metric: name.to_string(), expected: catalogue::names(scope) }),
         }
     }
 }
+
+/// Why an objective as written names no measure ([`ObjectiveRef::parse`]). Its `Display` is
+/// the message the command line prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ObjectiveError {
+    /// A per-class metric written without a class.
+    NeedsClass {
+        /// The metric's name.
+        metric: String,
+    },
+    /// A run-level metric written with a class.
+    TakesNoClass {
+        /// The metric's name.
+        metric: String,
+        /// The phase it was written with, if any.
+        phase: Option<String>,
+    },
+    /// No metric of that name at that scope.
+    Unknown {
+        /// The name as written.
+        metric: String,
+        /// The catalogue's names at that scope, comma-separated.
+        expected: String,
+    },
+}
+
+impl std::fmt::Display for ObjectiveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ObjectiveError::NeedsClass { metric } => {
+                write!(f, "\"{metric}\" is a per-class metric: write it as \"CLASS/{metric}\"")
+            }
+            ObjectiveError::TakesNoClass { metric, phase } => {
+                let phase = phase.as_ref().map_or(String::new(), |p| format!("{p}:"));
+                write!(f, "\"{metric}\" is a run-level metric and takes no class: write it as \"{phase}{metric}\"")
+            }
+            ObjectiveError::Unknown { metric, expected } => {
+                write!(f, "unknown metric \"{metric}\" (expected one of: {expected})")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ObjectiveError {}
 
 impl<'a> Measure<'a> {
     /// Written as sweep metrics are: `[phase:][class/]metric`.

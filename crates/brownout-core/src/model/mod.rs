@@ -100,10 +100,10 @@ impl Model {
                     // builds its own copy, so every instance must build.
                     for instance in 0..scenario.fleet.instances {
                         ctx.instance = instance;
-                        plugins.build(c, &ctx).map_err(|message| BuildError::Plugin {
+                        plugins.build(c, &ctx).map_err(|e| BuildError::Plugin {
                             policy: p.name.clone(),
                             instance,
-                            message,
+                            message: e.to_string(),
                         })?;
                     }
                 }

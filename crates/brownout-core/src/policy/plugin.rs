@@ -97,15 +97,41 @@ impl Plugins {
     }
 
     /// Build the plugin `cfg` names.
-    pub fn build(&self, cfg: &PluginConfig, ctx: &BuildCtx) -> Result<Box<dyn Policy>, String> {
-        let factory = self.factories.get(&cfg.name).ok_or_else(|| {
-            let known: Vec<&str> = self.factories.keys().map(String::as_str).collect();
-            format!(
-                "unknown plugin \"{}\" (registered: {}); plugins are registered by programs that use brownout as a library",
-                cfg.name,
-                if known.is_empty() { "none".to_string() } else { known.join(", ") }
-            )
+    pub fn build(&self, cfg: &PluginConfig, ctx: &BuildCtx) -> Result<Box<dyn Policy>, PluginError> {
+        let factory = self.factories.get(&cfg.name).ok_or_else(|| PluginError::Unknown {
+            name: cfg.name.clone(),
+            registered: self.factories.keys().cloned().collect(),
         })?;
-        factory(cfg, ctx)
+        factory(cfg, ctx).map_err(PluginError::Refused)
     }
 }
+
+/// Why [`Plugins::build`] built no policy. Its `Display` is the message `Model::build` shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PluginError {
+    /// No plugin is registered under the name.
+    Unknown {
+        /// The name the layer gives.
+        name: String,
+        /// The names registered, in order.
+        registered: Vec<String>,
+    },
+    /// The factory refused the layer's settings, saying why.
+    Refused(String),
+}
+
+impl fmt::Display for PluginError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            PluginError::Unknown { name, registered } => write!(
+                f,
+                "unknown plugin \"{name}\" (registered: {}); plugins are registered by programs that use brownout as a library",
+                if registered.is_empty() { "none".to_string() } else { registered.join(", ") }
+            ),
+            PluginError::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for PluginError {}

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::decide::recommendation::{self, Label, Recommendation};
 use crate::decide::{Evaluated, Samples, Sense, choose};
 pub use search::{Evaluation, Hooks, Stop, key, search};
-pub use space::{Space, load};
+pub use space::{SettingError, Space, load};
 
 /// One journaled evaluation: the setting and its figures, each number as its shortest
 /// round-trip decimal text (`None` for NaN). Text, because a JSON number read back may differ
@@ -42,11 +42,29 @@ fn text(v: &[f64]) -> Vec<Option<String>> {
     v.iter().map(|x| x.is_finite().then(|| x.to_string())).collect()
 }
 
-fn number(s: &str) -> Result<f64, String> {
-    s.parse::<f64>().map_err(|_| format!("\"{s}\" is not a number"))
+/// A figure of a tune journal's record that does not read back as a number ([`Record::read`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// The text where a number was expected.
+    NotANumber(String),
 }
 
-fn numbers(v: &[Option<String>]) -> Result<Vec<f64>, String> {
+impl std::fmt::Display for RecordError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RecordError::NotANumber(s) => write!(f, "\"{s}\" is not a number"),
+        }
+    }
+}
+
+impl std::error::Error for RecordError {}
+
+fn number(s: &str) -> Result<f64, RecordError> {
+    s.parse::<f64>().map_err(|_| RecordError::NotANumber(s.to_string()))
+}
+
+fn numbers(v: &[Option<String>]) -> Result<Vec<f64>, RecordError> {
     v.iter().map(|x| x.as_deref().map_or(Ok(f64::NAN), number)).collect()
 }
 
@@ -61,7 +79,7 @@ impl Record {
     }
 
     /// The setting and the figures it holds.
-    pub fn read(&self) -> Result<(Vec<f64>, Samples), String> {
+    pub fn read(&self) -> Result<(Vec<f64>, Samples), RecordError> {
         let values = self.values.iter().map(|v| number(v)).collect::<Result<_, _>>()?;
         let constraints = self.constraints.iter().map(|c| numbers(c)).collect::<Result<_, _>>()?;
         Ok((values, Samples { objective: numbers(&self.objective)?, constraints }))

@@ -8,7 +8,7 @@
 //! same figures. The rows are the sweep's ([`crate::sweep::sensitivity`]): the same width,
 //! the same rule for "beyond noise", the same table and chart.
 
-use super::{Evaluation, Space, key};
+use super::{Evaluation, SettingError, Space, key};
 use crate::decide::recommendation::Recommendation;
 use crate::decide::{ObjectiveRef, Samples, Sense, measure_of};
 use crate::sweep::sensitivity::{Mover, Sensitivity, row, sort_rows};
@@ -47,13 +47,13 @@ pub fn sensitivity(
     space: &Space,
     r: &Recommendation,
     done: &[Evaluation],
-    measure: &mut dyn FnMut(&[f64]) -> Result<Samples, String>,
-) -> Result<TuneSensitivity, String> {
+    measure: &mut dyn FnMut(&[f64]) -> Result<Samples, SettingError>,
+) -> Result<TuneSensitivity, SettingError> {
     let Some(c) = &r.recommended else { return Ok(TuneSensitivity::default()) };
     let at: Vec<f64> = space.dims.iter().map(|d| c.setting.get(&d.knob.name).copied().unwrap_or(f64::NAN)).collect();
     let mut known: Vec<(Vec<f64>, Samples)> = done.iter().map(|e| (e.values.clone(), e.samples.clone())).collect();
     let mut runs = 0u64;
-    let mut sample = |v: &[f64], known: &mut Vec<(Vec<f64>, Samples)>| -> Result<Samples, String> {
+    let mut sample = |v: &[f64], known: &mut Vec<(Vec<f64>, Samples)>| -> Result<Samples, SettingError> {
         if let Some((_, s)) = known.iter().find(|(x, _)| key(x) == key(v)) {
             return Ok(s.clone());
         }

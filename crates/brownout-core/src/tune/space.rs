@@ -199,7 +199,7 @@ fn resolve_knob(i: usize, k: &Knob, base: &Value, policy: (&str, usize)) -> Resu
         let fail = |m: String| err(&range, format!("knob \"{}\": {m}", k.name));
         match (kind, v) {
             (Kind::Duration { unit_ns }, AxisValue::Text(t)) => {
-                parse_duration(t).map(|ns| ns as f64 / unit_ns).map_err(fail)
+                parse_duration(t).map(|ns| ns as f64 / unit_ns).map_err(|m| fail(m.to_string()))
             }
             (Kind::Duration { unit_ns }, AxisValue::Num(x)) if x.is_finite() => {
                 if *x < 0.0 {
@@ -278,6 +278,41 @@ impl Dim {
     }
 }
 
+/// Why a setting of the knobs could not be measured ([`Space::scenario`], [`Space::measure`]).
+/// Its `Display` is the message `brownout tune` prints after the setting.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum SettingError {
+    /// The knob values give no valid scenario (a path that does not resolve, or a value the
+    /// scenario's validation refuses).
+    Invalid(String),
+    /// The scenario is valid but its model does not build.
+    Build(crate::model::BuildError),
+    /// A replication stopped (a run limit was reached).
+    Run {
+        /// The replication.
+        replication: u32,
+        /// Its seed.
+        seed: u64,
+        /// Why it stopped.
+        error: crate::model::RunError,
+    },
+}
+
+impl std::fmt::Display for SettingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SettingError::Invalid(m) => f.write_str(m),
+            SettingError::Build(e) => write!(f, "{e}"),
+            SettingError::Run { replication, seed, error } => {
+                write!(f, "replication {replication} (seed {seed}): {error}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SettingError {}
+
 impl Space {
     /// The knob values at a point of the unit cube.
     pub fn setting(&self, u: &[f64]) -> Vec<f64> {
@@ -285,12 +320,12 @@ impl Space {
     }
 
     /// The scenario with `values` set (validated).
-    pub fn scenario(&self, values: &[f64]) -> Result<Scenario, String> {
+    pub fn scenario(&self, values: &[f64]) -> Result<Scenario, SettingError> {
         let mut v = self.json.clone();
         for (d, &x) in self.dims.iter().zip(values) {
-            *path::get_mut(&mut v, &d.steps)? = d.value(x);
+            *path::get_mut(&mut v, &d.steps).map_err(SettingError::Invalid)? = d.value(x);
         }
-        to_scenario(v)
+        to_scenario(v).map_err(SettingError::Invalid)
     }
 
     /// The tuned policy set's stack in `s`, as RON ready to paste.
@@ -307,7 +342,7 @@ impl Space {
 
     /// Run the setting's replications (in parallel on the current rayon pool) and read the
     /// objective and every constraint in each.
-    pub fn measure(&self, values: &[f64]) -> Result<Samples, String> {
+    pub fn measure(&self, values: &[f64]) -> Result<Samples, SettingError> {
         let s = self.scenario(values)?;
         let d = &self.spec.decide;
         let objective = d.minimize.as_deref().or(d.maximize.as_deref()).unwrap_or_default();
@@ -315,7 +350,7 @@ impl Space {
             .into_par_iter()
             .with_max_len(1)
             .map(|r| self.one(&s, values, objective, r))
-            .collect::<Result<_, String>>()?;
+            .collect::<Result<_, SettingError>>()?;
         let mut out = Samples { objective: Vec::new(), constraints: vec![Vec::new(); d.subject_to.len()] };
         for (o, cs) in per_rep {
             out.objective.push(o);
@@ -326,11 +361,11 @@ impl Space {
         Ok(out)
     }
 
-    fn one(&self, s: &Scenario, values: &[f64], objective: &str, r: u32) -> Result<(f64, Vec<f64>), String> {
+    fn one(&self, s: &Scenario, values: &[f64], objective: &str, r: u32) -> Result<(f64, Vec<f64>), SettingError> {
         let seed = self.replication_seed(r);
-        let model = Model::build(s, seed, &self.dir).map_err(|e| e.to_string())?;
+        let model = Model::build(s, seed, &self.dir).map_err(SettingError::Build)?;
         let result = run_policy(&model, self.policy_index, RunOptions::default())
-            .map_err(|why| format!("replication {r} (seed {seed}): {why}"))?;
+            .map_err(|error| SettingError::Run { replication: r, seed, error })?;
         let phases = scenario::phases_of(model.scenario());
         let phase = |p: &str| phases.iter().position(|x| x.name == p).and_then(|k| result.phases.get(k));
         let read = |m: &Measure| m.read(&result.summary, &phase).unwrap_or(f64::NAN);

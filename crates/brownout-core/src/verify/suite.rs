@@ -112,8 +112,42 @@ const MODELS: &[(&str, Derive)] = &[
     ("mmck", super::loss_k::mmck_checks),
 ];
 
+/// Why the suite could not run. Its `Display` is the message `brownout verify` prints.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum SuiteError {
+    /// Fewer than two replications: an interval needs a spread.
+    Replications {
+        /// The replications asked for.
+        asked: usize,
+    },
+    /// A model file did not load.
+    Load(scenario::ScenarioError),
+    /// A model file no longer fits its closed form, or one of its runs failed.
+    Model {
+        /// The model file.
+        path: PathBuf,
+        /// What does not fit, or which replication failed and why.
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for SuiteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SuiteError::Replications { .. } => {
+                f.write_str("--replications must be >= 2 (a confidence interval needs a spread)")
+            }
+            SuiteError::Load(e) => write!(f, "{e}"),
+            SuiteError::Model { path, reason } => write!(f, "{}: {reason}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for SuiteError {}
+
 /// Run the whole suite.
-pub fn run(opts: &Options) -> Result<Report, String> {
+pub fn run(opts: &Options) -> Result<Report, SuiteError> {
     run_observed(opts, &|_| {})
 }
 
@@ -129,24 +163,24 @@ pub fn runs(opts: &Options) -> usize {
 
 /// As [`run`], telling `finished` each time one run of one model ends (from the thread that
 /// ran it), with the number of runs finished so far: for a progress display.
-pub fn run_observed(opts: &Options, finished: &(dyn Fn(usize) + Sync)) -> Result<Report, String> {
+pub fn run_observed(opts: &Options, finished: &(dyn Fn(usize) + Sync)) -> Result<Report, SuiteError> {
     let done = std::sync::atomic::AtomicUsize::new(0);
     let tick = || finished(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
     let replications = replications(opts);
     if replications < 2 {
-        return Err("--replications must be >= 2 (a confidence interval needs a spread)".into());
+        return Err(SuiteError::Replications { asked: replications });
     }
     let mut pending = Vec::new();
     for (stem, derive) in MODELS {
         let path = opts.dir.join(format!("{stem}.ron"));
-        let mut s = scenario::load(&path).map_err(|e| e.to_string())?;
-        let checks = derive(&s).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut s = scenario::load(&path).map_err(SuiteError::Load)?;
+        let model = |reason| SuiteError::Model { path: path.clone(), reason };
+        let checks = derive(&s).map_err(model)?;
         if opts.quick {
             let measured = (s.horizon.ns() - s.warmup.ns()) / QUICK_FACTOR;
             s.horizon = scenario::Dur(s.warmup.ns() + measured.max(1));
         }
-        let runs =
-            replicate(&s, &opts.dir, opts.seed, replications, &tick).map_err(|e| format!("{}: {e}", path.display()))?;
+        let runs = replicate(&s, &opts.dir, opts.seed, replications, &tick).map_err(model)?;
         pending.push((stem.to_string(), checks, runs));
     }
     let total: usize = pending.iter().map(|p| p.1.len()).sum();

@@ -44,11 +44,6 @@ impl Trials {
         }
     }
 
-    /// Is attempt `id` one of the trials still out?
-    pub fn contains(&self, id: u64) -> bool {
-        self.ids.contains(&id)
-    }
-
     /// The trials still out.
     pub fn ids(&self) -> &[u64] {
         &self.ids

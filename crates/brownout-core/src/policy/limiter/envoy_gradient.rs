@@ -88,7 +88,7 @@ const MIN_STREAK: u32 = 5;
 
 /// The controller. See the module docs.
 #[derive(Debug, Clone)]
-pub struct EnvoyGradient {
+pub(crate) struct EnvoyGradient {
     cfg: EnvoyGradientConfig,
     /// The run's seed and this layer-and-instance's key, for the jitter draws.
     seed: u64,
@@ -129,16 +129,6 @@ impl EnvoyGradient {
             hist: DurationHist::default(),
             why: Why::Fresh,
         }
-    }
-
-    /// The current limit.
-    pub fn limit(&self) -> u32 {
-        self.limit
-    }
-
-    /// The measured (or fixed) min RTT in microseconds (0 = not yet measured).
-    pub fn min_rtt(&self) -> Micros {
-        self.min_rtt
     }
 
     /// True while a min_rtt window pins the limit.
@@ -340,5 +330,96 @@ impl PolicyConfig for EnvoyGradientConfig {
 
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Policy> {
         Box::new(EnvoyGradient::new(self, ctx))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{CallOutcome, Refusal};
+
+    fn att(now: Time, id: u64, class: crate::policy::ClassId) -> Attempt {
+        Attempt::new(now, class, id)
+    }
+
+    fn done(now: Time, id: u64, class: crate::policy::ClassId, admitted_at: Time, outcome: CallOutcome) -> Completed {
+        Completed::new(now, class, id, admitted_at, outcome)
+    }
+
+    fn ron<T: serde::de::DeserializeOwned>(s: &str) -> T {
+        ron::from_str(s).expect("valid RON")
+    }
+
+    // Worked by hand from Envoy's `GradientController` (source/extensions/filters/http/
+    // adaptive_concurrency/controller/gradient_controller.cc): gradient = (min_rtt + buffer)
+    // / sample, clamped to [0.5, 2]; limit = limit * gradient + sqrt(limit * gradient).
+
+    fn envoy() -> EnvoyGradient {
+        let cfg: EnvoyGradientConfig = ron(r#"(concurrency_update_interval: "100ms", min_rtt_calc_interval: "60s",
+                request_count: 5, jitter: 0.0)"#);
+        EnvoyGradient::new(&cfg, &BuildCtx::default())
+    }
+
+    /// Admit one attempt at `at` and complete it `rtt_us` microseconds later.
+    fn envoy_call(e: &mut EnvoyGradient, id: u64, at: Time, rtt_us: u64) {
+        assert_eq!(e.admit(&att(at, id, 0)), Admission::Admit);
+        e.complete(&done(at + rtt_us * 1000, id, 0, at, CallOutcome::Success));
+    }
+
+    #[test]
+    fn envoy_min_rtt_window_then_gradient_updates() {
+        let mut e = envoy();
+        for id in 1..=3 {
+            assert_eq!(e.admit(&att(0, id, 0)), Admission::Admit);
+        }
+        // The min_rtt window pins the limit to min_concurrency = 3.
+        assert_eq!(e.admit(&att(0, 4, 0)), Admission::Refuse(Refusal::Rejected));
+        assert!(e.in_min_rtt_window());
+        for id in 1..=3 {
+            e.complete(&done(MILLISECOND, id, 0, 0, CallOutcome::Success));
+        }
+        envoy_call(&mut e, 5, MILLISECOND, 1000);
+        envoy_call(&mut e, 6, MILLISECOND, 1000); // 5th sample ends the window at 2 ms
+        assert!(!e.in_min_rtt_window());
+        assert_eq!(e.min_rtt, Micros(1000));
+        assert_eq!(e.limit, 3);
+        assert_eq!(e.status().wake_at, Some(102 * MILLISECOND));
+        // Sample 1000 us: gradient = 1250/1000 = 1.25; 3*1.25 = 3.75; + sqrt(3.75) = 5.69 -> 5.
+        envoy_call(&mut e, 7, 10 * MILLISECOND, 1000);
+        e.on_wakeup(102 * MILLISECOND);
+        assert_eq!(e.limit, 5);
+        // Sample 2000 us: gradient 0.625; 3.125 + sqrt(3.125) = 4.89 -> 4.
+        envoy_call(&mut e, 8, 110 * MILLISECOND, 2000);
+        e.on_wakeup(202 * MILLISECOND);
+        assert_eq!(e.limit, 4);
+        // No samples: no change.
+        e.on_wakeup(302 * MILLISECOND);
+        assert_eq!(e.limit, 4);
+    }
+
+    #[test]
+    fn envoy_remeasures_min_rtt_after_five_updates_at_the_minimum() {
+        let mut e = envoy();
+        for id in 1..=5 {
+            envoy_call(&mut e, id, 0, 1000);
+        }
+        // The window ended at 1 ms, so the updates fall at 101 ms, 201 ms, ...
+        assert_eq!(e.limit, 3);
+        let mut t = 101 * MILLISECOND;
+        // 10 ms samples: gradient clamps to 0.5; 3*0.5 + sqrt(1.5) = 2.72 -> clamped to 3.
+        for (id, k) in (100..).zip(1..=5) {
+            envoy_call(&mut e, id, t - 20 * MILLISECOND, 10_000);
+            e.on_wakeup(t);
+            assert_eq!(e.limit, 3);
+            if k < 5 {
+                assert_eq!(e.status().wake_at, Some(t + 100 * MILLISECOND));
+            }
+            t += 100 * MILLISECOND;
+        }
+        let fifth = t - 100 * MILLISECOND;
+        // The fifth update at the minimum asks for a min_rtt window at once.
+        assert_eq!(e.status().wake_at, Some(fifth));
+        e.on_wakeup(fifth);
+        assert!(e.in_min_rtt_window());
     }
 }

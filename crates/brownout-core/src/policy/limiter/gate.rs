@@ -12,7 +12,7 @@ use crate::units::Dur;
 
 /// One finished attempt as a limit algorithm sees it (Netflix `Limit.onSample`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sample {
+pub(crate) struct Sample {
     /// Virtual time the sample is taken.
     pub now: Time,
     /// When the attempt was admitted by this layer.
@@ -26,7 +26,7 @@ pub struct Sample {
 }
 
 /// A concurrency-limit algorithm driven by samples (Netflix's `Limit`).
-pub trait LimitAlgorithm {
+pub(crate) trait LimitAlgorithm {
     /// Feed one sample.
     fn update(&mut self, s: &Sample);
     /// The current limit (possibly fractional; the gate admits up to its floor).
@@ -65,13 +65,13 @@ impl GateConfig {
 }
 
 /// Default for limiter configs: refuse as 429.
-pub fn rejected() -> RefuseAs {
+pub(crate) fn rejected() -> RefuseAs {
     RefuseAs::Rejected
 }
 
 /// A limiter: a [`LimitAlgorithm`] behind the admission gate. See the module docs.
 #[derive(Debug, Clone)]
-pub struct Adaptive<A> {
+pub(crate) struct Adaptive<A> {
     algo: A,
     gate: GateConfig,
     in_flight: u32,
@@ -86,12 +86,8 @@ impl<A: LimitAlgorithm> Adaptive<A> {
         Self { algo, gate, in_flight: 0, open: BTreeMap::new() }
     }
 
-    /// Attempts in flight.
-    pub fn in_flight(&self) -> u32 {
-        self.in_flight
-    }
-
-    /// The algorithm (for tests and reports).
+    /// The algorithm, for the algorithms' unit tests.
+    #[cfg(test)]
     pub fn algorithm(&self) -> &A {
         &self.algo
     }
@@ -205,6 +201,6 @@ mod tests {
         let s = &g.algorithm().0;
         assert_eq!((s[0].rtt, s[0].inflight, s[0].did_drop), (2, 2, true));
         assert_eq!((s[1].rtt, s[1].inflight, s[1].did_drop), (10, 1, true));
-        assert_eq!(g.in_flight(), 0);
+        assert_eq!(g.in_flight, 0);
     }
 }

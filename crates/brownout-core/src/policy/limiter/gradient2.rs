@@ -107,7 +107,7 @@ impl ExpAvg {
 
 /// The Gradient2 algorithm. See the module docs.
 #[derive(Debug, Clone)]
-pub struct Gradient2 {
+pub(crate) struct Gradient2 {
     estimated: f64,
     min_limit: f64,
     max_limit: f64,
@@ -121,7 +121,12 @@ pub struct Gradient2 {
 impl Gradient2 {
     /// A gated Gradient2 limiter from config.
     pub fn limiter(cfg: &Gradient2Config) -> Adaptive<Gradient2> {
-        let algo = Gradient2 {
+        Adaptive::new(Gradient2::new(cfg), cfg.gate())
+    }
+
+    /// The algorithm alone, before any sample.
+    fn new(cfg: &Gradient2Config) -> Gradient2 {
+        Gradient2 {
             estimated: cfg.initial_limit as f64,
             min_limit: cfg.min_limit as f64,
             max_limit: cfg.max_concurrency as f64,
@@ -130,19 +135,7 @@ impl Gradient2 {
             tolerance: cfg.rtt_tolerance,
             long: ExpAvg { value: 0.0, sum: 0.0, count: 0, factor: 2.0 / (cfg.long_window as f64 + 1.0) },
             why: Why::Fresh,
-        };
-        let gate = cfg.gate();
-        Adaptive::new(algo, gate)
-    }
-
-    /// The long RTT average, in ns.
-    pub fn long_rtt(&self) -> f64 {
-        self.long.value
-    }
-
-    /// The unrounded limit estimate.
-    pub fn estimated(&self) -> f64 {
-        self.estimated
+        }
     }
 }
 
@@ -235,5 +228,49 @@ impl PolicyConfig for Gradient2Config {
 
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
         Box::new(Gradient2::limiter(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::MILLISECOND;
+
+    fn ron<T: serde::de::DeserializeOwned>(s: &str) -> T {
+        ron::from_str(s).expect("valid RON")
+    }
+
+    /// A sample of `rtt_ms` with `inflight` in flight at admission.
+    fn sample(rtt_ms: u64, inflight: u32, did_drop: bool) -> Sample {
+        Sample { now: 0, start: 0, rtt: rtt_ms * MILLISECOND, inflight, did_drop }
+    }
+
+    // Worked by hand from Netflix concurrency-limits' `Gradient2Limit._update` (defaults:
+    // smoothing 0.2, queue size 4, tolerance 1.5, long window 600, warm-up 10 samples).
+
+    #[test]
+    fn gradient2_sequence_matches_the_published_formula() {
+        let cfg: Gradient2Config = ron("(min_limit: 1)");
+        let mut g = Gradient2::new(&cfg);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        // long = 100; gradient = min(1, 1.5) = 1; 20*0.8 + (20+4)*0.2 = 20.8.
+        g.update(&sample(100, 20, false));
+        assert!(close(g.estimated, 20.8), "{}", g.estimated);
+        // long = 200; gradient = min(1, 1.5*200/300) = 1; 20.8*0.8 + 24.8*0.2 = 21.6.
+        g.update(&sample(300, 20, false));
+        assert!(close(g.estimated, 21.6), "{}", g.estimated);
+        // long = 1300/3; gradient = 1.5*(1300/3)/900 = 13/18; new = 21.6*13/18 + 4 = 19.6;
+        // 21.6*0.8 + 19.6*0.2 = 21.2. didDrop is ignored.
+        g.update(&sample(900, 21, true));
+        assert!(close(g.estimated, 21.2), "{}", g.estimated);
+        // long = 1310/4 = 327.5 > 2 * 10 -> decays to 311.125; app-limited (5 < 10.6): hold.
+        g.update(&sample(10, 5, false));
+        assert!(close(g.estimated, 21.2));
+        assert!((g.long.value - 311.125 * MILLISECOND as f64).abs() < 1e-3);
+        // Warm-up mean ignores the decay: long = 2110/5 = 422; gradient = 1.5*422/800 = 0.79125;
+        // new = 21.2*0.79125 + 4 = 20.7745; 21.2*0.8 + 20.7745*0.2 = 21.1149.
+        g.update(&sample(800, 21, false));
+        assert!(close(g.estimated, 21.1149), "{}", g.estimated);
+        assert_eq!(g.limit(), 21.0);
     }
 }

@@ -72,13 +72,13 @@ const JITTER: u64 = label_hash("limiter/vegas/probe");
 
 /// Netflix `Log10RootFunction` (v0.1.10 on): max(1, floor(log10 n)), the integer part of
 /// log10 counted exactly (`ilog10`) rather than through floating point.
-pub fn log10_root(n: u32) -> u32 {
+pub(crate) fn log10_root(n: u32) -> u32 {
     n.max(1).ilog10().max(1)
 }
 
 /// The Vegas algorithm. See the module docs.
 #[derive(Debug, Clone)]
-pub struct Vegas {
+pub(crate) struct Vegas {
     estimated: f64,
     rtt_noload: Time,
     max_limit: f64,
@@ -95,6 +95,11 @@ pub struct Vegas {
 impl Vegas {
     /// A gated Vegas limiter from config, for the instance in `ctx`.
     pub fn limiter(cfg: &VegasConfig, ctx: &BuildCtx) -> Adaptive<Vegas> {
+        Adaptive::new(Vegas::new(cfg, ctx), cfg.gate())
+    }
+
+    /// The algorithm alone, before any sample.
+    fn new(cfg: &VegasConfig, ctx: &BuildCtx) -> Vegas {
         let mut algo = Vegas {
             estimated: cfg.initial_limit as f64,
             rtt_noload: 0,
@@ -109,13 +114,7 @@ impl Vegas {
             why: Why::Fresh,
         };
         algo.reset_probe_jitter();
-        let gate = cfg.gate();
-        Adaptive::new(algo, gate)
-    }
-
-    /// The current no-load RTT estimate (0 = none yet).
-    pub fn rtt_noload(&self) -> Time {
-        self.rtt_noload
+        algo
     }
 
     fn reset_probe_jitter(&mut self) {
@@ -269,7 +268,7 @@ mod tests {
         // limit - LOG10.apply((int) limit); at 1000 that is 1000 - (int) log10(1000) = 997.
         // smoothing 1.0 keeps the new value as is. The first sample only sets rtt_noload.
         let cfg: VegasConfig = ron::from_str("(initial_limit: 1000)").unwrap();
-        let mut v = Vegas::limiter(&cfg, &BuildCtx::default()).algorithm().clone();
+        let mut v = Vegas::new(&cfg, &BuildCtx::default());
         let sample = |did_drop| Sample { now: 0, start: 0, rtt: 100 * MILLISECOND, inflight: 1000, did_drop };
         v.update(&sample(false));
         v.update(&sample(true));
@@ -279,7 +278,7 @@ mod tests {
     #[test]
     fn the_probe_jitter_comes_from_the_runs_seed_and_the_layer() {
         let cfg: VegasConfig = ron::from_str("()").unwrap();
-        let jitter = |ctx: BuildCtx| Vegas::limiter(&cfg, &ctx).algorithm().probe_jitter;
+        let jitter = |ctx: BuildCtx| Vegas::new(&cfg, &ctx).probe_jitter;
         let at = |seed| BuildCtx::default().with_seed(seed);
         assert_eq!(jitter(at(1)), jitter(at(1)));
         assert_ne!(jitter(at(1)), jitter(at(2)), "two replications, two jitters");
@@ -298,21 +297,76 @@ mod tests {
             max_wait: Dur::ms(0),
             refuse_as: RefuseAs::Rejected,
         };
-        let mut v = Vegas::limiter(&cfg, &BuildCtx::default().with_seed(3)).algorithm().clone();
+        let mut v = Vegas::new(&cfg, &BuildCtx::default().with_seed(3));
         let sample = |rtt_ms: u64| Sample { now: 0, start: 0, rtt: rtt_ms * MILLISECOND, inflight: 0, did_drop: false };
         v.update(&sample(100));
-        assert_eq!(v.rtt_noload(), 100 * MILLISECOND);
+        assert_eq!(v.rtt_noload, 100 * MILLISECOND);
         // App-limited samples leave the limit at 20, so the probe fires at sample k with
         // jitter * 1 * 20 <= k, jitter in [0.5, 1): 10 <= k <= 20.
         let mut probed_at = None;
         for k in 2..=25u64 {
             v.update(&sample(300));
-            if v.rtt_noload() == 300 * MILLISECOND {
+            if v.rtt_noload == 300 * MILLISECOND {
                 probed_at = Some(k);
                 break;
             }
         }
         let k = probed_at.expect("a probe within 25 samples");
         assert!((10..=20).contains(&k), "probe at sample {k}");
+    }
+
+    /// A sample of `rtt_ms` with `inflight` in flight at admission.
+    fn sample(rtt_ms: u64, inflight: u32, did_drop: bool) -> Sample {
+        Sample { now: 0, start: 0, rtt: rtt_ms * MILLISECOND, inflight, did_drop }
+    }
+
+    // The sequences below were worked by hand from Netflix concurrency-limits'
+    // `VegasLimit.updateEstimatedLimit` (alpha 3, beta 6, threshold 1 times log10root(limit)).
+
+    fn vegas(smoothing: f64) -> Vegas {
+        let cfg = VegasConfig {
+            initial_limit: 20,
+            max_concurrency: 1000,
+            smoothing,
+            probe_multiplier: 1000, // no probe within these sequences (>= 0.5*1000*20 samples)
+            queue: 0,
+            max_wait: Dur::ms(0),
+            refuse_as: RefuseAs::Rejected,
+        };
+        Vegas::new(&cfg, &BuildCtx::default())
+    }
+
+    #[test]
+    fn vegas_sequence_matches_the_published_rules() {
+        let mut v = vegas(1.0);
+        v.update(&sample(100, 20, false)); // first sample: rtt_noload = 100 ms, limit held
+        assert_eq!(v.limit(), 20.0);
+        // queue = ceil(20 * (1 - 100/100)) = 0 <= threshold 1 -> + beta (6 * 1) = 26.
+        v.update(&sample(100, 20, false));
+        assert_eq!(v.limit(), 26.0);
+        // queue = ceil(26 * (1 - 100/200)) = 13 > beta 6 -> - 1 = 25.
+        v.update(&sample(200, 26, false));
+        assert_eq!(v.limit(), 25.0);
+        // queue = ceil(25 * (1 - 100/125)) = 5: 3 <= 5 <= 6 -> hold.
+        v.update(&sample(125, 25, false));
+        assert_eq!(v.limit(), 25.0);
+        // queue = ceil(25 * (1 - 100/105)) = ceil(1.19) = 2: 1 < 2 < 3 -> + 1 = 26.
+        v.update(&sample(105, 25, false));
+        assert_eq!(v.limit(), 26.0);
+        // A drop decreases by log10root(26) = 1.
+        v.update(&sample(100, 26, true));
+        assert_eq!(v.limit(), 25.0);
+        // App-limited: 12 * 2 < 25 -> hold even with no queue.
+        v.update(&sample(100, 12, false));
+        assert_eq!(v.limit(), 25.0);
+    }
+
+    #[test]
+    fn vegas_smoothing_blends_old_and_new() {
+        let mut v = vegas(0.5);
+        v.update(&sample(100, 20, false));
+        // Target 26 -> 0.5 * 20 + 0.5 * 26 = 23.
+        v.update(&sample(100, 20, false));
+        assert_eq!(v.limit(), 23.0);
     }
 }

@@ -111,8 +111,9 @@ const EXPECTING: &str = "a duration such as \"5ms\" or a distribution: Constant(
 fn from_ron(text: &str) -> Result<Delay, String> {
     let trimmed = text.trim_start();
     let parsed = if trimmed.starts_with('"') || trimmed.starts_with("r\"") || trimmed.starts_with("r#") {
-        ron::from_str::<String>(text)
-            .map(|s| crate::units::parse_duration(&s).map(|t| Delay::Fixed(Dur(t))).map_err(|m| (trimmed.len(), m)))
+        ron::from_str::<String>(text).map(|s| {
+            crate::units::parse_duration(&s).map(|t| Delay::Fixed(Dur(t))).map_err(|m| (trimmed.len(), m.to_string()))
+        })
     } else {
         ron::from_str::<Latency>(text).map(|l| Ok(Delay::Random(l)))
     };

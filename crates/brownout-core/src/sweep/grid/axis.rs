@@ -112,7 +112,7 @@ impl Resolved<'_> {
     pub(super) fn raw(&self, v: &AxisValue) -> Result<f64, Located> {
         match (self.kind, v) {
             (Kind::Duration { unit_ns }, AxisValue::Text(s)) => {
-                parse_duration(s).map(|ns| ns as f64 / unit_ns).map_err(|m| self.fail(m))
+                parse_duration(s).map(|ns| ns as f64 / unit_ns).map_err(|m| self.fail(m.to_string()))
             }
             (Kind::Duration { .. }, AxisValue::Num(x)) if self.axis.unit.is_none() => {
                 Err(self.fail(format!("{x} is a plain number on a duration: write \"{x}ms\" or give the axis a unit")))
