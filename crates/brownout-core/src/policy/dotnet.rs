@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use super::breaker::polly::PollyConfig;
 use super::limiter::fixed::{FixedConfig, RefuseAs};
 use super::retry::RetryConfig;
-use super::timeout::TimeoutConfig;
+use super::timeout::{TimeoutConfig, TimeoutStart};
 use super::{Admission, Attempt, BuildCtx, ConfigError, Policy, PolicyConfig, PolicySpec, QueueOrder};
 use crate::engine::Time;
 use crate::units::Dur;
@@ -149,7 +149,11 @@ impl DotnetStandardConfig {
                 class_max_wait: Vec::new(),
                 shed_by_deadline: false,
             }),
-            PolicySpec::Timeout(TimeoutConfig { timeout: self.total_timeout, unwind: Dur(0) }),
+            PolicySpec::Timeout(TimeoutConfig {
+                timeout: self.total_timeout,
+                unwind: Dur(0),
+                starts: TimeoutStart::Attempt,
+            }),
             PolicySpec::Retry(RetryConfig {
                 max_attempts: self.max_retry_attempts.saturating_add(1),
                 backoff: self.retry_delay,
@@ -164,7 +168,11 @@ impl DotnetStandardConfig {
                 sampling_duration: self.sampling_duration,
                 break_duration: self.break_duration,
             }),
-            PolicySpec::Timeout(TimeoutConfig { timeout: self.attempt_timeout, unwind: Dur(0) }),
+            PolicySpec::Timeout(TimeoutConfig {
+                timeout: self.attempt_timeout,
+                unwind: Dur(0),
+                starts: TimeoutStart::Attempt,
+            }),
         ]
     }
 }
@@ -261,7 +269,7 @@ impl PolicyConfig for DotnetStandardConfig {
 
 /// What an unexpanded `DotnetStandard` builds to: a layer that admits everything.
 #[derive(Debug, Clone, Copy)]
-struct Unexpanded;
+pub(super) struct Unexpanded;
 
 impl Policy for Unexpanded {
     fn hooks(&self) -> crate::policy::Hooks {
