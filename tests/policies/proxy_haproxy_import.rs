@@ -107,6 +107,8 @@ fn bad_values_are_refused_at_their_line_and_column_and_unknown_lines_warned() {
         let e = haproxy(&backend(line), None).unwrap_err();
         assert!(e.starts_with(&format!("h.cfg:3:{col}: ")) && e.contains(what), "{line}: {e}");
     }
+    let e = haproxy("defaults\n  maxconn 10\nbackend b\n  server s 1.2.3.4:80\n", None).unwrap_err();
+    assert!(e.starts_with("h.cfg:3:1: ") && e.contains("nothing to import"), "{e}");
     let out = haproxy(&backend("  frobnicate 1 # a comment"), None).unwrap();
     let w = &out.warnings[0];
     assert_eq!((w.at.line, w.at.col, w.key.as_str()), (3, 3, "frobnicate"));

@@ -97,6 +97,8 @@ fn words(text: &str) -> Vec<(usize, &str)> {
 
 /// A section: its keyword, name, `from` defaults name, and its lines.
 struct Section<'a> {
+    /// Where its keyword is.
+    at: Pos,
     kind: &'a str,
     name: Option<&'a str>,
     from: Option<&'a str>,
@@ -111,7 +113,7 @@ fn sections(text: &str) -> Vec<Section<'_>> {
         if SECTIONS.contains(&first) {
             let name = w.get(1).map(|x| x.1).filter(|n| *n != "from");
             let from = w.iter().position(|x| x.1 == "from").and_then(|p| w.get(p + 1)).map(|x| x.1);
-            out.push(Section { kind: first, name, from, lines: Vec::new() });
+            out.push(Section { at: Pos { line: i + 1, col: w[0].0 }, kind: first, name, from, lines: Vec::new() });
         } else if let Some(s) = out.last_mut() {
             s.lines.push(Line { no: i + 1, words: w });
         }
@@ -298,6 +300,18 @@ pub(crate) fn import(text: &str, name: Option<&str>, out: &mut Imported) -> Resu
         if let Some((t, at, origin)) = &s.timeouts[k] {
             fields.push(Field { name: *field, value: dur(*t), origin: origin.clone(), at: Some(*at) });
         }
+    }
+    if fields.is_empty() {
+        // Nothing to model: an empty preset would pass every request untouched.
+        return Err(ImportError {
+            line: backend.at.line,
+            col: backend.at.col,
+            message: format!(
+                "backend \"{}\" sets neither a server maxconn nor timeout queue, connect or server: nothing to import",
+                backend.name.unwrap_or("")
+            ),
+            ..ImportError::default()
+        });
     }
     let what = format!("HAProxy backend {}", backend.name.unwrap_or(""));
     out.layers.push(OutLayer { policy: "HaproxyBackend", what, fields });

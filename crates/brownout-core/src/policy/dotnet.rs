@@ -89,7 +89,9 @@ pub struct DotnetStandardConfig {
     /// `CircuitBreaker.BreakDuration` (default 5 s; 0.5 s to 24 h, as Polly validates).
     #[serde(default = "five_s")]
     pub break_duration: Dur,
-    /// `AttemptTimeout.Timeout` (default 10 s; > 0).
+    /// `AttemptTimeout.Timeout` (default 10 s; > 0), timed from the attempt (a `Timeout` with
+    /// `starts: Attempt`: Polly's timeout wraps the whole call, the wait for a connection
+    /// included).
     #[serde(default = "ten_s")]
     pub attempt_timeout: Dur,
 }
