@@ -30,8 +30,12 @@ fn run(pool: &str, stack: &str) -> ClassSummary {
     summary.classes[0].clone()
 }
 
-/// (ok, error, timeout, rejected) and (pool_acquire_timeout, attempt_timeout, limiter_refused).
-fn counts(c: &ClassSummary) -> ((u64, u64, u64, u64), (u64, u64, u64)) {
+/// (ok, error, timeout, rejected).
+type Outcomes = (u64, u64, u64, u64);
+/// (pool_acquire_timeout, attempt_timeout, limiter_refused).
+type Causes = (u64, u64, u64);
+
+fn counts(c: &ClassSummary) -> (Outcomes, Causes) {
     let o = &c.outcomes;
     let k = &c.causes;
     ((o.ok, o.error, o.timeout, o.rejected), (k.pool_acquire_timeout, k.attempt_timeout, k.limiter_refused))

@@ -163,12 +163,19 @@ fn count(line: &Line, i: usize, key: &str) -> Result<u32, ImportError> {
     })
 }
 
+/// A server's `maxconn` or `maxqueue` as set, with where its value is.
+type Count = Option<(u32, Pos)>;
+
+/// A timeout as set: its value, where the value is, and its origin.
+type Set = Option<(Time, Pos, String)>;
+
 /// What the backend sets, each value with where it came from.
 #[derive(Default)]
 struct Settings {
-    timeouts: [Option<(Time, Pos, String)>; 3],
-    servers: Vec<(Option<(u32, Pos)>, Option<(u32, Pos)>, Pos)>,
-    default_server: (Option<(u32, Pos)>, Option<(u32, Pos)>),
+    timeouts: [Set; 3],
+    /// Each server's (maxconn, maxqueue, where its line starts).
+    servers: Vec<(Count, Count, Pos)>,
+    default_server: (Count, Count),
 }
 
 const TIMEOUTS: [(&str, &str); 3] =
@@ -227,11 +234,7 @@ fn read(section: &Section, s: &mut Settings, out: &mut Imported) -> Result<(), I
 
 /// The servers' values of `key` summed, cited at the first; None when there is no server or
 /// one of them sets none (or 0: no limit).
-fn sum(
-    values: impl Iterator<Item = Option<(u32, Pos)>>,
-    key: &'static str,
-    out: &Imported,
-) -> Result<Option<Field>, ImportError> {
+fn sum(values: impl Iterator<Item = Count>, key: &'static str, out: &Imported) -> Result<Option<Field>, ImportError> {
     let Some(values) = values.map(|v| v.filter(|c| c.0 > 0)).collect::<Option<Vec<_>>>() else { return Ok(None) };
     let Some(&(_, at)) = values.first() else { return Ok(None) };
     let total = u32::try_from(values.iter().map(|c| u64::from(c.0)).sum::<u64>()).map_err(|_| ImportError {
@@ -296,9 +299,9 @@ pub(crate) fn import(text: &str, name: Option<&str>, out: &mut Imported) -> Resu
         fields.push(maxconn);
         fields.extend(sum(s.servers.iter().map(|x| x.1), "maxqueue", out)?);
     }
-    for (k, (_, field)) in TIMEOUTS.iter().enumerate() {
+    for (k, &(_, field)) in TIMEOUTS.iter().enumerate() {
         if let Some((t, at, origin)) = &s.timeouts[k] {
-            fields.push(Field { name: *field, value: dur(*t), origin: origin.clone(), at: Some(*at) });
+            fields.push(Field { name: field, value: dur(*t), origin: origin.clone(), at: Some(*at) });
         }
     }
     if fields.is_empty() {
