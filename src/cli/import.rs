@@ -20,6 +20,8 @@ pub enum LibraryArg {
     Opossum,
     /// .NET standard resilience handler options in appsettings.json.
     Dotnet,
+    /// An HAProxy haproxy.cfg: one backend (or listen) section and its defaults.
+    Haproxy,
 }
 
 impl LibraryArg {
@@ -29,6 +31,7 @@ impl LibraryArg {
             LibraryArg::Envoy => Library::Envoy,
             LibraryArg::Opossum => Library::Opossum,
             LibraryArg::Dotnet => Library::Dotnet,
+            LibraryArg::Haproxy => Library::Haproxy,
         }
     }
 }
@@ -41,9 +44,9 @@ pub struct ImportArgs {
     library: LibraryArg,
     /// The configuration file.
     file: PathBuf,
-    /// The instance (resilience4j), cluster (Envoy), breaker (opossum) or section (.NET, `A:B`)
-    /// to import, when the file has several.
-    #[arg(long)]
+    /// The instance (resilience4j), cluster (Envoy), breaker (opossum), section (.NET, `A:B`)
+    /// or backend (HAProxy, also `--backend`) to import, when the file has several.
+    #[arg(long, visible_alias = "backend")]
     instance: Option<String>,
     /// Write the stack to this file instead of standard output (`-`: standard output).
     #[arg(long, short = 'o')]

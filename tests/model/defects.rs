@@ -9,7 +9,7 @@ use brownout::policy::PolicySpec;
 use brownout::policy::breaker::consecutive::ConsecutiveConfig;
 use brownout::policy::hedge::HedgeConfig;
 use brownout::policy::retry::RetryConfig;
-use brownout::policy::timeout::TimeoutConfig;
+use brownout::policy::timeout::{TimeoutConfig, TimeoutStart};
 use brownout::scenario::*;
 
 fn model(text: &str) -> Model {
@@ -144,10 +144,16 @@ fn huge_backoffs_timeouts_hedge_delays_and_breaks_saturate() {
     let stacks = [
         ("backoff", vec![retry(HUGE, 1.0, None)]),
         ("max backoff", vec![retry(Dur::ms(10), 2.0, Some(HUGE))]),
-        ("timeout", vec![PolicySpec::Timeout(TimeoutConfig { timeout: HUGE, unwind: HUGE })]),
+        (
+            "timeout",
+            vec![PolicySpec::Timeout(TimeoutConfig { timeout: HUGE, unwind: HUGE, starts: TimeoutStart::Attempt })],
+        ),
         (
             "timeout under a retry",
-            vec![retry(HUGE, 2.0, None), PolicySpec::Timeout(TimeoutConfig { timeout: Dur::ms(5), unwind: HUGE })],
+            vec![
+                retry(HUGE, 2.0, None),
+                PolicySpec::Timeout(TimeoutConfig { timeout: Dur::ms(5), unwind: HUGE, starts: TimeoutStart::Attempt }),
+            ],
         ),
         (
             "hedge",

@@ -314,7 +314,12 @@ fn probes() -> Vec<(PathBuf, Scenario)> {
     let at = dir.join("probe.ron");
     let periodic =
         STEP.replace("Step(at: \"20s\", factor: 20.0)", "Periodic(period: \"20s\", duration: \"5s\", factor: 20.0)");
-    [PROBE, PROBE2, STEP, &periodic, EDGES]
+    // A pool of 5 that the step fills: where a timeout starts (the wait for a connection or not)
+    // shows.
+    let pooled = STEP
+        .replace("max_connections: 50", "max_connections: 5")
+        .replace(r#"(timeout: "300ms")"#, r#"(timeout: "300ms", starts: Connection)"#);
+    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES]
         .into_iter()
         .map(|text| (at.clone(), brownout::scenario::load_text(&at, text).unwrap_or_else(|e| panic!("{e}"))))
         .collect()
@@ -395,6 +400,9 @@ const PROBE: &str = r#"Scenario(
         (name: "opossum", stack: [(policy: Opossum((timeout: "800ms")))]),
         (name: "dotnet", stack: [(policy: DotnetStandard(()))]),
         (name: "shed", stack: [(policy: ShedByDeadline((min_remaining: "300ms"))), (policy: Timeout((timeout: "800ms")))]),
+        (name: "haproxy", stack: [(policy: HaproxyBackend((maxconn: 6, maxqueue: 4, timeout_queue: "200ms",
+            timeout_server: "400ms")))]),
+        (name: "haproxy-connect", stack: [(policy: HaproxyBackend((maxconn: 6, timeout_connect: "200ms")))]),
     ],
 )"#;
 

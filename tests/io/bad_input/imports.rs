@@ -35,6 +35,20 @@ pub fn imports() -> Vec<Case> {
             "dr.yaml:4:3",
         ),
         import(
+            "haproxy a backend with nothing to read",
+            "haproxy",
+            "haproxy.cfg",
+            "defaults\n  mode http\nbackend app\n  server s 127.0.0.1:80\n",
+            "haproxy.cfg:3:1",
+        ),
+        import(
+            "haproxy a timeout out of range",
+            "haproxy",
+            "haproxy.cfg",
+            "backend app\n  timeout server 25d\n",
+            "haproxy.cfg:2:18",
+        ),
+        import(
             "dotnet linear backoff",
             "dotnet",
             "appsettings.json",

@@ -21,6 +21,8 @@ mod envoy;
 #[cfg(feature = "import")]
 mod envoy_route;
 #[cfg(feature = "import")]
+mod haproxy;
+#[cfg(feature = "import")]
 mod istio;
 #[cfg(feature = "import")]
 mod opossum;
@@ -66,11 +68,14 @@ pub enum Library {
     /// .NET `Microsoft.Extensions.Http.Resilience` standard handler options in
     /// `appsettings.json`.
     Dotnet,
+    /// An HAProxy `haproxy.cfg`: one `backend` (or `listen`) section and its defaults.
+    Haproxy,
 }
 
 impl Library {
     /// Every library, as the command line names them.
-    pub const ALL: [Library; 4] = [Library::Resilience4j, Library::Envoy, Library::Opossum, Library::Dotnet];
+    pub const ALL: [Library; 5] =
+        [Library::Resilience4j, Library::Envoy, Library::Opossum, Library::Dotnet, Library::Haproxy];
 
     /// The name on the command line.
     pub fn name(self) -> &'static str {
@@ -79,6 +84,7 @@ impl Library {
             Library::Envoy => "envoy",
             Library::Opossum => "opossum",
             Library::Dotnet => "dotnet",
+            Library::Haproxy => "haproxy",
         }
     }
 
@@ -156,6 +162,7 @@ pub fn import_text(
         Library::Envoy => envoy::import(text, instance, &mut out),
         Library::Opossum => opossum::import(text, instance, &mut out),
         Library::Dotnet => dotnet::import(text, instance, &mut out),
+        Library::Haproxy => haproxy::import(text, instance, &mut out),
     }
     .map_err(with_file)?;
     Ok(out)
@@ -163,7 +170,7 @@ pub fn import_text(
 
 /// Which library a file configures: YAML with a top-level `resilience4j` key is
 /// resilience4j, other YAML Envoy or Istio; JSON with a standard-handler section is .NET,
-/// other JSON opossum.
+/// other JSON opossum; a `.cfg` file is HAProxy's.
 #[cfg(feature = "import")]
 pub fn detect(path: &Path, text: &str) -> Result<Library, ImportError> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
@@ -177,8 +184,9 @@ pub fn detect(path: &Path, text: &str) -> Result<Library, ImportError> {
             let root = tree::json(text)?;
             Ok(if dotnet::sections(&root).is_empty() { Library::Opossum } else { Library::Dotnet })
         }
+        "cfg" => Ok(Library::Haproxy),
         _ => Err(ImportError {
-            message: "cannot tell which library this file configures: name it (resilience4j, envoy, opossum or dotnet)"
+            message: "cannot tell which library this file configures: name it (resilience4j, envoy, opossum, dotnet or haproxy)"
                 .into(),
             ..ImportError::default()
         }),

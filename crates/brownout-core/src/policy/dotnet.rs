@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use super::breaker::polly::PollyConfig;
 use super::limiter::fixed::{FixedConfig, RefuseAs};
 use super::retry::{RetryConfig, dependency_503};
-use super::timeout::TimeoutConfig;
+use super::timeout::{TimeoutConfig, TimeoutStart};
 use super::{Admission, Attempt, BuildCtx, ConfigError, Policy, PolicyConfig, PolicySpec, QueueOrder};
 use crate::engine::Time;
 use crate::units::Dur;
@@ -89,7 +89,9 @@ pub struct DotnetStandardConfig {
     /// `CircuitBreaker.BreakDuration` (default 5 s; 0.5 s to 24 h, as Polly validates).
     #[serde(default = "five_s")]
     pub break_duration: Dur,
-    /// `AttemptTimeout.Timeout` (default 10 s; > 0).
+    /// `AttemptTimeout.Timeout` (default 10 s; > 0), timed from the attempt (a `Timeout` with
+    /// `starts: Attempt`: Polly's timeout wraps the whole call, the wait for a connection
+    /// included).
     #[serde(default = "ten_s")]
     pub attempt_timeout: Dur,
 }
@@ -149,7 +151,11 @@ impl DotnetStandardConfig {
                 class_max_wait: Vec::new(),
                 shed_by_deadline: false,
             }),
-            PolicySpec::Timeout(TimeoutConfig { timeout: self.total_timeout, unwind: Dur(0) }),
+            PolicySpec::Timeout(TimeoutConfig {
+                timeout: self.total_timeout,
+                unwind: Dur(0),
+                starts: TimeoutStart::Attempt,
+            }),
             PolicySpec::Retry(RetryConfig {
                 max_attempts: self.max_retry_attempts.saturating_add(1),
                 backoff: self.retry_delay,
@@ -167,7 +173,11 @@ impl DotnetStandardConfig {
                 sampling_duration: self.sampling_duration,
                 break_duration: self.break_duration,
             }),
-            PolicySpec::Timeout(TimeoutConfig { timeout: self.attempt_timeout, unwind: Dur(0) }),
+            PolicySpec::Timeout(TimeoutConfig {
+                timeout: self.attempt_timeout,
+                unwind: Dur(0),
+                starts: TimeoutStart::Attempt,
+            }),
         ]
     }
 }
@@ -264,7 +274,7 @@ impl PolicyConfig for DotnetStandardConfig {
 
 /// What an unexpanded `DotnetStandard` builds to: a layer that admits everything.
 #[derive(Debug, Clone, Copy)]
-struct Unexpanded;
+pub(super) struct Unexpanded;
 
 impl Policy for Unexpanded {
     fn hooks(&self) -> crate::policy::Hooks {

@@ -12,13 +12,13 @@ use crate::import::Library;
 pub struct ImportLayerConfig {
     /// The configuration file, relative to the scenario file's folder.
     pub file: String,
-    /// The instance (resilience4j), cluster (Envoy), breaker (opossum) or section (.NET, as
-    /// `A:B`) to import; may be left out when the file has only one.
+    /// The instance (resilience4j), cluster (Envoy), breaker (opossum), section (.NET, as
+    /// `A:B`) or backend (HAProxy) to import; may be left out when the file has only one.
     #[serde(default)]
     pub instance: Option<String>,
-    /// The library (`Resilience4j`, `Envoy`, `Opossum`, `Dotnet`); left out, it is told from
-    /// the file (`.yml`/`.yaml` with a `resilience4j` key, other YAML Envoy; JSON with a
-    /// standard-handler section .NET, other JSON opossum).
+    /// The library (`Resilience4j`, `Envoy`, `Opossum`, `Dotnet`, `Haproxy`); left out, it is
+    /// told from the file (`.yml`/`.yaml` with a `resilience4j` key, other YAML Envoy; JSON
+    /// with a standard-handler section .NET, other JSON opossum; `.cfg` HAProxy).
     #[serde(default)]
     pub library: Option<Library>,
 }

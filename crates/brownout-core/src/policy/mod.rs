@@ -27,6 +27,7 @@ pub mod budget;
 pub mod bulkhead;
 pub mod dotnet;
 pub mod envoy;
+pub mod haproxy;
 pub mod hedge;
 pub mod import_layer;
 pub mod limiter;
@@ -144,7 +145,8 @@ pub enum QueueOrder {
 /// Why a layer refused an attempt, and so what the request gets: the policy decides, the
 /// world carries it out. `Rejected` is a 429 to the user whatever the class's `fallback`;
 /// `Fallback` is the class's fallback answer when the class has one (`fallback` other than
-/// `None`), else the 429; `ShortCircuited` is a 503 that the class's `fallback` decides.
+/// `None`), else the 429; `ShortCircuited` is a 503 that the class's `fallback` decides;
+/// `Unavailable` is a 503 (an `error`) whatever the class's `fallback`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
     /// Over a limit: 429, never the fallback.
@@ -153,6 +155,9 @@ pub enum Refusal {
     ShortCircuited,
     /// Degraded: take the fallback now (a tiered bulkhead's "fallback now" class).
     Fallback,
+    /// Over a limit, answered 503 (a proxy's queue timeout or rate limit): an `error`, never
+    /// the fallback.
+    Unavailable,
 }
 
 /// How a call attempt ended, as the policies see it.
@@ -326,6 +331,13 @@ pub trait Policy {
         None
     }
 
+    /// Per-attempt timeout that starts when the attempt holds a pool connection (the wait
+    /// for one does not count: HAProxy's `timeout server`), and its unwind. None = none
+    /// from this layer. Declared with [`Hooks::ATTEMPT_TIMEOUT`].
+    fn connection_timeout(&self, _class: ClassId) -> Option<(Time, Time)> {
+        None
+    }
+
     /// After a call has been out for the returned time, send a second (hedged) call; the
     /// first answer wins. Hedge layers answer.
     fn hedge_delay(&self, _class: ClassId) -> Option<Time> {
@@ -395,7 +407,7 @@ impl Hooks {
     pub const ON_REQUEST: Hooks = Hooks(1);
     /// [`Policy::cancel`] and [`Policy::complete`].
     pub const NOTICES: Hooks = Hooks(1 << 1);
-    /// [`Policy::attempt_timeout`].
+    /// [`Policy::attempt_timeout`] and [`Policy::connection_timeout`].
     pub const ATTEMPT_TIMEOUT: Hooks = Hooks(1 << 2);
     /// [`Policy::hedge_delay`].
     pub const HEDGE_DELAY: Hooks = Hooks(1 << 3);

@@ -330,6 +330,8 @@ policies! {
     EnvoyThresholds(super::envoy::EnvoyThresholdsConfig),
     /// .NET `AddStandardResilienceHandler`: five layers (rate limiter, total timeout, retry, Polly breaker, attempt timeout).
     DotnetStandard(super::dotnet::DotnetStandardConfig),
+    /// HAProxy backend: `maxconn` and its queue (`maxqueue`, `timeout queue`: 503), `timeout server` from the connection (504).
+    HaproxyBackend(super::haproxy::HaproxyBackendConfig),
     /// The layers of a library's configuration file (resilience4j, Envoy/Istio, opossum, .NET), read when the scenario is loaded.
     Import(super::import_layer::ImportLayerConfig),
     /// opossum (Node) circuit breaker, its option names (snake_case) and defaults.

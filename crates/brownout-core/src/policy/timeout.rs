@@ -11,6 +11,14 @@
 //!   token (`TimeoutResilienceStrategy.ExecuteCoreAsync`) reaches every attempt and every
 //!   retry delay (`RetryResilienceStrategy.ExecuteCallbackAsync`).
 //!
+//! Where a per-attempt timeout starts is its `starts` field ([`TimeoutStart`]): from the
+//! attempt (`Attempt`, the default: the wait for a pool connection counts, as in client
+//! libraries whose timeout wraps the whole call), or from the moment the attempt holds a
+//! connection (`Connection`: HAProxy's `timeout server`, nginx's `proxy_read_timeout`, which
+//! a request waiting in the proxy's queue has not started; docs/proxies.md gives the
+//! sources). A `Connection` timeout bounds each attempt's call wherever the layer sits: a
+//! connection is held per attempt, so it never bounds the whole request.
+//!
 //! The dependency keeps working on an abandoned call (its capacity stays occupied, as with
 //! a fire-and-forget RPC); the connection returns to the pool when the timeout fires.
 
@@ -32,6 +40,32 @@ pub struct TimeoutConfig {
     /// Time from the timeout firing until the gateway answers 504 (R02: 269 ms - 250 ms; 0 = at once).
     #[serde(default)]
     pub unwind: Dur,
+    /// Where the timeout starts: `Attempt` (default) from when the attempt asks for a pool
+    /// connection, so a wait for one counts; `Connection` from when it holds one (HAProxy
+    /// `timeout server`, nginx `proxy_read_timeout`), so a wait for a connection is bounded
+    /// only by the pool's `acquire_timeout` and any `Attempt` or request-level timeout. A
+    /// `Connection` timeout always bounds each attempt's call, even outside a retry layer.
+    #[serde(default, skip_serializing_if = "TimeoutStart::is_attempt")]
+    pub starts: TimeoutStart,
+}
+
+/// Where a timeout starts counting (see [`TimeoutConfig::starts`]).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
+pub enum TimeoutStart {
+    /// From when the attempt asks for a pool connection: the wait for a connection counts
+    /// (Polly's and resilience4j's timeouts wrap the whole call).
+    #[default]
+    Attempt,
+    /// From when the attempt holds a pool connection: a wait for one does not count
+    /// (HAProxy `timeout server`, nginx `proxy_read_timeout`).
+    Connection,
+}
+
+impl TimeoutStart {
+    /// The default, which a scenario need not write (and which is not written back).
+    pub fn is_attempt(&self) -> bool {
+        *self == TimeoutStart::Attempt
+    }
 }
 
 impl PolicyConfig for TimeoutConfig {
@@ -74,12 +108,13 @@ impl PolicyConfig for TimeoutConfig {
 pub(crate) struct Timeout {
     timeout: Time,
     unwind: Time,
+    starts: TimeoutStart,
 }
 
 impl Timeout {
     /// Build from config.
     pub fn new(cfg: &TimeoutConfig) -> Self {
-        Self { timeout: cfg.timeout.ns(), unwind: cfg.unwind.ns() }
+        Self { timeout: cfg.timeout.ns(), unwind: cfg.unwind.ns(), starts: cfg.starts }
     }
 }
 
@@ -97,6 +132,10 @@ impl Policy for Timeout {
     }
 
     fn attempt_timeout(&self, _class: ClassId) -> Option<(Time, Time)> {
-        Some((self.timeout, self.unwind))
+        (self.starts == TimeoutStart::Attempt).then_some((self.timeout, self.unwind))
+    }
+
+    fn connection_timeout(&self, _class: ClassId) -> Option<(Time, Time)> {
+        (self.starts == TimeoutStart::Connection).then_some((self.timeout, self.unwind))
     }
 }

@@ -10,7 +10,7 @@ use super::nan_if_null;
 pub struct Outcomes {
     /// 200 from the dependency.
     pub ok: u64,
-    /// 503: dependency or pool error.
+    /// 503: dependency or pool error, or a refusal as 503 (a limiter's `refuse_as: Unavailable`).
     pub error: u64,
     /// 504: per-attempt timeout.
     pub timeout: u64,

@@ -57,10 +57,10 @@ impl<R: Record> World<'_, R> {
     }
 
     pub(super) fn take_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        let deadline = self.connection_deadline(now, tok);
         let r = self.reqs.get_mut(tok).expect("live request");
         r.phase = Phase::Calling;
-        let (class, arrived, waited, deadline) =
-            (r.who.class, r.time.arrived, now - r.time.attempt_start, r.time.attempt_deadline);
+        let (class, arrived, waited) = (r.who.class, r.time.arrived, now - r.time.attempt_start);
         self.rec.conn_wait(arrived, class as usize, waited);
         let call = self.open_call(now, q, tok, false);
         self.reqs.get_mut(tok).expect("live request").attempt.call = Some(call);
@@ -89,6 +89,34 @@ impl<R: Record> World<'_, R> {
         if let Some(d) = hedge {
             q.schedule_at(now.saturating_add(d), Ev::Hedge { req: tok, generation });
         }
+    }
+
+    /// The attempt's deadline from the moment it holds a connection (`now`): a timeout that
+    /// starts with the connection (`Policy::connection_timeout`, HAProxy's `timeout server`)
+    /// runs from now and ends the attempt if it comes before the deadline set when the
+    /// attempt asked for the connection, whose unwind it then replaces.
+    fn connection_deadline(&mut self, now: Time, tok: Token) -> Time {
+        let r = self.reqs.get(tok).expect("live request");
+        let (class, inst, deadline) = (r.who.class, r.who.instance, r.time.attempt_deadline);
+        let mut first: Option<(Time, Time)> = None;
+        for &l in &self.layout.class_layers[class as usize] {
+            if self.layout.hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT)
+                && let Some(t) = self.layer(inst, l).policy.connection_timeout(class)
+                && first.is_none_or(|cur| t.0 < cur.0)
+            {
+                first = Some(t);
+            }
+        }
+        let Some((t, unwind)) = first else { return deadline };
+        let at = now.saturating_add(t);
+        if at >= deadline {
+            return deadline;
+        }
+        let unwind = self.unwind_of(tok, Some(unwind));
+        let r = self.reqs.get_mut(tok).expect("live request");
+        r.time.attempt_deadline = at;
+        r.time.unwind = unwind;
+        at
     }
 
     /// Take a pool connection (the caller checked one is free) and start a call on it.

@@ -184,6 +184,7 @@ impl<R: Record> World<'_, R> {
         let (outcome, cause) = match why {
             Refusal::Rejected | Refusal::Fallback => (Outcome::Rejected, self.layout.kinds[l as usize].refusal()),
             Refusal::ShortCircuited => (Outcome::ShortCircuited, Cause::BreakerOpen),
+            Refusal::Unavailable => (Outcome::Error, self.layout.kinds[l as usize].refusal()),
         };
         self.fail_as(tok, cause);
         self.conclude(now, q, tok, outcome, Some(why));

@@ -73,7 +73,8 @@ pub(super) struct Timing {
     pub attempt_start: Time,
     /// When the current attempt times out (`Time::MAX`: no attempt timeout): its per-attempt
     /// timeout, capped at the request-level timeout (`World::request_deadline`). Written by
-    /// `calls::acquire_connection`; read by `calls`.
+    /// `calls::acquire_connection`, and by `calls::connection_deadline` when a timeout that
+    /// starts with the connection ends sooner; read by `calls`.
     pub attempt_deadline: Time,
     /// How long (ns) the caller takes to unwind after an attempt timeout (0: at once): the
     /// unwind of the timeout that sets `attempt_deadline`. Written with `attempt_deadline`

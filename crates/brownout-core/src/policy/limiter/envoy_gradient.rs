@@ -58,7 +58,8 @@ pub struct EnvoyGradientConfig {
     pub buffer: f64,
     /// What a refused attempt gets (refused at once, after its wait, or shed from the
     /// queue): 429 (`Rejected`, whatever the class's `fallback`) or the class's fallback at
-    /// once (`Fallback`; a 429 for a class with `fallback: None`). Envoy answers 503.
+    /// once (`Fallback`; a 429 for a class with `fallback: None`), or 503 (`Unavailable`: an
+    /// `error` whatever the class's `fallback`, as nginx's `limit_req` and HAProxy's queue answer). Envoy answers 503.
     #[serde(default = "rejected")]
     pub refuse_as: RefuseAs,
 }

@@ -34,7 +34,8 @@ pub struct FixedConfig {
     pub max_wait: Dur,
     /// What a refused attempt gets (refused at once, after its wait, or shed from the
     /// queue): 429 (`Rejected`, whatever the class's `fallback`) or the class's fallback at
-    /// once (`Fallback`; a 429 for a class with `fallback: None`).
+    /// once (`Fallback`; a 429 for a class with `fallback: None`), or 503 (`Unavailable`: an
+    /// `error` whatever the class's `fallback`, as nginx's `limit_req` and HAProxy's queue answer).
     #[serde(default = "rejected")]
     pub refuse_as: RefuseAs,
     /// Order in which the queue is served: `Fifo`, `Lifo` or `Priority` (class priority).
@@ -57,6 +58,11 @@ pub enum RefuseAs {
     /// The class's fallback answer at once (cache, fail open or closed, last answer); a 429
     /// for a class with `fallback: None`.
     Fallback,
+    /// 503 to the user, counted as an `error` (with the refusing layer's cause, e.g.
+    /// `limiter_refused`), even where the class has a fallback: what a proxy answers when
+    /// its queue times out (HAProxy `timeout queue`) or a rate limit refuses (nginx
+    /// `limit_req_status` and `limit_conn_status`, 503 by default).
+    Unavailable,
 }
 
 impl RefuseAs {
@@ -70,6 +76,7 @@ impl RefuseAs {
         match self {
             RefuseAs::Rejected => Refusal::Rejected,
             RefuseAs::Fallback => Refusal::Fallback,
+            RefuseAs::Unavailable => Refusal::Unavailable,
         }
     }
 }

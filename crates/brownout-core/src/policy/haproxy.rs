@@ -1,0 +1,144 @@
+//! An HAProxy backend as a preset: `HaproxyBackend((maxconn: 20, timeout_queue: "200ms",
+//! timeout_server: "500ms"))` stands for the layers that reproduce what a caller of the proxy
+//! sees, expanded when the model is built (as `DotnetStandard`), outermost first:
+//!
+//! 1. the server's connection limit and the backend's queue: `Limiter((permits: maxconn,
+//!    queue: maxqueue (0: unlimited), max_wait: timeout_queue, refuse_as: Unavailable))`. A
+//!    request over `maxconn` waits, first come first served, and one still queued after
+//!    `timeout queue` gets a 503 (`src/backend.c`, `back_try_conn_req`, the `SC_ST_QUE`
+//!    branch, sets `STRM_ET_QUEUE_TO`, which `src/http_ana.c`, `http_return_srv_error`,
+//!    answers 503, termination state `sQ`); counted as `error`, cause `limiter_refused`.
+//!    Left out when `maxconn` is 0 (HAProxy: no limit, no queue);
+//! 2. `timeout server`: `Timeout((timeout: timeout_server, starts: Connection))`, from when
+//!    the request holds its connection, never counting the queue (`src/stream.c`,
+//!    `back_establish`, arms it once the server connection is established); a 504
+//!    (`src/http_ana.c`, `http_wait_for_response`), cause `attempt_timeout`. Left out when
+//!    unset (HAProxy: no timeout, with a warning at start-up).
+//!
+//! `timeout queue` unset falls back to `timeout connect`, as the configuration manual says
+//! ("If unspecified, the same value as the backend's connection timeout"); both unset, a
+//! request waits without limit. docs/proxies.md compares the mapping with the real proxy.
+//!
+//! What brownout leaves out: connection set-up (`timeout connect` bounds it; brownout's calls
+//! connect at once), `retries` and `option redispatch` (HAProxy retries connection failures
+//! only, which brownout's dependency has under a partition alone), health checks and
+//! balancing across servers (the dependency's `replicas` balance; one `maxconn` per server is
+//! the sum over the backend's servers here).
+
+use serde::{Deserialize, Serialize};
+
+use super::limiter::fixed::{FixedConfig, RefuseAs};
+use super::timeout::{TimeoutConfig, TimeoutStart};
+use super::{BuildCtx, ConfigError, Policy, PolicyConfig, PolicySpec, QueueOrder};
+use crate::engine::Time;
+use crate::units::Dur;
+
+/// An HAProxy backend's limits and timeouts, as its configuration names them; see the
+/// module docs for the layers it stands for.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HaproxyBackendConfig {
+    /// `server ... maxconn N`: requests sent to the server at once (summed over the backend's
+    /// servers); beyond it a request waits in the queue. 0 (HAProxy's default) = no limit.
+    #[serde(default)]
+    pub maxconn: u32,
+    /// `server ... maxqueue N`: requests that may wait; beyond it a request gets a 503 at
+    /// once. 0 (HAProxy's default) = no limit.
+    #[serde(default)]
+    pub maxqueue: u32,
+    /// `timeout queue`: longest wait in the queue, then a 503. Unset: `timeout_connect`, as
+    /// HAProxy does; both unset: no limit.
+    #[serde(default)]
+    pub timeout_queue: Option<Dur>,
+    /// `timeout connect`: only the fallback for an unset `timeout_queue` (brownout's calls
+    /// connect at once).
+    #[serde(default)]
+    pub timeout_connect: Option<Dur>,
+    /// `timeout server`: longest wait for the server's answer from when the request holds
+    /// its connection (not counting the queue), then a 504. Unset: no limit.
+    #[serde(default)]
+    pub timeout_server: Option<Dur>,
+}
+
+impl HaproxyBackendConfig {
+    /// The longest wait in the queue (`Time::MAX`: no limit).
+    fn queue_wait(&self) -> Dur {
+        self.timeout_queue.or(self.timeout_connect).unwrap_or(Dur(Time::MAX))
+    }
+
+    /// The layers it stands for, outermost first (see the module docs).
+    pub fn expand(&self) -> Vec<PolicySpec> {
+        let mut layers = Vec::new();
+        if self.maxconn > 0 {
+            layers.push(PolicySpec::Limiter(FixedConfig {
+                permits: self.maxconn,
+                queue: if self.maxqueue == 0 { u32::MAX } else { self.maxqueue },
+                max_wait: self.queue_wait(),
+                refuse_as: RefuseAs::Unavailable,
+                order: QueueOrder::Fifo,
+                class_max_wait: Vec::new(),
+                shed_by_deadline: false,
+            }));
+        }
+        if let Some(timeout) = self.timeout_server {
+            layers.push(PolicySpec::Timeout(TimeoutConfig {
+                timeout,
+                unwind: Dur(0),
+                starts: TimeoutStart::Connection,
+            }));
+        }
+        layers
+    }
+}
+
+impl PolicyConfig for HaproxyBackendConfig {
+    const KIND: &'static str = "haproxy-backend";
+
+    fn layer_kind(&self) -> crate::metrics::LayerKind {
+        crate::metrics::LayerKind::Other
+    }
+
+    fn refuses_into_fallback(&self, _class: &str) -> bool {
+        false // its 503s never fall back
+    }
+
+    fn window_samples(&self) -> f64 {
+        0.0
+    }
+
+    fn attempts_per_call(&self) -> f64 {
+        1.0
+    }
+
+    fn may_call_again(&self) -> bool {
+        false
+    }
+
+    fn preset_layers(&self) -> Option<Vec<PolicySpec>> {
+        Some(self.expand())
+    }
+
+    fn validate(&self, classes: &[&str]) -> Result<(), ConfigError> {
+        for (field, d) in [
+            ("timeout_queue", self.timeout_queue),
+            ("timeout_connect", self.timeout_connect),
+            ("timeout_server", self.timeout_server),
+        ] {
+            if d.is_some_and(|d| d.ns() == 0) {
+                return Err(format!("HaproxyBackend.{field} must be > 0 (leave it out for no limit)").into());
+            }
+        }
+        if self.maxqueue > 0 && self.maxconn == 0 {
+            return Err("HaproxyBackend.maxqueue needs a maxconn: without one HAProxy queues nothing".into());
+        }
+        for spec in self.expand() {
+            spec.validate(classes).map_err(|m| format!("HaproxyBackend: {m}"))?;
+        }
+        Ok(())
+    }
+
+    fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
+        // Expanded by the model before building; built alone it admits everything.
+        Box::new(super::dotnet::Unexpanded)
+    }
+}
