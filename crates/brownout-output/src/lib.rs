@@ -15,6 +15,7 @@ pub mod charts;
 pub mod events;
 pub mod folder;
 pub(crate) mod html;
+pub(crate) mod interactive;
 pub mod journal;
 pub mod junit;
 pub mod openmetrics;
