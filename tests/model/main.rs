@@ -26,6 +26,7 @@ mod r02;
 mod replications;
 mod request_timeout;
 mod scale;
+mod slo;
 mod stream;
 mod timeseries;
 mod verify;

@@ -44,7 +44,7 @@ impl Micros {
     }
 }
 
-/// Parse `"<number><unit>"` with unit one of ns, us, ms, s, m, h.
+/// Parse `"<number><unit>"` with unit one of ns, us, ms, s, m, h, d.
 pub fn parse_duration(s: &str) -> Result<Time, String> {
     let s = s.trim();
     if let Some(rest) = s.strip_prefix('-') {
@@ -62,8 +62,10 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
         "s" => SECOND as f64,
         "m" | "min" => MINUTE as f64,
         "h" => 3600.0 * SECOND as f64,
+        // Days: an SLO's window ("30d").
+        "d" => 86_400.0 * SECOND as f64,
         other => {
-            return Err(format!("duration \"{s}\" has unknown unit \"{other}\": expected ns, us, ms, s, m or h"));
+            return Err(format!("duration \"{s}\" has unknown unit \"{other}\": expected ns, us, ms, s, m, h or d"));
         }
     };
     let value: f64 =
@@ -106,7 +108,7 @@ impl schemars::JsonSchema for Dur {
         schemars::json_schema!({
             "type": "string",
             "pattern": "^[0-9.]+(ns|us|µs|ms|s|m|min|h)$",
-            "description": "A duration: a non-negative number and a unit, one of ns, us, ms, s, m (minutes) or h, e.g. \"200ms\", \"1.5s\", \"30m\"; at most about 31 years.",
+            "description": "A duration: a non-negative number and a unit, one of ns, us, ms, s, m (minutes), h or d (days), e.g. \"200ms\", \"1.5s\", \"30m\"; at most about 31 years.",
         })
     }
 }

@@ -10,7 +10,7 @@ use crate::charts::{Rendered, render, run_charts, sweep};
 use crate::metrics::WindowRow;
 use crate::metrics::summary::ScenarioSummary;
 use crate::report;
-use crate::{html, interactive, read_regular, report_md, series, write_atomic};
+use crate::{html, interactive, read_regular, report_md, series, slo_alerts, write_atomic};
 
 /// Write each chart as `charts/<stem>.png` and `.svg` under `dir`; returns the PNG paths
 /// relative to `dir`, in order, for `report.md`.
@@ -79,7 +79,7 @@ fn series_charts(summary: &ScenarioSummary, s: &series::Series) -> Result<Vec<Re
 /// read back from the file (streamed and coalesced, so memory does not grow with the horizon).
 pub fn write_run_saved(dir: &Path, description: &str, summary: &ScenarioSummary, extra: String) -> Result<Vec<String>> {
     let s = load_series(dir, summary)?;
-    let panels = interactive::section(summary, &s.rows, s.factor);
+    let panels = slo_alerts::section(summary, &s.rows, s.factor) + &interactive::section(summary, &s.rows, s.factor);
     write_charts(dir, description, summary, series_charts(summary, &s)?, [panels, extra])
 }
 
@@ -97,7 +97,7 @@ pub fn write_run_with(
     rows: &[WindowRow],
     extra: String,
 ) -> Result<Vec<String>> {
-    let panels = interactive::section(summary, rows, 1);
+    let panels = slo_alerts::section(summary, rows, 1) + &interactive::section(summary, rows, 1);
     write_charts(dir, description, summary, run_charts(summary, rows)?, [panels, extra])
 }
 
@@ -141,6 +141,7 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<String>> {
             .and_then(|t| crate::scenario::parse(&dir.join("scenario.ron"), &t).ok());
         let description = scenario.as_ref().map_or("", |s| s.description.as_str());
         sections.push(html::run_section(description, &summary));
+        sections.push(slo_alerts::section(&summary, &rows.rows, rows.factor));
         sections.push(interactive::section(&summary, &rows.rows, rows.factor));
         charts.extend(series_charts(&summary, &rows)?);
         unique_stems(&mut charts);

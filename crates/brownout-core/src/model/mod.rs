@@ -12,6 +12,7 @@ pub mod dependency;
 pub mod fallback;
 pub(crate) mod outlier;
 pub mod records;
+pub mod slo;
 mod world;
 
 use std::fmt;

@@ -12,6 +12,7 @@ mod fleet;
 mod limits;
 mod phases;
 mod policies;
+mod slo;
 mod statistics;
 mod traffic;
 
@@ -26,6 +27,7 @@ pub use fleet::*;
 pub use limits::*;
 pub use phases::*;
 pub use policies::*;
+pub use slo::*;
 pub use statistics::*;
 pub use traffic::*;
 
