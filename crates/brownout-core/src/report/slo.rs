@@ -19,7 +19,7 @@ pub fn span(seconds: f64) -> String {
     } else {
         (seconds, "second")
     };
-    let text = format!("{:.1}", v);
+    let text = format!("{v:.1}");
     let text = text.strip_suffix(".0").unwrap_or(&text);
     format!("{text} {unit}{}", if text == "1" { "" } else { "s" })
 }
