@@ -7,6 +7,7 @@
 mod common;
 
 mod browser;
+mod browser_interactive;
 mod decide_json;
 mod decide_run;
 mod diff;

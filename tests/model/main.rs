@@ -31,6 +31,7 @@ mod request_timeout;
 mod scale;
 mod server_queue;
 mod server_shed_retry;
+mod slo;
 mod stream;
 mod timeseries;
 mod verify;

@@ -264,6 +264,7 @@ fn assemble(
                             ),
                         cost: (s.business.is_some() && c.order_fraction > 0.0)
                             || (c.fallback != Fallback::None && c.fallback_answer.cost_per_use() > 0.0),
+                        slo: crate::model::slo::setup(c),
                     })
                     .collect(),
             },

@@ -61,7 +61,7 @@ pub enum DurationError {
         /// The duration as written (trimmed).
         written: String,
     },
-    /// A unit that is not one of ns, us, ms, s, m (min), h.
+    /// A unit that is not one of ns, us, ms, s, m (min), h, d.
     UnknownUnit {
         /// The duration as written (trimmed).
         written: String,
@@ -94,7 +94,7 @@ impl fmt::Display for DurationError {
                 write!(f, "duration \"{written}\" has no unit: expected e.g. \"200ms\", \"6s\", \"30m\"")
             }
             DurationError::UnknownUnit { written, unit } => {
-                write!(f, "duration \"{written}\" has unknown unit \"{unit}\": expected ns, us, ms, s, m or h")
+                write!(f, "duration \"{written}\" has unknown unit \"{unit}\": expected ns, us, ms, s, m, h or d")
             }
             DurationError::NotANumber { written } => {
                 write!(f, "duration \"{written}\" does not start with a number: expected e.g. \"200ms\"")
@@ -106,7 +106,7 @@ impl fmt::Display for DurationError {
 
 impl std::error::Error for DurationError {}
 
-/// Parse `"<number><unit>"` with unit one of ns, us, ms, s, m, h.
+/// Parse `"<number><unit>"` with unit one of ns, us, ms, s, m, h, d.
 pub fn parse_duration(s: &str) -> Result<Time, DurationError> {
     let s = s.trim();
     let written = || s.to_string();
@@ -125,6 +125,8 @@ pub fn parse_duration(s: &str) -> Result<Time, DurationError> {
         "s" => SECOND as f64,
         "m" | "min" => MINUTE as f64,
         "h" => 3600.0 * SECOND as f64,
+        // Days: an SLO's window ("30d").
+        "d" => 86_400.0 * SECOND as f64,
         other => return Err(DurationError::UnknownUnit { written: written(), unit: other.to_string() }),
     };
     let value: f64 = num.parse().map_err(|_| DurationError::NotANumber { written: written() })?;
@@ -166,7 +168,7 @@ impl schemars::JsonSchema for Dur {
         schemars::json_schema!({
             "type": "string",
             "pattern": "^[0-9.]+(ns|us|µs|ms|s|m|min|h)$",
-            "description": "A duration: a non-negative number and a unit, one of ns, us, ms, s, m (minutes) or h, e.g. \"200ms\", \"1.5s\", \"30m\"; at most about 31 years.",
+            "description": "A duration: a non-negative number and a unit, one of ns, us, ms, s, m (minutes), h or d (days), e.g. \"200ms\", \"1.5s\", \"30m\"; at most about 31 years.",
         })
     }
 }

@@ -82,6 +82,10 @@ pub fn run_section(description: &str, s: &ScenarioSummary) -> String {
     out.push_str(&markdown_to_html(&report::table::markdown(s)));
     out.push_str("<h2>Verdict</h2>\n");
     out.push_str(&markdown_to_html(&report::table::verdicts(s)));
+    let slo = report::slo::markdown(s);
+    if !slo.is_empty() {
+        out.push_str(&format!("<h2 id=\"slo\">SLOs and error budgets</h2>\n{}", markdown_to_html(&slo)));
+    }
     out
 }
 

@@ -15,6 +15,7 @@ pub mod charts;
 pub mod events;
 pub mod folder;
 pub(crate) mod html;
+pub(crate) mod interactive;
 pub mod journal;
 pub mod junit;
 pub mod openmetrics;
@@ -22,6 +23,7 @@ pub mod pages;
 pub(crate) mod recommend_html;
 pub mod run;
 pub mod series;
+pub(crate) mod slo_alerts;
 pub mod tune;
 
 use std::io::Write;
@@ -140,6 +142,10 @@ pub fn report_md(scenario: &Scenario, s: &ScenarioSummary, checked: &[Checked], 
     out.push_str(&report::table::markdown(s));
     out.push_str("\n## Verdict\n\n");
     out.push_str(&report::table::verdicts(s));
+    let slo = report::slo::markdown(s);
+    if !slo.is_empty() {
+        out.push_str(&format!("\n## SLOs and error budgets\n\n{slo}"));
+    }
     if !checked.is_empty() {
         out.push_str("\n## Expectations\n\n");
         for c in checked {

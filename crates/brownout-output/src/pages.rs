@@ -10,7 +10,7 @@ use crate::charts::{Rendered, render, run_charts, sweep};
 use crate::metrics::WindowRow;
 use crate::metrics::summary::ScenarioSummary;
 use crate::report;
-use crate::{html, read_regular, report_md, series, write_atomic};
+use crate::{html, interactive, read_regular, report_md, series, slo_alerts, write_atomic};
 
 /// Write each chart as `charts/<stem>.png` and `.svg` under `dir`; returns the PNG paths
 /// relative to `dir`, in order, for `report.md`.
@@ -79,7 +79,8 @@ fn series_charts(summary: &ScenarioSummary, s: &series::Series) -> Result<Vec<Re
 /// read back from the file (streamed and coalesced, so memory does not grow with the horizon).
 pub fn write_run_saved(dir: &Path, description: &str, summary: &ScenarioSummary, extra: String) -> Result<Vec<String>> {
     let s = load_series(dir, summary)?;
-    write_charts(dir, description, summary, series_charts(summary, &s)?, extra)
+    let panels = slo_alerts::section(summary, &s.rows, s.factor) + &interactive::section(summary, &s.rows, s.factor);
+    write_charts(dir, description, summary, series_charts(summary, &s)?, [panels, extra])
 }
 
 /// After a run: render its charts into `dir/charts/` and write `dir/report.html`.
@@ -96,20 +97,22 @@ pub fn write_run_with(
     rows: &[WindowRow],
     extra: String,
 ) -> Result<Vec<String>> {
-    write_charts(dir, description, summary, run_charts(summary, rows)?, extra)
+    let panels = slo_alerts::section(summary, rows, 1) + &interactive::section(summary, rows, 1);
+    write_charts(dir, description, summary, run_charts(summary, rows)?, [panels, extra])
 }
 
-/// Write `charts` and `report.html` (`extra` after the charts); the PNG paths.
+/// Write `charts` and `report.html` (the interactive panels before the charts, `extra` after
+/// them); the PNG paths.
 fn write_charts(
     dir: &Path,
     description: &str,
     summary: &ScenarioSummary,
     mut charts: Vec<Rendered>,
-    extra: String,
+    [panels, extra]: [String; 2],
 ) -> Result<Vec<String>> {
     unique_stems(&mut charts);
     let paths = write(dir, &charts)?;
-    let sections = [html::run_section(description, summary), html::charts_section(&charts), extra];
+    let sections = [html::run_section(description, summary), panels, html::charts_section(&charts), extra];
     let page = html::page(&format!("brownout report: {}", summary.scenario), &sections);
     write_atomic(&dir.join("report.html"), page.as_bytes())?;
     Ok(paths)
@@ -138,6 +141,8 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<String>> {
             .and_then(|t| crate::scenario::parse(&dir.join("scenario.ron"), &t).ok());
         let description = scenario.as_ref().map_or("", |s| s.description.as_str());
         sections.push(html::run_section(description, &summary));
+        sections.push(slo_alerts::section(&summary, &rows.rows, rows.factor));
+        sections.push(interactive::section(&summary, &rows.rows, rows.factor));
         charts.extend(series_charts(&summary, &rows)?);
         unique_stems(&mut charts);
         title = format!("brownout report: {}", summary.scenario);

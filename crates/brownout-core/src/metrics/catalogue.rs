@@ -324,6 +324,9 @@ pub static CATALOGUE: &[Metric] = &[
     class("answered_p99_ms", "latency_answered_ms.p99", Ms, Lower, |c| c.latency_answered_ms.p99),
     class("answered_max_ms", "latency_answered_ms.max", Ms, Lower, |c| c.latency_answered_ms.max),
     class("answered_p999_ms", "latency_answered_p999_ms", Ms, Lower, |c| c.latency_answered_p999_ms),
+    // The class's SLO (docs/slo.md): no value without an `slo` or without requests.
+    class("burn_rate", "slo.burn_rate", Number, Lower, |c| c.slo.map_or(f64::NAN, |s| s.burn_rate)),
+    class("budget_used", "slo.budget_used", Fraction, Lower, |c| c.slo.map_or(f64::NAN, |s| s.budget_used)),
     // A failure's latency: failing fast helps the caller, but failing more requests fast is no
     // better, so neither way is better.
     class("failed_mean_ms", "latency_failed_ms.mean", Ms, Neither, |c| c.latency_failed_ms.mean),

@@ -158,6 +158,7 @@ impl ClassAcc {
             latency_answered_p999_ms: answered_p999_ms,
             latency_failed_ms: c.latency[Part::Failed as usize].stats(),
             in_flight_within_deadline: c.pending,
+            slo: None,
         }
     }
 

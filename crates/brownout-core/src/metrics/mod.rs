@@ -18,6 +18,7 @@ pub mod measure;
 pub(crate) mod phases;
 mod queue;
 pub(crate) mod recorder;
+pub mod slo;
 pub mod summary;
 mod window;
 

@@ -6,4 +6,5 @@ pub mod decision;
 pub mod escape;
 pub mod expect;
 pub mod replicate;
+pub mod slo;
 pub mod table;

@@ -210,6 +210,9 @@ fn validate_classes(classes: &[Class]) -> Result<BTreeMap<&str, usize>, Invalid>
                 return Err(bad(at("reload.patience"), format!("class \"{name}\": reload.patience must be > 0")));
             }
         }
+        if let Some(slo) = &c.slo {
+            slo.check().map_err(|(p, m)| bad(at(&format!("slo.{p}")), format!("class \"{name}\": {m}")))?;
+        }
         if let Some(w) = &c.work {
             validate_latency(w)
                 .map_err(|(p, m)| bad(at(&format!("work.{p}")), format!("class \"{name}\": work: {m}")))?;

@@ -169,6 +169,25 @@ pub struct ClassSummary {
     /// not counted in `requests` (nor in any outcome, latency or cause).
     #[serde(default)]
     pub in_flight_within_deadline: u64,
+    /// The class's SLO figures over this run or phase; absent for a class without an `slo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<SloFigures>,
+}
+
+/// How fast a class spent its SLO's error budget over a run or a phase (docs/slo.md). With
+/// `n` requests, `in_time` of them in time, target `t`, the period's measured span `T` and the
+/// SLO's window `W`: bad = n - in_time.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Default, JsonSchema)]
+pub struct SloFigures {
+    /// Burn rate: the bad ratio over the budgeted one, `(bad / n) / (1 - t)`; 1 spends the
+    /// budget exactly over the window. No value (`null`) without requests.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub burn_rate: f64,
+    /// Share of the window's error budget the period consumed, the window's requests taken at
+    /// the period's rate: `bad / ((1 - t) * n * W / T)` = `burn_rate * T / W` (1 = all of
+    /// it; it can exceed 1). No value (`null`) without requests.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub budget_used: f64,
 }
 
 /// Why requests were not in time, per cause: each such request has exactly one.

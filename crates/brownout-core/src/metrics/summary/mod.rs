@@ -8,7 +8,7 @@ mod class;
 mod replications;
 mod run;
 
-pub use class::{Causes, ClassSummary, FallbackAnswers, LatencyMs, Outcomes, StalenessMs};
+pub use class::{Causes, ClassSummary, FallbackAnswers, LatencyMs, Outcomes, SloFigures, StalenessMs};
 pub use replications::{Comparison, MetricInterval, PairedDifference, ReplicatedRun, Replications};
 pub use run::{
     BreakerSummary, DependencySummary, FOUND_BUCKETS, LimitSummary, Occupancy, QueueSummary, ResourceSummary,
@@ -197,6 +197,21 @@ pub struct ClassInfo {
     /// Can cost something: orders under a business section, or a fallback with a cost per use.
     #[serde(default = "yes")]
     pub cost: bool,
+    /// Its SLO, where it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<SloSetup>,
+}
+
+/// A class's SLO as the reports need it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SloSetup {
+    /// The fraction of requests in time it asks for.
+    pub target: f64,
+    /// Its window, seconds.
+    pub window_s: f64,
+    /// Its multi-window burn-rate alerts.
+    #[serde(default)]
+    pub alerts: Vec<super::slo::AlertRule>,
 }
 
 /// Older summaries lack the class facts: show everything, as they did.

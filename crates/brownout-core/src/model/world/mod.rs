@@ -269,7 +269,8 @@ fn run_as<'m, R: Record>(
     }
     let in_flight = w.reqs.len() as u64 - w.plans.children;
     w.judge_unfinished(horizon);
-    let (mut summary, phases) = w.rec.summaries(horizon, stats.events, in_flight);
+    let (mut summary, mut phases) = w.rec.summaries(horizon, stats.events, in_flight);
+    crate::model::slo::annotate(&m.scenario, horizon, &mut summary, &mut phases);
     summary.policy = m.scenario.policies[policy].name.clone();
     let result = RunResult {
         summary,

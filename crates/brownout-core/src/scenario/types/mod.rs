@@ -13,6 +13,7 @@ mod graph;
 mod limits;
 mod phases;
 mod policies;
+mod slo;
 mod statistics;
 mod traffic;
 
@@ -28,6 +29,7 @@ pub use graph::*;
 pub use limits::*;
 pub use phases::*;
 pub use policies::*;
+pub use slo::*;
 pub use statistics::*;
 pub use traffic::*;
 

@@ -39,6 +39,10 @@ pub struct Class {
     /// Users reloading slow or failed pages (feedback from latency to offered load).
     #[serde(default)]
     pub reload: Option<Reload>,
+    /// A service-level objective on in-time success (`slo: (target: 0.999, window: "30d")`):
+    /// the summary gives its burn rate and error budget used (docs/slo.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<Slo>,
 }
 
 fn yes() -> bool {

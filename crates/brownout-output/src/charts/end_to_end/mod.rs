@@ -211,10 +211,15 @@ fn run_html_is_self_contained() {
     assert!(html.contains("<th>goodput/s</th>"), "comparison table");
     assert_eq!(html.matches("<svg").count(), 8, "every chart inline");
     assert!(!html.contains("<?xml"));
-    // Nothing to fetch: no external references other than the SVG namespace name.
-    let without_ns = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+    // Nothing to fetch: no external references other than the SVG namespace name and the
+    // inlined uPlot's banner comment (its source repository), no script or style loaded from
+    // elsewhere: every script is inline.
+    let (before, uplot) = html.split_once("<script id=\"uplot\">").unwrap();
+    let after = &uplot[uplot.find("</script>").unwrap()..];
+    let without_ns = format!("{before}{after}").replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
     assert!(!without_ns.contains("http://") && !without_ns.contains("https://"));
-    assert!(!html.contains("<script") && !html.contains("<img"));
+    assert!(!html.contains("<img") && !html.contains("<link") && !html.contains("<script src"));
+    assert_eq!(html.matches("<script").count(), 3, "the series (JSON), uPlot and the panels' code");
 }
 
 #[test]
