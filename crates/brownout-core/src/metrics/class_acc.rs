@@ -158,6 +158,10 @@ impl ClassAcc {
             latency_answered_p999_ms: answered_p999_ms,
             latency_failed_ms: c.latency[Part::Failed as usize].stats(),
             in_flight_within_deadline: c.pending,
+            // Judged per window by the recorder's `Tracker`, which fills these in.
+            degraded_fraction: f64::NAN,
+            degraded_entries: 0,
+            recovery: None,
         }
     }
 

@@ -18,6 +18,7 @@ pub mod measure;
 pub(crate) mod phases;
 mod queue;
 pub(crate) mod recorder;
+mod recovery;
 pub mod summary;
 mod window;
 
@@ -27,6 +28,7 @@ pub(crate) use hist::UsHist;
 pub(crate) use phases::{Record, Recorders};
 pub use recorder::Outcome;
 pub(crate) use recorder::{Finished, OrderEffect, Recorder, RecorderSetup};
+pub(crate) use recovery::RecoveryRule;
 pub use window::{MAX_CHART_WINDOWS, RowSink, WindowRow, chart_factor};
 
 use crate::engine::Time;

@@ -8,10 +8,10 @@ mod class;
 mod replications;
 mod run;
 
-pub use class::{Causes, ClassSummary, FallbackAnswers, LatencyMs, Outcomes, StalenessMs};
+pub use class::{Causes, ClassSummary, FallbackAnswers, LatencyMs, Outcomes, RecoverySummary, StalenessMs};
 pub use replications::{Comparison, MetricInterval, PairedDifference, ReplicatedRun, Replications};
 pub use run::{
-    BreakerSummary, DependencySummary, FOUND_BUCKETS, LimitSummary, Occupancy, QueueSummary, ResourceSummary,
+    Backlog, BreakerSummary, DependencySummary, FOUND_BUCKETS, LimitSummary, Occupancy, QueueSummary, ResourceSummary,
     RunSummary,
 };
 

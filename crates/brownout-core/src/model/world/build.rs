@@ -209,6 +209,12 @@ fn build_recorder<R: Record>(m: &Model, policy: usize, layout: &Layout, timeseri
         costs: b.map_or((0.0, 0.0, 0.0), |b| (b.substitution_cost, b.refund_cost, b.lost_order_cost)),
         fallbacks: s.classes.iter().map(|c| crate::model::fallback::recorded_as(c.fallback_answer)).collect(),
         timeseries,
+        recovery: Some(crate::metrics::RecoveryRule {
+            tolerance: s.recovery.tolerance,
+            hold: s.recovery.hold,
+            baseline: s.recovery.baseline,
+            degraded_below: s.recovery.degraded_below,
+        }),
     };
     R::build(setup, &spans)
 }

@@ -10,6 +10,7 @@ macro_rules! dec {
     }};
 }
 
+mod backlog;
 mod build;
 mod calls;
 mod events;
@@ -265,7 +266,11 @@ fn run_as<'m, R: Record>(
     }
     let in_flight = w.reqs.len() as u64;
     w.judge_unfinished(horizon);
-    let (mut summary, phases) = w.rec.summaries(horizon, stats.events, in_flight);
+    let (mut summary, mut phases) = w.rec.summaries(horizon, stats.events, in_flight);
+    summary.backlog_at_end = w.backlog();
+    for p in &mut phases {
+        p.backlog_at_end = summary.backlog_at_end;
+    }
     summary.policy = m.scenario.policies[policy].name.clone();
     let result = RunResult {
         summary,
