@@ -15,6 +15,7 @@ mod events;
 mod guards;
 mod json;
 mod junit;
+mod metastable;
 mod panels;
 mod progress;
 mod prometheus;
