@@ -13,7 +13,10 @@ fn metastable(m: f64, seed: u64, extra: &str) -> ScenarioSummary {
     let text = text
         .replace("multiplier: 2.0", &format!("multiplier: {m:?}"))
         .replace("seed: 34", &format!("seed: {seed}"))
-        .replace("capacity: (servers: 10, queue: 100000),", &format!("capacity: (servers: 10, queue: 100000), {extra}"));
+        .replace(
+            "capacity: (servers: 10, queue: 100000),",
+            &format!("capacity: (servers: 10, queue: 100000), {extra}"),
+        );
     common::run_text(&text)
 }
 

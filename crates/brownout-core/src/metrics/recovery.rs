@@ -10,6 +10,11 @@
 //! order, and only the windows not yet final are held (about `deadline / window` per class),
 //! so memory does not grow with the horizon. Windows not final at the horizon, windows without
 //! arrivals and windows starting before the warm-up ends are not judged.
+//!
+//! A phase's level before is taken from the last `baseline` judged windows that lie in no
+//! phase (the derived `before` phase excepted), kept in a ring per class: derived phases tile
+//! the run, and the `degraded` phase measured against the `ramp` before it would recover at
+//! once from a level already near 0.
 
 use std::collections::VecDeque;
 
@@ -25,6 +30,9 @@ pub struct RecoveryRule {
     pub hold: u32,
     /// Windows before a phase whose requests give its level before.
     pub baseline: u32,
+    /// The first phase is the healthy span before an episode (the derived `before`), whose
+    /// windows may give a later phase its level before; no other phase's windows do.
+    pub first_is_healthy: bool,
     /// A window below this ratio is degraded.
     pub degraded_below: f64,
 }
@@ -78,8 +86,9 @@ impl Degraded {
 struct PhaseTrack {
     start: Time,
     end: Time,
-    /// Arrivals and in-time requests of the baseline windows before the phase.
-    before: Counts,
+    /// Arrivals and in-time requests of the baseline windows before the phase, taken from
+    /// the class's `ring` when the first window reaching into the phase is judged.
+    before: Option<Counts>,
     during: Degraded,
     /// Judged windows after the phase's end.
     after: u64,
@@ -100,6 +109,9 @@ struct ClassTrack {
     pending: VecDeque<Counts>,
     /// Whether the last judged window was degraded (none judged yet: `None`).
     prev: Option<bool>,
+    /// The last `baseline` judged windows in no phase (but a healthy one): the windows a
+    /// phase starting next takes its level before from.
+    ring: VecDeque<Counts>,
     whole: Degraded,
     phases: Vec<PhaseTrack>,
 }
@@ -125,7 +137,7 @@ impl Tracker {
         let phase = |&(start, end): &(Time, Time)| PhaseTrack {
             start,
             end,
-            before: Counts::default(),
+            before: None,
             during: Degraded::default(),
             after: 0,
             run: None,
@@ -137,6 +149,7 @@ impl Tracker {
             base: 0,
             pending: VecDeque::new(),
             prev: None,
+            ring: VecDeque::new(),
             whole: Degraded::default(),
             phases: spans.iter().map(phase).collect(),
         };
@@ -204,11 +217,12 @@ impl Tracker {
 
     /// Phase `phase`'s (degraded fraction, entries, recovery) of `class`.
     pub(super) fn phase(&self, class: usize, phase: usize) -> (f64, u64, RecoverySummary) {
-        let p = &self.classes[class].phases[phase];
+        let c = &self.classes[class];
+        let p = &c.phases[phase];
         let (share, entries) = p.during.figures();
-        let level = p.before.ratio();
-        let mut end = Counts::default();
-        p.last.iter().for_each(|c| end.add(*c));
+        // No window reaching into the phase was judged: every judged window is before it.
+        let level = p.before.unwrap_or_else(|| sum(&c.ring)).ratio();
+        let end = sum(&p.last);
         let recovered = (!level.is_nan() && p.after > 0).then_some(p.recovered_at.is_some());
         let recovery_s = match (recovered, p.recovered_at) {
             (Some(true), Some(k)) => (k * self.window).saturating_sub(p.end) as f64 / SECOND as f64,
@@ -228,13 +242,20 @@ impl ClassTrack {
         let entry = below && self.prev != Some(true);
         self.prev = Some(below);
         self.whole.add(below, entry);
-        let t0 = k * window;
-        for p in &mut self.phases {
-            let first = p.start / window;
-            // The baseline windows end by the phase's start: k + 1 <= start / window.
-            if k < first && k + u64::from(rule.baseline) >= first {
-                p.before.add(counts);
+        let (t0, t1) = (k * window, (k + 1) * window);
+        for p in self.phases.iter_mut().filter(|p| p.before.is_none() && t1 > p.start) {
+            p.before = Some(sum(&self.ring));
+        }
+        // A window in another phase (an incident, a recovery) says nothing of the level
+        // before the next one: adjacent phases would each take the last one's level.
+        let outside = |(i, p): (usize, &PhaseTrack)| (i == 0 && rule.first_is_healthy) || t1 <= p.start || t0 >= p.end;
+        if self.phases.iter().enumerate().all(outside) {
+            self.ring.push_back(counts);
+            if self.ring.len() > rule.baseline as usize {
+                self.ring.pop_front();
             }
+        }
+        for p in &mut self.phases {
             if p.start <= t0 && t0 < p.end {
                 p.during.add(below, entry);
             }
@@ -245,7 +266,8 @@ impl ClassTrack {
                     p.last.pop_front();
                 }
                 if p.recovered_at.is_none() {
-                    let back = ratio + SLACK >= p.before.ratio() - rule.tolerance;
+                    let level = p.before.map_or(f64::NAN, Counts::ratio);
+                    let back = ratio + SLACK >= level - rule.tolerance;
                     p.run = match (back, p.run) {
                         (false, _) => None,
                         (true, None) => Some((k, 1)),
@@ -258,6 +280,13 @@ impl ClassTrack {
             }
         }
     }
+}
+
+/// The windows' counts added up.
+fn sum(windows: &VecDeque<Counts>) -> Counts {
+    let mut total = Counts::default();
+    windows.iter().for_each(|c| total.add(*c));
+    total
 }
 
 #[cfg(test)]

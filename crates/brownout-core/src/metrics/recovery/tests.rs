@@ -5,7 +5,7 @@ use super::*;
 const W: Time = SECOND;
 
 fn rule() -> RecoveryRule {
-    RecoveryRule { tolerance: 0.02, hold: 3, baseline: 2, degraded_below: 0.9 }
+    RecoveryRule { tolerance: 0.02, hold: 3, baseline: 2, degraded_below: 0.9, first_is_healthy: false }
 }
 
 /// Feed one class with deadline 0.5 s: window k gets `offered[k]` arrivals at its start, of
@@ -83,4 +83,26 @@ fn windows_without_arrivals_neither_count_nor_break_a_run() {
     assert_eq!((r.recovered, r.recovery_s), (Some(true), 2.0));
     // Judged: windows 0, 1, 2, 4, 6; below 0.9: 1 and 2, one entry.
     assert_eq!(t.whole(0), (0.4, 1));
+}
+
+#[test]
+fn adjacent_phases_take_the_level_before_the_episode_not_the_phase_before() {
+    // Derived-style phases: before [0, 2 s) (healthy), ramp [2, 4 s), degraded [4, 6 s).
+    // Windows 0-1 at 1.0, 2-3 at 0.5, 4-5 at 0, then 6-8 at 0.6. The degraded phase's level
+    // before is windows 0-1 (1.0), the ramp's windows being in a phase: 0.6 is not back, so
+    // no recovery. (Windows 2-3 would give 0.5, and 0.6 would count as recovered at once.)
+    let spans = [(0, 2 * W), (2 * W, 4 * W), (4 * W, 6 * W)];
+    let healthy = RecoveryRule { first_is_healthy: true, ..rule() };
+    let w = [(10, 10), (10, 10), (10, 5), (10, 5), (10, 0), (10, 0), (10, 6), (10, 6), (10, 6)];
+    let mut t = Tracker::new(healthy, W, 0, &[W / 2], &spans);
+    feed(&mut t, &w, 9 * W + W / 2);
+    let (_, _, ramp) = t.phase(0, 1);
+    assert_eq!(ramp.before_in_time_ratio, 1.0);
+    let (_, _, degraded) = t.phase(0, 2);
+    assert_eq!((degraded.before_in_time_ratio, degraded.recovered), (1.0, Some(false)));
+    // Written phases are all alike: the first one's windows give no level either.
+    let mut t = Tracker::new(rule(), W, 0, &[W / 2], &spans);
+    feed(&mut t, &w, 9 * W + W / 2);
+    let (_, _, ramp) = t.phase(0, 1);
+    assert_eq!(ramp.recovered, None, "no window before the ramp lies outside every phase");
 }

@@ -18,8 +18,11 @@ pub struct Recovery {
     /// (>= 1; default 3); `recovery_s` runs from the phase's end to the first of them.
     pub hold: u32,
     /// The level before the phase is the in-time ratio over the requests that arrived in the
-    /// last `baseline` windows that end by the phase's start and start after the warm-up
-    /// (>= 1; default 10). A phase with no such window has no level before it, so no recovery.
+    /// last `baseline` judged windows that end by the phase's start and lie in no other phase
+    /// (the derived `before` phase excepted: it is the healthy span before the episode), so
+    /// adjacent phases (`degraded` after `ramp`) are measured against the level before the
+    /// episode (>= 1; default 10). A phase with no such window has no level before it, so no
+    /// recovery.
     pub baseline: u32,
     /// A window is degraded when its in-time ratio is below this (a fraction in 0..1; default
     /// 0.9): `degraded_fraction` is the share of such windows, `degraded_entries` the number of
