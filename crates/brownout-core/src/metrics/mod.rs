@@ -18,7 +18,7 @@ pub mod measure;
 pub(crate) mod phases;
 mod queue;
 pub(crate) mod recorder;
-mod recovery;
+pub(crate) mod recovery;
 pub mod summary;
 mod window;
 
