@@ -22,7 +22,7 @@ use brownout::engine::{EventQueue, MILLISECOND, SECOND, Time, stream};
 use brownout::metrics::Outcome;
 use brownout::model::Model;
 use brownout::scenario;
-use brownout::unstable::recorder::{Finished, OrderEffect, Record, Recorder, RecorderSetup};
+use brownout::unstable::recorder::{Finished, OrderEffect, Record, Recorder, RecorderSetup, RecoveryRule};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rand_distr::{Distribution, Exp};
 
@@ -99,6 +99,14 @@ fn recorder(m: &Model) -> u64 {
         costs: (0.0, 0.0, 0.0),
         fallbacks: vec![brownout::metrics::FallbackUse::Catalogue],
         timeseries: true,
+        // As a run's whole recorder does: it judges every window for recovery.
+        recovery: Some(RecoveryRule {
+            tolerance: 0.02,
+            hold: 3,
+            baseline: 10,
+            degraded_below: 0.9,
+            first_is_healthy: false,
+        }),
     });
     let mut rng = stream(7, "bench/parts/recorder");
     let gap = Exp::new(900.0 / SECOND as f64).expect("positive rate");

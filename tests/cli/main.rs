@@ -16,6 +16,7 @@ mod events;
 mod guards;
 mod json;
 mod junit;
+mod metastable;
 mod otlp;
 mod panels;
 mod progress;

@@ -85,7 +85,14 @@ fn a_scenario_without_fallback_cache_cost_or_breaker_leaves_them_out() {
     let report = std::fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
     assert_eq!(
         header(&report, "api"),
-        header_without(&["fallback_ratio", "staleness_p95_ms", "business_cost", "transitions"])
+        header_without(&[
+            "fallback_ratio",
+            "staleness_p95_ms",
+            "business_cost",
+            "transitions",
+            "recovery_s",
+            "backlog_queued"
+        ])
     );
     assert!(!report.contains("answered by a fallback") && !report.contains("business cost"), "{report}");
     let terminal = String::from_utf8_lossy(&o.stdout);
@@ -104,13 +111,19 @@ fn a_scenario_without_fallback_cache_cost_or_breaker_leaves_them_out() {
 /// grocery (scenarios/grocery.ron): checkout has no fallback but orders (order_fraction 1)
 /// under a business section; browse and search fall back to the catalogue; account has no
 /// fallback and no orders; three policy sets have breakers. So checkout keeps cost, browse all
-/// columns, account neither fallback nor cost; every class keeps transitions.
+/// columns, account neither fallback nor cost; every class keeps transitions. The whole run
+/// follows no phase and leaves no queue, so none has the recovery or queued-at-end column.
 #[test]
 fn grocery_keeps_the_columns_its_classes_have() {
     let report =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/golden/grocery/report.md")).unwrap();
-    assert_eq!(header(&report, "browse"), header_without(&[]));
-    assert_eq!(header(&report, "search"), header_without(&[]));
-    assert_eq!(header(&report, "checkout"), header_without(&["fallback_ratio", "staleness_p95_ms"]));
-    assert_eq!(header(&report, "account"), header_without(&["fallback_ratio", "staleness_p95_ms", "business_cost"]));
+    let whole = ["recovery_s", "backlog_queued"];
+    assert_eq!(header(&report, "browse"), header_without(&whole));
+    assert_eq!(header(&report, "search"), header_without(&whole));
+    assert_eq!(
+        header(&report, "checkout"),
+        header_without(&[&whole[..], &["fallback_ratio", "staleness_p95_ms"]].concat())
+    );
+    let account = [&whole[..], &["fallback_ratio", "staleness_p95_ms", "business_cost"]].concat();
+    assert_eq!(header(&report, "account"), header_without(&account));
 }

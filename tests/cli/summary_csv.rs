@@ -35,6 +35,11 @@ const SHIPPED: &[&str] = &[
     "breaker_cycles",
     "amplification",
     "dependency_calls",
+    "recovery_s",
+    "recovered",
+    "degraded_fraction",
+    "degraded_entries",
+    "backlog_queued",
 ];
 
 fn golden() -> ScenarioSummary {

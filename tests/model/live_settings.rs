@@ -331,6 +331,7 @@ fn probes() -> Vec<(PathBuf, Scenario)> {
 /// act on. Short (120 s at 80 requests/s), so that a few hundred changed runs stay quick.
 const PROBE: &str = r#"Scenario(
     name: "probe", seed: 3, horizon: "120s", warmup: "5s", window: "5s",
+    recovery: (tolerance: 0.05, hold: 2, baseline: 4, degraded_below: 0.8),
     fleet: (
         instances: 2,
         workers: (slots: 60, queue: 40, max_wait: Some("1s")),

@@ -26,6 +26,7 @@ mod phases;
 mod population;
 mod properties;
 mod r02;
+mod recovery;
 mod replications;
 mod request_timeout;
 mod scale;

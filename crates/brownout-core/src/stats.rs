@@ -120,6 +120,7 @@ pub fn margin_text(margin: f64, unit: Unit) -> String {
     match unit {
         Unit::Fraction => format!("{} pt", num(margin * 100.0)),
         Unit::Ms => format!("{} ms", num(margin)),
+        Unit::S => format!("{} s", num(margin)),
         Unit::PerS => format!("{}/s", num(margin)),
         Unit::PerMin => format!("{}/min", num(margin)),
         Unit::Count | Unit::Number | Unit::Cost => num(margin),

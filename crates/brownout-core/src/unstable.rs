@@ -17,4 +17,5 @@ pub mod fsread {
 pub mod recorder {
     pub use crate::metrics::phases::{Record, Recorders};
     pub use crate::metrics::recorder::{Finished, OrderEffect, Recorder, RecorderSetup};
+    pub use crate::metrics::recovery::RecoveryRule;
 }

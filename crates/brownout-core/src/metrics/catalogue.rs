@@ -26,6 +26,8 @@ pub enum Unit {
     Number,
     /// Milliseconds.
     Ms,
+    /// Seconds.
+    S,
     /// Per second.
     PerS,
     /// Per minute.
@@ -43,6 +45,7 @@ impl Unit {
             Unit::Count => "count",
             Unit::Number => "number",
             Unit::Ms => "ms",
+            Unit::S => "s",
             Unit::PerS => "per_s",
             Unit::PerMin => "per_min",
             Unit::Fraction => "fraction",
@@ -146,6 +149,7 @@ impl Metric {
     /// - a fraction: 0.001, a tenth of a percentage point (76.6 % against 76.5 % is a tie);
     /// - milliseconds: 1 ms, the resolution at which latency targets and timeouts are set;
     ///   a tenth of a millisecond moves no SLO;
+    /// - seconds (a recovery time): 1 s, the default window, the resolution it is measured at;
     /// - per second: 0.1/s, one request every ten seconds, the report's resolution;
     /// - per minute: 0.1/min (breaker transitions), likewise the report's resolution;
     /// - a count: 1, one request, call or transition over the run; a mean difference of
@@ -157,6 +161,7 @@ impl Metric {
         match self.unit {
             Unit::Fraction => 0.001,
             Unit::Ms => 1.0,
+            Unit::S => 1.0,
             Unit::PerS | Unit::PerMin => 0.1,
             Unit::Count => 1.0,
             Unit::Number => 0.01,
@@ -216,7 +221,7 @@ const fn run(
 }
 
 use Direction::{Higher, Lower, Neither};
-use Unit::{Cost, Count, Fraction, Ms, Number, PerMin, PerS};
+use Unit::{Cost, Count, Fraction, Ms, Number, PerMin, PerS, S};
 
 /// Every metric, in the order replications, `diff` and `--json` list them. `summary.csv` has
 /// the rows with a CSV column, in the order of their numbers ([`csv_columns`]); the report
@@ -334,6 +339,26 @@ pub static CATALOGUE: &[Metric] = &[
     class("failed_p95_ms", "latency_failed_ms.p95", Ms, Neither, |c| c.latency_failed_ms.p95),
     class("failed_p99_ms", "latency_failed_ms.p99", Ms, Neither, |c| c.latency_failed_ms.p99),
     class("failed_max_ms", "latency_failed_ms.max", Ms, Neither, |c| c.latency_failed_ms.max),
+    // Recovery after a phase (no value in the whole run's figures, which follow no phase) and
+    // time degraded, from the per-window in-time ratio (metrics/recovery.rs).
+    class("recovery_s", "recovery.recovery_s", S, Lower, |c| c.recovery.map_or(f64::NAN, |r| r.recovery_s))
+        .csv(28, "recovery_s")
+        .column_after("transitions", "recovery s", 1.0),
+    // 1 recovered, 0 not, no value when it cannot be told: over replications, the share that recovered.
+    class("recovered", "recovery.recovered", Fraction, Higher, |c| {
+        c.recovery.and_then(|r| r.recovered).map_or(f64::NAN, |b| if b { 1.0 } else { 0.0 })
+    })
+    .csv(29, "recovered"),
+    class("recovery_before_ratio", "recovery.before_in_time_ratio", Fraction, Neither, |c| {
+        c.recovery.map_or(f64::NAN, |r| r.before_in_time_ratio)
+    }),
+    class("recovery_end_ratio", "recovery.end_in_time_ratio", Fraction, Higher, |c| {
+        c.recovery.map_or(f64::NAN, |r| r.end_in_time_ratio)
+    }),
+    class("degraded_fraction", "degraded_fraction", Fraction, Lower, |c| c.degraded_fraction)
+        .csv(30, "degraded_fraction"),
+    class("degraded_entries", "degraded_entries", Count, Lower, |c| c.degraded_entries as f64)
+        .csv(31, "degraded_entries"),
     run("transitions", "breaker.transitions", Count, Lower, |r| r.breaker.as_ref().map(|b| b.transitions as f64))
         .csv(23, "breaker_transitions")
         .column_after("business_cost", "transitions", 1.0),
@@ -435,6 +460,31 @@ pub static CATALOGUE: &[Metric] = &[
     run("business_cost", "business_cost", Cost, Lower, |r| Some(r.business_cost)),
     run("events", "events", Count, Neither, |r| Some(r.events as f64)),
     run("in_flight_at_end", "in_flight_at_end", Count, Neither, |r| Some(r.in_flight_at_end as f64)),
+    // The work left at the horizon, per layer: a backlog that never drained.
+    run("backlog_queued", "backlog_at_end.queued", Count, Lower, |r| Some(r.backlog_at_end.queued as f64))
+        .csv(32, "backlog_queued")
+        .column_after("recovery_s", "queued at end", 1.0),
+    run("backlog_worker_queue", "backlog_at_end.worker_queue", Count, Lower, |r| {
+        Some(r.backlog_at_end.worker_queue as f64)
+    }),
+    run("backlog_workers_busy", "backlog_at_end.workers_busy", Count, Neither, |r| {
+        Some(r.backlog_at_end.workers_busy as f64)
+    }),
+    run("backlog_layer_queue", "backlog_at_end.layer_queue", Count, Lower, |r| {
+        Some(r.backlog_at_end.layer_queue as f64)
+    }),
+    run("backlog_limiter_queue", "backlog_at_end.limiter_queue", Count, Lower, |r| {
+        Some(r.backlog_at_end.limiter_queue as f64)
+    }),
+    run("backlog_pool_queue", "backlog_at_end.pool_queue", Count, Lower, |r| Some(r.backlog_at_end.pool_queue as f64)),
+    run("backlog_pool_busy", "backlog_at_end.pool_busy", Count, Neither, |r| Some(r.backlog_at_end.pool_busy as f64)),
+    run("backlog_backoff", "backlog_at_end.backoff", Count, Lower, |r| Some(r.backlog_at_end.backoff as f64)),
+    run("backlog_dependency_queue", "backlog_at_end.dependency_queue", Count, Lower, |r| {
+        Some(r.backlog_at_end.dependency_queue as f64)
+    }),
+    run("backlog_dependency_out", "backlog_at_end.dependency_out", Count, Lower, |r| {
+        Some(r.backlog_at_end.dependency_out as f64)
+    }),
 ];
 
 /// The requests a figure is taken over (see [`Metric::population`]).

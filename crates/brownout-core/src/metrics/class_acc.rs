@@ -159,6 +159,10 @@ impl ClassAcc {
             latency_failed_ms: c.latency[Part::Failed as usize].stats(),
             in_flight_within_deadline: c.pending,
             slo: None,
+            // Judged per window by the recorder's `Tracker`, which fills these in.
+            degraded_fraction: f64::NAN,
+            degraded_entries: 0,
+            recovery: None,
         }
     }
 

@@ -18,6 +18,7 @@ pub mod measure;
 pub(crate) mod phases;
 mod queue;
 pub(crate) mod recorder;
+pub(crate) mod recovery;
 pub mod slo;
 pub mod summary;
 mod window;
@@ -28,6 +29,7 @@ pub(crate) use hist::UsHist;
 pub(crate) use phases::{Record, Recorders};
 pub use recorder::Outcome;
 pub(crate) use recorder::{Finished, OrderEffect, Recorder, RecorderSetup};
+pub(crate) use recovery::RecoveryRule;
 pub use window::{MAX_CHART_WINDOWS, RowSink, WindowRow, chart_factor};
 
 use crate::engine::Time;

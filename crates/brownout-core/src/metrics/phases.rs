@@ -150,13 +150,14 @@ impl Record for Recorders {
         let phases = spans
             .iter()
             .map(|&(start, end)| {
-                let s = RecorderSetup { warmup: start, horizon: end, timeseries: false, ..setup.clone() };
+                let s =
+                    RecorderSetup { warmup: start, horizon: end, timeseries: false, recovery: None, ..setup.clone() };
                 let cutoff = if end >= setup.horizon { Time::MAX } else { end };
                 PhaseRec { rec: Recorder::new(s), cutoff, end: end.min(setup.horizon), start, synced: false }
             })
             .collect::<Vec<_>>();
         let next_sync = phases.iter().map(|p| p.start).min().unwrap_or(Time::MAX);
-        Self { all: Recorder::new(setup), phases, next_sync }
+        Self { all: Recorder::with_phases(setup, spans), phases, next_sync }
     }
 
     #[inline]
@@ -283,7 +284,18 @@ impl Record for Recorders {
     fn summaries(&mut self, now: Time, events: u64, in_flight_at_end: u64) -> (RunSummary, Vec<RunSummary>) {
         self.sync_levels(now);
         let all = self.all.summary(now, events, in_flight_at_end);
-        let phases = self.phases.iter_mut().map(|p| p.rec.summary(p.end.min(now), events, in_flight_at_end)).collect();
+        let mut phases: Vec<RunSummary> =
+            self.phases.iter_mut().map(|p| p.rec.summary(p.end.min(now), events, in_flight_at_end)).collect();
+        // The whole run's recorder judged every window, phases' included (`recovery.rs`).
+        if let Some(t) = self.all.tracker() {
+            for (k, phase) in phases.iter_mut().enumerate() {
+                for (c, class) in phase.classes.iter_mut().enumerate() {
+                    let (share, entries, recovery) = t.phase(c, k);
+                    (class.degraded_fraction, class.degraded_entries) = (share, entries);
+                    class.recovery = Some(recovery);
+                }
+            }
+        }
         (all, phases)
     }
 }

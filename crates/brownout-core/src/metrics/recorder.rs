@@ -7,6 +7,7 @@ use super::gauge::Gauge;
 use super::hist::RunLat;
 use super::phases::Record;
 use super::queue::QueueAcc;
+use super::recovery::{RecoveryRule, Tracker};
 use super::summary::*;
 use super::to_f64;
 use super::window::{Readings, RowSink, WindowRow, Windows};
@@ -105,6 +106,9 @@ pub struct RecorderSetup {
     /// dependency calls per window (the summary's throughput CV needs them) but skips the
     /// window latency and outcome records and builds no rows; the summary is the same.
     pub timeseries: bool,
+    /// Judge recovery and time degraded per window (`metrics/recovery.rs`): the whole run's
+    /// recorder does, for itself and every phase; a phase's recorder does not.
+    pub recovery: Option<RecoveryRule>,
 }
 
 /// See the module docs.
@@ -138,11 +142,18 @@ pub struct Recorder {
     pool_waiting: Vec<Gauge>,
     /// Pool connections taken after warm-up.
     conns_taken: u64,
+    /// Per-window in-time ratios judged for recovery and time degraded.
+    track: Option<Tracker>,
 }
 
 impl Recorder {
     /// A recorder for one run.
     pub fn new(s: RecorderSetup) -> Self {
+        Self::with_phases(s, &[])
+    }
+
+    /// A recorder for one run whose recovery tracker also follows the phases `spans`.
+    pub(super) fn with_phases(s: RecorderSetup, spans: &[(Time, Time)]) -> Self {
         let n = s.instances as usize;
         let warm = s.warmup;
         Self {
@@ -173,6 +184,7 @@ impl Recorder {
             bulkhead_queue: QueueAcc::default(),
             pool_waiting: vec![Gauge::new(0.0, warm, f64::INFINITY); n],
             conns_taken: 0,
+            track: s.recovery.map(|r| Tracker::new(r, s.window, warm, &s.deadlines, spans)),
             s,
         }
     }
@@ -215,6 +227,11 @@ impl Recorder {
         self.win.rows()
     }
 
+    /// The recovery tracker, which judged every window up to the last summary.
+    pub(super) fn tracker(&self) -> Option<&Tracker> {
+        self.track.as_ref()
+    }
+
     /// Time-series rows held in memory (0 between windows with a sink).
     pub fn rows_held(&self) -> usize {
         self.win.held()
@@ -225,13 +242,19 @@ impl Recorder {
         let span = (now.max(self.s.warmup + 1) - self.s.warmup) as f64;
         let secs = span / SECOND as f64;
         let costs = self.s.costs;
-        let classes: Vec<ClassSummary> = self
+        let mut classes: Vec<ClassSummary> = self
             .classes
             .iter_mut()
             .zip(&self.s.classes)
             .zip(&self.s.fallbacks)
             .map(|((c, name), &f)| c.summary(name, secs, costs, f))
             .collect();
+        if let Some(t) = &mut self.track {
+            t.tick(now);
+            for (k, c) in classes.iter_mut().enumerate() {
+                (c.degraded_fraction, c.degraded_entries) = t.whole(k);
+            }
+        }
         let n = self.s.instances as f64;
         let inst_span = span * n;
         let pool_integral = Self::fleet_integral(&mut self.pool, now);
@@ -288,6 +311,8 @@ impl Recorder {
             per_instance: self.per_instance.iter().map(Tally::outcomes).collect(),
             events,
             in_flight_at_end,
+            // The world's state at the horizon, which it fills in (`world::backlog`).
+            backlog_at_end: Backlog::default(),
         }
     }
 }
@@ -300,10 +325,13 @@ impl Record for Recorder {
     }
 
     /// A request arrived.
-    fn arrival(&mut self, _now: Time, class: usize) {
+    fn arrival(&mut self, now: Time, class: usize) {
         // Counted with or without a time series: only the rows read it, and one increment is
         // all skipping it would save.
         self.win.classes[class].offered += 1;
+        if let Some(t) = &mut self.track {
+            t.arrival(now, class);
+        }
     }
 
     /// A worker-slot wait ended (granted or not).
@@ -373,6 +401,14 @@ impl Record for Recorder {
             None
         };
         let in_time = latency <= self.s.deadlines[class];
+        let wrong = staleness.is_some_and(|(_, w)| w);
+        if answered
+            && in_time
+            && !wrong
+            && let Some(t) = &mut self.track
+        {
+            t.in_time(arrived, class);
+        }
         if self.s.timeseries {
             let w = &mut self.win.classes[class];
             w.outcomes.bump(outcome);
@@ -406,7 +442,6 @@ impl Record for Recorder {
             self.calls_by_requests += dependency_calls as u64;
             self.requests_calling += 1;
         }
-        let wrong = staleness.is_some_and(|(_, w)| w);
         // Lateness first, then a wrong answer, then what made it fail: one cause each.
         let cause = match (answered, in_time, wrong) {
             (true, true, false) => None,
@@ -553,6 +588,9 @@ impl Record for Recorder {
         ];
         let limit = self.limits.iter().sum::<f64>() / self.s.instances as f64;
         self.win.close(now, &self.s, Readings { integrals, levels, limit });
+        if let Some(t) = &mut self.track {
+            t.tick(now);
+        }
     }
 
     /// Hand each later window's rows to `sink` as the window closes instead of keeping them.
@@ -579,32 +617,6 @@ fn occupancy(gs: &mut [Gauge], cap: u32, now: Time, inst_span: f64) -> Occupancy
         mean: integral / inst_span,
         peak: gs.iter_mut().map(|g| g.peak(now) as u64).max().unwrap_or(0),
         saturated_fraction: sat / inst_span,
-    }
-}
-
-#[cfg(test)]
-impl RecorderSetup {
-    /// One class "c" with a 1 s deadline, one instance, slot and connection, no warm-up, no
-    /// costs, no breaker or limiter: the setup unit tests start from.
-    pub(crate) fn one_class(horizon: Time, window: Time) -> Self {
-        RecorderSetup {
-            policy: "p".into(),
-            classes: vec!["c".into()],
-            deadlines: vec![crate::engine::SECOND],
-            instances: 1,
-            slots: 1,
-            connections: 1,
-            warmup: 0,
-            horizon,
-            window,
-            has_breaker: false,
-            has_limit: false,
-            has_limiter: false,
-            has_bulkhead: false,
-            costs: (0.0, 0.0, 0.0),
-            fallbacks: vec![FallbackUse::Catalogue],
-            timeseries: false,
-        }
     }
 }
 

@@ -34,7 +34,7 @@ fn fmt(unit: Unit) -> fn(f64) -> String {
     match unit {
         Unit::Fraction => pct,
         Unit::Count => int,
-        Unit::Number | Unit::Ms | Unit::PerS | Unit::PerMin | Unit::Cost => f1,
+        Unit::Number | Unit::Ms | Unit::S | Unit::PerS | Unit::PerMin | Unit::Cost => f1,
     }
 }
 
@@ -59,6 +59,10 @@ fn says(s: &ScenarioSummary, metric: &str, info: Option<&ClassInfo>) -> bool {
         "staleness_p95_ms" => fact(|c| c.staleness),
         "business_cost" => fact(|c| c.cost),
         "transitions" => s.runs.iter().any(|r| r.breaker.is_some()),
+        // Only a phase's figures follow a phase.
+        "recovery_s" => s.runs.iter().any(|r| r.classes.iter().any(|c| c.recovery.is_some())),
+        // A backlog left at the horizon is news; an empty one in every set is not.
+        "backlog_queued" => s.runs.iter().any(|r| r.backlog_at_end.queued > 0),
         _ => true,
     }
 }

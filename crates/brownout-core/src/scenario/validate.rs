@@ -69,6 +69,7 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
     if s.horizon.ns() / s.window.ns() > 1_000_000 {
         return Err(bad("window", "window is too small for the horizon (more than 1,000,000 windows)"));
     }
+    s.recovery.check().map_err(|(f, m)| bad(format!("recovery.{f}"), m))?;
     if !(1..=MAX_REPLICATIONS).contains(&s.replications) {
         return Err(bad("replications", format!("replications must lie in 1..={MAX_REPLICATIONS}")));
     }

@@ -58,3 +58,29 @@ fn a_short_last_window_does_not_inflate_the_throughput_cv() {
     assert_eq!(cv_of_calls_every_10ms(90 * SECOND), 0.0);
     assert_eq!(cv_of_calls_every_10ms(91 * SECOND), 0.0);
 }
+
+impl RecorderSetup {
+    /// One class "c" with a 1 s deadline, one instance, slot and connection, no warm-up, no
+    /// costs, no breaker or limiter: the setup unit tests start from.
+    pub(crate) fn one_class(horizon: Time, window: Time) -> Self {
+        RecorderSetup {
+            policy: "p".into(),
+            classes: vec!["c".into()],
+            deadlines: vec![crate::engine::SECOND],
+            instances: 1,
+            slots: 1,
+            connections: 1,
+            warmup: 0,
+            horizon,
+            window,
+            has_breaker: false,
+            has_limit: false,
+            has_limiter: false,
+            has_bulkhead: false,
+            costs: (0.0, 0.0, 0.0),
+            fallbacks: vec![crate::metrics::FallbackUse::Catalogue],
+            timeseries: false,
+            recovery: None,
+        }
+    }
+}

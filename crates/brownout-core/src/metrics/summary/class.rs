@@ -172,6 +172,20 @@ pub struct ClassSummary {
     /// The class's SLO figures over this run or phase; absent for a class without an `slo`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<SloFigures>,
+    /// Share of the class's judged windows (those with arrivals, after the warm-up, known by
+    /// the horizon; in a phase, those starting in it) whose in-time ratio was below the
+    /// scenario's `recovery.degraded_below`; no value without a judged window, nor in
+    /// summaries written before it.
+    #[serde(default = "super::no_value", deserialize_with = "nan_if_null")]
+    pub degraded_fraction: f64,
+    /// Entries into the degraded state: judged windows below `recovery.degraded_below` whose
+    /// judged window before was not (the run's first judged window counts when degraded); a
+    /// class that flips between healthy and degraded has many.
+    #[serde(default)]
+    pub degraded_entries: u64,
+    /// Recovery after the phase ends: only in a phase's figures (absent in the whole run's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<RecoverySummary>,
 }
 
 /// How fast a class spent its SLO's error budget over a run or a phase (docs/slo.md). With
@@ -188,6 +202,29 @@ pub struct SloFigures {
     /// it; it can exceed 1). No value (`null`) without requests.
     #[serde(deserialize_with = "nan_if_null")]
     pub budget_used: f64,
+}
+
+/// Whether and how fast a class's per-window in-time ratio came back after a phase ended
+/// (settings in the scenario's `recovery`; see docs/metastable.md).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Default, JsonSchema)]
+pub struct RecoverySummary {
+    /// In-time ratio over the requests that arrived in the `recovery.baseline` windows before
+    /// the phase (after the warm-up); no value when no such window had arrivals.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub before_in_time_ratio: f64,
+    /// `true` once `recovery.hold` consecutive judged windows after the phase's end had an
+    /// in-time ratio within `recovery.tolerance` below the level before (or above it);
+    /// `false` when that had not happened by the last window known at the horizon; `null`
+    /// without a level before the phase or a judged window after it.
+    pub recovered: Option<bool>,
+    /// Seconds from the phase's end to the start of the first of those windows; no value
+    /// unless recovered.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub recovery_s: f64,
+    /// In-time ratio over the last `recovery.hold` judged windows of the run (the level at
+    /// the horizon); no value without a judged window after the phase.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub end_in_time_ratio: f64,
 }
 
 /// Why requests were not in time, per cause: each such request has exactly one.

@@ -8,10 +8,12 @@ mod class;
 mod replications;
 mod run;
 
-pub use class::{Causes, ClassSummary, FallbackAnswers, LatencyMs, Outcomes, SloFigures, StalenessMs};
+pub use class::{
+    Causes, ClassSummary, FallbackAnswers, LatencyMs, Outcomes, RecoverySummary, SloFigures, StalenessMs,
+};
 pub use replications::{Comparison, MetricInterval, PairedDifference, ReplicatedRun, Replications};
 pub use run::{
-    BreakerSummary, DependencySummary, FOUND_BUCKETS, LimitSummary, Occupancy, QueueSummary, ResourceSummary,
+    Backlog, BreakerSummary, DependencySummary, FOUND_BUCKETS, LimitSummary, Occupancy, QueueSummary, ResourceSummary,
     RunSummary,
 };
 

@@ -40,6 +40,38 @@ pub struct RunSummary {
     pub events: u64,
     /// Requests still in flight at the horizon (not in any outcome).
     pub in_flight_at_end: u64,
+    /// Where the work left at the horizon waits, layer by layer (a phase's figures repeat the
+    /// whole run's, as `in_flight_at_end`): "the queue never drained" as a figure.
+    #[serde(default)]
+    pub backlog_at_end: Backlog,
+}
+
+/// The work left at the horizon, read from the world's state after its last event (counts
+/// over the fleet; zero in summaries written before it).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Default, PartialEq, Eq, JsonSchema)]
+pub struct Backlog {
+    /// Waiting for a worker slot (holding none).
+    pub worker_queue: u64,
+    /// Holding a worker slot.
+    pub workers_busy: u64,
+    /// Parked in a policy layer's wait queue (concurrency limiters, bulkheads), all layers.
+    pub layer_queue: u64,
+    /// Of those, in the queues of concurrency limiters (fixed or adaptive).
+    pub limiter_queue: u64,
+    /// Waiting for a pool connection.
+    pub pool_queue: u64,
+    /// Pool connections in use.
+    pub pool_busy: u64,
+    /// Waiting out a retry backoff.
+    pub backoff: u64,
+    /// Calls waiting for a server in the dependency's queue (finite `capacity` only),
+    /// abandoned calls the dependency still works through included.
+    pub dependency_queue: u64,
+    /// Calls at the dependency and not yet answered: queued, in service, or on the way back.
+    pub dependency_out: u64,
+    /// Requests waiting somewhere: `worker_queue + layer_queue + pool_queue` plus the calls
+    /// in `dependency_queue`.
+    pub queued: u64,
 }
 
 /// The dependency's view of a run.

@@ -204,7 +204,12 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
 fn build_recorder<R: Record>(m: &Model, policy: usize, layout: &Layout, timeseries: bool) -> R {
     let s = &m.scenario;
     let b = s.business.as_ref();
-    let spans: Vec<(Time, Time)> = crate::scenario::phases_of(s).iter().map(|p| (p.start, p.end)).collect();
+    let phases = crate::scenario::phases_of(s);
+    let spans: Vec<(Time, Time)> = phases.iter().map(|p| (p.start, p.end)).collect();
+    // The derived `before` phase is the healthy span a later phase's level before comes from.
+    let first_is_healthy = phases.first().is_some_and(|p| {
+        p.source == crate::scenario::PhaseSource::Derived && p.name == crate::scenario::DERIVED_NAMES[0]
+    });
     let setup = RecorderSetup {
         policy: s.policies[policy].name.clone(),
         classes: s.classes.iter().map(|c| c.name.clone()).collect(),
@@ -222,6 +227,13 @@ fn build_recorder<R: Record>(m: &Model, policy: usize, layout: &Layout, timeseri
         costs: b.map_or((0.0, 0.0, 0.0), |b| (b.substitution_cost, b.refund_cost, b.lost_order_cost)),
         fallbacks: s.classes.iter().map(|c| crate::model::fallback::recorded_as(c.fallback_answer)).collect(),
         timeseries,
+        recovery: Some(crate::metrics::RecoveryRule {
+            tolerance: s.recovery.tolerance,
+            hold: s.recovery.hold,
+            baseline: s.recovery.baseline,
+            degraded_below: s.recovery.degraded_below,
+            first_is_healthy,
+        }),
     };
     R::build(setup, &spans)
 }

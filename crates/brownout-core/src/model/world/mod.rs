@@ -10,6 +10,7 @@ macro_rules! dec {
     }};
 }
 
+mod backlog;
 mod build;
 mod calls;
 mod events;
@@ -271,6 +272,10 @@ fn run_as<'m, R: Record>(
     w.judge_unfinished(horizon);
     let (mut summary, mut phases) = w.rec.summaries(horizon, stats.events, in_flight);
     crate::model::slo::annotate(&m.scenario, horizon, &mut summary, &mut phases);
+    summary.backlog_at_end = w.backlog();
+    for p in &mut phases {
+        p.backlog_at_end = summary.backlog_at_end;
+    }
     summary.policy = m.scenario.policies[policy].name.clone();
     let result = RunResult {
         summary,

@@ -13,6 +13,7 @@ mod graph;
 mod limits;
 mod phases;
 mod policies;
+mod recovery;
 mod slo;
 mod statistics;
 mod traffic;
@@ -29,6 +30,7 @@ pub use graph::*;
 pub use limits::*;
 pub use phases::*;
 pub use policies::*;
+pub use recovery::*;
 pub use slo::*;
 pub use statistics::*;
 pub use traffic::*;
@@ -58,6 +60,11 @@ pub struct Scenario {
     /// Width of a time-series window (> 0; at most 1,000,000 windows per horizon).
     #[serde(default = "default_window")]
     pub window: Dur,
+    /// How recovery after each phase and time degraded are judged from the per-window
+    /// in-time ratio; every field may be left out (defaults `(tolerance: 0.02, hold: 3,
+    /// baseline: 10, degraded_below: 0.9)`).
+    #[serde(default, skip_serializing_if = "Recovery::is_default")]
+    pub recovery: Recovery,
     /// The caller fleet: gateway instances with worker slots and a connection pool.
     pub fleet: Fleet,
     /// Request classes (at least one; names unique).

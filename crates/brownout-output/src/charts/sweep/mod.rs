@@ -179,6 +179,7 @@ pub fn unit_of(metric: &str) -> Unit {
 pub fn unit_name(metric: &str) -> &'static str {
     match catalogue::by_path(metric).map(|m| m.unit) {
         Some(catalogue::Unit::Ms) => "ms",
+        Some(catalogue::Unit::S) => "s",
         Some(catalogue::Unit::PerS) => "/s",
         Some(catalogue::Unit::PerMin) => "/min",
         Some(catalogue::Unit::Fraction) => "%",
