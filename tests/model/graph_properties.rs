@@ -112,7 +112,7 @@ proptest! {
     ) {
         let runs = recorded(&s, seed);
         for (set, r) in s.policies.iter().zip(&runs) {
-            let Some(limit) = attempt_limit(&set.stack) else { continue };
+            let Some(limit) = attempt_limit(&set.stack, s.fleet.pool.acquire_timeout.ns()) else { continue };
             for a in &r.attempts {
                 prop_assert!(a.end - a.start <= limit,
                     "policy {}: attempt {:?} lasted {} ns > timeout {} ns", set.name, a, a.end - a.start, limit);

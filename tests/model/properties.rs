@@ -302,6 +302,17 @@ pub(crate) fn scenario(first_stack: BoxedStrategy<Vec<Layer>>) -> impl Strategy<
             effective_fallbacks(&mut s);
             s
         })
+        // Presets expand into several layers when the model is built (`DotnetStandard` into
+        // five); a set past `MAX_LAYERS` is bad input, refused by `check`, not
+        // a scenario whose runs these properties are about.
+        .prop_filter("every policy set fits MAX_LAYERS once its presets expand", |s| {
+            s.policies.iter().all(|p| p.stack.iter().map(|l| expanded_len(&l.policy)).sum::<usize>() <= brownout::model::MAX_LAYERS)
+        })
+}
+
+/// The layers a policy becomes when the model is built.
+fn expanded_len(p: &PolicySpec) -> usize {
+    p.preset_layers().map_or(1, |layers| layers.len())
 }
 
 const BASE: &str = r#"Scenario(
@@ -372,12 +383,18 @@ pub(crate) fn timed_stack() -> impl Strategy<Value = Vec<Layer>> {
     })
 }
 
-/// The shortest per-attempt timeout of a stack (layers here apply to every class).
-pub(crate) fn attempt_limit(stack: &[Layer]) -> Option<u64> {
+/// The shortest per-attempt timeout of a stack (layers here apply to every class), as a bound
+/// on an attempt from its start: a timeout that starts once a connection is held
+/// (`starts: Connection`) bounds it only after the wait for one, itself at most the pool's
+/// `acquire` timeout.
+pub(crate) fn attempt_limit(stack: &[Layer], acquire: u64) -> Option<u64> {
     stack
         .iter()
         .filter_map(|l| match &l.policy {
-            PolicySpec::Timeout(t) => Some(t.timeout.ns()),
+            PolicySpec::Timeout(t) => Some(match t.starts {
+                brownout::policy::timeout::TimeoutStart::Attempt => t.timeout.ns(),
+                brownout::policy::timeout::TimeoutStart::Connection => t.timeout.ns() + acquire,
+            }),
             _ => None,
         })
         .min()
@@ -510,7 +527,7 @@ proptest! {
     ) {
         let runs = recorded(&s, seed);
         for (set, r) in s.policies.iter().zip(&runs) {
-            let Some(limit) = attempt_limit(&set.stack) else { continue };
+            let Some(limit) = attempt_limit(&set.stack, s.fleet.pool.acquire_timeout.ns()) else { continue };
             for a in &r.attempts {
                 // The timeout runs from asking for a connection; the unwind comes after.
                 prop_assert!(a.end - a.start <= limit,

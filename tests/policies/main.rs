@@ -27,6 +27,7 @@ mod proxy_refusal_status;
 mod proxy_timeout_start;
 mod rate_limit;
 mod retry_predicates;
+mod retry_unavailable;
 mod route_import;
 mod shed_by_deadline;
 mod trajectories;

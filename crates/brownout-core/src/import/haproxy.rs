@@ -317,6 +317,6 @@ pub(crate) fn import(text: &str, name: Option<&str>, out: &mut Imported) -> Resu
         });
     }
     let what = format!("HAProxy backend {}", backend.name.unwrap_or(""));
-    out.layers.push(OutLayer { policy: "HaproxyBackend", what, fields });
+    out.layers.push(OutLayer { policy: "HaproxyBackend", what, fields, classes: Vec::new() });
     Ok(())
 }

@@ -231,7 +231,8 @@ pub enum Refused {
     /// rate limit or budget; resilience4j's `BulkheadFullException`, `RequestNotPermitted`).
     Layer429,
     /// A layer inside the retry layer refused with a 503: an open breaker (resilience4j's
-    /// `CallNotPermittedException`).
+    /// `CallNotPermittedException`), or a limit that answers 503 (`refuse_as: Unavailable`,
+    /// a proxy's queue timeout).
     Layer503,
     /// The dependency answered 503 without serving the call: its queue was full, or outlier
     /// detection left no healthy replica.

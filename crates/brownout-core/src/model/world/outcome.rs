@@ -143,6 +143,8 @@ impl<R: Record> World<'_, R> {
         // A backoff past the request-level timeout is cut there (`after_backoff`).
         self.timer(q, tok, now.saturating_add(d).min(request), Timer::Backoff);
         true
+    }
+
     /// A request succeeded: the caches and last answers take the true value.
     pub(super) fn refresh_caches(&mut self, now: Time, tok: Token) {
         let r = self.reqs.get(tok).expect("live request");

@@ -165,7 +165,8 @@ impl<R: Record> World<'_, R> {
         let inner = self.layout.inner_start[r.who.class as usize];
         let how = match why {
             Refusal::Rejected => Some(Refused::Layer429),
-            Refusal::ShortCircuited => Some(Refused::Layer503),
+            // An open breaker and a limit answered as 503 (`refuse_as: Unavailable`) alike.
+            Refusal::ShortCircuited | Refusal::Unavailable => Some(Refused::Layer503),
             Refusal::Fallback => None,
         };
         if let Some(how) = how.filter(|_| r.attempt.pos > inner) {
