@@ -306,7 +306,9 @@ pub(crate) fn scenario(first_stack: BoxedStrategy<Vec<Layer>>) -> impl Strategy<
         // five); a set past `MAX_LAYERS` is bad input, refused by `check`, not
         // a scenario whose runs these properties are about.
         .prop_filter("every policy set fits MAX_LAYERS once its presets expand", |s| {
-            s.policies.iter().all(|p| p.stack.iter().map(|l| expanded_len(&l.policy)).sum::<usize>() <= brownout::model::MAX_LAYERS)
+            s.policies
+                .iter()
+                .all(|p| p.stack.iter().map(|l| expanded_len(&l.policy)).sum::<usize>() <= brownout::model::MAX_LAYERS)
         })
 }
 

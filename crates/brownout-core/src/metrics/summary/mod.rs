@@ -8,9 +8,7 @@ mod class;
 mod replications;
 mod run;
 
-pub use class::{
-    Causes, ClassSummary, FallbackAnswers, LatencyMs, Outcomes, RecoverySummary, SloFigures, StalenessMs,
-};
+pub use class::{Causes, ClassSummary, FallbackAnswers, LatencyMs, Outcomes, RecoverySummary, SloFigures, StalenessMs};
 pub use replications::{Comparison, MetricInterval, PairedDifference, ReplicatedRun, Replications};
 pub use run::{
     Backlog, BreakerSummary, DependencySummary, FOUND_BUCKETS, LimitSummary, Occupancy, QueueSummary, ResourceSummary,
