@@ -222,6 +222,16 @@ const RUNTIME: &[(&str, &str)] = &[
     ("brownout_core::policy::breaker::window", "Window"),
     ("brownout_core::policy::breaker::window", "Sample"),
     ("brownout_core::policy::breaker::window", "Counts"),
+    // The world's runtime parts: a class's last answers, the fallback hand-out, the compiled
+    // dependency model (benches reach it through `unstable::dependency`), the reason-text
+    // number formats.
+    ("brownout_core::model::fallback", "LastAnswers"),
+    ("brownout_core::model::fallback", "give"),
+    ("brownout_core::model::fallback", "recorded_as"),
+    ("brownout_core::model::dependency", "DependencyModel"),
+    ("brownout_core::model::dependency", "CallPlan"),
+    ("brownout_core::policy::why", "num"),
+    ("brownout_core::policy::why", "dur"),
 ];
 
 /// The runtime items of `RUNTIME` that `items` make public: declared there, or re-exported by

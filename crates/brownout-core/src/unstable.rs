@@ -19,3 +19,9 @@ pub mod recorder {
     pub use crate::metrics::recorder::{Finished, OrderEffect, Recorder, RecorderSetup};
     pub use crate::metrics::recovery::RecoveryRule;
 }
+
+/// The dependency's compiled latency, error and capacity model, for the benches that time one
+/// counter-based draw alone (`Model::dependency`).
+pub mod dependency {
+    pub use crate::model::dependency::{CallPlan, DependencyModel};
+}

@@ -8,8 +8,8 @@
 
 pub(crate) mod arrivals;
 pub(crate) mod catalogue;
-pub mod dependency;
-pub mod fallback;
+pub(crate) mod dependency;
+pub(crate) mod fallback;
 pub(crate) mod graph;
 pub(crate) mod outlier;
 pub mod records;

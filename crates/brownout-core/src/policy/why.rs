@@ -230,7 +230,7 @@ fn pname(p: f64) -> String {
 }
 
 /// A figure with at most one decimal and thousands separators: 62, 12.5, 1,312.
-pub fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     if !v.is_finite() {
         return format!("{v}");
     }
@@ -266,7 +266,7 @@ fn grouped(n: u64) -> String {
 }
 
 /// A duration in ms below 10 s ("1,312 ms"), else in s ("30 s").
-pub fn dur(ns: Time) -> String {
+pub(crate) fn dur(ns: Time) -> String {
     let ms = ns as f64 / 1e6;
     if ms < 10_000.0 { format!("{} ms", num(ms)) } else { format!("{} s", num(ms / 1000.0)) }
 }
