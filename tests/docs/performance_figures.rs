@@ -73,3 +73,16 @@ fn every_performance_figure_in_the_readme_is_measured_in_benchmarks_md() {
     }
     assert!(wrong.is_empty(), "README.md's Performance table against BENCHMARKS.md:\n{}", wrong.join("\n"));
 }
+
+/// BENCHMARKS.md holds the current figures; the history lives in docs/benchmarks-history.md.
+/// A merge once brought the whole history back inside the current section: no section of
+/// the one may be a section of the other.
+#[test]
+fn benchmarks_md_holds_no_section_of_the_history() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let current = std::fs::read_to_string(root.join("BENCHMARKS.md")).unwrap();
+    let history = std::fs::read_to_string(root.join("docs/benchmarks-history.md")).unwrap();
+    let past: std::collections::BTreeSet<&str> = history.lines().filter(|l| l.starts_with("## ")).collect();
+    let both: Vec<&str> = current.lines().filter(|l| l.starts_with("## ") && past.contains(l)).collect();
+    assert!(both.is_empty(), "sections of docs/benchmarks-history.md in BENCHMARKS.md: {both:#?}");
+}
