@@ -94,11 +94,12 @@ impl<R: Record> World<'_, R> {
         let generation = run.generation;
         run.kids = kids;
         for j in 0..calls.len() {
-            let kid = self.plans.runs[slot].kids[j];
-            // The step may have ended already (a call refused at once failed it).
+            // The step may have ended already (a call refused at once failed it, and the plan
+            // may have moved on to a step with fewer calls): look before reading its calls.
             if self.plans.runs[slot].generation != generation || self.reqs.get(tok).is_none() {
                 break;
             }
+            let kid = self.plans.runs[slot].kids[j];
             if self.reqs.get(kid).is_some_and(|k| k.phase == Phase::Started) {
                 self.begin_attempt(now, q, kid);
             }
