@@ -21,6 +21,7 @@ mod otlp;
 mod panels;
 mod progress;
 mod prometheus;
+mod real_proxies;
 mod scenarios;
 mod summary_csv;
 mod templates;
