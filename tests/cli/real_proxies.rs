@@ -247,22 +247,20 @@ fn dump(dir: &Path, kind: Kind, seed: u64, sent: &[Sent], logged: &BTreeMap<u64,
     std::fs::write(dir.join(format!("{kind:?}-{seed}.csv").to_lowercase()), csv).unwrap();
 }
 
-/// HAProxy's check scenario with the stack between its `import` markers replaced by what
-/// `brownout import haproxy scenarios/imports/haproxy.cfg --backend app` prints.
-fn haproxy_scenario(root: &Path) -> Scenario {
-    let o = std::process::Command::new(BIN)
-        .args(["import", "haproxy", "scenarios/imports/haproxy.cfg", "--backend", "app"])
-        .current_dir(root)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "brownout import haproxy: {}", String::from_utf8_lossy(&o.stderr));
+/// The check scenario `file` (in `scenarios/`) with the stack between its `import` markers
+/// replaced by what `brownout import ARGS` prints (HAProxy: `import haproxy
+/// scenarios/imports/haproxy.cfg --backend app`). nginx's scenario, written by hand until
+/// `brownout import nginx` lands, will come through here as well once it has the markers.
+fn imported(root: &Path, file: &str, args: &[&str]) -> Scenario {
+    let o = std::process::Command::new(BIN).arg("import").args(args).current_dir(root).output().unwrap();
+    assert!(o.status.success(), "brownout import {args:?}: {}", String::from_utf8_lossy(&o.stderr));
     let layers = String::from_utf8(o.stdout).unwrap();
-    let path = root.join("scenarios/haproxy-real.ron");
+    let path = root.join("scenarios").join(file);
     let text = std::fs::read_to_string(&path).unwrap();
-    let (head, rest) = text.split_once("// import: begin\n").expect("haproxy-real.ron has its import markers");
-    let (_, tail) = rest.split_once("// import: end\n").expect("haproxy-real.ron has its import markers");
+    let (head, rest) = text.split_once("// import: begin\n").unwrap_or_else(|| panic!("{file} has no import markers"));
+    let (_, tail) = rest.split_once("// import: end\n").unwrap_or_else(|| panic!("{file} has no import markers"));
     let text = format!("{head}{layers}\n{tail}");
-    load_text(&path, &text).unwrap_or_else(|e| panic!("haproxy-real.ron with the imported layers:\n{text}\n{e}"))
+    load_text(&path, &text).unwrap_or_else(|e| panic!("{file} with the imported layers:\n{text}\n{e}"))
 }
 
 /// Mean and sample standard deviation (0 for one value).
@@ -363,7 +361,7 @@ fn the_real_haproxy_and_nginx_answer_as_brownout_predicts_phase_by_phase() {
         let v = std::process::Command::new(k.binary()).arg("-v").output().unwrap();
         println!("{k:?}: {}", String::from_utf8_lossy(&[v.stdout, v.stderr].concat()).lines().next().unwrap_or(""));
     }
-    let haproxy = haproxy_scenario(root);
+    let haproxy = imported(root, "haproxy-real.ron", &["haproxy", "scenarios/imports/haproxy.cfg", "--backend", "app"]);
     let nginx_path = root.join("scenarios/nginx-real.ron");
     let nginx =
         load_text(&nginx_path, &std::fs::read_to_string(&nginx_path).unwrap()).unwrap_or_else(|e| panic!("{e}"));
