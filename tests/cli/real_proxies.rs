@@ -87,19 +87,31 @@ fn real_figures(sent: &[Sent], start: f64, end: f64) -> Figures {
     Figures { requests: n, fractions, p50: percentile(&ok, 0.50), p95: percentile(&ok, 0.95) }
 }
 
-/// brownout's figures of one class over one phase, its outcomes read as the proxy's statuses
-/// (docs/proxies.md, "What a refusal answers"): for HAProxy an `error` is the queue timeout's
-/// 503; for nginx it is the 502 of `max_conns` (a refusal as `Unavailable`), and `rejected`
-/// the 429 of `limit_req`. Asserts that brownout gives each status the cause it stands for.
-fn model_figures(kind: Kind, c: &ClassSummary) -> Figures {
+/// How brownout's outcomes read as a proxy's statuses (docs/proxies.md, "What a refusal
+/// answers"), and the cause each must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// An `error` is the 503 of HAProxy's queue timeout: cause `limiter_refused` from
+    /// `HaproxyBackend`'s queue, or `pool_acquire_timeout` when the queue is written as the
+    /// pool (`pool: true`, the model the issue started from).
+    Haproxy { pool: bool },
+    /// An `error` is the 502 of `max_conns` (a refusal as `Unavailable`), `rejected` the 429
+    /// of `limit_req`: both `limiter_refused`.
+    Nginx,
+}
+
+/// brownout's figures of one class over one phase, read as `reading` says; asserts that
+/// brownout gives each status the cause it stands for.
+fn model_figures(reading: Reading, c: &ClassSummary) -> Figures {
     let o = &c.outcomes;
     assert_eq!(o.timeout, c.causes.attempt_timeout, "504s that are not server timeouts: {c:?}");
-    let (e503, e502) = match kind {
-        Kind::Haproxy => {
-            assert_eq!(o.error, c.causes.limiter_refused, "HAProxy 503s that are not queue timeouts: {c:?}");
+    let (e503, e502) = match reading {
+        Reading::Haproxy { pool } => {
+            let queue = if pool { c.causes.pool_acquire_timeout } else { c.causes.limiter_refused };
+            assert_eq!(o.error, queue, "HAProxy 503s that are not queue timeouts: {c:?}");
             (o.error, 0)
         }
-        Kind::Nginx => {
+        Reading::Nginx => {
             assert_eq!(o.error + o.rejected, c.causes.limiter_refused, "nginx refusals that are not limits: {c:?}");
             (0, o.error)
         }
@@ -116,12 +128,12 @@ fn model_figures(kind: Kind, c: &ClassSummary) -> Figures {
 }
 
 /// brownout's figures per replication and phase (`[replication][phase]`).
-fn predicted(kind: Kind, s: &Scenario, root: &Path) -> Vec<Vec<Figures>> {
+fn predicted(reading: Reading, s: &Scenario, root: &Path) -> Vec<Vec<Figures>> {
     (0..s.replications)
         .map(|k| {
             let model = Model::build(s, replication_seed(s.seed, k), root).unwrap_or_else(|e| panic!("{e}"));
             let r = run_all(&model, RunOptions::default(), false).unwrap_or_else(|e| panic!("{e}"));
-            r.summary.phases.iter().map(|p| model_figures(kind, &p.runs[0].classes[0])).collect()
+            r.summary.phases.iter().map(|p| model_figures(reading, &p.runs[0].classes[0])).collect()
         })
         .collect()
 }
@@ -254,13 +266,22 @@ fn dump(dir: &Path, kind: Kind, seed: u64, sent: &[Sent], logged: &BTreeMap<u64,
 fn imported(root: &Path, file: &str, args: &[&str]) -> Scenario {
     let o = std::process::Command::new(BIN).arg("import").args(args).current_dir(root).output().unwrap();
     assert!(o.status.success(), "brownout import {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    let layers = String::from_utf8(o.stdout).unwrap();
+    with_stack(root, file, &String::from_utf8(o.stdout).unwrap(), None)
+}
+
+/// The check scenario `file` with `stack` between its `import` markers, and the text
+/// `replace.0` (which must be there) replaced by `replace.1`.
+fn with_stack(root: &Path, file: &str, stack: &str, replace: Option<(&str, &str)>) -> Scenario {
     let path = root.join("scenarios").join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    if let Some((from, to)) = replace {
+        assert!(text.contains(from), "{file} has no {from:?}");
+        text = text.replace(from, to);
+    }
     let (head, rest) = text.split_once("// import: begin\n").unwrap_or_else(|| panic!("{file} has no import markers"));
     let (_, tail) = rest.split_once("// import: end\n").unwrap_or_else(|| panic!("{file} has no import markers"));
-    let text = format!("{head}{layers}\n{tail}");
-    load_text(&path, &text).unwrap_or_else(|e| panic!("{file} with the imported layers:\n{text}\n{e}"))
+    let text = format!("{head}{stack}\n{tail}");
+    load_text(&path, &text).unwrap_or_else(|e| panic!("{file} with the stack {stack}:\n{text}\n{e}"))
 }
 
 /// Mean and sample standard deviation (0 for one value).
@@ -376,8 +397,21 @@ fn the_real_haproxy_and_nginx_answer_as_brownout_predicts_phase_by_phase() {
     assert_eq!(nginx.horizon, haproxy.horizon);
 
     // brownout first: it takes seconds, the real runs minutes.
-    let predicted_haproxy = predicted(Kind::Haproxy, &haproxy, root);
-    let predicted_nginx = predicted(Kind::Nginx, &nginx, root);
+    let predicted_haproxy = predicted(Reading::Haproxy { pool: false }, &haproxy, root);
+    let predicted_nginx = predicted(Reading::Nginx, &nginx, root);
+    // The same HAProxy written the obvious way (issue 39): the pool as its connection limit,
+    // the acquire timeout as `timeout queue`, the 500 ms timed from the attempt. The check
+    // must tell it from the real proxy, or it could not tell anything.
+    let obvious = with_stack(
+        root,
+        "haproxy-real.ron",
+        "[(policy: Timeout((timeout: \"500ms\")))]",
+        Some((
+            "pool: (max_connections: 2000, acquire_timeout: \"5s\")",
+            "pool: (max_connections: 20, acquire_timeout: \"200ms\")",
+        )),
+    );
+    let predicted_obvious = predicted(Reading::Haproxy { pool: true }, &obvious, root);
 
     let spans: Vec<(f64, f64)> =
         haproxy.phases.iter().map(|p| (p.start.ns() as f64 / 1e9, p.end.ns() as f64 / 1e9)).collect();
@@ -408,9 +442,17 @@ fn the_real_haproxy_and_nginx_answer_as_brownout_predicts_phase_by_phase() {
         &real_nginx,
         &predicted_nginx,
     );
-    println!("{th}{tn}");
+    let (to, bo) = table(
+        "HAProxy against the obvious model (the pool of 20 as its queue, a 200 ms acquire timeout, Timeout 500 ms from the attempt): must differ",
+        &obvious,
+        &real_haproxy,
+        &predicted_obvious,
+    );
+    println!("{th}{tn}{to}");
     let bad = [bh, bn].concat();
     assert!(bad.is_empty(), "cells beyond |z| <= {Z_MAX}:\n{}", bad.join("\n"));
+    assert!(!bo.is_empty(), "the check cannot tell a timeout from the attempt from HAProxy's:{to}");
+    println!("the obvious model is told apart by {} cells:\n{}", bo.len(), bo.join("\n"));
 }
 
 /// HAProxy's `option httplog` line as HAProxy 2.6 wrote it in a run of this check (`log stdout
