@@ -220,7 +220,8 @@ fn trial(kind: Kind, root: &Path, drift: &Drifting, seed: u64, rate: f64, horizo
 /// The real path's own cost, which brownout's scenario leaves out: over the ok answers, the
 /// client's latency minus the dependency's sleep and the proxy's queue time (connecting, two
 /// loopback hops, the proxy's work, thread wake-ups), and the scheduler's overshoot of the
-/// sleep; median and 95th percentile, ms. Large values mean a loaded machine.
+/// sleep (median and 95th percentile, ms); over every request, how late its thread started
+/// after its scheduled time (median and largest). Large values mean a loaded machine.
 fn overhead(sent: &[Sent], logged: &BTreeMap<u64, Logged>, dep: &BTreeMap<u64, Served>) -> String {
     let (mut path, mut over) = (Vec::new(), Vec::new());
     for s in sent.iter().filter(|s| s.status == 200) {
@@ -229,14 +230,18 @@ fn overhead(sent: &[Sent], logged: &BTreeMap<u64, Logged>, dep: &BTreeMap<u64, S
             over.push(d.slept_ms - d.drawn_ms);
         }
     }
-    path.sort_by(f64::total_cmp);
-    over.sort_by(f64::total_cmp);
+    let mut lag: Vec<f64> = sent.iter().map(|s| (s.sent_s - s.at_s) * 1e3).collect();
+    for v in [&mut path, &mut over, &mut lag] {
+        v.sort_by(f64::total_cmp);
+    }
     format!(
-        "path overhead p50 {:.2} ms, p95 {:.2} ms; sleep overshoot p50 {:.2} ms, p95 {:.2} ms",
+        "path overhead p50 {:.2} ms, p95 {:.2} ms; sleep overshoot p50 {:.2} ms, p95 {:.2} ms; send lag p50 {:.2} ms, max {:.1} ms",
         percentile(&path, 0.5),
         percentile(&path, 0.95),
         percentile(&over, 0.5),
-        percentile(&over, 0.95)
+        percentile(&over, 0.95),
+        percentile(&lag, 0.5),
+        percentile(&lag, 1.0)
     )
 }
 
@@ -245,7 +250,7 @@ fn overhead(sent: &[Sent], logged: &BTreeMap<u64, Logged>, dep: &BTreeMap<u64, S
 /// request never reached it). For looking into a cell that differs.
 fn dump(dir: &Path, kind: Kind, seed: u64, sent: &[Sent], logged: &BTreeMap<u64, Logged>, dep: &BTreeMap<u64, Served>) {
     let mut csv = String::from(
-        "id,at_s,status,latency_ms,proxy_state,proxy_queue_ms,proxy_server_ms,proxy_total_ms,dep_arrived_s,dep_drawn_ms,dep_slept_ms\n",
+        "id,at_s,sent_s,status,latency_ms,proxy_state,proxy_queue_ms,proxy_server_ms,proxy_total_ms,dep_arrived_s,dep_drawn_ms,dep_slept_ms\n",
     );
     for s in sent {
         let l = logged
@@ -253,7 +258,7 @@ fn dump(dir: &Path, kind: Kind, seed: u64, sent: &[Sent], logged: &BTreeMap<u64,
             .map_or(",,,".into(), |l| format!("{},{},{},{}", l.state, l.queue_ms, l.server_ms, l.total_ms));
         let d =
             dep.get(&s.id).map_or(",,".into(), |d| format!("{:.4},{:.3},{:.3}", d.arrived_s, d.drawn_ms, d.slept_ms));
-        csv += &format!("{},{:.4},{},{:.3},{l},{d}\n", s.id, s.at_s, s.status, s.latency_ms);
+        csv += &format!("{},{:.4},{:.4},{},{:.3},{l},{d}\n", s.id, s.at_s, s.sent_s, s.status, s.latency_ms);
     }
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join(format!("{kind:?}-{seed}.csv").to_lowercase()), csv).unwrap();

@@ -20,6 +20,9 @@ pub struct Sent {
     pub id: u64,
     /// When it was scheduled, seconds from the start: its phase.
     pub at_s: f64,
+    /// When its thread started sending, seconds from the start (after `at_s` by the
+    /// scheduler's lag).
+    pub sent_s: f64,
     /// The status the client read; 0 when no answer came within the cap.
     pub status: u16,
     /// From just before connecting to the end of the answer, in milliseconds.
@@ -52,8 +55,9 @@ pub fn run(port: u16, at: &[f64], t0: Instant, cap: Duration) -> Vec<Sent> {
         std::thread::sleep(when.saturating_duration_since(Instant::now()));
         let id = id as u64;
         inflight.push(std::thread::spawn(move || {
+            let sent_s = t0.elapsed().as_secs_f64();
             let (status, latency_ms) = one(addr, id, cap);
-            Sent { id, at_s, status, latency_ms }
+            Sent { id, at_s, sent_s, status, latency_ms }
         }));
     }
     inflight.into_iter().map(|h| h.join().expect("a request thread panicked")).collect()
