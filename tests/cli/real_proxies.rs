@@ -6,14 +6,15 @@
 //! scenarios/nginx-real.ron) with the scenario's replications. The proxies' own logs confirm
 //! what each status means; per phase, the fractions of ok / 503 / 504 / 429 / 502 and the
 //! ok-latency p50 and p95 must agree: |z| <= 3, z the difference of the means over their
-//! combined standard error from the pooled run-to-run spread (see [`compare`]). The tables are printed (`--nocapture`) and
+//! combined standard error from the run-to-run spread (see [`compare`]). The tables are printed (`--nocapture`) and
 //! copied in docs/proxies.md.
 //!
 //! Ignored by default: it needs both proxies and about two minutes of wall time, and measures
 //! wall-clock latencies (the only test that may). `.ci/run` installs the proxies and runs it
 //! with `--ignored --nocapture`; there a missing proxy is a failure, never a skip.
 //! `BROWNOUT_REAL_PROXY_RUNS` sets the real runs per proxy (3; 1 to 10);
-//! `BROWNOUT_REAL_PROXY_DUMP=<folder>` writes every real request there as CSV ([`dump`]).
+//! `BROWNOUT_REAL_PROXY_DUMP=<folder>` writes every real request there as CSV ([`dump`]), and
+//! each proxy's stdout and stderr.
 
 mod dependency;
 mod load;
@@ -150,9 +151,10 @@ fn confirm(kind: Kind, sent: &[Sent], logged: &BTreeMap<u64, Logged>, err: &[Str
     let mut queued_504 = 0;
     // nginx's refusals (429, 502) are answered at once: the longest is shown.
     let mut refusal_max_ms = 0;
+    let mut unlogged = Vec::new();
     for s in sent {
         let Some(l) = logged.get(&s.id) else {
-            wrong.push(format!("request {} (status {}) is not in the proxy's log", s.id, s.status));
+            unlogged.push(format!("request {} (status {}) is not in the proxy's log", s.id, s.status));
             continue;
         };
         *count.entry((s.status, l.state.clone())).or_default() += 1;
@@ -184,10 +186,24 @@ fn confirm(kind: Kind, sent: &[Sent], logged: &BTreeMap<u64, Logged>, err: &[Str
             wrong.push(format!("{e502} answers 502 but {nolive} \"no live upstreams\" in nginx's error log"));
         }
     }
+    // HAProxy logs to stdout (`fd@1`) with one non-blocking writev() per line and drops a
+    // line rather than wait: doc/configuration.txt, "log <target>": "Messages sent this way
+    // will not be truncated but may be dropped"; src/fd.c, `fd_write_frag_line`, gives up
+    // after 200 attempts to take the descriptor while another of its threads writes ("we
+    // prefer to fail on collision than to block"). On a loaded machine one line in about
+    // 2,000 went missing. Up to 0.5 % of HAProxy's lines may be missing; nginx writes its
+    // access log to a file, all of it.
+    let allowed = match kind {
+        Kind::Haproxy => sent.len() / 200,
+        Kind::Nginx => 0,
+    };
+    if unlogged.len() > allowed {
+        wrong.extend(unlogged.iter().cloned());
+    }
     assert!(wrong.is_empty(), "{kind:?}: statuses the proxy's own accounting does not confirm:\n{}", wrong.join("\n"));
     let counts: Vec<String> = count.iter().map(|((st, state), n)| format!("{st} [{state}] x{n}")).collect();
     let extra = match kind {
-        Kind::Haproxy => format!("; 504s that had queued first: {queued_504}"),
+        Kind::Haproxy => format!("; 504s that had queued first: {queued_504}; lines missing: {}", unlogged.len()),
         Kind::Nginx => format!("; longest refusal {refusal_max_ms} ms"),
     };
     format!("{kind:?}: {}{extra}", counts.join(", "))
@@ -212,6 +228,8 @@ fn trial(kind: Kind, root: &Path, drift: &Drifting, seed: u64, rate: f64, horizo
     let line = format!("{line}; {}", overhead(&sent, &logged, &dep.log.lock().unwrap()));
     if let Some(dir) = std::env::var_os("BROWNOUT_REAL_PROXY_DUMP") {
         dump(Path::new(&dir), kind, seed, &sent, &logged, &dep.log.lock().unwrap());
+        let name = format!("{kind:?}-{seed}.out").to_lowercase();
+        std::fs::write(Path::new(&dir).join(name), [out.join("\n"), err.join("\n")].join("\n")).unwrap();
     }
     let served = dep.served.load(std::sync::atomic::Ordering::Relaxed);
     (sent, format!("seed {seed}: {line}; the dependency answered {served}"))
@@ -297,18 +315,17 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
     (m, var.sqrt())
 }
 
-/// One cell of the comparison: z = (mean_real - mean_model) / (s * sqrt(1 / n_real + 1 /
-/// n_model)), the difference of the means over their combined standard error, with s the
-/// pooled run-to-run standard deviation, sqrt(((n_real - 1) sd_real^2 + (n_model - 1)
-/// sd_model^2) / (n_real + n_model - 2)): under the hypothesis tested, real and model runs
-/// spread alike, and the model's 20 replications estimate that spread far better than 3 real
-/// runs (1 real run has none of its own). s is floored, for cells that never vary: a
-/// fraction's at the binomial standard deviation of one run, sqrt(q (1 - q) / N), with N the
-/// phase's mean requests per run and q the pooled mean fraction kept at least 1/N from 0 and
-/// 1 (a cell that is 0 in every run has z = 0; a single stray request in one of 3 real runs
-/// has |z| < 3); a latency's at [`LATENCY_SD_FLOOR_MS`]. Returns the two means, the two
-/// sample standard deviations and z: NaN when neither side has a value (no ok answer),
-/// infinite when only one has.
+/// One cell of the comparison: z = (mean_real - mean_model) / sqrt(sd_real^2 / n_real +
+/// sd_model^2 / n_model), the difference of the means over their combined standard error,
+/// each sd the side's run-to-run sample standard deviation, floored: the model's at a floor
+/// for cells that never vary (a fraction's at the binomial standard deviation of one run,
+/// sqrt(q (1 - q) / N), with N the phase's mean requests per run and q the pooled mean
+/// fraction kept at least 1/N from 0 and 1; a latency's at [`LATENCY_SD_FLOOR_MS`]), the
+/// real side's at the model's floored sd (the real runs are the modelled process plus the
+/// machine's noise, so they spread at least as much; 3 runs can show less by chance, 1 run
+/// shows none). A cell that is 0 in every run has z = 0; a single stray request in one of 3
+/// real runs has |z| < 3. Returns the two means, the two sample standard deviations and z:
+/// NaN when neither side has a value (no ok answer), infinite when only one has.
 fn compare(real: &[f64], model: &[f64], fraction: bool, n: f64) -> (f64, f64, f64, f64, f64) {
     let (mr, sr) = mean_sd(real);
     let (mm, sm) = mean_sd(model);
@@ -326,14 +343,15 @@ fn compare(real: &[f64], model: &[f64], fraction: bool, n: f64) -> (f64, f64, f6
     } else {
         LATENCY_SD_FLOOR_MS
     };
-    let s = (((nr - 1.0) * sr * sr + (nm - 1.0) * sm * sm) / (nr + nm - 2.0)).sqrt().max(floor);
-    (mr, sr, mm, sm, (mr - mm) / (s * (1.0 / nr + 1.0 / nm).sqrt()))
+    let model_sd = sm.max(floor);
+    let real_sd = sr.max(model_sd);
+    (mr, sr, mm, sm, (mr - mm) / (real_sd * real_sd / nr + model_sd * model_sd / nm).sqrt())
 }
 
 /// The comparison table of one proxy, and the cells beyond [`Z_MAX`].
 fn table(title: &str, s: &Scenario, real: &[Vec<Figures>], model: &[Vec<Figures>]) -> (String, Vec<String>) {
     let mut t = format!(
-        "\n{title}\n{} real runs, {} brownout replications; mean ± run-to-run sd; z = (real - brownout) / (pooled sd x sqrt(1/runs + 1/replications))\n\n",
+        "\n{title}\n{} real runs, {} brownout replications; mean ± run-to-run sd; z = (real - brownout) / sqrt(sd_real^2/runs + sd_brownout^2/replications), sds floored\n\n",
         real.len(),
         model.len()
     );
@@ -517,22 +535,29 @@ fn the_dependency_drifts_through_the_scenario_points() {
 }
 
 /// z by hand: real 0.10, 0.20, 0.30 (mean 0.2, sd 0.1), model 0.15 x 10 and 0.25 x 10 (mean
-/// 0.2, sd sqrt(20 x 0.05^2 / 19) = 0.051299); pooled s = sqrt((2 x 0.01 + 19 x 0.0026316) /
-/// 21) = 0.057735; equal means are z = 0. The real runs shifted by +0.05: z = 0.05 / (0.057735
-/// x sqrt(1/3 + 1/20)) = 1.39876. A cell 0 everywhere is z = 0; one
-/// stray request of 550 in one of 3 real runs: q = 1/550 floors s at sqrt(q (1 - q) / 550) =
-/// 0.0018165, z = (1/1650) / (0.0018165 x 0.61914) = 0.5389.
+/// 0.2, sd sqrt(20 x 0.05^2 / 19) = 0.051299); equal means are z = 0. The real runs shifted
+/// by +0.05: z = 0.05 / sqrt(0.1^2 / 3 + 0.051299^2 / 20) = 0.84942. A cell 0 everywhere is
+/// z = 0; one stray request of 550 in one of 3 real runs: q = 1/550 floors the model's sd at
+/// sqrt(q (1 - q) / 550) = 0.0018165, and the real side's (0.0010497) at that, so z = (1/1650)
+/// / (0.0018165 x sqrt(1/3 + 1/20)) = 0.53887. A real side spreading more than the model
+/// counts with its own sd: 3 ms apart at real sd 3, model sd 1 (floored at 2) is z = 3 /
+/// sqrt(9/3 + 4/20) = 1.67705.
 #[test]
-fn z_is_the_difference_of_means_over_the_pooled_standard_error() {
+fn z_is_the_difference_of_means_over_the_combined_standard_error() {
     let model: Vec<f64> = [0.15; 10].iter().chain([0.25; 10].iter()).copied().collect();
     let z = |real: &[f64], model: &[f64], fraction, n| compare(real, model, fraction, n).4;
     assert!(z(&[0.1, 0.2, 0.3], &model, true, 550.0).abs() < 1e-12);
-    assert!((z(&[0.15, 0.25, 0.35], &model, true, 550.0) - 1.39876).abs() < 1e-4);
+    assert!((z(&[0.15, 0.25, 0.35], &model, true, 550.0) - 0.84942).abs() < 1e-4);
     assert_eq!(z(&[0.0; 3], &[0.0; 20], true, 550.0), 0.0);
     assert!((z(&[1.0 / 550.0, 0.0, 0.0], &[0.0; 20], true, 550.0) - 0.5389).abs() < 1e-4);
     // Latency: no ok answer on either side is no value; on one side only, a failure.
     assert!(z(&[f64::NAN; 3], &[f64::NAN; 20], false, 550.0).is_nan());
     assert!(z(&[100.0; 3], &[f64::NAN; 20], false, 550.0).is_infinite());
-    // Both constant: the floor of 2 ms; 3 ms apart is 3 / (2 x sqrt(1/3 + 1/20)) = 2.4227.
+    // Both constant: the floor of 2 ms on both sides; 3 ms apart is 3 / (2 x sqrt(1/3 + 1/20))
+    // = 2.4227.
     assert!((z(&[103.0; 3], &[100.0; 20], false, 550.0) - 2.4227).abs() < 1e-4);
+    let spread: Vec<f64> = [99.0, 101.0].iter().cycle().take(20).copied().collect();
+    let sd = |v: &[f64]| mean_sd(v).1;
+    assert!((sd(&[100.0, 103.0, 106.0]) - 3.0).abs() < 1e-12 && sd(&spread) < 2.0);
+    assert!((z(&[100.0, 103.0, 106.0], &spread, false, 550.0) - 1.67705).abs() < 1e-4);
 }

@@ -80,9 +80,12 @@ fn rewrite(text: &str, from: &str, to: &str) -> String {
     text.replace(from, to)
 }
 
-/// Every line of `r`, read until it closes.
+/// Every line of `r`, read until it closes (bytes that are not UTF-8 replaced, so one odd
+/// line cannot end the reading).
 fn lines(r: impl std::io::Read + Send + 'static) -> JoinHandle<Vec<String>> {
-    std::thread::spawn(move || BufReader::new(r).lines().map_while(Result::ok).collect())
+    std::thread::spawn(move || {
+        BufReader::new(r).split(b'\n').map_while(Result::ok).map(|l| String::from_utf8_lossy(&l).into_owned()).collect()
+    })
 }
 
 /// The nginx access-log format the check writes into its copy: what it needs to tell the
