@@ -6,10 +6,10 @@
 //! scenarios/nginx-real.ron) with the scenario's replications. The proxies' own logs confirm
 //! what each status means; per phase, the fractions of ok / 503 / 504 / 429 / 502 and the
 //! ok-latency p50 and p95 must agree: |z| <= 3, z the difference of the means over their
-//! combined standard error from the run-to-run spread (see [`compare`]). The tables are printed (`--nocapture`) and
-//! copied in docs/proxies.md.
+//! combined standard error from the run-to-run spread (see [`compare`]). The tables are
+//! printed (`--nocapture`) and copied in docs/proxies.md.
 //!
-//! Ignored by default: it needs both proxies and about two minutes of wall time, and measures
+//! Ignored by default: it needs both proxies and about 2.5 minutes of wall time, and measures
 //! wall-clock latencies (the only test that may). `.ci/run` installs the proxies and runs it
 //! with `--ignored --nocapture`; there a missing proxy is a failure, never a skip.
 //! `BROWNOUT_REAL_PROXY_RUNS` sets the real runs per proxy (3; 1 to 10);
@@ -43,9 +43,9 @@ const COLUMNS: [&str; 6] = ["ok", "503", "504", "429", "502", "other"];
 const Z_MAX: f64 = 3.0;
 /// Floor of a latency figure's run-to-run standard deviation, in ms (see [`compare`]): the
 /// real path's own cost, which the scenario leaves out (connecting, two loopback hops, the
-/// proxy's work, thread wake-ups: [`overhead`]), was 0.6 to 1.0 ms at the median at quiet
-/// moments, and its p95 4 to 6 ms; with 3 real runs a systematic difference of up to 3 x 2 x
-/// sqrt(1/3 + 1/20) = 3.7 ms passes when nothing else varies.
+/// proxy's work, thread wake-ups: [`overhead`]), was 0.7 to 1.4 ms at the median and 5 to 15
+/// ms at the p95 on a machine shared with seven builds; with 3 real runs a systematic
+/// difference of up to 3 x 2 x sqrt(1/3 + 1/20) = 3.7 ms passes when nothing else varies.
 const LATENCY_SD_FLOOR_MS: f64 = 2.0;
 
 /// One run's figures over one phase: the fraction of each column, the ok latencies.
@@ -224,13 +224,14 @@ fn trial(kind: Kind, root: &Path, drift: &Drifting, seed: u64, rate: f64, horizo
     let (out, err) = proxy.stop();
     dep.stop();
     let logged = proxy.logged(&out);
-    let line = confirm(kind, &sent, &logged, &err);
-    let line = format!("{line}; {}", overhead(&sent, &logged, &dep.log.lock().unwrap()));
+    // Written before the checks, so that a failing run leaves its evidence.
     if let Some(dir) = std::env::var_os("BROWNOUT_REAL_PROXY_DUMP") {
         dump(Path::new(&dir), kind, seed, &sent, &logged, &dep.log.lock().unwrap());
         let name = format!("{kind:?}-{seed}.out").to_lowercase();
         std::fs::write(Path::new(&dir).join(name), [out.join("\n"), err.join("\n")].join("\n")).unwrap();
     }
+    let line = confirm(kind, &sent, &logged, &err);
+    let line = format!("{line}; {}", overhead(&sent, &logged, &dep.log.lock().unwrap()));
     let served = dep.served.load(std::sync::atomic::Ordering::Relaxed);
     (sent, format!("seed {seed}: {line}; the dependency answered {served}"))
 }
