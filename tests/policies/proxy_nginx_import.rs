@@ -118,7 +118,9 @@ fn inner_blocks_override_and_servers_add_up() {
 #[test]
 fn bad_values_are_refused_at_their_line_and_column() {
     let conf = |line: &str| {
-        format!("http {{\nupstream u {{ server a max_conns=2; }}\nlimit_req_zone k zone=z:1m rate=5r/s;\nserver {{ location / {{ proxy_pass http://u;\n{line}\n}} }}\n}}\n")
+        format!(
+            "http {{\nupstream u {{ server a max_conns=2; }}\nlimit_req_zone k zone=z:1m rate=5r/s;\nserver {{ location / {{ proxy_pass http://u;\n{line}\n}} }}\n}}\n"
+        )
     };
     for (line, col, what) in [
         ("proxy_read_timeout 30x;", 20, "not a time"),
@@ -140,7 +142,11 @@ fn bad_values_are_refused_at_their_line_and_column() {
         ("http { }\n}", "n.conf:2:1:", "no block is open"),
         ("http { x \"a\"b; }", "n.conf:1:13:", "after a quoted word"),
         ("http { upstream u { server a; } }", "n.conf:1:8:", "no location passes"),
-        ("http { upstream u { server a max_conns=x; } server { location / { proxy_pass http://u; } } }", "n.conf:1:30:", "whole number"),
+        (
+            "http { upstream u { server a max_conns=x; } server { location / { proxy_pass http://u; } } }",
+            "n.conf:1:30:",
+            "whole number",
+        ),
     ] {
         let e = nginx(text, None).unwrap_err();
         assert!(e.starts_with(at) && e.contains(what), "{text}: {e}");
