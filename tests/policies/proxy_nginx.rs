@@ -20,8 +20,12 @@ fn run(times: usize, latency: &str, layer: &str) -> ClassSummary {
     summary.classes[0].clone()
 }
 
-/// (ok, error, timeout, rejected), (no_live_upstream, limiter_refused, attempt_timeout).
-fn figures(c: &ClassSummary) -> ((u64, u64, u64, u64), (u64, u64, u64)) {
+/// (ok, error, timeout, rejected).
+type Outcomes = (u64, u64, u64, u64);
+/// (no_live_upstream, limiter_refused, attempt_timeout).
+type Causes = (u64, u64, u64);
+
+fn figures(c: &ClassSummary) -> (Outcomes, Causes) {
     let (o, k) = (&c.outcomes, &c.causes);
     ((o.ok, o.error, o.timeout, o.rejected), (k.no_live_upstream, k.limiter_refused, k.attempt_timeout))
 }

@@ -15,8 +15,11 @@ fn sample() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/imports/nginx.conf")
 }
 
+/// `(name, value, origin)` of a field.
+type Cited<'a> = (&'a str, &'a str, &'a str);
+
 /// `(policy, [(name, value, origin)])` of every layer.
-fn layers(out: &Imported) -> Vec<(&str, Vec<(&str, &str, &str)>)> {
+fn layers(out: &Imported) -> Vec<(&str, Vec<Cited<'_>>)> {
     out.layers
         .iter()
         .map(|l| (l.policy, l.fields.iter().map(|f| (f.name, f.value.as_str(), f.origin.as_str())).collect()))
