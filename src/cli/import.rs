@@ -22,6 +22,8 @@ pub enum LibraryArg {
     Dotnet,
     /// An HAProxy haproxy.cfg: one backend (or listen) section and its defaults.
     Haproxy,
+    /// An nginx.conf: one upstream block and the location that passes to it.
+    Nginx,
 }
 
 impl LibraryArg {
@@ -32,6 +34,7 @@ impl LibraryArg {
             LibraryArg::Opossum => Library::Opossum,
             LibraryArg::Dotnet => Library::Dotnet,
             LibraryArg::Haproxy => Library::Haproxy,
+            LibraryArg::Nginx => Library::Nginx,
         }
     }
 }
@@ -44,9 +47,10 @@ pub struct ImportArgs {
     library: LibraryArg,
     /// The configuration file.
     file: PathBuf,
-    /// The instance (resilience4j), cluster (Envoy), breaker (opossum), section (.NET, `A:B`)
-    /// or backend (HAProxy, also `--backend`) to import, when the file has several.
-    #[arg(long, visible_alias = "backend")]
+    /// The instance (resilience4j), cluster (Envoy), breaker (opossum), section (.NET, `A:B`),
+    /// backend (HAProxy, also `--backend`) or upstream (nginx, also `--upstream`) to import,
+    /// when the file has several.
+    #[arg(long, visible_aliases = ["backend", "upstream"])]
     instance: Option<String>,
     /// Write the stack to this file instead of standard output (`-`: standard output).
     #[arg(long, short = 'o')]

@@ -23,6 +23,8 @@ mod policy_registry;
 mod policy_status;
 mod proxy_haproxy;
 mod proxy_haproxy_import;
+mod proxy_nginx;
+mod proxy_nginx_import;
 mod proxy_refusal_status;
 mod proxy_timeout_start;
 mod rate_limit;

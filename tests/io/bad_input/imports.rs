@@ -49,6 +49,20 @@ pub fn imports() -> Vec<Case> {
             "haproxy.cfg:2:18",
         ),
         import(
+            "nginx a read timeout that is not a time",
+            "nginx",
+            "nginx.conf",
+            "http {\n  upstream app { server s max_conns=2; }\n  server { location / { proxy_pass http://app;\n    proxy_read_timeout 5x; } }\n}\n",
+            "nginx.conf:4:24",
+        ),
+        import(
+            "nginx an unclosed block",
+            "nginx",
+            "nginx.conf",
+            "http {\n  upstream app { server s; }\n",
+            "nginx.conf:1:1",
+        ),
+        import(
             "dotnet linear backoff",
             "dotnet",
             "appsettings.json",

@@ -25,6 +25,8 @@ mod haproxy;
 #[cfg(feature = "import")]
 mod istio;
 #[cfg(feature = "import")]
+mod nginx;
+#[cfg(feature = "import")]
 mod opossum;
 #[cfg(feature = "import")]
 mod read;
@@ -70,12 +72,15 @@ pub enum Library {
     Dotnet,
     /// An HAProxy `haproxy.cfg`: one `backend` (or `listen`) section and its defaults.
     Haproxy,
+    /// An `nginx.conf`: one `upstream` block and the location that passes to it
+    /// (`proxy_*`, `limit_req`, `limit_conn`).
+    Nginx,
 }
 
 impl Library {
     /// Every library, as the command line names them.
-    pub const ALL: [Library; 5] =
-        [Library::Resilience4j, Library::Envoy, Library::Opossum, Library::Dotnet, Library::Haproxy];
+    pub const ALL: [Library; 6] =
+        [Library::Resilience4j, Library::Envoy, Library::Opossum, Library::Dotnet, Library::Haproxy, Library::Nginx];
 
     /// The name on the command line.
     pub fn name(self) -> &'static str {
@@ -85,6 +90,7 @@ impl Library {
             Library::Opossum => "opossum",
             Library::Dotnet => "dotnet",
             Library::Haproxy => "haproxy",
+            Library::Nginx => "nginx",
         }
     }
 
@@ -163,6 +169,7 @@ pub fn import_text(
         Library::Opossum => opossum::import(text, instance, &mut out),
         Library::Dotnet => dotnet::import(text, instance, &mut out),
         Library::Haproxy => haproxy::import(text, instance, &mut out),
+        Library::Nginx => nginx::import(text, instance, &mut out),
     }
     .map_err(with_file)?;
     Ok(out)
@@ -170,7 +177,7 @@ pub fn import_text(
 
 /// Which library a file configures: YAML with a top-level `resilience4j` key is
 /// resilience4j, other YAML Envoy or Istio; JSON with a standard-handler section is .NET,
-/// other JSON opossum; a `.cfg` file is HAProxy's.
+/// other JSON opossum; a `.cfg` file is HAProxy's, a `.conf` file nginx's.
 #[cfg(feature = "import")]
 pub fn detect(path: &Path, text: &str) -> Result<Library, ImportError> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
@@ -185,8 +192,9 @@ pub fn detect(path: &Path, text: &str) -> Result<Library, ImportError> {
             Ok(if dotnet::sections(&root).is_empty() { Library::Opossum } else { Library::Dotnet })
         }
         "cfg" => Ok(Library::Haproxy),
+        "conf" => Ok(Library::Nginx),
         _ => Err(ImportError {
-            message: "cannot tell which library this file configures: name it (resilience4j, envoy, opossum, dotnet or haproxy)"
+            message: "cannot tell which library this file configures: name it (resilience4j, envoy, opossum, dotnet, haproxy or nginx)"
                 .into(),
             ..ImportError::default()
         }),

@@ -309,6 +309,7 @@ pub static CATALOGUE: &[Metric] = &[
     class("cause_wrong_answer", "causes.wrong_answer", Count, Lower, |c| c.causes.wrong_answer as f64),
     class("cause_late", "causes.late", Count, Lower, |c| c.causes.late as f64),
     class("cause_unfinished", "causes.unfinished", Count, Lower, |c| c.causes.unfinished as f64),
+    class("cause_no_live_upstream", "causes.no_live_upstream", Count, Lower, |c| c.causes.no_live_upstream as f64),
     // Still out at the horizon within the deadline: not judged, so not in `requests`.
     class("in_flight_within_deadline", "in_flight_within_deadline", Count, Neither, |c| {
         c.in_flight_within_deadline as f64

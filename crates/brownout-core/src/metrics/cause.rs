@@ -32,10 +32,13 @@ pub enum Cause {
     Late,
     /// Still in flight at the horizon with its deadline passed: it cannot be in time.
     Unfinished,
+    /// No upstream server could take the attempt: a 502 (nginx's "no live upstreams", every
+    /// server at `max_conns`; a layer with `refuse_as: BadGateway`).
+    NoLiveUpstream,
 }
 
 /// Number of [`Cause`]s.
-const CAUSES: usize = 13;
+const CAUSES: usize = 14;
 
 /// Which kind of admission layer a stack layer is: where its refusals and queue waits count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +94,7 @@ impl CauseTally {
             wrong_answer: n(Cause::WrongAnswer),
             late: n(Cause::Late),
             unfinished: n(Cause::Unfinished),
+            no_live_upstream: n(Cause::NoLiveUpstream),
         }
     }
 }
@@ -115,6 +119,7 @@ mod tests {
             Cause::WrongAnswer,
             Cause::Late,
             Cause::Unfinished,
+            Cause::NoLiveUpstream,
         ];
         assert_eq!(all.len(), CAUSES);
         let mut t = CauseTally::default();
@@ -139,9 +144,10 @@ mod tests {
             c.wrong_answer,
             c.late,
             c.unfinished,
+            c.no_live_upstream,
         ];
-        assert_eq!(got, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
-        // 1 + 2 + ... + 13 = 13 x 14 / 2.
-        assert_eq!(c.total(), 91);
+        assert_eq!(got, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+        // 1 + 2 + ... + 14 = 14 x 15 / 2.
+        assert_eq!(c.total(), 105);
     }
 }

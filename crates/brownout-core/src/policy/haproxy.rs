@@ -55,7 +55,8 @@ pub struct HaproxyBackendConfig {
     #[serde(default)]
     pub timeout_connect: Option<Dur>,
     /// `timeout server`: longest wait for the server's answer from when the request holds
-    /// its connection (not counting the queue), then a 504. Unset: no limit.
+    /// its connection (a `Timeout` with `starts: Connection`: the queue does not count), then
+    /// a 504. Unset: no limit.
     #[serde(default)]
     pub timeout_server: Option<Dur>,
 }

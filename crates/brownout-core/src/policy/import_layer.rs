@@ -13,12 +13,14 @@ pub struct ImportLayerConfig {
     /// The configuration file, relative to the scenario file's folder.
     pub file: String,
     /// The instance (resilience4j), cluster (Envoy), breaker (opossum), section (.NET, as
-    /// `A:B`) or backend (HAProxy) to import; may be left out when the file has only one.
+    /// `A:B`), backend (HAProxy) or upstream (nginx) to import; may be left out when the file
+    /// has only one.
     #[serde(default)]
     pub instance: Option<String>,
-    /// The library (`Resilience4j`, `Envoy`, `Opossum`, `Dotnet`, `Haproxy`); left out, it is
-    /// told from the file (`.yml`/`.yaml` with a `resilience4j` key, other YAML Envoy; JSON
-    /// with a standard-handler section .NET, other JSON opossum; `.cfg` HAProxy).
+    /// The library (`Resilience4j`, `Envoy`, `Opossum`, `Dotnet`, `Haproxy`, `Nginx`); left
+    /// out, it is told from the file (`.yml`/`.yaml` with a `resilience4j` key, other YAML
+    /// Envoy; JSON with a standard-handler section .NET, other JSON opossum; `.cfg` HAProxy;
+    /// `.conf` nginx).
     #[serde(default)]
     pub library: Option<Library>,
 }

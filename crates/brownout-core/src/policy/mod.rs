@@ -31,6 +31,7 @@ pub mod haproxy;
 pub mod hedge;
 pub mod import_layer;
 pub mod limiter;
+pub mod nginx;
 pub(crate) mod percentile;
 pub mod plugin;
 pub mod rate_limit;
@@ -146,7 +147,8 @@ pub enum QueueOrder {
 /// world carries it out. `Rejected` is a 429 to the user whatever the class's `fallback`;
 /// `Fallback` is the class's fallback answer when the class has one (`fallback` other than
 /// `None`), else the 429; `ShortCircuited` is a 503 that the class's `fallback` decides;
-/// `Unavailable` is a 503 (an `error`) whatever the class's `fallback`.
+/// `Unavailable` is a 503 (an `error`) whatever the class's `fallback`; `BadGateway` a 502
+/// (an `error`, cause `no_live_upstream`) whatever the class's `fallback`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
     /// Over a limit: 429, never the fallback.
@@ -158,6 +160,9 @@ pub enum Refusal {
     /// Over a limit, answered 503 (a proxy's queue timeout or rate limit): an `error`, never
     /// the fallback.
     Unavailable,
+    /// No upstream server could take the attempt, answered 502 (open-source nginx when every
+    /// server is at `max_conns`): an `error`, cause `no_live_upstream`, never the fallback.
+    BadGateway,
 }
 
 /// How a call attempt ended, as the policies see it.
@@ -237,6 +242,10 @@ pub enum Refused {
     /// The dependency answered 503 without serving the call: its queue was full, or outlier
     /// detection left no healthy replica.
     Dependency503,
+    /// A layer inside the retry layer refused with a 502: no upstream server could take the
+    /// attempt (`refuse_as: BadGateway`, nginx's "no live upstreams", which nginx itself
+    /// never passes to a next upstream).
+    Layer502,
 }
 
 /// A failed attempt asking whether to retry.

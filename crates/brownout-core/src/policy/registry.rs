@@ -332,6 +332,10 @@ policies! {
     DotnetStandard(super::dotnet::DotnetStandardConfig),
     /// HAProxy backend: `maxconn` and its queue (`maxqueue`, `timeout queue`: 503), `timeout server` from the connection (504).
     HaproxyBackend(super::haproxy::HaproxyBackendConfig),
+    /// nginx upstream: `max_conns` (502 when every server is full, no queue), `proxy_read_timeout` from the connection (504), `proxy_next_upstream` tries.
+    NginxUpstream(super::nginx::NginxUpstreamConfig),
+    /// nginx `limit_req`: the leaky bucket in thousandths of a request (`rate`, `burst`, `nodelay`, `delay`), refused with `limit_req_status`.
+    NginxLimitReq(super::nginx::NginxLimitReqConfig),
     /// The layers of a library's configuration file (resilience4j, Envoy/Istio, opossum, .NET), read when the scenario is loaded.
     Import(super::import_layer::ImportLayerConfig),
     /// opossum (Node) circuit breaker, its option names (snake_case) and defaults.

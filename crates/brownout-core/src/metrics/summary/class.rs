@@ -264,6 +264,16 @@ pub struct Causes {
     /// `ClassSummary::in_flight_within_deadline`.)
     #[serde(default)]
     pub unfinished: u64,
+    /// No upstream server could take the attempt: a 502 (nginx's "no live upstreams" when
+    /// every server is at `max_conns`; a layer with `refuse_as: BadGateway`). Left out of
+    /// `summary.json` when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub no_live_upstream: u64,
+}
+
+/// A count of 0, left out of `summary.json` (a field no shipped result had before).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Causes {
@@ -282,6 +292,7 @@ impl Causes {
             + self.wrong_answer
             + self.late
             + self.unfinished
+            + self.no_live_upstream
     }
 }
 

@@ -238,7 +238,7 @@ impl<R: Record> World<'_, R> {
         let r = self.reqs.get(tok).expect("live request");
         let class = &self.m.scenario.classes[r.who.class as usize];
         let allowed = match (refusal, class.fallback) {
-            (Some(Refusal::Rejected | Refusal::Unavailable), _) | (_, Fallback::None) => false,
+            (Some(Refusal::Rejected | Refusal::Unavailable | Refusal::BadGateway), _) | (_, Fallback::None) => false,
             (Some(Refusal::Fallback | Refusal::ShortCircuited), _) => true,
             (None, Fallback::OnRefusal) => false,
             (None, Fallback::OnRefusalOrFailure) => true,

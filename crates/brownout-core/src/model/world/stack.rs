@@ -167,6 +167,7 @@ impl<R: Record> World<'_, R> {
             Refusal::Rejected => Some(Refused::Layer429),
             // An open breaker and a limit answered as 503 (`refuse_as: Unavailable`) alike.
             Refusal::ShortCircuited | Refusal::Unavailable => Some(Refused::Layer503),
+            Refusal::BadGateway => Some(Refused::Layer502),
             Refusal::Fallback => None,
         };
         if let Some(how) = how.filter(|_| r.attempt.pos > inner) {
@@ -186,6 +187,7 @@ impl<R: Record> World<'_, R> {
             Refusal::Rejected | Refusal::Fallback => (Outcome::Rejected, self.layout.kinds[l as usize].refusal()),
             Refusal::ShortCircuited => (Outcome::ShortCircuited, Cause::BreakerOpen),
             Refusal::Unavailable => (Outcome::Error, self.layout.kinds[l as usize].refusal()),
+            Refusal::BadGateway => (Outcome::Error, Cause::NoLiveUpstream),
         };
         self.fail_as(tok, cause);
         self.conclude(now, q, tok, outcome, Some(why));

@@ -63,6 +63,11 @@ pub enum RefuseAs {
     /// its queue times out (HAProxy `timeout queue`) or a rate limit refuses (nginx
     /// `limit_req_status` and `limit_conn_status`, 503 by default).
     Unavailable,
+    /// 502 to the user, counted as an `error` with cause `no_live_upstream` (whatever the
+    /// refusing layer), even where the class has a fallback: what open-source nginx answers
+    /// when every upstream server is at its `max_conns` (`ngx_http_upstream_connect` logs "no
+    /// live upstreams" and `ngx_http_upstream_next` answers `NGX_HTTP_BAD_GATEWAY`).
+    BadGateway,
 }
 
 impl RefuseAs {
@@ -77,6 +82,7 @@ impl RefuseAs {
             RefuseAs::Rejected => Refusal::Rejected,
             RefuseAs::Fallback => Refusal::Fallback,
             RefuseAs::Unavailable => Refusal::Unavailable,
+            RefuseAs::BadGateway => Refusal::BadGateway,
         }
     }
 }
