@@ -113,7 +113,8 @@ fn model_figures(reading: Reading, c: &ClassSummary) -> Figures {
             (o.error, 0)
         }
         Reading::Nginx => {
-            assert_eq!(o.error + o.rejected, c.causes.limiter_refused, "nginx refusals that are not limits: {c:?}");
+            assert_eq!(o.error, c.causes.no_live_upstream, "nginx 502s that are not max_conns: {c:?}");
+            assert_eq!(o.rejected, c.causes.limiter_refused, "nginx 429s that are not limit_req: {c:?}");
             (0, o.error)
         }
     };
@@ -285,8 +286,8 @@ fn dump(dir: &Path, kind: Kind, seed: u64, sent: &[Sent], logged: &BTreeMap<u64,
 
 /// The check scenario `file` (in `scenarios/`) with the stack between its `import` markers
 /// replaced by what `brownout import ARGS` prints (HAProxy: `import haproxy
-/// scenarios/imports/haproxy.cfg --backend app`). nginx's scenario, written by hand until
-/// `brownout import nginx` lands, will come through here as well once it has the markers.
+/// scenarios/imports/haproxy.cfg --backend app`, nginx: `import nginx
+/// scenarios/imports/nginx.conf --upstream app`).
 fn imported(root: &Path, file: &str, args: &[&str]) -> Scenario {
     let o = std::process::Command::new(BIN).arg("import").args(args).current_dir(root).output().unwrap();
     assert!(o.status.success(), "brownout import {args:?}: {}", String::from_utf8_lossy(&o.stderr));
@@ -407,9 +408,7 @@ fn the_real_haproxy_and_nginx_answer_as_brownout_predicts_phase_by_phase() {
         println!("{k:?}: {}", String::from_utf8_lossy(&[v.stdout, v.stderr].concat()).lines().next().unwrap_or(""));
     }
     let haproxy = imported(root, "haproxy-real.ron", &["haproxy", "scenarios/imports/haproxy.cfg", "--backend", "app"]);
-    let nginx_path = root.join("scenarios/nginx-real.ron");
-    let nginx =
-        load_text(&nginx_path, &std::fs::read_to_string(&nginx_path).unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    let nginx = imported(root, "nginx-real.ron", &["nginx", "scenarios/imports/nginx.conf", "--upstream", "app"]);
     // One dependency, one load for both: the real side follows the scenarios' own models.
     let drift = Drifting::of(&haproxy.dependency);
     assert_eq!(drift, Drifting::of(&nginx.dependency), "the two check scenarios differ in their dependency");
@@ -461,7 +460,7 @@ fn the_real_haproxy_and_nginx_answer_as_brownout_predicts_phase_by_phase() {
         &predicted_haproxy,
     );
     let (tn, bn) = table(
-        "nginx (scenarios/imports/nginx.conf) against brownout (nginx-real.ron, by hand)",
+        "nginx (scenarios/imports/nginx.conf) against brownout (nginx-real.ron, the sample imported)",
         &nginx,
         &real_nginx,
         &predicted_nginx,
