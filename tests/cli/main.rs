@@ -18,6 +18,7 @@ mod json;
 mod junit;
 mod metastable;
 mod otlp;
+mod otlp_graph;
 mod panels;
 mod progress;
 mod prometheus;
