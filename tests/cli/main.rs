@@ -8,6 +8,7 @@ mod common;
 
 mod browser;
 mod browser_interactive;
+mod check_import_json;
 mod decide_json;
 mod decide_run;
 mod diff;
