@@ -23,6 +23,7 @@ mod otlp_graph;
 mod panels;
 mod progress;
 mod prometheus;
+mod quiet;
 mod scenarios;
 mod summary_csv;
 mod templates;
