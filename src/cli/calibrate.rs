@@ -40,8 +40,9 @@ struct OtlpArgs {
     /// one service with SERVER spans.
     #[arg(long)]
     service: Option<String>,
-    /// The dependency written as the scenario's, by its `peer.service` (else
-    /// `server.address`). Default: the one called most.
+    /// Model this one dependency alone, by its `peer.service` (else `server.address`).
+    /// Default: every dependency, as `dependencies` with each class's call plan read from the
+    /// span tree, when the traces show several; the one, when they show one.
     #[arg(long)]
     dependency: Option<String>,
     /// The width of a step of the arrival and error-rate profiles.
@@ -50,8 +51,8 @@ struct OtlpArgs {
     /// Most routes written as classes (the busiest); the others are skipped and listed.
     #[arg(long, default_value_t = 50)]
     max_routes: usize,
-    /// The folder to write (`scenario.ron`, `dependency-latency.csv`, `fit.md`); must not
-    /// exist.
+    /// The folder to write (`scenario.ron`, `dependency-latency.csv` or with several
+    /// dependencies one `latency-NAME.csv` each, `fit.md`); must not exist.
     #[arg(long, short = 'o')]
     out: PathBuf,
 }
@@ -176,10 +177,13 @@ fn otlp(a: OtlpArgs) -> Result<(), Failure> {
     if fitted.skipped.len() > SKIPS_SHOWN {
         eprintln!("skipped: {} more (fit.md lists every one)", fitted.skipped.len() - SKIPS_SHOWN);
     }
-    write(
-        &a.out,
-        &[("scenario.ron", &fitted.scenario), (&opts.latency_file, &fitted.latency_csv), ("fit.md", &fitted.report)],
-    )?;
+    for w in &fitted.warnings {
+        eprintln!("{}", escape::terminal(&format!("warning: {w}")));
+    }
+    let mut files = vec![("scenario.ron", fitted.scenario.as_str())];
+    files.extend(fitted.latency_files.iter().map(|(f, t)| (f.as_str(), t.as_str())));
+    files.push(("fit.md", &fitted.report));
+    write(&a.out, &files)?;
     for l in &fitted.links {
         println!(
             "{}",
@@ -192,6 +196,31 @@ fn otlp(a: OtlpArgs) -> Result<(), Failure> {
                 l.requests
             ))
         );
+    }
+    let names: Vec<String> = fitted.dependencies.iter().map(|d| d.name.clone()).collect();
+    for p in &fitted.plans {
+        let plan = if p.steps.is_empty() {
+            format!("plan: class {:?} makes no call (calls_dependency: false)", p.class)
+        } else {
+            format!("plan: class {:?} calls: {}", p.class, p.ron(&names))
+        };
+        println!("{}", escape::terminal(&plan));
+    }
+    if fitted.graph {
+        let deps: Vec<String> =
+            fitted.dependencies.iter().map(|d| format!("{:?} ({} calls)", d.name, d.calls)).collect();
+        let files: Vec<&str> = fitted.latency_files.iter().map(|(f, _)| f.as_str()).collect();
+        eprintln!(
+            "{}",
+            escape::terminal(&format!(
+                "wrote {} (scenario.ron, {}, fit.md): {} classes, dependencies {}",
+                a.out.display(),
+                files.join(", "),
+                fitted.routes.len(),
+                deps.join(", ")
+            ))
+        );
+        return Ok(());
     }
     let d = &fitted.dependencies[fitted.chosen];
     eprintln!(

@@ -7,12 +7,13 @@ use serde_json::json;
 use super::{Failure, json, run};
 use brownout::decide::feasible;
 use brownout::report::escape;
-use brownout::scenario::ScenarioError;
+use brownout::scenario::{self, ScenarioError};
 
 /// Load and validate `scenario`; print `ok` (or with `--json`, a document) or fail with exit 2.
 /// A `decide` constraint that no policy set can meet (`decide::feasible`) is a valid scenario
 /// whose question cannot be answered as asked: a warning on stderr (and in the document's
-/// `warnings`), exit 0.
+/// `warnings`), exit 0. So is what an `Import` layer's file holds that a stack cannot
+/// (`scenario::import_warnings`), printed and in `warnings` alike.
 pub fn check(scenario: &Path, as_json: bool) -> Result<(), Failure> {
     let loaded = run::load_scenario(scenario).and_then(|s| {
         let dir = scenario.parent().unwrap_or(Path::new("."));
@@ -24,16 +25,18 @@ pub fn check(scenario: &Path, as_json: bool) -> Result<(), Failure> {
         })?;
         Ok((s, bounds))
     });
-    let warnings: Vec<String> = match &loaded {
-        Ok((_, bounds)) => bounds
-            .iter()
-            .filter_map(feasible::unreachable_text)
-            .map(|w| format!("warning: {}: {w}", scenario.display()))
-            .collect(),
+    let warning = |w: &str| format!("warning: {}: {w}", scenario.display());
+    // `load_scenario` has printed the Import layers' warnings; the document holds them too.
+    let mut warnings: Vec<String> = match &loaded {
+        Ok(_) => scenario::import_warnings(scenario).iter().map(|w| warning(w)).collect(),
         Err(_) => Vec::new(),
     };
-    for w in &warnings {
-        eprintln!("{}", escape::terminal(w));
+    if let Ok((_, bounds)) = &loaded {
+        for w in bounds.iter().filter_map(feasible::unreachable_text) {
+            let w = warning(&w);
+            eprintln!("{}", escape::terminal(&w));
+            warnings.push(w);
+        }
     }
     match loaded {
         Ok((s, bounds)) if as_json => {

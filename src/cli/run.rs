@@ -44,7 +44,9 @@ pub struct RunArgs {
     /// Also write the expectations as a JUnit XML report to FILE.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
-    /// No progress display.
+    /// No progress display. The results table, the expectations' PASS/FAIL lines and
+    /// warnings are still printed (on stderr with `--json`): `--quiet` silences the display
+    /// of a run in progress, not its results.
     #[arg(long, short = 'q')]
     quiet: bool,
     /// Write every state change of the policy layers, with its reason, to FILE (JSON lines,

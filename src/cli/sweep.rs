@@ -39,7 +39,9 @@ pub struct SweepArgs {
     /// Print one JSON document on stdout (docs/json.md) instead of the file list.
     #[arg(long)]
     json: bool,
-    /// No progress display.
+    /// No progress display. The files written and the best settings are still printed (on
+    /// stderr with `--json`): `--quiet` silences the display of a sweep in progress, not its
+    /// results.
     #[arg(long, short = 'q')]
     quiet: bool,
     /// Simulate every run, even those whose inputs equal another run's (for checking that
@@ -193,12 +195,16 @@ fn run_sweep(args: SweepArgs) -> Result<Value, Failure> {
         "simulated_requests": requests,
         "files": [],
         "charts": 0,
+        "merge": null,
     });
     if shard != Shard::ALL {
-        let note = format!("shard {shard} done in {}; {}", out.display(), merge_hint(&out, shard));
+        let hint = merge_hint(&out, shard);
+        let note = format!("shard {shard} done in {}; {hint}", out.display());
         if !args.json {
             println!("{}", escape::terminal(&note));
         }
+        // The same hint for a script that reads the document: the merge command in backticks.
+        doc["merge"] = json!(hint);
         return Ok(doc);
     }
     let records = journal::read_journal(&out, &plan.info, |_| Ok(())).map_err(io)?.records;

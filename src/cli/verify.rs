@@ -28,7 +28,8 @@ pub struct VerifyArgs {
     /// Print one JSON document on stdout (docs/json.md) instead of the table.
     #[arg(long)]
     json: bool,
-    /// No progress display on stderr.
+    /// No progress display on stderr. The checks' table is still printed: `--quiet`
+    /// silences the display of the suite in progress, not its results.
     #[arg(long, short)]
     quiet: bool,
 }

@@ -4,7 +4,7 @@
 //! that the SDK wrote calibrate back to that shape within stated tolerances.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use crate::common::otlp::{T0_NS, file, shop};
@@ -39,7 +39,12 @@ fn points(scenario: &str, start: &str) -> Vec<(String, f64, String)> {
 fn calibrate_otlp_writes_a_scenario_that_check_accepts_with_every_value_cited() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("traces.jsonl"), file("shop", &shop(), 3)).unwrap();
-    let o = brownout(&["calibrate", "otlp", "traces.jsonl", "--step", "10s", "--out", "fitted"], dir.path());
+    // --dependency: one dependency modelled alone (without it, the two are written as a
+    // graph: tests/cli/otlp_graph.rs).
+    let o = brownout(
+        &["calibrate", "otlp", "traces.jsonl", "--step", "10s", "--dependency", "inventory", "--out", "fitted"],
+        dir.path(),
+    );
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     check(&dir.path().join("fitted/scenario.ron"));
@@ -100,19 +105,19 @@ fn missing(what: &str) {
 }
 
 /// The standard normal density.
-fn phi(z: f64) -> f64 {
+pub(crate) fn phi(z: f64) -> f64 {
     (-z * z / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt()
 }
 
-#[test]
-#[ignore = "needs the OpenTelemetry Python SDK (installed by .ci/run)"]
-fn traces_the_real_sdk_wrote_calibrate_back_to_their_shape() {
+/// A new folder holding `traces.jsonl`, the trace file the OpenTelemetry Python SDK writes
+/// for `shape` (tests/differential/otel_trace.py); the folder and the file's path.
+pub(crate) fn sdk_traces(shape: &str) -> (tempfile::TempDir, PathBuf) {
     let python = std::env::var("BROWNOUT_PYTHON").unwrap_or_else(|_| "python3".into());
     let probe = Command::new(&python)
         .args(["-c", "import opentelemetry.sdk.trace, opentelemetry.exporter.otlp.proto.common.trace_encoder"])
         .output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        return missing(&format!(
+        missing(&format!(
             "{python} cannot import the OpenTelemetry SDK and OTLP encoder (set BROWNOUT_PYTHON to a Python that can)"
         ));
     }
@@ -126,11 +131,20 @@ fn traces_the_real_sdk_wrote_calibrate_back_to_their_shape() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(SHAPE.as_bytes()).unwrap();
+    child.stdin.take().unwrap().write_all(shape.as_bytes()).unwrap();
     let done = child.wait_with_output().unwrap();
     assert!(done.status.success(), "otel_trace.py: {}", String::from_utf8_lossy(&done.stderr));
+    (dir, traces)
+}
 
-    let o = brownout(&["calibrate", "otlp", traces.to_str().unwrap(), "--out", "fitted"], dir.path());
+#[test]
+#[ignore = "needs the OpenTelemetry Python SDK (installed by .ci/run)"]
+fn traces_the_real_sdk_wrote_calibrate_back_to_their_shape() {
+    let (dir, traces) = sdk_traces(SHAPE);
+    let o = brownout(
+        &["calibrate", "otlp", traces.to_str().unwrap(), "--dependency", "inventory", "--out", "fitted"],
+        dir.path(),
+    );
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(!err.contains("skipped:"), "the SDK's spans are all countable: {err}");

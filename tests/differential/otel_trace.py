@@ -7,13 +7,17 @@ Reads a JSON shape on stdin and writes the trace file named by argv[1]:
      "routes": [{"route": "/checkout", "rate": R, "internal": bool,
                  "calls": [{"peer_service": "inventory" | null,
                             "server_address": "inventory.internal",
-                            "median_ms": M, "sigma": G, "error_share": P}]}]}
+                            "median_ms": M, "sigma": G, "error_share": P,
+                            "optional": bool} | [call, call, ...]]}]}
 
 Route r's requests start at t0 + k / R seconds for k = 0, 1, ... while below S: one SERVER
 span each (name "GET <route>", `http.route`), under it (through an INTERNAL span when
 `internal`) one CLIENT span per call, back to back, whose duration is drawn log-normal with
 median M ms and sigma G, and whose status is ERROR with probability P (seeded
-`random.Random(K)`, so the file is the same on every run). The SDK makes the spans (virtual
+`random.Random(K)`, so the file is the same on every run). An item of `calls` that is a list
+is a parallel group: its calls start together and the next item starts when the slowest has
+ended. A call's ERROR fails the request (its SERVER span's status is ERROR) unless the call
+is `optional`, whose failure the request answers around. The SDK makes the spans (virtual
 clock through explicit start and end times, span and trace ids from a counter); its OTLP
 encoder (`opentelemetry-exporter-otlp-proto-common`'s `encode_spans`) turns each batch of B
 spans into an `ExportTraceServiceRequest`, and protobuf's `MessageToDict` gives its proto3
@@ -102,20 +106,28 @@ def main():
                 "handle", context=trace.set_span_in_context(server), kind=SpanKind.INTERNAL, start_time=now
             )
             parent = inner
-        for call in route["calls"]:
-            attrs = {"server.address": call["server_address"]}
-            if call.get("peer_service"):
-                attrs["peer.service"] = call["peer_service"]
-            span = tracer.start_span(
-                "GET", context=trace.set_span_in_context(parent), kind=SpanKind.CLIENT, start_time=now, attributes=attrs
-            )
-            duration = round(rng.lognormvariate(0.0, call["sigma"]) * call["median_ms"] * 1e6)
-            if rng.random() < call["error_share"]:
-                span.set_status(Status(StatusCode.ERROR, "upstream error"))
-            now += duration
-            span.end(end_time=now)
+        failed = False
+        for item in route["calls"]:
+            group = item if isinstance(item, list) else [item]
+            done = now
+            for call in group:
+                attrs = {"server.address": call["server_address"]}
+                if call.get("peer_service"):
+                    attrs["peer.service"] = call["peer_service"]
+                span = tracer.start_span(
+                    "GET", context=trace.set_span_in_context(parent), kind=SpanKind.CLIENT, start_time=now, attributes=attrs
+                )
+                duration = round(rng.lognormvariate(0.0, call["sigma"]) * call["median_ms"] * 1e6)
+                if rng.random() < call["error_share"]:
+                    span.set_status(Status(StatusCode.ERROR, "upstream error"))
+                    failed = failed or not call.get("optional")
+                span.end(end_time=now + duration)
+                done = max(done, now + duration)
+            now = done
         if inner is not None:
             inner.end(end_time=now)
+        if failed:
+            server.set_status(Status(StatusCode.ERROR, "a required call failed"))
         server.end(end_time=now + 100_000)
     spans = exporter.get_finished_spans()
     batch = shape["batch"]

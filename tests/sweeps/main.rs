@@ -11,6 +11,7 @@ mod feasibility;
 mod one_rule;
 mod sensitivity;
 mod shard_merge;
+mod shard_merge_json;
 mod sweep;
 mod sweep_answers;
 mod sweep_links;

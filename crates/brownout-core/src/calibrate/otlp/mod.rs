@@ -6,15 +6,19 @@
 //! (`endTimeUnixNano - startTimeUnixNano`) as an `Empirical` distribution and its error rate
 //! (`status.code` ERROR) per step; parent/child links, from a CLIENT span up through
 //! INTERNAL spans to the SERVER span it serves, say which routes call which dependencies and
-//! how often. Every value written cites the spans and attributes it came from; what cannot be
+//! how often. With several dependencies (and no `--dependency`), the scenario lists them all
+//! as `dependencies` and gives each class the call plan its span trees show (`plan.rs`).
+//! Every value written cites the spans and attributes it came from; what cannot be
 //! counted is skipped with the span and the reason, and what the file cannot describe is
 //! refused with its file, line and column.
 
+mod plan;
 mod read;
 mod write;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+pub use plan::{Plan, PlanCall};
 pub use read::{Attrs, Kind, MAX_BYTES, Span, Status, read, read_text};
 
 use super::{CalibrateError, Skip, usage};
@@ -26,14 +30,16 @@ pub struct Options {
     /// The service (resource `service.name`) whose SERVER spans are the routes; None: the
     /// one service with SERVER spans (several: refused, asking for this).
     pub service: Option<String>,
-    /// The dependency written as the scenario's (its `peer.service` or address); None: the
-    /// one called most.
+    /// The dependency written as the scenario's one (its `peer.service` or address); None:
+    /// every dependency, as `dependencies` with each class's call plan, when the spans show
+    /// several, else the one.
     pub dependency: Option<String>,
     /// The width of a step of the arrival and error-rate profiles (> 0).
     pub step: Dur,
     /// Most routes written as classes (the busiest); the others are skipped and listed.
     pub max_routes: usize,
-    /// File name of the empirical latency CSV the scenario names.
+    /// File name of the empirical latency CSV the scenario names when it models one
+    /// dependency (with several, each has its own: `latency-NAME.csv`).
     pub latency_file: String,
 }
 
@@ -66,6 +72,8 @@ pub struct Dependency {
     pub errors: u64,
     /// Their durations, ms, sorted.
     pub latencies_ms: Vec<f64>,
+    /// Its error share per step with calls: (ns from the first span, share, errors, calls).
+    pub error_rate: Vec<(u64, f64, u64, u64)>,
 }
 
 /// Calls from one route to one dependency, from parent/child links.
@@ -105,8 +113,18 @@ pub struct Calibrated {
     pub routes: Vec<Route>,
     /// Every dependency called, most called first.
     pub dependencies: Vec<Dependency>,
-    /// Which of `dependencies` the scenario's dependency is.
+    /// Which of `dependencies` the scenario's dependency is (with `graph`, the first).
     pub chosen: usize,
+    /// The scenario lists every dependency as `dependencies`, each class with its plan.
+    pub graph: bool,
+    /// With `graph`: each class's call plan, in the order of `routes`.
+    pub plans: Vec<Plan>,
+    /// What the scenario approximates (calls that only part of a route's requests make,
+    /// requests that call in another shape than their plan).
+    pub warnings: Vec<String>,
+    /// The latency CSVs to write: (file name, text); one, or with `graph` one per dependency
+    /// in the order of `dependencies`.
+    pub latency_files: Vec<(String, String)>,
     /// The chosen dependency's error share per step with calls: (ns from the first span,
     /// share, errors, calls).
     pub error_rate: Vec<(u64, f64, u64, u64)>,
@@ -120,7 +138,7 @@ pub struct Calibrated {
     pub skipped: Vec<Skip>,
     /// The scenario (RON), every fitted value's source in a comment.
     pub scenario: String,
-    /// The empirical latency CSV, written as `Options::latency_file`.
+    /// The chosen dependency's empirical latency CSV (`latency_files` has every one written).
     pub latency_csv: String,
     /// The fit report (Markdown).
     pub report: String,
@@ -287,24 +305,15 @@ pub fn calibrate(spans: &[Span], opts: &Options) -> Result<Calibrated, Calibrate
                 ix.iter().map(|&i| (spans[i].end_ns - spans[i].start_ns) as f64 / 1e6).collect();
             latencies_ms.sort_by(f64::total_cmp);
             let errors = ix.iter().filter(|&&i| spans[i].status == Status::Error).count() as u64;
-            Dependency { name: name.clone(), source, calls: ix.len() as u64, errors, latencies_ms }
+            let error_rate = error_rate(spans, ix, &steps);
+            Dependency { name: name.clone(), source, calls: ix.len() as u64, errors, latencies_ms, error_rate }
         })
         .collect();
-    let mut per = vec![(0u64, 0u64); steps.count];
-    for &i in &deps[chosen].2 {
-        let k = steps.of(spans[i].start_ns);
-        per[k].1 += 1;
-        if spans[i].status == Status::Error {
-            per[k].0 += 1;
-        }
-    }
-    let error_rate = (0..steps.count)
-        .filter(|&k| per[k].1 > 0)
-        .map(|k| (steps.span(k).0, super::round6(per[k].0 as f64 / per[k].1 as f64), per[k].0, per[k].1))
-        .collect();
+    let error_rate = dependencies[chosen].error_rate.clone();
 
-    // Route -> dependency, from parent/child links.
+    // Route -> dependency, from parent/child links; each request's calls, for the plans.
     let mut link: BTreeMap<(usize, usize), (u64, BTreeSet<usize>)> = BTreeMap::new();
+    let mut calls_of: BTreeMap<usize, Vec<plan::Call>> = BTreeMap::new();
     for (di, (_, _, ix)) in deps.iter().enumerate() {
         for &i in ix {
             match request_of(spans, &index, &service, i) {
@@ -313,6 +322,14 @@ pub fn calibrate(spans: &[Span], opts: &Options) -> Result<Calibrated, Calibrate
                         let e = link.entry((ri, di)).or_default();
                         e.0 += 1;
                         e.1.insert(server);
+                        let s = &spans[i];
+                        let call = plan::Call {
+                            start_ns: s.start_ns,
+                            end_ns: s.end_ns,
+                            dependency: di,
+                            error: s.status == Status::Error,
+                        };
+                        calls_of.entry(server).or_default().push(call);
                     }
                 }
                 Err(Some(why)) => skipped.push(skip(&spans[i], why)),
@@ -330,6 +347,22 @@ pub fn calibrate(spans: &[Span], opts: &Options) -> Result<Calibrated, Calibrate
             requests: routes[ri].requests,
         })
         .collect();
+    let graph = opts.dependency.is_none() && deps.len() > 1;
+    let mut warnings = Vec::new();
+    let mut plans = Vec::new();
+    if graph {
+        let names: Vec<String> = deps.iter().map(|d| d.0.clone()).collect();
+        for (r, (_, ix)) in routes.iter().zip(&order) {
+            let requests: Vec<plan::Request> = ix
+                .iter()
+                .map(|i| plan::Request {
+                    error: spans[*i].status == Status::Error,
+                    calls: calls_of.remove(i).unwrap_or_default(),
+                })
+                .collect();
+            plans.push(plan::plan(&r.class, &requests, &names, &mut warnings));
+        }
+    }
 
     let mut out = Calibrated {
         service,
@@ -339,6 +372,10 @@ pub fn calibrate(spans: &[Span], opts: &Options) -> Result<Calibrated, Calibrate
         routes,
         dependencies,
         chosen,
+        graph,
+        plans,
+        warnings,
+        latency_files: Vec::new(),
         error_rate,
         links,
         spans_read: spans.len() as u64,
@@ -349,9 +386,32 @@ pub fn calibrate(spans: &[Span], opts: &Options) -> Result<Calibrated, Calibrate
         report: String::new(),
     };
     out.latency_csv = write::latency_csv(&out.dependencies[chosen].latencies_ms);
+    out.latency_files = if graph {
+        let files = write::latency_file_names(out.dependencies.iter().map(|d| d.name.as_str()));
+        files.into_iter().zip(&out.dependencies).map(|(f, d)| (f, write::latency_csv(&d.latencies_ms))).collect()
+    } else {
+        vec![(opts.latency_file.clone(), out.latency_csv.clone())]
+    };
     out.scenario = write::scenario_text(&out, opts);
     out.report = write::report_text(&out);
     Ok(out)
+}
+
+/// The error share per step with calls of the CLIENT spans `ix`: (ns from the first span,
+/// share, errors, calls).
+fn error_rate(spans: &[Span], ix: &[usize], steps: &Steps) -> Vec<(u64, f64, u64, u64)> {
+    let mut per = vec![(0u64, 0u64); steps.count];
+    for &i in ix {
+        let k = steps.of(spans[i].start_ns);
+        per[k].1 += 1;
+        if spans[i].status == Status::Error {
+            per[k].0 += 1;
+        }
+    }
+    (0..steps.count)
+        .filter(|&k| per[k].1 > 0)
+        .map(|k| (steps.span(k).0, super::round6(per[k].0 as f64 / per[k].1 as f64), per[k].0, per[k].1))
+        .collect()
 }
 
 /// The service whose SERVER spans are read: the one asked for, or the only one with any.

@@ -142,7 +142,9 @@ fn fit(text: &str, o: &Options) -> Calibrated {
 
 #[test]
 fn routes_rates_latency_errors_and_links_match_a_count_by_hand() {
-    let c = fit(&file("gw", &shop(), 4), &opts());
+    // One dependency picked: the scenario models it alone, as it would the only one.
+    let c = fit(&file("gw", &shop(), 4), &Options { dependency: Some("inv".into()), ..opts() });
+    assert!(!c.graph && c.plans.is_empty());
     assert_eq!((c.t0_ns, c.end_ns), (T0_NS, T0_NS + 20_000_000_000));
     // Two steps of 10 s: /a has 2 requests in each (0, 5 s; 10, 19 s) = 0.2/s; "GET /b" 1 in
     // each = 0.1/s.
@@ -181,6 +183,38 @@ fn routes_rates_latency_errors_and_links_match_a_count_by_hand() {
         "(\"10s\", 0.5), // 1 of 2 calls starting in [1010.000, 1020.000)",
         "//   class \"a\" -> \"inv\": 1.000 calls per request (4 calls; 4 of 4 requests call it)",
         "//   class \"GET .b\" -> \"db\": 1.000 calls per request (2 calls; 2 of 2 requests call it)",
+    ] {
+        assert!(c.scenario.contains(want), "no {want:?} in\n{}", c.scenario);
+    }
+    check(&c.scenario);
+}
+
+#[test]
+fn several_dependencies_are_written_as_dependencies_with_each_class_plan() {
+    let c = fit(&file("gw", &shop(), 4), &opts());
+    assert!(c.graph);
+    // /a calls inv (through its INTERNAL span), "GET /b" calls db: one call each. inv's one
+    // ERROR (at 10.1 s) left its request answered (its SERVER span is not ERROR): tolerated,
+    // so Optional.
+    let names: Vec<String> = c.dependencies.iter().map(|d| d.name.clone()).collect();
+    let plans: Vec<(&str, String, u64)> =
+        c.plans.iter().map(|p| (p.class.as_str(), p.ron(&names), p.matching)).collect();
+    assert_eq!(
+        plans,
+        vec![("a", r#"[Optional(dependency: "inv")]"#.to_string(), 4), ("GET .b", r#"[Call("db")]"#.to_string(), 2)]
+    );
+    let files: Vec<(&str, &str)> = c.latency_files.iter().map(|(f, t)| (f.as_str(), t.as_str())).collect();
+    assert_eq!(
+        files,
+        vec![("latency-inv.csv", "latency_ms\n100\n200\n300\n400\n"), ("latency-db.csv", "latency_ms\n50\n50\n")]
+    );
+    // Each dependency's own error rate: inv's ERROR at 10.1 s; db has none.
+    assert_eq!(c.dependencies[1].error_rate, vec![(0, 0.0, 0, 1), (10_000_000_000, 0.0, 0, 1)]);
+    for want in [
+        "    dependencies: [\n        (\n            name: \"inv\", // peer.service of the CLIENT spans\n",
+        "            latency: Empirical(file: \"latency-db.csv\"), // endTimeUnixNano - startTimeUnixNano of the 2 CLIENT spans",
+        "                (\"10s\", 0.5), // 1 of 2 calls starting in [1010.000, 1020.000)",
+        "             Optional(dependency: \"inv\"), // \"inv\" in 4 of 4 requests, 1 of them ERROR, Optional: 1 of those requests still answered without ERROR",
     ] {
         assert!(c.scenario.contains(want), "no {want:?} in\n{}", c.scenario);
     }

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::super::write::{fmt_f, one_line, ron_str};
-use super::{Calibrated, EMPIRICAL_POINTS, Options};
+use super::{Calibrated, Dependency, EMPIRICAL_POINTS, Options, Plan, PlanCall};
 use crate::units::Dur;
 
 /// Unix seconds of `ns` from the first span, for comments.
@@ -27,6 +27,24 @@ pub(super) fn latency_csv(sorted_ms: &[f64]) -> String {
     s
 }
 
+/// The latency CSV of each dependency of a graph: `latency-NAME.csv`, NAME the dependency's
+/// file stem, `-2`, `-3`, ... after one another already has.
+pub(super) fn latency_file_names<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut taken = std::collections::BTreeSet::new();
+    names
+        .map(|name| {
+            let stem = crate::scenario::file_stem(name);
+            let mut file = format!("latency-{stem}.csv");
+            let mut n = 1;
+            while !taken.insert(file.clone()) {
+                n += 1;
+                file = format!("latency-{stem}-{n}.csv");
+            }
+            file
+        })
+        .collect()
+}
+
 /// The nearest-rank quantile `q` of sorted values.
 pub(super) fn quantile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
@@ -37,18 +55,24 @@ pub(super) fn quantile(sorted: &[f64], q: f64) -> f64 {
 }
 
 pub(super) fn scenario_text(c: &Calibrated, opts: &Options) -> String {
-    let dep = &c.dependencies[c.chosen];
     let span_ns = c.end_ns - c.t0_ns;
     // The horizon in whole milliseconds, covering the last span's end.
     let horizon = span_ns.div_ceil(1_000_000) * 1_000_000;
     let svc = one_line(&format!("{:?}", c.service));
     let mut s = String::new();
+    let fitted = if c.graph {
+        "// citing its spans: classes[].arrivals (SERVER spans per route), classes[].calls (the CLIENT\n\
+         // spans under them), dependencies[].latency and error_rate (each dependency's CLIENT spans).\n\
+         // NOT fitted, placeholders to replace"
+    } else {
+        "// citing its spans: classes[].arrivals (SERVER spans per route), dependency.latency and\n\
+         // dependency.error_rate (the dependency's CLIENT spans). NOT fitted, placeholders to replace"
+    };
     writeln!(
         s,
         "// Written by `brownout calibrate otlp` (docs/calibrate.md) from OpenTelemetry traces of service.name {svc}:\n\
          // {} spans read, the counted ones from {} to {} (Unix seconds), step {}. Fitted, each value\n\
-         // citing its spans: classes[].arrivals (SERVER spans per route), dependency.latency and\n\
-         // dependency.error_rate (the dependency's CLIENT spans). NOT fitted, placeholders to replace\n\
+         {fitted}\n\
          // with your service's: fleet, deadlines, policies.",
         c.spans_read,
         unix(c, 0),
@@ -57,8 +81,12 @@ pub(super) fn scenario_text(c: &Calibrated, opts: &Options) -> String {
     )
     .ok();
     s.push_str("//\n// Which routes call which dependencies (parent/child links: a CLIENT span up through its\n");
-    s.push_str("// parents to the SERVER span it serves). The scenario models one dependency, the one below;\n");
-    s.push_str("// the others and the calls per request are for a multi-dependency call plan:\n");
+    if c.graph {
+        s.push_str("// parents to the SERVER span it serves), which the classes' call plans below are read from:\n");
+    } else {
+        s.push_str("// parents to the SERVER span it serves). The scenario models one dependency, the one below;\n");
+        s.push_str("// the others and the calls per request are for a multi-dependency call plan:\n");
+    }
     if c.links.is_empty() {
         s.push_str("//   (no CLIENT span links to a counted SERVER span)\n");
     }
@@ -86,11 +114,14 @@ pub(super) fn scenario_text(c: &Calibrated, opts: &Options) -> String {
                 d.source,
                 if d.source == "span name" { "of the CLIENT spans" } else { "attribute" },
                 d.calls,
-                if i == c.chosen { ", the one written" } else { "" }
+                if i == c.chosen && !c.graph { ", the one written" } else { "" }
             )
         })
         .collect();
     writeln!(s, "// Dependencies called: {}", one_line(&called.join(", "))).ok();
+    for w in &c.warnings {
+        writeln!(s, "// warning: {}", one_line(w)).ok();
+    }
     s.push_str("Scenario(\n    name: \"calibrated\",\n");
     writeln!(
         s,
@@ -125,30 +156,53 @@ pub(super) fn scenario_text(c: &Calibrated, opts: &Options) -> String {
             )
             .ok();
         }
-        s.push_str("         ])),\n");
+        match c.plans.iter().find(|p| p.class == r.class) {
+            None => s.push_str("         ])),\n"),
+            Some(p) => plan_text(&mut s, c, p),
+        }
     }
-    s.push_str("    ],\n    dependency: (\n");
-    let who = one_line(&format!("CLIENT spans of service.name {:?} with {} {:?}", c.service, dep.source, dep.name));
-    writeln!(s, "        name: {}, // {} of the CLIENT spans", ron_str(&dep.name), dep.source).ok();
-    let written = if dep.latencies_ms.len() <= EMPIRICAL_POINTS {
+    if c.graph {
+        s.push_str("    ],\n    dependencies: [\n");
+        for (d, (file, _)) in c.dependencies.iter().zip(&c.latency_files) {
+            s.push_str("        (\n");
+            dependency_text(&mut s, c, d, file, "            ");
+            s.push_str("        ),\n");
+        }
+        s.push_str("    ],\n");
+    } else {
+        s.push_str("    ],\n    dependency: (\n");
+        dependency_text(&mut s, c, &c.dependencies[c.chosen], &opts.latency_file, "        ");
+        s.push_str("    ),\n");
+    }
+    s.push_str("    policies: [(name: \"none\", stack: [])], // placeholder\n)\n");
+    s
+}
+
+/// The fields of dependency `d` (name, latency from `file`, error rate), each line after
+/// `indent`.
+fn dependency_text(s: &mut String, c: &Calibrated, d: &Dependency, file: &str, indent: &str) {
+    let span_ns = c.end_ns - c.t0_ns;
+    let who = one_line(&format!("CLIENT spans of service.name {:?} with {} {:?}", c.service, d.source, d.name));
+    writeln!(s, "{indent}name: {}, // {} of the CLIENT spans", ron_str(&d.name), d.source).ok();
+    let written = if d.latencies_ms.len() <= EMPIRICAL_POINTS {
         "every one".to_string()
     } else {
         format!("{EMPIRICAL_POINTS} evenly spaced quantiles")
     };
     writeln!(
         s,
-        "        latency: Empirical(file: {}), // endTimeUnixNano - startTimeUnixNano of the {} {who} ({written})",
-        ron_str(&opts.latency_file),
-        dep.calls
+        "{indent}latency: Empirical(file: {}), // endTimeUnixNano - startTimeUnixNano of the {} {who} ({written})",
+        ron_str(file),
+        d.calls
     )
     .ok();
-    writeln!(s, "        error_rate: Points([ // share of the step's {who} whose status.code is 2 (ERROR)").ok();
-    for (at, share, errors, calls) in &c.error_rate {
+    writeln!(s, "{indent}error_rate: Points([ // share of the step's {who} whose status.code is 2 (ERROR)").ok();
+    for (at, share, errors, calls) in &d.error_rate {
         // The last step runs to the last span's end (it is the one two steps would overrun).
         let to = if at + 2 * c.step_ns > span_ns { span_ns } else { at + c.step_ns };
         writeln!(
             s,
-            "            (\"{}\", {}), // {errors} of {calls} calls starting in [{}, {})",
+            "{indent}    (\"{}\", {}), // {errors} of {calls} calls starting in [{}, {})",
             Dur(*at),
             fmt_f(*share),
             unix(c, *at),
@@ -156,9 +210,50 @@ pub(super) fn scenario_text(c: &Calibrated, opts: &Options) -> String {
         )
         .ok();
     }
-    s.push_str("        ]),\n    ),\n");
-    s.push_str("    policies: [(name: \"none\", stack: [])], // placeholder\n)\n");
-    s
+    writeln!(s, "{indent}]),").ok();
+}
+
+/// What the spans say of one call of a plan, for its comment.
+fn call_evidence(c: &Calibrated, p: &Plan, k: &PlanCall) -> String {
+    let name = &c.dependencies[k.dependency].name;
+    let nth = if k.nth == 0 { String::new() } else { format!(" (call {} to it)", k.nth + 1) };
+    let verdict = if k.optional {
+        format!("Optional: {} of those requests still answered without ERROR", k.tolerated)
+    } else if k.failed == 0 {
+        "required: no call failed, so no failure shows it tolerated".to_string()
+    } else {
+        format!("required: only {} of those requests answered without ERROR", k.tolerated)
+    };
+    format!("{name:?}{nth} in {} of {} requests, {} of them ERROR, {verdict}", k.present, p.requests, k.failed)
+}
+
+/// A class's plan after its arrivals: `calls: [..]` with the spans that decided each step,
+/// or `calls_dependency: false` when no call is made by more than half of its requests.
+fn plan_text(s: &mut String, c: &Calibrated, p: &Plan) {
+    s.push_str("         ]),\n");
+    if p.steps.is_empty() {
+        writeln!(
+            s,
+            "         calls_dependency: false), // no CLIENT span is under more than half of its {} requests",
+            p.requests
+        )
+        .ok();
+        return;
+    }
+    writeln!(
+        s,
+        "         calls: [ // the CLIENT spans under its SERVER spans: calls that overlap in time run in parallel, the others in turn; {} of {} requests call exactly so",
+        p.matching, p.requests
+    )
+    .ok();
+    let names: Vec<String> = c.dependencies.iter().map(|d| d.name.clone()).collect();
+    for step in &p.steps {
+        let one = Plan { steps: vec![step.clone()], ..p.clone() };
+        let text = one.ron(&names);
+        let why: Vec<String> = step.iter().map(|k| call_evidence(c, p, k)).collect();
+        writeln!(s, "             {}, // {}", &text[1..text.len() - 1], one_line(&why.join("; "))).ok();
+    }
+    s.push_str("         ]),\n");
 }
 
 pub(super) fn report_text(c: &Calibrated) -> String {
@@ -199,7 +294,7 @@ pub(super) fn report_text(c: &Calibrated) -> String {
             s,
             "| {}{} | {} | {} | {} | {:.4} | {:.3} | {:.3} | {:.3} | {:.3} |",
             md(&d.name),
-            if i == c.chosen { " (written)" } else { "" },
+            if i == c.chosen && !c.graph { " (written)" } else { "" },
             d.source,
             d.calls,
             d.errors,
@@ -224,6 +319,20 @@ pub(super) fn report_text(c: &Calibrated) -> String {
             l.requests
         )
         .ok();
+    }
+    if c.graph {
+        s.push_str("\n## Call plans (CLIENT spans that overlap in time run in parallel)\n\n| class | plan | requests calling exactly so |\n|---|---|---|\n");
+        let names: Vec<String> = c.dependencies.iter().map(|d| d.name.clone()).collect();
+        for p in &c.plans {
+            let plan = if p.steps.is_empty() { "no call (calls_dependency: false)".into() } else { p.ron(&names) };
+            writeln!(s, "| {} | {} | {} of {} |", md(&p.class), md(&plan), p.matching, p.requests).ok();
+        }
+    }
+    if !c.warnings.is_empty() {
+        writeln!(s, "\n## Warnings ({})\n", c.warnings.len()).ok();
+        for w in &c.warnings {
+            writeln!(s, "- {}", one_line(w)).ok();
+        }
     }
     if !c.skipped.is_empty() {
         writeln!(s, "\n## Skipped ({})\n", c.skipped.len()).ok();
