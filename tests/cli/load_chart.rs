@@ -29,7 +29,7 @@ fn the_metastable_run_draws_its_load_chart_and_its_backlog_series_agree_with_the
     // state, not from the recorder), for every policy set.
     let (summary, rows) = brownout::output::pages::load_run(&out).unwrap();
     for run in &summary.runs {
-        let last = rows.iter().filter(|r| r.policy == run.policy).last().expect("rows of every policy set");
+        let last = rows.iter().rev().find(|r| r.policy == run.policy).expect("rows of every policy set");
         assert_eq!(last.dep_in_flight_end_count, run.backlog_at_end.dependency_out as f64, "{}", run.policy);
         assert_eq!(last.in_flight_end_count, run.in_flight_at_end as f64, "{}", run.policy);
     }
