@@ -77,8 +77,8 @@ fn hover_toggle_and_zoom_show_the_runs_series_in_chromium() {
     let v: Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(v["errors"], Value::Array(vec![]), "script errors on the page");
     assert_eq!(v["requests"], Value::Array(vec![]), "the page asked for something beyond its own file");
-    // Five per-class panels and four fleet-wide ones.
-    assert_eq!(v["panels"], 9);
+    // Six per-class panels and five fleet-wide ones.
+    assert_eq!(v["panels"], 11);
 
     // Hover: the legend's row per policy set shows that set's value for the window, as
     // timeseries.csv has it ("–" where the cell is empty: no answer, no latency).

@@ -17,6 +17,7 @@ mod fleet;
 mod graph;
 mod graph_properties;
 mod live_settings;
+mod load_series;
 mod memory;
 mod model;
 mod outcomes;

@@ -86,6 +86,10 @@ pub fn run_section(description: &str, s: &ScenarioSummary) -> String {
     if !slo.is_empty() {
         out.push_str(&format!("<h2 id=\"slo\">SLOs and error budgets</h2>\n{}", markdown_to_html(&slo)));
     }
+    let recovery = report::recovery::markdown(s);
+    if !recovery.is_empty() {
+        out.push_str(&format!("<h2 id=\"recovery\">Recovery and backlog</h2>\n{}", markdown_to_html(&recovery)));
+    }
     out
 }
 

@@ -32,12 +32,19 @@ struct Column {
 }
 
 /// The columns drawn, per class first, then fleet-wide; names as in `timeseries.csv`'s header.
-const COLUMNS: [Column; 9] = [
+const COLUMNS: [Column; 11] = [
     Column { name: "offered_count", title: "arrivals", unit: "per window", fleet: false, get: |r| r.offered as f64 },
     Column { name: "goodput_per_s", title: "answered in time", unit: "per s", fleet: false, get: |r| r.goodput_per_s },
     Column { name: "latency_p95_ms", title: "latency p95", unit: "ms", fleet: false, get: |r| r.latency_p95_ms },
     Column { name: "timeout_count", title: "timeouts", unit: "per window", fleet: false, get: |r| r.timeout as f64 },
     Column { name: "fallback_per_s", title: "fallbacks", unit: "per s", fleet: false, get: |r| r.fallback_per_s },
+    Column {
+        name: "in_flight_end_count",
+        title: "backlog: requests in flight at the window's end",
+        unit: "requests",
+        fleet: false,
+        get: |r| r.in_flight_end_count,
+    },
     Column {
         name: "dep_calls_per_s",
         title: "dependency calls",
@@ -51,6 +58,13 @@ const COLUMNS: [Column; 9] = [
         unit: "ms",
         fleet: true,
         get: |r| r.dep_latency_p95_ms,
+    },
+    Column {
+        name: "dep_in_flight_end_count",
+        title: "dependency calls not yet answered at the window's end",
+        unit: "calls",
+        fleet: true,
+        get: |r| r.dep_in_flight_end_count,
     },
     Column {
         name: "workers_busy_mean_count",

@@ -146,6 +146,10 @@ pub fn report_md(scenario: &Scenario, s: &ScenarioSummary, checked: &[Checked], 
     if !slo.is_empty() {
         out.push_str(&format!("\n## SLOs and error budgets\n\n{slo}"));
     }
+    let recovery = report::recovery::markdown(s);
+    if !recovery.is_empty() {
+        out.push_str(&format!("\n## Recovery and backlog\n{recovery}"));
+    }
     if !checked.is_empty() {
         out.push_str("\n## Expectations\n\n");
         for c in checked {

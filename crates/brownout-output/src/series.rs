@@ -208,6 +208,9 @@ fn merge(acc: &mut WindowRow, r: &WindowRow) {
     acc.deadline_missed += r.deadline_missed;
     acc.stale_wrong += r.stale_wrong;
     acc.business_cost += r.business_cost;
+    // Levels at a window's end: the coalesced window ends where its last window does.
+    acc.in_flight_end_count = r.in_flight_end_count;
+    acc.dep_in_flight_end_count = r.dep_in_flight_end_count;
     let mut r = r.clone();
     for (a, b) in means(acc).into_iter().zip(means(&mut r)) {
         *a += *b;

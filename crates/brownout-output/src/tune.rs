@@ -163,6 +163,7 @@ fn trace_chart(space: &Space, done: &[Evaluation]) -> Chart {
             x_unit: Unit::Plain,
             x_range: (0.0, max_runs.max(1.0)),
             shade: Vec::new(),
+            marks: Vec::new(),
             panels: vec![LinePanel {
                 title: objective.clone(),
                 y_label: objective,

@@ -328,7 +328,9 @@ impl Record for Recorder {
     fn arrival(&mut self, now: Time, class: usize) {
         // Counted with or without a time series: only the rows read it, and one increment is
         // all skipping it would save.
-        self.win.classes[class].offered += 1;
+        let w = &mut self.win.classes[class];
+        w.offered += 1;
+        w.in_flight += 1;
         if let Some(t) = &mut self.track {
             t.arrival(now, class);
         }
@@ -388,6 +390,8 @@ impl Record for Recorder {
     fn finish(&mut self, f: Finished) {
         let Finished { now, instance, class, arrived, outcome, staleness, cause, order, dependency_calls } = f;
         let latency = now - arrived;
+        let level = &mut self.win.classes[class].in_flight;
+        *level = level.saturating_sub(1);
         let fallback = self.s.fallbacks[class];
         let answered = match outcome {
             Outcome::Ok => true,

@@ -13,6 +13,9 @@ use crate::engine::{SECOND, Time};
 #[derive(Debug, Clone)]
 pub(super) struct WindowClass {
     pub(super) offered: u64,
+    /// Requests of the class arrived and not yet finished, at any time (never reset: a level,
+    /// read at each window's end).
+    pub(super) in_flight: u64,
     pub(super) outcomes: Tally,
     pub(super) good: u64,
     pub(super) missed: u64,
@@ -26,6 +29,7 @@ impl WindowClass {
     fn new() -> Self {
         Self {
             offered: 0,
+            in_flight: 0,
             outcomes: Tally::default(),
             good: 0,
             missed: 0,
@@ -35,6 +39,7 @@ impl WindowClass {
             stale_wrong: 0,
         }
     }
+    /// Start the next window: every figure of the window back to zero; the level stays.
     fn reset(&mut self) {
         self.offered = 0;
         self.outcomes = Tally::default();
@@ -130,6 +135,16 @@ pub struct WindowRow {
     /// Mean limit across instances at the window's end (no value without a limiter).
     #[serde(rename = "limit_mean_count", alias = "limit", with = "no_value")]
     pub limit: f64,
+    /// Requests of the class that had arrived and not finished at the window's end (queued
+    /// anywhere, holding a worker, waiting for a call or a backoff), warm-up arrivals
+    /// included: the class's backlog. No value in files written before it.
+    #[serde(default = "no_value::none", with = "no_value")]
+    pub in_flight_end_count: f64,
+    /// Dependency calls not yet answered at the window's end, fleet-wide: waiting for a
+    /// server, in service or on the way back, abandoned ones included (work the dependency
+    /// still does for nobody). No value in files written before it.
+    #[serde(default = "no_value::none", with = "no_value")]
+    pub dep_in_flight_end_count: f64,
 }
 
 /// A figure over no sample (a percentile of a window without an answer, the limit of a run
@@ -153,6 +168,11 @@ mod no_value {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
+
+    /// A column missing from an older file: no value.
+    pub fn none() -> f64 {
+        f64::NAN
     }
 }
 
@@ -264,7 +284,7 @@ impl Windows {
         // window edges changes its last bits, and the summary must not depend on the rows.
         self.integrals = g.integrals;
         if s.timeseries {
-            self.push_rows(now, s, &vals, g.limit);
+            self.push_rows(now, s, &vals, &g);
             match &mut self.sink {
                 Some(sink) => sink.window(&self.closing),
                 None => self.kept.extend_from_slice(&self.closing),
@@ -285,7 +305,7 @@ impl Windows {
     }
 
     /// One row per class for the window ending at `now`; `vals` are the gauge means.
-    fn push_rows(&mut self, now: Time, s: &RecorderSetup, vals: &[f64; 5], limit: f64) {
+    fn push_rows(&mut self, now: Time, s: &RecorderSetup, vals: &[f64; 5], g: &Readings) {
         let width = (now - self.start).max(1) as f64;
         let secs = width / SECOND as f64;
         let n = s.instances as f64;
@@ -322,7 +342,9 @@ impl Windows {
                 pool_busy: vals[2] / n,
                 breaker_open: vals[3] / n,
                 breaker_half_open: vals[4] / n,
-                limit: if s.has_limit { limit } else { f64::NAN },
+                limit: if s.has_limit { g.limit } else { f64::NAN },
+                in_flight_end_count: w.in_flight as f64,
+                dep_in_flight_end_count: g.levels[0],
             });
         }
     }

@@ -5,6 +5,7 @@
 pub mod decision;
 pub mod escape;
 pub mod expect;
+pub mod recovery;
 pub mod replicate;
 pub mod slo;
 pub mod table;

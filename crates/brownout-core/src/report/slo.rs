@@ -25,7 +25,7 @@ pub fn span(seconds: f64) -> String {
 }
 
 /// A fraction as a percentage for prose ("95 %", "0.3 %", "–" for no value).
-fn percent(f: f64) -> String {
+pub(crate) fn percent(f: f64) -> String {
     if f.is_nan() {
         return "–".into();
     }

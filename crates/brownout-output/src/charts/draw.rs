@@ -79,8 +79,8 @@ fn swatch<DB: DrawingBackend>(root: &Area<DB>, e: &LegendEntry, x: i32, y: i32) 
 
 fn lines<DB: DrawingBackend>(body: &Area<DB>, l: &LinePanels) -> Res<DB> {
     let areas = body.split_evenly((l.panels.len().max(1), 1));
-    for (a, p) in areas.iter().zip(&l.panels) {
-        line_panel(a, l, p)?;
+    for (k, (a, p)) in areas.iter().zip(&l.panels).enumerate() {
+        line_panel(a, l, p, k == 0)?;
     }
     Ok(())
 }
@@ -110,8 +110,16 @@ fn panel_extent(p: &LinePanel) -> (f64, f64) {
     (lo, hi)
 }
 
-fn line_panel<DB: DrawingBackend>(a: &Area<DB>, l: &LinePanels, p: &LinePanel) -> Res<DB> {
-    let (y_min, y_max) = line_y_range(p);
+fn line_panel<DB: DrawingBackend>(a: &Area<DB>, l: &LinePanels, p: &LinePanel, first: bool) -> Res<DB> {
+    let (y_min, mut y_max) = line_y_range(p);
+    if first && !l.marks.is_empty() {
+        // Headroom above the data for the marks' labels, one text row each below the shades'
+        // labels, so no label covers a line: the plot is the panel less its caption and x axis.
+        let plot_h = (a.dim_in_pixel().1 as f64 - 90.0).max(60.0);
+        let need = (l.marks.len() as f64 + 2.0) * (TICK_SIZE + 5.0);
+        let share = (need / plot_h).min(0.6);
+        y_max = y_min + (y_max - y_min) / (1.0 - share);
+    }
     let (x0, x1) = l.x_range;
     let mut chart = ChartBuilder::on(a)
         .caption(&p.title, text(15.0, &INK))
@@ -151,7 +159,42 @@ fn line_panel<DB: DrawingBackend>(a: &Area<DB>, l: &LinePanels, p: &LinePanel) -
             text(TICK_SIZE, &h.color).pos(anchor),
         )))?;
     }
-    draw_series(&mut chart, p)
+    draw_series(&mut chart, p)?;
+    marks(&mut chart, l, (y_min, y_max), first)
+}
+
+/// The vertical marks over the lines; in the first panel each label on a row of its own
+/// below the shades' labels, written leftwards from a mark in the right two fifths so it
+/// stays inside the plot.
+fn marks<DB: DrawingBackend>(
+    chart: &mut ChartContext<DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    l: &LinePanels,
+    (y_min, y_max): (f64, f64),
+    first: bool,
+) -> Res<DB> {
+    let (x0, x1) = l.x_range;
+    let row_h = chart.plotting_area().dim_in_pixel().1.max(1) as f64;
+    // One text row (the tick font and a gap) as a share of the panel's height.
+    let row = (TICK_SIZE + 5.0) / row_h * (y_max - y_min);
+    for (k, m) in l.marks.iter().enumerate() {
+        if m.line {
+            let path = vec![(m.x, y_min), (m.x, y_max)];
+            chart.draw_series(DashedLineSeries::new(path, 6, 4, m.color.stroke_width(2)))?;
+        }
+        if !first {
+            continue;
+        }
+        let right = m.x > x0 + 0.6 * (x1 - x0);
+        let (h, gap) = if right { (HPos::Right, -6.0) } else { (HPos::Left, 6.0) };
+        let px = (x1 - x0) / chart.plotting_area().dim_in_pixel().0.max(1) as f64;
+        let y = y_max - row * (1.6 + k as f64);
+        chart.draw_series(std::iter::once(Text::new(
+            m.label.clone(),
+            (m.x + gap * px, y),
+            text(TICK_SIZE, &m.color).pos(Pos::new(h, VPos::Top)),
+        )))?;
+    }
+    Ok(())
 }
 
 fn draw_series<DB: DrawingBackend>(

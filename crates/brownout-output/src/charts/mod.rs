@@ -94,6 +94,8 @@ pub(crate) struct LinePanels {
     pub x_range: (f64, f64),
     /// Shaded x spans (warm-up, phases), drawn in order under the lines.
     pub shade: Vec<Shade>,
+    /// Labelled instants (recoveries), drawn across every panel, labelled in the first.
+    pub marks: Vec<VMark>,
     /// The panels, top to bottom.
     pub panels: Vec<LinePanel>,
 }
@@ -108,6 +110,21 @@ pub(crate) struct Shade {
     /// Label written at its top left.
     pub label: String,
     /// Fill.
+    pub color: RGBColor,
+}
+
+/// A labelled instant on a chart's x axis: a dashed vertical line across every panel, or,
+/// without a line, a label alone (an instant that never came, such as a recovery that did not
+/// happen, labelled where the wait for it started).
+#[derive(Debug, Clone)]
+pub(crate) struct VMark {
+    /// Where (x units).
+    pub x: f64,
+    /// Draw the line; `false` draws the label alone.
+    pub line: bool,
+    /// Label, written at the top of the first panel, one row per mark so labels never overlap.
+    pub label: String,
+    /// Colour (the policy's).
     pub color: RGBColor,
 }
 

@@ -12,6 +12,8 @@ use crate::metrics::summary::ScenarioSummary;
 use crate::report::table::says_something;
 use brownout_core::decide::ObjectiveRef;
 
+mod load;
+
 const WIDTH: u32 = 1100;
 const PANEL_H: u32 = 300;
 /// Beyond this horizon the time axis reads in minutes.
@@ -60,6 +62,7 @@ impl<'a> Ctx<'a> {
             x_unit: Unit::Plain,
             x_range: (0.0, self.s.setup.horizon_s.max(1e-9) / self.per_unit),
             shade: self.shades(warm),
+            marks: Vec::new(),
             panels,
         }
     }
@@ -179,6 +182,10 @@ pub fn charts(s: &ScenarioSummary, rows: &[WindowRow]) -> Vec<Chart> {
     let c = Ctx::new(s, rows);
     let mut out = vec![latency(&c)];
     out.extend(s.setup.classes.iter().map(|k| goodput(&c, &k.name)));
+    // The load chart marks recovery after a phase: without phases there is none to mark.
+    if !s.phases.is_empty() {
+        out.extend(s.setup.classes.iter().map(|k| load::load(&c, &k.name)));
+    }
     out.push(resources(&c));
     out.extend(breaker(&c));
     out.extend(limit(&c));

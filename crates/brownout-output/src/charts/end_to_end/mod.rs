@@ -91,11 +91,14 @@ fn run_every_chart_type_renders() {
     let list = [charts::timeseries::charts(&s, &rows), charts::compare::charts(&s)].concat();
     // One of each: latency, goodput and comparison per class, resources; breaker for the
     // one breaker policy, staleness because the classes fall back; no limit chart: the one
-    // limiter is fixed, a flat line (issue 18).
+    // limiter is fixed, a flat line (issue 18); a load chart per class, for the phases derived
+    // from the slow mode at 20 s.
     let expected: BTreeSet<String> = [
         "latency",
         "goodput_checkout",
         "goodput_browse",
+        "load_checkout",
+        "load_browse",
         "resources",
         "breaker",
         "staleness",
@@ -189,10 +192,11 @@ fn run_plot_rerenders_the_same_files_from_saved_results() {
     crate::write_atomic(&d.join("summary.json"), &crate::summary_json(&s).unwrap()).unwrap();
     crate::write_atomic(&d.join("timeseries.csv"), &crate::timeseries_csv(&rows).unwrap()).unwrap();
     let paths = crate::pages::write_run(d, "described", &s, &rows).unwrap();
-    assert_eq!(paths.len(), 8);
+    // The ten charts of `run_every_chart_type_renders`.
+    assert_eq!(paths.len(), 10);
     assert!(paths.iter().all(|p| d.join(p).exists()));
     let first = read_dir_files(&d.join("charts"));
-    assert_eq!(first.len(), 16, "a PNG and an SVG per chart");
+    assert_eq!(first.len(), 20, "a PNG and an SVG per chart");
     std::fs::remove_dir_all(d.join("charts")).unwrap();
     // From the saved JSON and CSV only (floats round-trip), the same bytes come back.
     let again = crate::pages::plot_dir(d).unwrap();
@@ -209,7 +213,7 @@ fn run_html_is_self_contained() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("A &lt;small&gt; run."), "description, escaped");
     assert!(html.contains("<th>goodput/s</th>"), "comparison table");
-    assert_eq!(html.matches("<svg").count(), 8, "every chart inline");
+    assert_eq!(html.matches("<svg").count(), 10, "every chart inline");
     assert!(!html.contains("<?xml"));
     // Nothing to fetch: no external references other than the SVG namespace name and the
     // inlined uPlot's banner comment (its source repository), no script or style loaded from

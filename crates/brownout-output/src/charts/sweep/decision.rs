@@ -86,6 +86,7 @@ pub(super) fn chart(
             x_unit: Unit::Plain,
             x_range: if lo.is_finite() { (lo - pad, hi + pad) } else { (0.0, 1.0) },
             shade: Vec::new(),
+            marks: Vec::new(),
             panels,
         }),
     }

@@ -83,6 +83,7 @@ fn against_axis(s: &SweepResult, axis: &SweepAxis, metric: &str, targets: &[Cons
         x_unit: Unit::Plain,
         x_range: if lo.is_finite() { (lo - pad, hi + pad) } else { (0.0, 1.0) },
         shade: Vec::new(),
+        marks: Vec::new(),
         panels: vec![panel],
     };
     Chart {
