@@ -32,6 +32,7 @@ mod request_timeout;
 mod scale;
 mod server_queue;
 mod server_shed_retry;
+mod sharing;
 mod slo;
 mod stream;
 mod timeseries;
