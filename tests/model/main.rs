@@ -37,4 +37,5 @@ mod slo;
 mod stream;
 mod timeseries;
 mod verify;
+mod verify_ps;
 mod world_semantics;

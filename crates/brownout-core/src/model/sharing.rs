@@ -235,8 +235,8 @@ mod tests {
         // (rounded up to the ns); then two at full speed.
         let f = finishes(ShareRule::Processors(2), &[(0, 9), (0, 20), (0, 30)]);
         assert_eq!(f[0], 14);
-        // At 14 each attained 9 1/3 (the clock says 9 after the max, the others 9.33): the
-        // second has 20 - 9.33 = 10.67 left at full speed: 24.67 -> 25.
+        // By 14 each attained 9 1/3 (the first a third of a ns past its 9): the second has
+        // 20 - 9.33 = 10.67 left at full speed: 24.67 -> 25.
         assert_eq!(f[1], 25);
     }
 
