@@ -16,3 +16,4 @@ mod journal;
 mod loader_fuzz;
 mod locations;
 mod otlp_input;
+mod sharing_input;

@@ -332,7 +332,7 @@ fn probes() -> Vec<(PathBuf, Scenario)> {
     let pooled = STEP
         .replace("max_connections: 50", "max_connections: 5")
         .replace(r#"(timeout: "300ms")"#, r#"(timeout: "300ms", starts: Connection)"#);
-    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES, SERVER, GRAPH]
+    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES, SERVER, GRAPH, SHARED]
         .into_iter()
         .map(|text| (at.clone(), brownout::scenario::load_text(&at, text).unwrap_or_else(|e| panic!("{e}"))))
         .collect()
@@ -546,6 +546,20 @@ const SERVER: &str = r#"Scenario(
         (name: "retry-refusals", stack: [(policy: Retry((max_attempts: 3, backoff: "20ms", on_refusal: [Layer429]))),
             (policy: Limiter((permits: 3))), (policy: Timeout((timeout: "300ms")))]),
     ],
+)"#;
+
+/// The seventh probe: load-dependent service at the dependency (`sharing`: the scalability
+/// law, whose coefficients and variant each change the calls' times), which the fifth's
+/// queue rules cannot sit beside.
+const SHARED: &str = r#"Scenario(
+    name: "probe7", seed: 19, horizon: "30s", warmup: "2s", window: "2s",
+    fleet: (workers: (slots: 200), pool: (max_connections: 200, acquire_timeout: "1s")),
+    classes: [(name: "api", arrivals: Poisson(rate_per_s: 150), deadline: "400ms")],
+    dependency: (
+        latency: Exponential(mean: "20ms"),
+        capacity: Some((servers: 4, queue: 200, sharing: Usl(sigma: 0.05, kappa: 0.002))),
+    ),
+    policies: [(name: "timeout", stack: [(policy: Timeout((timeout: "300ms")))])],
 )"#;
 
 /// The sixth probe: a service graph (several dependencies, a call plan with a parallel group

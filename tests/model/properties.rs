@@ -254,6 +254,7 @@ pub(crate) fn dependency() -> impl Strategy<Value = Dependency> {
                 discipline: Default::default(),
                 max_wait: None,
                 codel: None,
+                sharing: Default::default(),
             });
             d.hop = brownout::scenario::Delay::Fixed(hop);
             d

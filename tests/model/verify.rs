@@ -38,8 +38,9 @@ fn quick_suite_passes_every_check() {
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let rows: Vec<&str> = stdout.lines().filter(|l| l.contains("PASS") || l.contains("FAIL")).collect();
     // Two M/M/c models x (wait, P(wait)), slot and limiter queue waits, two loss models,
-    // two Little checks, two tails, M/M/c/K (loss, time in system).
-    assert_eq!(rows.len(), 14, "{stdout}");
+    // two Little checks, two tails, M/M/c/K (loss, time in system), four M/G/1-PS, the token
+    // bucket's four windows and its worst slack.
+    assert_eq!(rows.len(), 23, "{stdout}");
     assert!(rows.iter().all(|l| l.contains("PASS")), "{stdout}");
     assert!(stdout.contains("All checks passed."));
 }

@@ -167,6 +167,9 @@ pub struct DependencyModel {
     pub(crate) capacity: Option<(u32, u32)>,
     /// How its servers take waiting calls (finite capacity only).
     pub(crate) server: super::server::ServerRules,
+    /// How the calls present share a replica, when they do (`capacity.sharing` other than
+    /// `Queue`): every call present is in service (`world::sharing`).
+    pub(crate) sharing: Option<super::sharing::ShareRule>,
     /// Network time added to each call, drawn per call when it is a distribution.
     hop: DelayDist,
     /// When abandoned calls are cancelled: the time (ns) the cancel takes to arrive.
@@ -265,6 +268,7 @@ impl DependencyModel {
             modes: d.modes.iter().map(|m| (m.at.ns(), m.mode)).collect(),
             capacity: d.capacity.as_ref().map(|c| (c.servers, c.queue)),
             server: d.capacity.as_ref().map(super::server::ServerRules::of).unwrap_or_default(),
+            sharing: d.capacity.as_ref().and_then(super::sharing::ShareRule::of),
             hop: DelayDist::build(&d.hop, seed, HOP ^ salt, dir)?,
             cancel_delay: d.cancellation.delay(),
             latency_draws: Counter::new(seed, LATENCY ^ salt),

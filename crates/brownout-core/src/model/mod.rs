@@ -14,6 +14,7 @@ pub(crate) mod graph;
 pub(crate) mod outlier;
 pub mod records;
 pub(crate) mod server;
+pub(crate) mod sharing;
 pub mod slo;
 mod world;
 

@@ -407,6 +407,42 @@ fn validate_dependency(d: &super::Dependency, prefix: &str) -> Result<(), Invali
                 return Err(bad(at("capacity.codel.interval"), "dependency.capacity.codel.interval must be >= target"));
             }
         }
+        validate_sharing(c).map_err(|(p, m)| bad(at(&format!("capacity.{p}")), m))?;
+    }
+    Ok(())
+}
+
+/// Sharing (`capacity.sharing`) puts every call present in service, so nothing waits: the
+/// settings that order or shed waiting calls cannot be honoured beside it, and the
+/// scalability law's coefficients must lie in its range.
+fn validate_sharing(c: &super::Capacity) -> Result<(), (String, String)> {
+    use super::{Discipline, Sharing};
+    if c.sharing.is_queue() {
+        return Ok(());
+    }
+    let why = "under sharing every call present is in service and none waits; leave it out";
+    if c.discipline == Discipline::Lifo {
+        return Err(("discipline".into(), format!("dependency.capacity.discipline: Lifo orders waiting calls: {why}")));
+    }
+    if c.max_wait.is_some() {
+        return Err(("max_wait".into(), format!("dependency.capacity.max_wait sheds calls that waited: {why}")));
+    }
+    if c.codel.is_some() {
+        return Err(("codel".into(), format!("dependency.capacity.codel sheds calls that waited: {why}")));
+    }
+    if let Sharing::Usl { sigma, kappa } = c.sharing {
+        if !(0.0..=1.0).contains(&sigma) {
+            return Err((
+                "sharing.Usl.sigma".into(),
+                "dependency.capacity.sharing: Usl's sigma must be in [0, 1]".into(),
+            ));
+        }
+        if !(kappa >= 0.0 && kappa.is_finite()) {
+            return Err((
+                "sharing.Usl.kappa".into(),
+                "dependency.capacity.sharing: Usl's kappa must be >= 0 and finite".into(),
+            ));
+        }
     }
     Ok(())
 }

@@ -1,6 +1,8 @@
 //! Verification against queueing theory: closed forms ([`theory`]) and the suite that runs
 //! the reference models of `scenarios/verify/` and compares ([`suite`], `brownout verify`).
 
+mod bucket;
 mod loss_k;
+mod ps;
 pub mod suite;
 pub mod theory;

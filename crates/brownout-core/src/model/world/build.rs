@@ -35,6 +35,7 @@ impl<'m, R: Record> World<'m, R> {
                 busy: vec![0; replicas],
                 queue: vec![VecDeque::new(); replicas],
                 codel: vec![Default::default(); replicas],
+                shared: vec![Default::default(); replicas],
                 in_flight: 0,
             },
             plans: Plans::default(),

@@ -228,7 +228,9 @@ impl<R: Record> World<'_, R> {
         dec!(self.upstream.in_flight);
         self.rec.dep_cancelled(now, self.upstream.in_flight);
         let r = self.upstream.base[c.dep as usize] + c.replica as usize;
-        if c.holds_server {
+        if c.holds_server && self.m.dep(c.dep).sharing.is_some() {
+            self.unshare(now, q, r);
+        } else if c.holds_server {
             self.free_server(now, q, r);
         } else if queued && let Some(p) = self.upstream.queue[r].iter().position(|&t| t == call) {
             // Out of the line, so it no longer counts against the queue's length.
@@ -304,6 +306,14 @@ impl<R: Record> World<'_, R> {
         self.rec.dep_start(now, self.upstream.in_flight);
         let r = self.upstream.base[c.dep as usize] + replica as usize;
         match self.m.dep(c.dep).capacity {
+            Some((servers, queue)) if self.m.dep(c.dep).sharing.is_some() => {
+                if self.upstream.busy[r] < servers.saturating_add(queue) {
+                    self.share(now, q, call, r);
+                } else {
+                    // Every place taken: the dependency sheds the call with a fast 503.
+                    self.shed_call(now, q, call);
+                }
+            }
             Some((servers, queue)) if self.upstream.busy[r] >= servers => {
                 if (self.upstream.queue[r].len() as u32) < queue {
                     self.upstream.queue[r].push_back(call);

@@ -67,9 +67,16 @@ impl<R: Record> World<'_, R> {
         assert_eq!(self.upstream.in_flight, reached, "calls in flight = calls in the slab that reached the dependency");
         assert_eq!(self.upstream.busy, busy, "busy servers = calls holding one");
         for (d, &base) in self.upstream.base.iter().enumerate() {
-            if let Some((servers, _)) = self.m.dep(d as u16).capacity {
+            if let Some((servers, queue)) = self.m.dep(d as u16).capacity {
                 let n = self.gateway.insts[0].clients[d].outstanding.len();
-                assert!(busy[base..base + n].iter().all(|&b| b <= servers), "more calls in service than servers");
+                // Under sharing every call present holds a share, up to servers + queue.
+                let sharing = self.m.dep(d as u16).sharing.is_some();
+                let most = if sharing { servers.saturating_add(queue) } else { servers };
+                assert!(busy[base..base + n].iter().all(|&b| b <= most), "more calls in service than servers");
+                for (r, &b) in busy.iter().enumerate().skip(base).take(n) {
+                    let sharing_now = if sharing { b } else { 0 };
+                    assert_eq!(self.upstream.shared[r].present(), sharing_now, "calls sharing replica {r}");
+                }
             }
         }
         for (i, inst) in self.gateway.insts.iter().enumerate() {

@@ -21,6 +21,7 @@ mod invariants;
 mod lifecycle;
 mod outcome;
 mod plan;
+mod sharing;
 mod stack;
 mod state;
 mod waitq;
@@ -112,6 +113,7 @@ enum Ev {
     Timer { req: Token, generation: u32, timer: Timer },
     DepDone { call: Token },
     ServiceEnd { call: Token },
+    Shared { replica: u32, generation: u32 },
     Cancel { call: Token },
     Hedge { req: Token, generation: u32 },
     Notice { token: Token },
@@ -136,6 +138,7 @@ impl Ev {
             Ev::Hedge { .. } => 10,
             Ev::Cancel { .. } => 11,
             Ev::ServiceEnd { .. } => 12,
+            Ev::Shared { .. } => 13,
             Ev::Notice { .. } => 7,
             Ev::Reload { class, .. } => 8 + ((*class as u64) << 8),
             Ev::Restart { instance, .. } => 9 + ((*instance as u64) << 8),
@@ -440,6 +443,7 @@ impl<R: Record> Handler<Ev> for World<'_, R> {
             Ev::Timer { req, generation, timer } => self.on_timer(now, q, req, generation, timer),
             Ev::DepDone { call } => self.dep_done(now, q, call),
             Ev::ServiceEnd { call } => self.service_end(now, q, call),
+            Ev::Shared { replica, generation } => self.shared_done(now, q, replica as usize, generation),
             Ev::Cancel { call } => self.cancel_call(now, q, call),
             Ev::Hedge { req, generation } => self.hedge(now, q, req, generation),
             Ev::Wake { instance, layer, generation } => {

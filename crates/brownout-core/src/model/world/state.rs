@@ -319,6 +319,9 @@ pub(super) struct Upstream {
     pub queue: Vec<VecDeque<Token>>,
     /// Per replica, the CoDel state of its queue (unused without `capacity.codel`).
     pub codel: Vec<crate::model::server::Codel>,
+    /// Per replica, its shared service (used only under `capacity.sharing`, where `busy`
+    /// counts the calls present and every one of them holds a share: `world::sharing`).
+    pub shared: Vec<crate::model::sharing::Shared<Token>>,
     /// Calls that reached the dependency and have not been answered (count).
     pub in_flight: u64,
 }

@@ -213,7 +213,8 @@ pub struct Dependency {
     /// Mode timeline (healthy / slow / unavailable).
     #[serde(default)]
     pub modes: Vec<ModeChange>,
-    /// Finite capacity: servers and a queue (load raises latency). None = infinite. A call
+    /// Finite capacity: servers and a queue, or service shared by the calls present
+    /// (`sharing`); either way load raises latency. None = infinite. A call
     /// holds a server for its service time only (not its `hop`); the summary reports its
     /// queue wait (`dependency.queue_wait_ms`), service time (`dependency.latency_ms`) and
     /// their sum (`dependency.time_ms`) separately.
@@ -545,6 +546,52 @@ pub struct Capacity {
     /// Shed calls are answered 503 at once, using no service. None = never.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codel: Option<CoDel>,
+    /// How the calls at a replica share it: `Queue` (default: each server serves one call
+    /// at a time, the others wait), `ProcessorSharing` (every call present is in service,
+    /// each at `min(1, servers / n)` of full speed with `n` calls present) or
+    /// `Usl(sigma, kappa)` (Gunther's universal scalability law: each at `X(n) / n` with
+    /// `X(n) = n / (1 + sigma (n - 1) + kappa n (n - 1))`). Under sharing no call waits, so
+    /// `discipline`, `max_wait` and `codel` do not apply, and at most `servers + queue`
+    /// calls are present: one more is answered 503 at once.
+    #[serde(default, skip_serializing_if = "Sharing::is_queue")]
+    pub sharing: Sharing,
+}
+
+/// How the calls at one dependency replica share its servers. A call's service requirement
+/// is its drawn latency (the time it takes at full speed); under sharing, the more calls
+/// present, the slower each one progresses.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default, schemars::JsonSchema)]
+pub enum Sharing {
+    /// Each server serves one call at a time to its end; the others wait in the queue.
+    #[default]
+    Queue,
+    /// Egalitarian processor sharing (Kleinrock): every call present is in service, and with
+    /// `n` present each progresses at `min(1, servers / n)` of full speed, so up to
+    /// `servers` calls run at full speed and beyond that they slow down together. One
+    /// server gives M/G/1-PS, whose mean time in system is E[S] / (1 - rho) whatever the
+    /// service distribution.
+    ProcessorSharing,
+    /// Gunther's universal scalability law (*Guerrilla Capacity Planning*, 2007): every call
+    /// present is in service, and with `n` present the replica completes work at
+    /// `X(n) = n / (1 + sigma (n - 1) + kappa n (n - 1))` times one call's full speed, shared
+    /// equally, so each call progresses at `X(n) / n`. `sigma` is contention (the serial
+    /// part), `kappa` coherency (crosstalk, which makes throughput fall past a peak at
+    /// `n* = sqrt((1 - sigma) / kappa)`). `servers` does not enter the curve; it only counts
+    /// towards the most calls present, `servers + queue`. With `sigma = kappa = 0` this is
+    /// processor sharing with unlimited servers.
+    Usl {
+        /// Contention, in [0, 1].
+        sigma: f64,
+        /// Coherency delay, >= 0 (and finite).
+        kappa: f64,
+    },
+}
+
+impl Sharing {
+    /// The default: servers and a queue.
+    pub fn is_queue(&self) -> bool {
+        *self == Sharing::Queue
+    }
 }
 
 /// The order in which a dependency's free servers take waiting calls.
