@@ -77,7 +77,9 @@ fn arrivals() -> impl Strategy<Value = Arrivals> {
             t.sort();
             Arrivals::Scripted { times: t }
         }),
-        (1..20u32, ms(0, 500)).prop_map(|(users, think)| Arrivals::ClosedLoop { users, think }),
+        // At least 1 ms of think time: a closed loop with none, whose requests take no time,
+        // never lets virtual time advance, and `check` refuses it (scenario/estimate.rs).
+        (1..20u32, ms(1, 500)).prop_map(|(users, think)| Arrivals::ClosedLoop { users, think }),
         (0.0..200.0f64, 0.0..400.0f64)
             .prop_map(|(a, b)| Arrivals::PoissonProfile { points: vec![(Dur::ms(0), a), (Dur::secs(3), b)] }),
     ]
