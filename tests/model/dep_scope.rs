@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use brownout::model::records::Records;
-use brownout::model::{Model, RunOptions, run_policy_recorded};
+use brownout::model::{Model, RunOptions, run_policy, run_policy_recorded};
 
 use crate::common;
 
@@ -131,4 +131,52 @@ fn a_timeout_scoped_to_one_dependency_does_not_bound_the_other() {
     assert_eq!((c.outcomes.fallback, c.outcomes.ok), (0, 0));
     assert_eq!(c.outcomes.timeout, 21);
     assert_eq!((c.latency_ms.mean, c.latency_ms.max), (70.0, 70.0));
+}
+
+/// Small pools of their own, layers scoped to each dependency (a retry and a breaker on
+/// pricing, a timeout on inventory, a limiter on payment, a hedge on inventory), an unscoped
+/// limiter for one class, two instances and a restart, over drawn latencies at a load that
+/// fills the pools: the world's recount (every window tick in this profile) holds, and every
+/// request is counted once.
+#[test]
+fn pools_and_scoped_layers_keep_every_request_counted_once_under_load() {
+    let text = r#"Scenario(
+    name: "busy", horizon: "20s", warmup: "0s", seed: 11,
+    fleet: (instances: 2, workers: (slots: 40, queue: 20), pool: (max_connections: 4, acquire_timeout: "30ms"),
+            pools: [(dependency: "pricing", max_connections: 2, acquire_timeout: "20ms"), (dependency: "payment", max_connections: 3)],
+            restarts: [(at: "7s", instances: [1])]),
+    classes: [
+        (name: "checkout", arrivals: Poisson(rate_per_s: 150), deadline: "300ms",
+         calls: [Parallel(calls: [Call("inventory"), Optional(dependency: "pricing", cost: "1ms")]), Call("payment")]),
+        (name: "browse", arrivals: Poisson(rate_per_s: 100), deadline: "200ms",
+         calls: [Parallel(join: First, calls: [Call("pricing"), Call("inventory")])]),
+    ],
+    dependencies: [
+        (name: "inventory", latency: Exponential(mean: "15ms")),
+        (name: "pricing", latency: Exponential(mean: "25ms"), error_rate: Constant(0.2)),
+        (name: "payment", latency: Exponential(mean: "20ms")),
+    ],
+    policies: [
+        (name: "scoped", stack: [
+            (policy: Retry((max_attempts: 3, backoff: "5ms")), dependencies: ["pricing"]),
+            (policy: ConsecutiveBreaker((failures: 3, break_duration: "200ms")), dependencies: ["pricing"]),
+            (policy: Timeout((timeout: "40ms")), dependencies: ["inventory"]),
+            (policy: Hedge((delay: Some("20ms"))), dependencies: ["inventory"]),
+            (policy: Limiter((permits: 2)), dependencies: ["payment"]),
+            (policy: Limiter((permits: 10)), classes: ["browse"]),
+        ]),
+        (name: "unscoped", stack: [(policy: Timeout((timeout: "40ms")))]),
+    ],
+)"#;
+    let s = common::scenario(text);
+    let m = Model::build(&s, s.seed, Path::new(".")).unwrap();
+    for policy in 0..s.policies.len() {
+        let r = run_policy(&m, policy, RunOptions::default()).expect("runs");
+        let sum = &r.summary;
+        // Every arrival ends under one outcome or is still in flight (calls are no requests).
+        let finished: u64 = sum.classes.iter().map(|c| c.outcomes.total()).sum();
+        assert_eq!(r.requests, finished + sum.in_flight_at_end, "{}", sum.policy);
+        assert!(r.requests > 4000, "{}: {}", sum.policy, r.requests);
+        assert!(sum.resources.pool_waiting_mean > 0.0, "{}: the pools fill", sum.policy);
+    }
 }

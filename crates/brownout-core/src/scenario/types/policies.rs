@@ -15,7 +15,8 @@ pub struct PolicySet {
     pub stack: Vec<Layer>,
 }
 
-/// A layer: a policy, optionally restricted to some classes.
+/// A layer: a policy, optionally restricted to some classes and to the calls to some
+/// dependencies.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Layer {
