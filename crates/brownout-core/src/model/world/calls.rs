@@ -558,8 +558,11 @@ impl<R: Record> World<'_, R> {
     /// Pool `p` of instance `inst` has a free connection.
     fn pool_free(&self, inst: u32, p: usize) -> bool {
         let i = &self.gateway.insts[inst as usize];
-        let used = if p == 0 { i.conns - i.own.iter().map(|o| o.conns).sum::<u32>() } else { i.own[p - 1].conns };
-        used < build::pool_spec(&self.m.scenario, p).0
+        if p == 0 {
+            i.conns - i.own.iter().map(|o| o.conns).sum::<u32>() < self.m.scenario.fleet.pool.max_connections
+        } else {
+            i.own[p - 1].conns < build::pool_spec(&self.m.scenario, p).0
+        }
     }
 
     pub(super) fn attempt_timer(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {

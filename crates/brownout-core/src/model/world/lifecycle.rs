@@ -256,8 +256,13 @@ impl<R: Record> World<'_, R> {
     /// a limiter must get its permits back); the other layers are rebuilt anyway.
     fn crash_layers(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get(tok).expect("live request");
-        let (route, inst, attempt, pos, phase) =
-            (self.route(tok), r.who.instance, r.attempt.number, r.attempt.pos as usize, r.phase);
+        let (route, inst, attempt, pos, phase) = (
+            self.route_of(r.who.class as usize, tok),
+            r.who.instance,
+            r.attempt.number,
+            r.attempt.pos as usize,
+            r.phase,
+        );
         let inner = self.layout.inner_start[route] as usize;
         match phase {
             Phase::Calling => {

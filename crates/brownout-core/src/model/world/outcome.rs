@@ -194,7 +194,8 @@ impl<R: Record> World<'_, R> {
     /// `TimeoutRejectedException`), and the request ends timed out.
     pub(super) fn cut_before_call(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get(tok).expect("live request");
-        let (inner, pos) = (self.layout.inner_start[self.route(tok)] as usize, r.attempt.pos as usize);
+        let (inner, pos) =
+            (self.layout.inner_start[self.route_of(r.who.class as usize, tok)] as usize, r.attempt.pos as usize);
         self.cancel_from(now, q, tok, inner);
         self.complete_before(now, q, tok, CallOutcome::Timeout, pos.min(inner));
         self.request_timed_out(now, q, tok);

@@ -187,7 +187,8 @@ impl<R: Record> World<'_, R> {
     /// and the layers it passed hear it was not executed.
     pub(super) fn drop_child(&mut self, now: Time, q: &mut EventQueue<Ev>, kid: Token) {
         let r = self.reqs.get(kid).expect("live request");
-        let (route, inst, pos, phase) = (self.route(kid), r.who.instance, r.attempt.pos as usize, r.phase);
+        let (route, inst, pos, phase) =
+            (self.route_of(r.who.class as usize, kid), r.who.instance, r.attempt.pos as usize, r.phase);
         let inner = self.layout.inner_start[route] as usize;
         match phase {
             Phase::Calling => {

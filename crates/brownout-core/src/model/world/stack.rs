@@ -29,9 +29,10 @@ impl<R: Record> World<'_, R> {
     }
 
     pub(super) fn begin_attempt(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
-        let route = self.route(tok);
         let id = self.gateway.next_attempt_id;
         self.gateway.next_attempt_id += 1;
+        let r = self.reqs.get(tok).expect("live request");
+        let route = self.route_of(r.who.class as usize, tok);
         let r = self.reqs.get_mut(tok).expect("live request");
         r.attempt.number += 1;
         r.attempt.id = id;
@@ -47,7 +48,8 @@ impl<R: Record> World<'_, R> {
     }
 
     pub(super) fn admit_from(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
-        let (route, inst) = (self.route(tok), self.reqs.get(tok).expect("live request").who.instance);
+        let r = self.reqs.get(tok).expect("live request");
+        let (route, inst) = (self.route_of(r.who.class as usize, tok), r.who.instance);
         loop {
             let pos = self.reqs.get(tok).expect("live request").attempt.pos as usize;
             let Some(&l) = self.layout.class_layers[route].get(pos) else {
@@ -150,14 +152,18 @@ impl<R: Record> World<'_, R> {
     /// Tell the layers this attempt passed that it was not executed.
     pub(super) fn cancel_admitted(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get(tok).expect("live request");
-        let start = if r.attempt.number == 1 { 0 } else { self.layout.inner_start[self.route(tok)] as usize };
+        let start = if r.attempt.number == 1 {
+            0
+        } else {
+            self.layout.inner_start[self.route_of(r.who.class as usize, tok)] as usize
+        };
         self.cancel_from(now, q, tok, start);
     }
 
     /// Tell the layers this attempt passed, from position `start` on, that it was not executed.
     pub(super) fn cancel_from(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, start: usize) {
         let r = self.reqs.get(tok).expect("live request");
-        let (route, inst, pos) = (self.route(tok), r.who.instance, r.attempt.pos as usize);
+        let (route, inst, pos) = (self.route_of(r.who.class as usize, tok), r.who.instance, r.attempt.pos as usize);
         for p in (start..pos).rev() {
             let l = self.layout.class_layers[route][p];
             let mut att = self.attempt_of(now, tok, l);
@@ -172,7 +178,7 @@ impl<R: Record> World<'_, R> {
     /// waits out a backoff.
     pub(super) fn refused(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, l: u8, why: Refusal) {
         let r = self.reqs.get(tok).expect("live request");
-        let inner = self.layout.inner_start[self.route(tok)];
+        let inner = self.layout.inner_start[self.route_of(r.who.class as usize, tok)];
         let how = match why {
             Refusal::Rejected => Some(Refused::Layer429),
             // An open breaker and a limit answered as 503 (`refuse_as: Unavailable`) alike.
@@ -217,7 +223,7 @@ impl<R: Record> World<'_, R> {
         end: usize,
     ) {
         let r = self.reqs.get(tok).expect("live request");
-        let (route, inst) = (self.route(tok), r.who.instance);
+        let (route, inst) = (self.route_of(r.who.class as usize, tok), r.who.instance);
         for p in (0..end).rev() {
             let l = self.layout.class_layers[route][p];
             let r = self.reqs.get(tok).expect("live request");
