@@ -7,7 +7,7 @@ use std::path::Path;
 use brownout::scenario::load_text;
 
 /// A valid graph: checkout calls inventory and pricing in parallel, then payment.
-const GOOD: &str = r#"Scenario(
+pub(crate) const GOOD: &str = r#"Scenario(
     name: "graph", horizon: "10s",
     fleet: (workers: (slots: 100), pool: (max_connections: 100, acquire_timeout: "1s")),
     classes: [(name: "checkout", arrivals: Poisson(rate_per_s: 10), deadline: "1s",
@@ -22,7 +22,7 @@ const GOOD: &str = r#"Scenario(
 )"#;
 
 /// Line and column (1-based) of the only occurrence of `needle` in `text`.
-fn position(text: &str, needle: &str) -> (usize, usize) {
+pub(crate) fn position(text: &str, needle: &str) -> (usize, usize) {
     assert_eq!(text.matches(needle).count(), 1, "{needle:?} must occur once");
     let at = text.find(needle).unwrap();
     let line = text[..at].matches('\n').count() + 1;
@@ -32,7 +32,7 @@ fn position(text: &str, needle: &str) -> (usize, usize) {
 
 /// `GOOD` with `from` replaced by `to` is refused at `value` (unique in the edited text),
 /// with a message containing `says`.
-fn refused(from: &str, to: &str, value: &str, says: &str) {
+pub(crate) fn refused(from: &str, to: &str, value: &str, says: &str) {
     assert_eq!(GOOD.matches(from).count(), 1, "{from:?}");
     let text = GOOD.replace(from, to);
     let e = load_text(Path::new("graph.ron"), &text).expect_err(to);

@@ -9,6 +9,7 @@ mod common;
 mod bad_input;
 mod check_data;
 mod data_safety;
+mod dep_scope_input;
 mod escape;
 mod files;
 mod graph_input;

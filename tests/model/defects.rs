@@ -111,7 +111,7 @@ fn runs_without_panic(what: &str, change: impl Fn(&mut Scenario)) {
 }
 
 fn layer(policy: PolicySpec) -> Layer {
-    Layer { policy, classes: vec![], scope: Scope::Instance, persistent: false }
+    Layer { policy, classes: vec![], dependencies: vec![], scope: Scope::Instance, persistent: false }
 }
 
 const HUGE: Dur = Dur(Time::MAX - 1);

@@ -245,7 +245,7 @@ fn assemble(
             setup: Setup {
                 instances: s.fleet.instances,
                 worker_slots: s.fleet.workers.slots,
-                pool_connections: s.fleet.pool.max_connections,
+                pool_connections: s.pool_connections(),
                 window_s: ms_f64(s.window.ns()) / 1000.0,
                 warmup_s: ms_f64(s.warmup.ns()) / 1000.0,
                 horizon_s: ms_f64(s.horizon.ns()) / 1000.0,

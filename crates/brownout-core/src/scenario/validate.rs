@@ -12,6 +12,7 @@ use crate::metrics::catalogue;
 
 mod graph;
 mod margins;
+mod scope;
 
 /// The most replications a run may ask for (`replications`, `--replications`).
 pub const MAX_REPLICATIONS: u32 = 1000;
@@ -76,12 +77,14 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
     validate_fleet(s)?;
     let classes = validate_classes(&s.classes)?;
     graph::validate(s)?;
+    scope::validate_pools(s)?;
     for (k, d) in s.deps().iter().enumerate() {
         validate_dependency(d, &s.dep_path(k))?;
     }
     validate_catalogue_and_business(s)?;
     super::fallback::validate_fallbacks(s)?;
     let policies = validate_policies(s, &classes)?;
+    scope::validate_scoped_layers(s)?;
     validate_phase_names(s)?;
     super::types::check_phases(s).map_err(|(p, m)| bad(p, m))?;
     // The phases are resolved once: per expectation, they made validation quadratic.

@@ -163,7 +163,7 @@ pub struct Setup {
     pub instances: u32,
     /// Worker slots per instance.
     pub worker_slots: u32,
-    /// Pool connections per instance.
+    /// Pool connections per instance (`fleet.pool`'s, plus those of `fleet.pools`).
     pub pool_connections: u32,
     /// Time-series window, seconds.
     #[serde(deserialize_with = "nan_if_null")]

@@ -27,7 +27,7 @@ impl<'m, R: Record> World<'m, R> {
                 pending_reloads: Slab::new(),
                 arrived: 0,
             },
-            gateway: Gateway { insts, pump: Vec::new(), notices: Slab::new(), next_attempt_id: 0 },
+            gateway: Gateway { insts, pump: Vec::new(), notices: Slab::new(), next_attempt_id: 0, pool_of: pool_of(s) },
             layout,
             upstream: Upstream {
                 calls: Slab::new(),
@@ -121,9 +121,29 @@ fn build_instance(m: &Model, policy: usize, instance: u32) -> Inst {
         conns: 0,
         pool_q: VecDeque::new(),
         pool_waiting: 0,
+        own: s.fleet.pools.iter().map(|_| OwnPool::default()).collect(),
         layers: s.policies[policy].stack.iter().enumerate().map(|(j, l)| build_layer(m, l, j, instance)).collect(),
         degraded: 0,
         clients: s.deps().iter().map(|d| build_client(m, d, instance)).collect(),
+    }
+}
+
+/// Per dependency, the pool its calls use (`Gateway::pool_of`): empty without `fleet.pools`.
+fn pool_of(s: &crate::scenario::Scenario) -> Vec<u8> {
+    if s.fleet.pools.is_empty() {
+        return Vec::new();
+    }
+    let own = |d: &crate::scenario::Dependency| s.fleet.pools.iter().position(|p| p.dependency == d.name);
+    s.deps().iter().map(|d| own(d).map_or(0, |k| k as u8 + 1)).collect()
+}
+
+/// Pool `p`'s size and acquire timeout (ns): 0 the fleet's `pool`, k `fleet.pools[k - 1]`
+/// (whose acquire timeout defaults to the fleet pool's).
+pub(super) fn pool_spec(s: &crate::scenario::Scenario, p: usize) -> (u32, Time) {
+    let shared = &s.fleet.pool;
+    match p.checked_sub(1).map(|k| &s.fleet.pools[k]) {
+        None => (shared.max_connections, shared.acquire_timeout.ns()),
+        Some(own) => (own.max_connections, own.acquire_timeout.unwrap_or(shared.acquire_timeout).ns()),
     }
 }
 
@@ -140,22 +160,43 @@ fn build_client(m: &Model, d: &crate::scenario::Dependency, instance: u32) -> Cl
     }
 }
 
-/// Which layers each class passes, where its retry layer starts, which layers are
-/// fleet-wide, and which layers report a breaker state and a limit (read off `first`, a
-/// freshly built instance).
+/// Which layers each class passes (each class's calls to each dependency, when a layer is
+/// scoped to dependencies), where its retry layer starts, which layers are fleet-wide, and
+/// which layers report a breaker state and a limit (read off `first`, a freshly built
+/// instance).
 fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
     let s = &m.scenario;
     let set = &s.policies[policy];
-    let class_layers: Vec<Vec<u8>> = s
+    let deps = s.deps();
+    // Rows of the layout: one per class, or one per (class, dependency) when a layer names
+    // dependencies (`World::route_of`); without, nothing looks up a call's dependency.
+    let stride = if set.stack.iter().any(|l| !l.dependencies.is_empty()) { deps.len() } else { 0 };
+    let for_class =
+        |l: &crate::scenario::Layer, c: &crate::scenario::Class| l.classes.is_empty() || l.classes.contains(&c.name);
+    let for_dep =
+        |l: &crate::scenario::Layer, d: &str| l.dependencies.is_empty() || l.dependencies.iter().any(|n| n == d);
+    let routes: Vec<(usize, Option<&str>)> = if stride == 0 {
+        (0..s.classes.len()).map(|c| (c, None)).collect()
+    } else {
+        (0..s.classes.len()).flat_map(|c| deps.iter().map(move |d| (c, Some(d.name.as_str())))).collect()
+    };
+    let class_layers: Vec<Vec<u8>> = routes
+        .iter()
+        .map(|&(c, dep)| {
+            let c = &s.classes[c];
+            let passes = |l: &crate::scenario::Layer| for_class(l, c) && dep.is_none_or(|d| for_dep(l, d));
+            set.stack.iter().enumerate().filter(|(_, l)| passes(l)).map(|(i, _)| i as u8).collect()
+        })
+        .collect();
+    // At arrival a request hears from the layers of its class that any of its calls pass
+    // (`Policy::on_request`: a retry budget's deposit), once.
+    let arrival_layers: Vec<Vec<u8>> = s
         .classes
         .iter()
         .map(|c| {
-            set.stack
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| l.classes.is_empty() || l.classes.contains(&c.name))
-                .map(|(i, _)| i as u8)
-                .collect()
+            let called = s.dependencies_called(c);
+            let passes = |l: &crate::scenario::Layer| for_class(l, c) && called.iter().any(|d| for_dep(l, d));
+            set.stack.iter().enumerate().filter(|(_, l)| passes(l)).map(|(i, _)| i as u8).collect()
         })
         .collect();
     let inner_start: Vec<u8> = class_layers
@@ -168,8 +209,8 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
     let request_timeouts = class_layers
         .iter()
         .zip(&inner_start)
-        .enumerate()
-        .map(|(c, (ls, &start))| {
+        .zip(&routes)
+        .map(|((ls, &start), &(c, _))| {
             (0..start as usize)
                 .filter(|&p| matches!(set.stack[ls[p] as usize].policy, crate::policy::PolicySpec::Timeout(_)))
                 .filter_map(|p| {
@@ -183,6 +224,8 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
     let find = |f: &dyn Fn(&Status) -> bool| first.layers.iter().position(|l| f(&l.last)).map(|i| i as u8);
     Layout {
         class_layers,
+        stride,
+        arrival_layers,
         inner_start,
         request_timeouts,
         fleet: set
@@ -217,7 +260,7 @@ fn build_recorder<R: Record>(m: &Model, policy: usize, layout: &Layout, timeseri
         deadlines: s.classes.iter().map(|c| c.deadline.ns()).collect(),
         instances: s.fleet.instances,
         slots: s.fleet.workers.slots,
-        connections: s.fleet.pool.max_connections,
+        connections: s.pool_connections(),
         warmup: s.warmup.ns(),
         horizon: s.horizon.ns(),
         window: s.window.ns(),

@@ -18,12 +18,13 @@ impl<R: Record> World<'_, R> {
             return;
         }
         let mut timeout: Option<(Time, Time)> = None;
-        for (p, &l) in self.layout.class_layers[class].iter().enumerate() {
+        let route = self.route_of(class, tok);
+        for (p, &l) in self.layout.class_layers[route].iter().enumerate() {
             if !self.layout.hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT) {
                 debug_assert!(self.layer(inst, l).policy.attempt_timeout(class as ClassId).is_none());
                 continue;
             }
-            if self.layout.request_timeouts[class].iter().any(|&(at, ..)| at as usize == p) {
+            if self.layout.request_timeouts[route].iter().any(|&(at, ..)| at as usize == p) {
                 continue; // it bounds the request: `request`
             }
             if let Some(t) = self.layer(inst, l).policy.attempt_timeout(class as ClassId)
@@ -37,20 +38,26 @@ impl<R: Record> World<'_, R> {
         let (deadline, unwind) =
             if request < own { (request, Some(request_unwind)) } else { (own, timeout.map(|t| t.1)) };
         let unwind = self.unwind_of(tok, unwind);
+        let p = self.pool_id(tok);
+        let free = self.pool_free(inst, p);
         let r = self.reqs.get_mut(tok).expect("live request");
         r.time.attempt_deadline = deadline;
         r.time.unwind = unwind;
         r.time.attempt_start = now;
-        let pool = &self.m.scenario.fleet.pool;
-        let i = &mut self.gateway.insts[inst as usize];
-        if i.conns < pool.max_connections {
+        if free {
             self.take_connection(now, q, tok);
         } else {
+            let (_, acquire_timeout) = build::pool_spec(&self.m.scenario, p);
+            let i = &mut self.gateway.insts[inst as usize];
             i.pool_waiting += 1;
             let waiting = i.pool_waiting;
-            i.pool_q.push_back(tok);
+            if p == 0 {
+                i.pool_q.push_back(tok)
+            } else {
+                i.own[p - 1].q.push_back(tok)
+            }
             r.phase = Phase::PoolQueue;
-            let at = now.saturating_add(pool.acquire_timeout.ns()).min(r.time.attempt_deadline);
+            let at = now.saturating_add(acquire_timeout).min(r.time.attempt_deadline);
             self.timer(q, tok, at, Timer::Attempt);
             self.rec.pool_waiting(now, inst, waiting);
         }
@@ -79,7 +86,7 @@ impl<R: Record> World<'_, R> {
         let r = self.reqs.get(tok).expect("live request");
         let (inst, generation) = (r.who.instance, r.hedge.generation);
         let mut hedge = None;
-        for &l in &self.layout.class_layers[class as usize] {
+        for &l in &self.layout.class_layers[self.route_of(class as usize, tok)] {
             if self.layout.hooks[l as usize].has(Hooks::HEDGE_DELAY) {
                 hedge = hedge.or(self.layer(inst, l).policy.hedge_delay(class));
             } else {
@@ -99,7 +106,7 @@ impl<R: Record> World<'_, R> {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, deadline) = (r.who.class, r.who.instance, r.time.attempt_deadline);
         let mut first: Option<(Time, Time)> = None;
-        for &l in &self.layout.class_layers[class as usize] {
+        for &l in &self.layout.class_layers[self.route_of(class as usize, tok)] {
             if self.layout.hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT)
                 && let Some(t) = self.layer(inst, l).policy.connection_timeout(class)
                 && first.is_none_or(|cur| t.0 < cur.0)
@@ -129,8 +136,12 @@ impl<R: Record> World<'_, R> {
         let dep = self.dep_of(tok);
         let r = self.reqs.get(tok).expect("live request");
         let attempt = if hedged { r.attempt.number | (1 << 31) } else { r.attempt.number };
+        let p = self.pool_id(tok);
+        debug_assert!(self.pool_free(inst, p), "a connection beyond the pool");
         let i = &mut self.gateway.insts[inst as usize];
-        debug_assert!(i.conns < self.m.scenario.fleet.pool.max_connections, "a connection beyond the pool");
+        if p > 0 {
+            i.own[p - 1].conns += 1;
+        }
         i.conns += 1;
         let conns = i.conns;
         self.rec.pool(now, inst, conns);
@@ -181,7 +192,7 @@ impl<R: Record> World<'_, R> {
             return;
         }
         let inst = r.who.instance;
-        if self.gateway.insts[inst as usize].conns >= self.m.scenario.fleet.pool.max_connections {
+        if !self.pool_free(inst, self.pool_id(tok)) {
             return; // a hedge never waits for a connection
         }
         let call = self.open_call(now, q, tok, true);
@@ -524,19 +535,43 @@ impl<R: Record> World<'_, R> {
     /// Return one of the request's connections to its instance's pool and hand it to the
     /// next waiter.
     pub(super) fn release_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, inst: u32) {
+        let p = self.pool_id(tok);
         let r = self.reqs.get_mut(tok).expect("live request");
         dec!(r.attempt.conns);
         let i = &mut self.gateway.insts[inst as usize];
         dec!(i.conns);
+        if p > 0 {
+            dec!(i.own[p - 1].conns);
+        }
         let conns = i.conns;
         self.rec.pool(now, inst, conns);
-        while let Some(next) = self.gateway.insts[inst as usize].pool_q.pop_front() {
+        loop {
+            let i = &mut self.gateway.insts[inst as usize];
+            let Some(next) = (if p == 0 { i.pool_q.pop_front() } else { i.own[p - 1].q.pop_front() }) else {
+                break;
+            };
             if self.reqs.get(next).is_some_and(|r| r.phase == Phase::PoolQueue) {
                 dec!(self.gateway.insts[inst as usize].pool_waiting);
                 self.rec.pool_waiting(now, inst, self.gateway.insts[inst as usize].pool_waiting);
                 self.take_connection(now, q, next);
                 break;
             }
+        }
+    }
+
+    /// The pool request `tok`'s calls take connections from (`Gateway::pool_of`): 0, the
+    /// fleet's `pool`, without `fleet.pools`, where no dependency is looked up.
+    pub(super) fn pool_id(&self, tok: Token) -> usize {
+        if self.gateway.pool_of.is_empty() { 0 } else { self.gateway.pool_of[self.dep_of(tok) as usize] as usize }
+    }
+
+    /// Pool `p` of instance `inst` has a free connection.
+    fn pool_free(&self, inst: u32, p: usize) -> bool {
+        let i = &self.gateway.insts[inst as usize];
+        if p == 0 {
+            i.conns - i.own.iter().map(|o| o.conns).sum::<u32>() < self.m.scenario.fleet.pool.max_connections
+        } else {
+            i.own[p - 1].conns < build::pool_spec(&self.m.scenario, p).0
         }
     }
 

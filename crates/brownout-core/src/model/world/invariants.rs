@@ -14,11 +14,15 @@ impl<R: Record> World<'_, R> {
         let n = self.gateway.insts.len();
         let (mut workers, mut conns) = (vec![0u32; n], vec![0u32; n]);
         let (mut slot_waiting, mut pool_waiting) = (vec![0u32; n], vec![0u32; n]);
+        let mut own = vec![vec![0u32; self.m.scenario.fleet.pools.len()]; n];
         for tok in self.reqs.tokens() {
             let r = self.reqs.get(tok).expect("live request");
             let i = r.who.instance as usize;
             workers[i] += r.worker as u32;
             conns[i] += r.attempt.conns as u32;
+            if let Some(p) = self.pool_id(tok).checked_sub(1) {
+                own[i][p] += r.attempt.conns as u32;
+            }
             assert!(!(r.worker && r.phase == Phase::SlotQueue), "a request waiting for a slot holds one");
             assert!(r.phase != Phase::Dequeued, "a request left dequeued at an event boundary");
             slot_waiting[i] += (r.phase == Phase::SlotQueue) as u32;
@@ -35,7 +39,17 @@ impl<R: Record> World<'_, R> {
         let fleet = &self.m.scenario.fleet;
         for (i, inst) in self.gateway.insts.iter().enumerate() {
             assert!(inst.workers <= fleet.workers.slots, "instance {i}: {} workers busy", inst.workers);
-            assert!(inst.conns <= fleet.pool.max_connections, "instance {i}: {} connections", inst.conns);
+            assert!(inst.conns <= self.m.scenario.pool_connections(), "instance {i}: {} connections", inst.conns);
+            for (p, pool) in inst.own.iter().enumerate() {
+                assert!(
+                    pool.conns <= fleet.pools[p].max_connections,
+                    "instance {i} pool {p}: {} connections",
+                    pool.conns
+                );
+                assert_eq!(pool.conns, own[i][p], "instance {i} pool {p}: connections = those requests hold");
+            }
+            let shared = inst.conns - inst.own.iter().map(|o| o.conns).sum::<u32>();
+            assert!(shared <= fleet.pool.max_connections, "instance {i}: {shared} connections of the fleet's pool");
             assert_eq!(inst.workers, workers[i], "instance {i}: busy workers = requests holding one");
             assert_eq!(inst.conns, conns[i], "instance {i}: connections = those requests hold");
             assert_eq!(inst.worker_waiting, slot_waiting[i], "instance {i}: slot waiters");
@@ -95,7 +109,8 @@ impl<R: Record> World<'_, R> {
     /// for a later attempt may have a stale entry too).
     fn live_pool_entries(&self, inst: &Inst) -> u32 {
         let live = |t: &&Token| self.reqs.get(**t).is_some_and(|r| r.phase == Phase::PoolQueue);
-        inst.pool_q.iter().filter(live).map(|t| t.index).collect::<BTreeSet<_>>().len() as u32
+        let queues = std::iter::once(&inst.pool_q).chain(inst.own.iter().map(|o| &o.q));
+        queues.flat_map(|q| q.iter().filter(live).map(|t| t.index)).collect::<BTreeSet<_>>().len() as u32
     }
 }
 

@@ -39,8 +39,8 @@ impl<R: Record> World<'_, R> {
         if self.trace.records.is_some() {
             self.log_arrival(now, class, source, key, instance, item);
         }
-        for li in 0..self.layout.class_layers[c].len() {
-            let l = self.layout.class_layers[c][li];
+        for li in 0..self.layout.arrival_layers[c].len() {
+            let l = self.layout.arrival_layers[c][li];
             if !self.layout.hooks[l as usize].has(Hooks::ON_REQUEST) {
                 continue;
             }
@@ -208,6 +208,10 @@ impl<R: Record> World<'_, R> {
         i.worker_waiting = 0;
         i.pool_q.clear();
         i.pool_waiting = 0;
+        for own in &mut i.own {
+            own.conns = 0;
+            own.q.clear();
+        }
         self.rec.pool_waiting(now, instance, 0);
         for client in &mut i.clients {
             client.outstanding.fill(0);
@@ -252,13 +256,18 @@ impl<R: Record> World<'_, R> {
     /// a limiter must get its permits back); the other layers are rebuilt anyway.
     fn crash_layers(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get(tok).expect("live request");
-        let (class, inst, attempt, pos, phase) =
-            (r.who.class as usize, r.who.instance, r.attempt.number, r.attempt.pos as usize, r.phase);
-        let inner = self.layout.inner_start[class] as usize;
+        let (route, inst, attempt, pos, phase) = (
+            self.route_of(r.who.class as usize, tok),
+            r.who.instance,
+            r.attempt.number,
+            r.attempt.pos as usize,
+            r.phase,
+        );
+        let inner = self.layout.inner_start[route] as usize;
         match phase {
             Phase::Calling => {
                 for p in (inner..pos).rev() {
-                    let l = self.layout.class_layers[class][p];
+                    let l = self.layout.class_layers[route][p];
                     let r = self.reqs.get(tok).expect("live request");
                     let outcome = CallOutcome::Error;
                     let done = Completed::new(now, r.who.class, r.attempt.id, self.admitted_at(tok, p), outcome);
@@ -268,7 +277,7 @@ impl<R: Record> World<'_, R> {
             Phase::LayerQueue | Phase::PoolQueue => {
                 if phase == Phase::LayerQueue {
                     // It leaves the queue it waits in (its entry becomes a tombstone).
-                    let l = self.layout.class_layers[class][pos];
+                    let l = self.layout.class_layers[route][pos];
                     let parked = self.reqs.get(tok).expect("live request").time.attempt_start;
                     self.rec.layer_waited(now, parked, self.layout.kinds[l as usize]);
                     dec!(self.layer_mut(inst, l).waiting);

@@ -41,8 +41,8 @@ use crate::policy::{
 };
 use crate::scenario::{Balancing, Fallback, PartitionMode, Scope};
 use state::{
-    Answer, AttemptState, Call, Client, Gateway, HedgeState, Identity, Inst, LayerRt, Layout, Phase, Plans, Progress,
-    Req, Timing, Trace, Traffic, Upstream,
+    Answer, AttemptState, Call, Client, Gateway, HedgeState, Identity, Inst, LayerRt, Layout, OwnPool, Phase, Plans,
+    Progress, Req, Timing, Trace, Traffic, Upstream,
 };
 
 /// Most layers one policy stack may have (a limit of the file format, checked there).
@@ -389,7 +389,7 @@ impl<R: Record> World<'_, R> {
                 let (class, inst, pos) = (r.who.class as usize, r.who.instance, r.attempt.pos as usize);
                 r.phase = Phase::Dequeued; // its queue entry is now a tombstone
                 let parked = r.time.attempt_start;
-                let l = self.layout.class_layers[class][pos];
+                let l = self.layout.class_layers[self.route_of(class, tok)][pos];
                 self.rec.layer_waited(now, parked, self.layout.kinds[l as usize]);
                 dec!(self.layer_mut(inst, l).waiting);
                 let att = self.attempt_of(now, tok, l);

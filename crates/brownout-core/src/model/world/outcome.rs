@@ -59,10 +59,11 @@ impl<R: Record> World<'_, R> {
             log.attempts.push(AttemptRecord { class: r.who.class, key, attempt, dependency, start, end: now, outcome });
         }
         // Layers from the retry layer inward see each attempt; with no retry layer that is all.
-        let start = self.layout.inner_start[class] as usize;
-        let layers = self.layout.class_layers[class].len();
+        let route = self.route_of(class, tok);
+        let start = self.layout.inner_start[route] as usize;
+        let layers = self.layout.class_layers[route].len();
         for p in (start..layers).rev() {
-            let l = self.layout.class_layers[class][p];
+            let l = self.layout.class_layers[route][p];
             let r = self.reqs.get(tok).expect("live request");
             let done = Completed::new(now, r.who.class, r.attempt.id, self.admitted_at(tok, p), outcome);
             self.deliver(now, q, inst, l, Notice::Complete(done));
@@ -70,7 +71,7 @@ impl<R: Record> World<'_, R> {
         if outcome.is_failure() && self.retry_after(now, q, tok, outcome, failure) {
             return;
         }
-        if self.layout.inner_start[class] > 0 {
+        if self.layout.inner_start[route] > 0 {
             self.complete_outer(now, q, tok, outcome);
         }
         if outcome.is_failure() {
@@ -114,8 +115,9 @@ impl<R: Record> World<'_, R> {
         let patience = self.draws.retry.f64(key, (1 << 32) | u64::from(attempt));
         let ask = RetryAsk::new(now, class as ClassId, attempt, outcome, uniform).failure(failure).patience(patience);
         let mut delay = None;
-        for li in 0..self.layout.class_layers[class].len() {
-            let l = self.layout.class_layers[class][li];
+        let route = self.route_of(class, tok);
+        for li in 0..self.layout.class_layers[route].len() {
+            let l = self.layout.class_layers[route][li];
             if !self.layout.hooks[l as usize].has(Hooks::RETRY_DELAY) {
                 continue;
             }
@@ -129,8 +131,8 @@ impl<R: Record> World<'_, R> {
         let spent = u64::from(attempt) >= self.m.scenario.limits.max_attempts;
         let Some(d) = delay.filter(|_| !spent) else { return false };
         let mut allowed = true;
-        for li in 0..self.layout.class_layers[class].len() {
-            let l = self.layout.class_layers[class][li];
+        for li in 0..self.layout.class_layers[route].len() {
+            let l = self.layout.class_layers[route][li];
             if self.layout.hooks[l as usize].has(Hooks::ALLOW_RETRY) {
                 allowed &= self.layer_mut(inst, l).policy.allow_retry(&ask);
             }
@@ -192,7 +194,8 @@ impl<R: Record> World<'_, R> {
     /// `TimeoutRejectedException`), and the request ends timed out.
     pub(super) fn cut_before_call(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get(tok).expect("live request");
-        let (inner, pos) = (self.layout.inner_start[r.who.class as usize] as usize, r.attempt.pos as usize);
+        let (inner, pos) =
+            (self.layout.inner_start[self.route_of(r.who.class as usize, tok)] as usize, r.attempt.pos as usize);
         self.cancel_from(now, q, tok, inner);
         self.complete_before(now, q, tok, CallOutcome::Timeout, pos.min(inner));
         self.request_timed_out(now, q, tok);

@@ -187,8 +187,9 @@ impl<R: Record> World<'_, R> {
     /// and the layers it passed hear it was not executed.
     pub(super) fn drop_child(&mut self, now: Time, q: &mut EventQueue<Ev>, kid: Token) {
         let r = self.reqs.get(kid).expect("live request");
-        let (class, inst, pos, phase) = (r.who.class as usize, r.who.instance, r.attempt.pos as usize, r.phase);
-        let inner = self.layout.inner_start[class] as usize;
+        let (route, inst, pos, phase) =
+            (self.route_of(r.who.class as usize, kid), r.who.instance, r.attempt.pos as usize, r.phase);
+        let inner = self.layout.inner_start[route] as usize;
         match phase {
             Phase::Calling => {
                 let r = self.reqs.get_mut(kid).expect("live request");
@@ -200,7 +201,7 @@ impl<R: Record> World<'_, R> {
                 self.cancel_from(now, q, kid, 0);
             }
             Phase::LayerQueue => {
-                let l = self.layout.class_layers[class][pos];
+                let l = self.layout.class_layers[route][pos];
                 let parked = self.reqs.get(kid).expect("live request").time.attempt_start;
                 self.rec.layer_waited(now, parked, self.layout.kinds[l as usize]);
                 dec!(self.layer_mut(inst, l).waiting);
@@ -219,7 +220,7 @@ impl<R: Record> World<'_, R> {
             Phase::Backoff if inner > 0 => {
                 // Only the layers outside the retry layer still wait for its end.
                 for p in (0..inner).rev() {
-                    let l = self.layout.class_layers[class][p];
+                    let l = self.layout.class_layers[route][p];
                     let mut att = self.attempt_of(now, kid, l);
                     att.id = self.first_ids[kid.index as usize];
                     self.deliver(now, q, inst, l, Notice::Cancel(att));

@@ -6,6 +6,18 @@ use super::*;
 impl<R: Record> World<'_, R> {
     // ---- the policy stack ------------------------------------------------------------
 
+    /// The row of the stack's layout request `tok` follows (`Layout::class_layers`).
+    pub(super) fn route(&self, tok: Token) -> usize {
+        self.route_of(self.reqs.get(tok).expect("live request").who.class as usize, tok)
+    }
+
+    /// The layout row of request `tok` of class `class`: the class's own, or with layers
+    /// scoped to dependencies, the one of its class's calls to its dependency. Without such
+    /// layers this reads nothing of the request's dependency.
+    pub(super) fn route_of(&self, class: usize, tok: Token) -> usize {
+        if self.layout.stride == 0 { class } else { class * self.layout.stride + self.dep_of(tok) as usize }
+    }
+
     pub(super) fn attempt_of(&self, now: Time, tok: Token, layer: u8) -> Attempt {
         let r = self.reqs.get(tok).expect("live request");
         let class = &self.m.scenario.classes[r.who.class as usize];
@@ -19,6 +31,8 @@ impl<R: Record> World<'_, R> {
     pub(super) fn begin_attempt(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let id = self.gateway.next_attempt_id;
         self.gateway.next_attempt_id += 1;
+        let r = self.reqs.get(tok).expect("live request");
+        let route = self.route_of(r.who.class as usize, tok);
         let r = self.reqs.get_mut(tok).expect("live request");
         r.attempt.number += 1;
         r.attempt.id = id;
@@ -29,18 +43,16 @@ impl<R: Record> World<'_, R> {
             }
             self.first_ids[slot] = id;
         }
-        r.attempt.pos = if r.attempt.number == 1 { 0 } else { self.layout.inner_start[r.who.class as usize] };
+        r.attempt.pos = if r.attempt.number == 1 { 0 } else { self.layout.inner_start[route] };
         self.admit_from(now, q, tok);
     }
 
     pub(super) fn admit_from(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
-        let (class, inst) = {
-            let r = self.reqs.get(tok).expect("live request");
-            (r.who.class as usize, r.who.instance)
-        };
+        let r = self.reqs.get(tok).expect("live request");
+        let (route, inst) = (self.route_of(r.who.class as usize, tok), r.who.instance);
         loop {
             let pos = self.reqs.get(tok).expect("live request").attempt.pos as usize;
-            let Some(&l) = self.layout.class_layers[class].get(pos) else {
+            let Some(&l) = self.layout.class_layers[route].get(pos) else {
                 break;
             };
             let decision = if self.layout.hooks[l as usize].has(Hooks::ADMIT) {
@@ -110,7 +122,7 @@ impl<R: Record> World<'_, R> {
     pub(super) fn request_deadline(&self, tok: Token) -> (Time, Time) {
         let r = self.reqs.get(tok).expect("live request");
         let mut first = (Time::MAX, 0);
-        for &(p, t, unwind) in &self.layout.request_timeouts[r.who.class as usize] {
+        for &(p, t, unwind) in &self.layout.request_timeouts[self.route_of(r.who.class as usize, tok)] {
             if p < r.attempt.pos || r.attempt.number > 1 {
                 let at = self.admitted_at(tok, p as usize).saturating_add(t);
                 if at < first.0 {
@@ -140,16 +152,20 @@ impl<R: Record> World<'_, R> {
     /// Tell the layers this attempt passed that it was not executed.
     pub(super) fn cancel_admitted(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get(tok).expect("live request");
-        let start = if r.attempt.number == 1 { 0 } else { self.layout.inner_start[r.who.class as usize] as usize };
+        let start = if r.attempt.number == 1 {
+            0
+        } else {
+            self.layout.inner_start[self.route_of(r.who.class as usize, tok)] as usize
+        };
         self.cancel_from(now, q, tok, start);
     }
 
     /// Tell the layers this attempt passed, from position `start` on, that it was not executed.
     pub(super) fn cancel_from(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, start: usize) {
         let r = self.reqs.get(tok).expect("live request");
-        let (class, inst, pos) = (r.who.class as usize, r.who.instance, r.attempt.pos as usize);
+        let (route, inst, pos) = (self.route_of(r.who.class as usize, tok), r.who.instance, r.attempt.pos as usize);
         for p in (start..pos).rev() {
-            let l = self.layout.class_layers[class][p];
+            let l = self.layout.class_layers[route][p];
             let mut att = self.attempt_of(now, tok, l);
             att.id = self.id_at(tok, p);
             self.deliver(now, q, inst, l, Notice::Cancel(att));
@@ -162,7 +178,7 @@ impl<R: Record> World<'_, R> {
     /// waits out a backoff.
     pub(super) fn refused(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, l: u8, why: Refusal) {
         let r = self.reqs.get(tok).expect("live request");
-        let inner = self.layout.inner_start[r.who.class as usize];
+        let inner = self.layout.inner_start[self.route_of(r.who.class as usize, tok)];
         let how = match why {
             Refusal::Rejected => Some(Refused::Layer429),
             // An open breaker and a limit answered as 503 (`refuse_as: Unavailable`) alike.
@@ -195,7 +211,7 @@ impl<R: Record> World<'_, R> {
 
     /// Complete layers outside the retry layer with the request's final outcome.
     pub(super) fn complete_outer(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, outcome: CallOutcome) {
-        let outer = self.layout.inner_start[self.reqs.get(tok).expect("live request").who.class as usize];
+        let outer = self.layout.inner_start[self.route(tok)];
         self.complete_before(now, q, tok, outcome, outer as usize);
     }
 
@@ -209,9 +225,9 @@ impl<R: Record> World<'_, R> {
         end: usize,
     ) {
         let r = self.reqs.get(tok).expect("live request");
-        let (class, inst) = (r.who.class as usize, r.who.instance);
+        let (route, inst) = (self.route_of(r.who.class as usize, tok), r.who.instance);
         for p in (0..end).rev() {
-            let l = self.layout.class_layers[class][p];
+            let l = self.layout.class_layers[route][p];
             let r = self.reqs.get(tok).expect("live request");
             let done = Completed::new(now, r.who.class, self.id_at(tok, p), self.admitted_at(tok, p), outcome);
             self.deliver(now, q, inst, l, Notice::Complete(done));
@@ -223,7 +239,7 @@ impl<R: Record> World<'_, R> {
     /// (Envoy's `admitted`, the adaptive gate's `open`, breaker probes) must hear that id back.
     fn id_at(&self, tok: Token, p: usize) -> u64 {
         let r = self.reqs.get(tok).expect("live request");
-        if p < self.layout.inner_start[r.who.class as usize] as usize {
+        if p < self.layout.inner_start[self.route_of(r.who.class as usize, tok)] as usize {
             self.first_ids[tok.index as usize]
         } else {
             r.attempt.id

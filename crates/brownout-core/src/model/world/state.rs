@@ -218,18 +218,31 @@ pub(super) struct Inst {
     pub worker_q: VecDeque<Token>,
     /// Live entries in `worker_q` (count).
     pub worker_waiting: u32,
-    /// Pool connections in use (count).
+    /// Pool connections in use (count), in all its pools.
     pub conns: u32,
-    /// Requests waiting for a connection, FIFO (stale entries are skipped when popped).
+    /// Requests waiting for a connection of the fleet's `pool`, FIFO (stale entries are
+    /// skipped when popped).
     pub pool_q: VecDeque<Token>,
-    /// Live entries in `pool_q` (count).
+    /// Requests waiting for a connection, in all its pools (count of live entries).
     pub pool_waiting: u32,
+    /// Its pools of `fleet.pools`, in that order (empty without them).
+    pub own: Vec<OwnPool>,
     /// The policy stack, outermost first (a fleet-wide layer's state lives on instance 0).
     pub layers: Vec<LayerRt>,
     /// Layers whose status says degraded (count).
     pub degraded: u32,
     /// This instance's client of each dependency, by dependency id.
     pub clients: Vec<Client>,
+}
+
+/// One instance's pool of one dependency's own (`fleet.pools`). Written by `calls` and
+/// `lifecycle::restart`.
+#[derive(Default)]
+pub(super) struct OwnPool {
+    /// Its connections in use (count; also counted in `Inst::conns`).
+    pub conns: u32,
+    /// Requests waiting for one of its connections, FIFO (stale entries skipped when popped).
+    pub q: VecDeque<Token>,
 }
 
 /// One instance's client of one dependency: its balancer and outlier detector. Written by
@@ -255,17 +268,28 @@ pub(super) struct Gateway {
     pub notices: Slab<(u32, u8, Notice)>,
     /// The next attempt id (count of attempts begun). Written by `stack::begin_attempt`.
     pub next_attempt_id: u64,
+    /// Per dependency, the pool its calls take connections from: 0 the fleet's `pool`, k
+    /// `fleet.pools[k - 1]`. Empty without `fleet.pools` (every call takes the fleet's).
+    pub pool_of: Vec<u8>,
 }
 
 /// The policy stack's shape, fixed for the run (built by `build`; read by `stack`,
 /// `outcome`, `calls`).
 pub(super) struct Layout {
-    /// Per class, the stack positions of the layers that see it, outermost first.
+    /// Per route, the stack positions of the layers that see it, outermost first. A route is
+    /// a class, or when a layer is scoped to dependencies, a class's calls to one dependency
+    /// (`class * stride + dependency`; `World::route_of`).
     pub class_layers: Vec<Vec<u8>>,
-    /// Per class, the index in `class_layers` of its first retry layer (0: none); layers from
+    /// The number of dependencies when a layer is scoped to dependencies, else 0 (routes are
+    /// classes, and no request's dependency is looked up).
+    pub stride: usize,
+    /// Per class, the layers a request hears from at its arrival (`Policy::on_request`):
+    /// those of its class that any of its calls pass.
+    pub arrival_layers: Vec<Vec<u8>>,
+    /// Per route, the index in `class_layers` of its first retry layer (0: none); layers from
     /// there inward see every attempt, those outside one call per request.
     pub inner_start: Vec<u8>,
-    /// Per class, its request-level timeouts as (position in `class_layers`, timeout, unwind):
+    /// Per route, its request-level timeouts as (position in `class_layers`, timeout, unwind):
     /// the `Timeout` layers outside its first retry layer, which bound the whole request,
     /// not each attempt (`World::request_deadline`). Empty for most classes.
     pub request_timeouts: Vec<Vec<(u8, Time, Time)>>,

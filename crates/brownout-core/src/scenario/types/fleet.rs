@@ -13,8 +13,16 @@ pub struct Fleet {
     pub instances: u32,
     /// Worker slots per instance.
     pub workers: Workers,
-    /// Connection pool to the dependency, per instance.
+    /// Connection pool to the dependency, per instance; with several `dependencies`, the
+    /// pool their calls share, except the calls to a dependency given one of `pools`.
     pub pool: Pool,
+    /// Connection pools of their own, per instance, for some of `dependencies` (at most one
+    /// per dependency). A call to such a dependency takes a connection from its pool alone
+    /// and waits there when it is full, so a slow dependency that holds all its connections
+    /// leaves the others' calls alone. The pool belongs to the calling gateway, beside
+    /// `pool`, not to the dependency. Empty: every call shares `pool`, as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<DependencyPool>,
     /// Gateway processing time added to every response (R02 measured ~5 ms per hop): a
     /// duration, or a distribution drawn for each request.
     #[serde(default)]
@@ -104,4 +112,18 @@ pub struct Pool {
     pub max_connections: u32,
     /// Longest wait to acquire a connection; after it the attempt fails as an error.
     pub acquire_timeout: Dur,
+}
+
+/// A connection pool of one dependency's own (`fleet.pools`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DependencyPool {
+    /// The dependency whose calls take connections from it (a name from `dependencies`).
+    pub dependency: String,
+    /// Connections per instance (>= 1).
+    pub max_connections: u32,
+    /// Longest wait to acquire a connection; after it the attempt fails as an error.
+    /// Left out, the fleet `pool`'s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acquire_timeout: Option<Dur>,
 }

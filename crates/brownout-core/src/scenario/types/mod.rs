@@ -6,6 +6,7 @@
 //! runtime state after `validate` has checked them.
 
 mod decide;
+mod dep_scope;
 mod dependency;
 mod expect;
 mod fleet;

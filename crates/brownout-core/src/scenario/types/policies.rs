@@ -15,7 +15,8 @@ pub struct PolicySet {
     pub stack: Vec<Layer>,
 }
 
-/// A layer: a policy, optionally restricted to some classes.
+/// A layer: a policy, optionally restricted to some classes and to the calls to some
+/// dependencies.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Layer {
@@ -24,6 +25,13 @@ pub struct Layer {
     /// Classes it applies to (empty = all).
     #[serde(default)]
     pub classes: Vec<String>,
+    /// Dependencies whose calls it applies to (names from `dependencies`; empty = every
+    /// call). A scoped layer sees only the calls to those dependencies: a breaker scoped to
+    /// `["pricing"]` counts and refuses pricing calls alone, a `Timeout` bounds only them, a
+    /// bulkhead holds only their permits. With `classes` too, it applies to the calls of
+    /// those classes to those dependencies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<String>,
     /// Where the policy's state lives: in each instance (the libraries' default) or shared
     /// by the fleet.
     #[serde(default)]
