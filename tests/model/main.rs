@@ -16,6 +16,7 @@ mod fallbacks;
 mod fleet;
 mod graph;
 mod graph_properties;
+mod graph_verify;
 mod live_settings;
 mod memory;
 mod model;
