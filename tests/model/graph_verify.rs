@@ -4,7 +4,61 @@
 //! the gateway makes for a call are keyed by its dependency, and a step that ends while it
 //! still sends its calls stops sending.
 
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use brownout::model::records::Records;
+use brownout::model::{Model, RunOptions, run_policy_recorded};
+
 use crate::common;
+
+fn recorded(s: &brownout::scenario::Scenario, dir: &Path) -> (brownout::metrics::summary::RunSummary, Records) {
+    let m = Model::build(s, s.seed, dir).unwrap();
+    let (out, records) = run_policy_recorded(&m, 0, RunOptions::default()).expect("runs");
+    (out.summary, records)
+}
+
+/// Two dependencies that always fail after 10 ms, called at once as optional calls, each
+/// retried once after a fully jittered backoff of up to 100 ms.
+fn jittered(calls: &str) -> String {
+    format!(
+        r#"Scenario(
+    name: "jitter", horizon: "20s", seed: 9,
+    fleet: (workers: (slots: 1000), pool: (max_connections: 1000, acquire_timeout: "1s")),
+    classes: [(name: "c", arrivals: Poisson(rate_per_s: 20), deadline: "1s", calls: {calls})],
+    dependencies: [
+        (name: "a", latency: Constant("10ms"), error_rate: Constant(1.0)),
+        (name: "b", latency: Constant("10ms"), error_rate: Constant(1.0)),
+    ],
+    policies: [(name: "p", stack: [(policy: Retry((max_attempts: 2, backoff: "100ms", jitter: 1.0)))])],
+)"#
+    )
+}
+
+#[test]
+fn the_retry_jitter_of_calls_to_two_dependencies_is_drawn_apart() {
+    // When the retry (attempt 2; attempts count from 1) starts, per (request, dependency).
+    let retries = |r: &Records, dep: u16| -> BTreeMap<u64, u64> {
+        r.calls.iter().filter(|c| c.dependency == dep && c.attempt == 2).map(|c| (c.key, c.start)).collect()
+    };
+    let both = recorded(
+        &common::scenario(&jittered(r#"[Parallel(calls: [Optional(dependency: "a"), Optional(dependency: "b")])]"#)),
+        Path::new("."),
+    )
+    .1;
+    let (a, b) = (retries(&both, 0), retries(&both, 1));
+    // (A request arriving in the last tenth of a second may see one retry sent and not the
+    // other by the horizon.)
+    assert!(a.len() > 300 && b.len() > 300, "{} and {}", a.len(), b.len());
+    // Both first calls fail at 10 ms; each retry waits its own uniform draw below 100 ms, so
+    // two retries of one request start at the same nanosecond only by a coincidence of
+    // continuous draws: never, unless the draws are shared.
+    let same = a.iter().filter(|(k, t)| b.get(k) == Some(t)).count();
+    assert_eq!(same, 0, "{same} of {} requests retried a and b at the same instant", a.len());
+    // And b's calls leave a's retries where they were.
+    let alone = recorded(&common::scenario(&jittered(r#"[Optional(dependency: "a")]"#)), Path::new(".")).1;
+    assert_eq!(retries(&alone, 0), a);
+}
 
 /// A limiter with one permit, held for a second by the first request (class `hold`, one
 /// call to `h` at 0 ms); the other classes arrive while it is held, so their first call is
