@@ -9,6 +9,7 @@ use std::path::Path;
 
 use brownout::model::records::Records;
 use brownout::model::{Model, RunOptions, run_policy_recorded};
+use brownout::scenario::{Dur, load};
 
 use crate::common;
 
@@ -16,6 +17,58 @@ fn recorded(s: &brownout::scenario::Scenario, dir: &Path) -> (brownout::metrics:
     let m = Model::build(s, s.seed, dir).unwrap();
     let (out, records) = run_policy_recorded(&m, 0, RunOptions::default()).expect("runs");
     (out.summary, records)
+}
+
+#[test]
+fn a_pool_too_small_to_ignore_breaks_the_graph_models_closed_forms() {
+    // Four connections for 500 requests a second each holding up to three calls of tens of
+    // milliseconds: calls wait for a connection, so the latencies are no longer the plan's
+    // draws alone and the order statistics must fail.
+    let dir = crate::verify::edited_models("graph.ron", "max_connections: 100000", "max_connections: 4");
+    let out = std::process::Command::new(common::BIN)
+        .args(["verify", "--quick", "--models", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let row = stdout.lines().find(|l| l.contains("all: All, mean")).expect("the All row");
+    assert!(row.ends_with("FAIL"), "{row}");
+}
+
+#[test]
+fn littles_law_holds_at_each_dependency_of_the_graph_model() {
+    // Every call runs to its end (a First or Quorum loser keeps its dependency working), so
+    // dependency d holds on average (calls to d per second) x (mean latency of d) calls.
+    // By hand from graph.ron, each class at 100/s: a is called by all, first and sequence,
+    // 300/s x 10 ms = 3; b the same at 20 ms = 6; c by all and first, 200/s x 40 ms = 8;
+    // q three times by quorum, 300/s x 30 ms = 9; s three times by slow, 300/s x
+    // (0.9 x 10 + 0.1 x 100) ms = 5.7. Sum 31.7.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/verify");
+    let mut s = load(&dir.join("graph.ron")).unwrap();
+    s.horizon = Dur::secs(200);
+    let (summary, records) = recorded(&s, &dir);
+    let (from, to) = (s.warmup.ns(), s.horizon.ns());
+    // The time each dependency spends holding calls in [warm-up, horizon): the integral of
+    // its calls in flight.
+    let mut held = [0u128; 5];
+    for c in &records.calls {
+        let (start, end) = (c.start.max(from), (c.start + c.latency).min(to));
+        if end > start {
+            held[c.dependency as usize] += u128::from(end - start);
+        }
+    }
+    let span = (to - from) as f64;
+    let expected = [3.0, 6.0, 8.0, 9.0, 5.7];
+    // Each mean in flight is a time average over 190 s of a count that forgets itself within a few call times (tens of ms): its
+    // standard deviation is about 1 %, so 5 % is over four of them.
+    for (d, (&h, &e)) in held.iter().zip(&expected).enumerate() {
+        let l = h as f64 / span;
+        assert!((l - e).abs() < 0.05 * e, "dependency {d}: mean in flight {l} vs {e}");
+    }
+    // The world's own gauge of calls in flight (all dependencies together) is the sum.
+    let total = held.iter().sum::<u128>() as f64 / span;
+    let gauge = summary.dependency.mean_in_flight;
+    assert!((gauge - total).abs() < 1e-3 * total, "gauge {gauge} vs sum of dependencies {total}");
 }
 
 /// Two dependencies that always fail after 10 ms, called at once as optional calls, each

@@ -17,7 +17,7 @@ fn models() -> PathBuf {
 }
 
 /// A copy of the models with `file` edited by replacing `from` with `to`.
-fn edited_models(file: &str, from: &str, to: &str) -> tempfile::TempDir {
+pub(crate) fn edited_models(file: &str, from: &str, to: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for entry in std::fs::read_dir(models()).unwrap() {
         let path = entry.unwrap().path();
@@ -38,8 +38,9 @@ fn quick_suite_passes_every_check() {
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let rows: Vec<&str> = stdout.lines().filter(|l| l.contains("PASS") || l.contains("FAIL")).collect();
     // Two M/M/c models x (wait, P(wait)), slot and limiter queue waits, two loss models,
-    // two Little checks, two tails, M/M/c/K (loss, time in system).
-    assert_eq!(rows.len(), 14, "{stdout}");
+    // two Little checks, two tails, M/M/c/K (loss, time in system), and the graph model:
+    // All (mean, p95), slow fan-out, First, Quorum and sequence (mean, tail each), Little.
+    assert_eq!(rows.len(), 24, "{stdout}");
     assert!(rows.iter().all(|l| l.contains("PASS")), "{stdout}");
     assert!(stdout.contains("All checks passed."));
 }

@@ -1,6 +1,7 @@
 //! Verification against queueing theory: closed forms ([`theory`]) and the suite that runs
 //! the reference models of `scenarios/verify/` and compares ([`suite`], `brownout verify`).
 
+mod graph;
 mod loss_k;
 pub mod suite;
 pub mod theory;
