@@ -133,7 +133,7 @@ pub(super) fn graph_checks(s: &Scenario) -> Result<Vec<Check>, String> {
                 let mut fast = 1.0;
                 for l in &calls {
                     let Law::Values(v) = l else { return Err(format!("class {name}: one kind of latency")) };
-                    if v.iter().any(|&x| x == t) {
+                    if v.contains(&t) {
                         return Err(format!("class {name}: no latency value equal to the deadline"));
                     }
                     fast *= v.iter().filter(|&&x| x < t).count() as f64 / v.len() as f64;
