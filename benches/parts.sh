@@ -13,7 +13,9 @@
 # Models: copies of scenarios/bench/{mmc,timeout-race,timeout-race-bulkhead}.ron with a
 # 111111ms horizon (~100,000 requests each) and scenarios/grocery.ron compressed to 6 minutes
 # (warm-up 30 s, Brownout(start: 1m, ramp: 1m, hold: 2m, peak: 30): ~1.47 M requests over six
-# policy sets, five derived phases).
+# policy sets, five derived phases). `graph` (named explicitly) is scenarios/bench/graph.ron as
+# is: ~100,000 requests of three calls each; divide by its summary.json's dependency.calls for
+# instructions per call.
 #
 #   bash benches/parts.sh [BIN] [MODELS...]     # BIN default target/release/brownout
 #   KEEP=DIR bash benches/parts.sh ...           # keep the callgrind files and outputs in DIR
@@ -33,6 +35,8 @@ done
 sed -e 's/horizon: "30m"/horizon: "6m"/' -e 's/warmup: "2m"/warmup: "30s"/' \
   -e 's/Brownout(start: "5m", ramp: "5m", hold: "10m", peak: 30.0)/Brownout(start: "1m", ramp: "1m", hold: "2m", peak: 30.0)/' \
   scenarios/grocery.ron >"$OUT/scen/grocery.ron"
+# Not in the default list: the service graph (3 calls per request), for its cost per call.
+cp scenarios/bench/graph.ron "$OUT/scen/graph.ron"
 for m in "${MODELS[@]}"; do
   d=$OUT/$m
   rm -rf "$d"

@@ -17,6 +17,7 @@ mod fallbacks;
 mod fleet;
 mod graph;
 mod graph_properties;
+mod graph_verify;
 mod live_settings;
 mod load_series;
 mod memory;

@@ -17,7 +17,7 @@ fn models() -> PathBuf {
 }
 
 /// A copy of the models with `file` edited by replacing `from` with `to`.
-fn edited_models(file: &str, from: &str, to: &str) -> tempfile::TempDir {
+pub(crate) fn edited_models(file: &str, from: &str, to: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for entry in std::fs::read_dir(models()).unwrap() {
         let path = entry.unwrap().path();
@@ -39,8 +39,9 @@ fn quick_suite_passes_every_check() {
     let rows: Vec<&str> = stdout.lines().filter(|l| l.contains("PASS") || l.contains("FAIL")).collect();
     // Two M/M/c models x (wait, P(wait)), slot and limiter queue waits, two loss models,
     // two Little checks, two tails, M/M/c/K (loss, time in system), four M/G/1-PS, the token
-    // bucket's four windows and its worst slack.
-    assert_eq!(rows.len(), 23, "{stdout}");
+    // bucket's four windows and its worst slack, and the graph model: All (mean, p95), slow
+    // fan-out, First, Quorum and sequence (mean, tail each), Little.
+    assert_eq!(rows.len(), 33, "{stdout}");
     assert!(rows.iter().all(|l| l.contains("PASS")), "{stdout}");
     assert!(stdout.contains("All checks passed."));
 }

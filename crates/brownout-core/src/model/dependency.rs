@@ -343,6 +343,13 @@ impl DependencyModel {
         self.hop.at((class << 48) ^ index, attempt)
     }
 
+    /// What its name mixes into the labels of its draws (0 for the one `dependency`): also
+    /// mixed into the keys of the draws the gateway makes for a call to it (retry jitter and
+    /// patience, replica choice), so calls to two dependencies in one request draw apart.
+    pub(crate) fn salt(&self) -> u64 {
+        self.salt
+    }
+
     /// Plan the call identified by (`class`, `index`, `attempt`) starting service at `now`.
     /// `factor` multiplies the service time (a slowed replica).
     pub fn plan(&self, now: Time, class: u64, index: u64, attempt: u64, factor: f64) -> CallPlan {

@@ -2,6 +2,7 @@
 //! the reference models of `scenarios/verify/` and compares ([`suite`], `brownout verify`).
 
 mod bucket;
+mod graph;
 mod loss_k;
 mod ps;
 pub mod suite;

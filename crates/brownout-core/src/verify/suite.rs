@@ -122,6 +122,7 @@ const MODELS: &[(&str, Derive)] = &[
     ("mg1-ps-exp-80", super::ps::ps_checks),
     ("mg1-ps-lognormal-50", super::ps::ps_checks),
     ("mg1-ps-lognormal-80", super::ps::ps_checks),
+    ("graph", super::graph::graph_checks),
 ];
 
 /// Why the suite could not run. Its `Display` is the message `brownout verify` prints.
@@ -186,6 +187,7 @@ pub fn run_observed(opts: &Options, finished: &(dyn Fn(usize) + Sync)) -> Result
     for (stem, derive) in MODELS {
         let path = opts.dir.join(format!("{stem}.ron"));
         let mut s = scenario::load(&path).map_err(SuiteError::Load)?;
+        super::graph::anchor_data(&mut s, &opts.dir);
         let model = |reason| SuiteError::Model { path: path.clone(), reason };
         let checks = derive(&s).map_err(model)?;
         if opts.quick {

@@ -366,7 +366,7 @@ impl<R: Record> World<'_, R> {
             }
         }
         let n = reps.count;
-        let key = ((class as u64) << 48) ^ key;
+        let key = ((class as u64) << 48) ^ key ^ self.m.dep(dep).salt();
         let draw = |k: u64| self.draws.balance.u64(key, ((attempt as u64) << 1) | k);
         let out = &self.gateway.insts[inst as usize].clients[dep as usize].outstanding;
         Some(match reps.balancing {
@@ -413,7 +413,7 @@ impl<R: Record> World<'_, R> {
         let healthy = || (0..n).filter(|&r| !o.is_ejected(r));
         let nth = |j: u64| healthy().nth(j as usize).expect("j < healthy replicas");
         let k = healthy().count() as u64;
-        let key = ((class as u64) << 48) ^ key;
+        let key = ((class as u64) << 48) ^ key ^ self.m.dep(dep).salt();
         let draw = |b: u64| self.draws.balance.u64(key, ((attempt as u64) << 1) | b);
         let out = &i.outstanding;
         match balancing {

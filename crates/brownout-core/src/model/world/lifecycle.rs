@@ -22,18 +22,8 @@ impl<R: Record> World<'_, R> {
             Source::Reload { number, .. } => (None, number),
             Source::Arrival => (None, 0),
         };
-        let tok = self.reqs.insert(Req {
-            who: Identity { class, instance, key, origin, item, user, reloads },
-            time: Timing { arrived: now, attempt_start: now, attempt_deadline: Time::MAX, unwind: 0 },
-            phase: Phase::SlotQueue,
-            generation: 0,
-            worker: false,
-            calls: 0,
-            attempt: AttemptState { number: 0, id: 0, pos: 0, timed: false, call: None, conns: 0 },
-            hedge: HedgeState { call: None, generation: 0 },
-            answer: Answer { outcome: Outcome::Ok, staleness: None, cause: None },
-        });
-        self.clear_admitted(tok);
+        let who = Identity { class, instance, key, origin, item, user, reloads };
+        let tok = self.insert_req(Req::fresh(who, now, now, Phase::SlotQueue));
         self.link_arrival(tok, class);
         self.rec.arrival(now, c);
         if self.trace.records.is_some() {

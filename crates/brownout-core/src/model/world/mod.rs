@@ -345,6 +345,13 @@ impl<R: Record> World<'_, R> {
         self.admitted[tok.index as usize * self.layout.depth + p] = now;
     }
 
+    /// Take in a new request (an arrival or a call of a plan), admitted by no layer yet.
+    fn insert_req(&mut self, req: Req) -> Token {
+        let tok = self.reqs.insert(req);
+        self.clear_admitted(tok);
+        tok
+    }
+
     /// A new request `tok` has been admitted by no layer yet: its row of `admitted`, zeroed.
     fn clear_admitted(&mut self, tok: Token) {
         let depth = self.layout.depth;

@@ -109,7 +109,9 @@ impl<R: Record> World<'_, R> {
         }
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, attempt) = (r.who.class as usize, r.who.instance, r.attempt.number);
-        let key = ((class as u64) << 48) ^ r.who.key;
+        // Keyed by the dependency too: a plan's first calls to two dependencies share the
+        // request's key, and must not share their jitter.
+        let key = ((class as u64) << 48) ^ r.who.key ^ self.m.dep(self.dep_of(tok)).salt();
         let uniform = self.draws.retry.f64(key, u64::from(attempt));
         // The give-up draw: the same counter at indices no jitter draw uses.
         let patience = self.draws.retry.f64(key, (1 << 32) | u64::from(attempt));

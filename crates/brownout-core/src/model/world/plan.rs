@@ -72,18 +72,8 @@ impl<R: Record> World<'_, R> {
         let mut kids = std::mem::take(&mut self.plans.runs[slot].kids);
         kids.clear();
         for (j, call) in calls.iter().enumerate() {
-            let kid = self.reqs.insert(Req {
-                who: Identity { key: call_key(who.key, call.occurrence), ..who },
-                time: Timing { arrived, attempt_start: now, attempt_deadline: Time::MAX, unwind: 0 },
-                phase: Phase::Started,
-                generation: 0,
-                worker: false,
-                calls: 0,
-                attempt: AttemptState { number: 0, id: 0, pos: 0, timed: false, call: None, conns: 0 },
-                hedge: HedgeState { call: None, generation: 0 },
-                answer: Answer { outcome: Outcome::Ok, staleness: None, cause: None },
-            });
-            self.clear_admitted(kid);
+            let child = Identity { key: call_key(who.key, call.occurrence), ..who };
+            let kid = self.insert_req(Req::fresh(child, arrived, now, Phase::Started));
             self.set_link(kid, Link { parent: Some(tok), dep: call.dep, call: j as u16, refusal: None });
             self.plans.children += 1;
             kids.push(kid);

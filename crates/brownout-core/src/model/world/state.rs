@@ -146,6 +146,25 @@ pub(super) struct Req {
     pub answer: Answer,
 }
 
+impl Req {
+    /// A request (or a call of a plan) that has made no attempt yet: `who`, arrived at
+    /// `arrived`, starting at `now` in `phase`. The one constructor of an arrival
+    /// (`lifecycle`) and of a plan's child (`plan`), so a field added to `Req` is set once.
+    pub fn fresh(who: Identity, arrived: Time, now: Time, phase: Phase) -> Req {
+        Req {
+            who,
+            time: Timing { arrived, attempt_start: now, attempt_deadline: Time::MAX, unwind: 0 },
+            phase,
+            generation: 0,
+            worker: false,
+            calls: 0,
+            attempt: AttemptState { number: 0, id: 0, pos: 0, timed: false, call: None, conns: 0 },
+            hedge: HedgeState { call: None, generation: 0 },
+            answer: Answer { outcome: Outcome::Ok, staleness: None, cause: None },
+        }
+    }
+}
+
 // ---- one dependency call ---------------------------------------------------------------
 
 /// A call to the dependency. Written and read by `calls`.
