@@ -10,6 +10,7 @@ mod browser;
 mod browser_interactive;
 mod decide_json;
 mod decide_run;
+mod dep_tables;
 mod diff;
 mod diff_ci;
 mod events;
