@@ -55,16 +55,19 @@ fn row(r: &RunSummary, d: &DependencyFigures) -> Vec<String> {
     ]
 }
 
-/// Per class and policy set, the non-zero causes each dependency is blamed for:
-/// `checkout / p: pricing: late 412, dependency_error 3; (no call): worker_slots_full 2`.
-fn blame_lines(s: &ScenarioSummary) -> Vec<(String, String, Vec<(String, String)>)> {
+/// Per class and policy set, the non-zero causes each dependency is blamed for, each part
+/// `pricing: late 412, dependency_error 3` with the dependency's name shown by `name`
+/// (`(no call)` for the causes of no call).
+fn blame_lines(s: &ScenarioSummary, name: impl Fn(&str) -> String) -> Vec<(String, String, Vec<String>)> {
     let mut out = Vec::new();
     for r in s.runs.iter().filter(|r| r.dependencies.len() >= 2) {
         for c in &r.classes {
-            let parts: Vec<(String, String)> = c
+            let parts: Vec<String> = c
                 .causes_by_dependency
                 .iter()
-                .map(|d| (d.dependency.clone().unwrap_or_else(|| "(no call)".into()), causes_text(&d.causes)))
+                .map(|d| {
+                    format!("{}: {}", name(d.dependency.as_deref().unwrap_or("(no call)")), causes_text(&d.causes))
+                })
                 .collect();
             if !parts.is_empty() {
                 out.push((c.class.clone(), r.policy.clone(), parts));
@@ -125,8 +128,7 @@ pub fn terminal(s: &ScenarioSummary) -> String {
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
-    for (class, policy, parts) in blame_lines(s) {
-        let parts: Vec<String> = parts.iter().map(|(d, c)| format!("{d}: {c}")).collect();
+    for (class, policy, parts) in blame_lines(s, str::to_string) {
         out.push_str(&format!("causes of {class} / {policy}: {}\n", parts.join("; ")));
     }
     for (class, policy, shares) in critical_lines(s) {
@@ -146,13 +148,12 @@ pub fn markdown(s: &ScenarioSummary) -> String {
     for row in &rows[1..] {
         out.push_str(&format!("| {} | {} | {} |\n", md(&row[0]), md(&row[1]), row[2..].join(" | ")));
     }
-    let blame = blame_lines(s);
+    let blame = blame_lines(s, md);
     if !blame.is_empty() {
         out.push_str(
             "\nCauses by dependency (the failed call's, or for a late answer the call that ended the last step):\n\n",
         );
         for (class, policy, parts) in blame {
-            let parts: Vec<String> = parts.iter().map(|(d, c)| format!("{}: {c}", md(d))).collect();
             out.push_str(&format!("- {} / {}: {}\n", md(&class), md(&policy), parts.join("; ")));
         }
     }
