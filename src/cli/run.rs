@@ -194,6 +194,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         }
     };
     say(&report::table::terminal(&done.result.summary));
+    say(&report::dependencies::terminal(&done.result.summary));
     say(&report::decision::terminal(&done.result.summary));
     say(&format!("results in {}\n", done.out.display()));
     for c in &done.checked {

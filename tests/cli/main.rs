@@ -12,6 +12,7 @@ mod check_import_json;
 mod decide_json;
 mod decide_recovery;
 mod decide_run;
+mod dep_tables;
 mod diff;
 mod diff_ci;
 mod events;

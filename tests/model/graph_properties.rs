@@ -99,6 +99,20 @@ proptest! {
             prop_assert_eq!(requests, finished + unfinished);
             for c in &sum.classes {
                 prop_assert_eq!(c.requests, c.in_time + c.causes.total(), "class {}", c.class);
+                // Keyed by dependency, the causes are the same causes, field by field.
+                let by_dep = serde_json::to_value(c.causes_by_dependency.iter().map(|d| d.causes).collect::<Vec<_>>()).unwrap();
+                let causes = serde_json::to_value(c.causes).unwrap();
+                for (field, n) in causes.as_object().unwrap() {
+                    let sum: u64 = by_dep.as_array().unwrap().iter().map(|d| d[field].as_u64().unwrap()).sum();
+                    prop_assert_eq!(sum, n.as_u64().unwrap(), "class {} cause {}", c.class, field);
+                }
+            }
+            // Per dependency, the attempts and abandoned sum to the summed block.
+            prop_assert_eq!(sum.dependencies.len(), s.dependencies.len());
+            prop_assert_eq!(sum.dependencies.iter().map(|d| d.attempts).sum::<u64>(), sum.dependency.calls);
+            prop_assert_eq!(sum.dependencies.iter().map(|d| d.abandoned).sum::<u64>(), sum.dependency.abandoned);
+            for d in &sum.dependencies {
+                prop_assert!(d.peak_in_flight <= sum.dependency.peak_in_flight, "{}", d.name);
             }
             prop_assert!(sum.resources.workers.peak <= s.fleet.workers.slots as u64);
             prop_assert!(sum.resources.pool.peak <= s.fleet.pool.max_connections as u64);

@@ -12,6 +12,7 @@ mod bench_models;
 mod cancellation;
 mod crn;
 mod defects;
+mod dep_figures;
 mod dep_scope;
 mod fallbacks;
 mod fleet;

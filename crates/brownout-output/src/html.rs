@@ -80,6 +80,10 @@ pub fn run_section(description: &str, s: &ScenarioSummary) -> String {
     }
     out.push_str("<h2>Comparison</h2>\n");
     out.push_str(&markdown_to_html(&report::table::markdown(s)));
+    let deps = report::dependencies::markdown(s);
+    if let Some(body) = deps.trim_start().strip_prefix("## Dependencies") {
+        out.push_str(&format!("<h2>Dependencies</h2>\n{}", markdown_to_html(body)));
+    }
     out.push_str("<h2>Verdict</h2>\n");
     out.push_str(&markdown_to_html(&report::table::verdicts(s)));
     let slo = report::slo::markdown(s);

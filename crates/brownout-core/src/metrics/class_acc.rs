@@ -153,6 +153,8 @@ impl ClassAcc {
             in_time_ratio: ratio(in_time),
             late: c.late,
             causes: c.causes.causes(),
+            causes_by_dependency: Vec::new(),
+            calls: Vec::new(),
             latency_in_time_ms: c.latency[Part::InTime as usize].stats(),
             latency_answered_ms: answered_ms,
             latency_answered_p999_ms: answered_p999_ms,

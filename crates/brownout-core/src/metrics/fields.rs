@@ -37,9 +37,58 @@ pub fn markdown() -> String {
                 out.push_str(&format!("| `{field}` | – | | | | {} |\n", cell(&text)));
             }
         }
+        for (list, items) in GRAPH_LISTS.iter().filter(|(l, _)| scope_of_list(l) == scope) {
+            out.push_str(&list_rows(schema, list, items));
+        }
         out.push('\n');
     }
     out.pop();
+    out
+}
+
+/// The lists a run with a service graph adds (absent without one), each with its items'
+/// fields in the order written: not metrics, since a metric names one figure per run or class
+/// and these are one per dependency.
+const GRAPH_LISTS: &[(&str, &[&str])] = &[
+    ("causes_by_dependency", &["dependency", "causes"]),
+    ("calls", &["step", "dependency", "optional", "outcomes", "cancelled", "critical_ms", "critical_share"]),
+    (
+        "dependencies",
+        &[
+            "name",
+            "calls",
+            "attempts",
+            "amplification",
+            "queue_wait_ms",
+            "service_ms",
+            "total_ms",
+            "peak_in_flight",
+            "mean_in_flight",
+            "abandoned",
+        ],
+    ),
+];
+
+/// Which table a graph list belongs to.
+fn scope_of_list(list: &str) -> Scope {
+    if list == "dependencies" { Scope::Run } else { Scope::Class }
+}
+
+/// The rows of one graph list: the list, then each of its items' fields (`list[].field`).
+fn list_rows(root: &Value, list: &str, items: &[&str]) -> String {
+    let text = format!(
+        "{} Not a metric: one entry per dependency or call, with a service graph only.",
+        sentence(&meaning(root, list))
+    );
+    let mut out = format!("| `{list}` | – | | | | {} |\n", cell(&text));
+    let item = object(
+        root,
+        root.get("properties").and_then(|p| p.get(list)).and_then(|l| l.get("items")).unwrap_or(&Value::Null),
+    );
+    for field in items {
+        let doc = item.and_then(|o| o.get("properties")?.get(*field)?.get("description")?.as_str()).unwrap_or("");
+        out.push_str(&format!("| `{list}[].{field}` | – | | | | {} |\n", cell(doc)));
+    }
     out
 }
 
@@ -113,5 +162,8 @@ mod tests {
         // `fallback_answers`' `cost`.
         assert_eq!(meaning(class.as_value(), "latency_ms.p95"), "95th percentile.");
         assert!(meaning(class.as_value(), "fallback_answers.cost").starts_with("Their cost: uses times"));
+        // The graph lists' items are read through the list's `items` (summary/deps.rs).
+        assert!(md.contains("| `dependencies[].attempts` | – | | | | Attempts sent to it"), "{md}");
+        assert!(md.contains("| `causes_by_dependency[].dependency` | – | | | | The dependency whose call"), "{md}");
     }
 }

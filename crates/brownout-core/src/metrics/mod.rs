@@ -9,6 +9,7 @@ pub mod catalogue;
 mod cause;
 mod class_acc;
 pub mod decision;
+mod dep_acc;
 pub mod events;
 mod fallback;
 pub mod fields;
@@ -24,6 +25,7 @@ pub mod summary;
 mod window;
 
 pub use cause::{Cause, LayerKind};
+pub(crate) use dep_acc::{Blame, GraphEvent, PlanCallInfo};
 pub use fallback::FallbackUse;
 pub(crate) use hist::UsHist;
 pub(crate) use phases::{Record, Recorders};

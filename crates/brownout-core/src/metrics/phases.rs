@@ -9,6 +9,7 @@
 //! `[start, end)` exactly.
 
 use super::cause::LayerKind;
+use super::dep_acc::{Blame, GraphEvent, PlanCallInfo};
 use super::recorder::{Finished, Recorder, RecorderSetup};
 use super::summary::RunSummary;
 use super::window::WindowRow;
@@ -47,6 +48,15 @@ pub trait Record {
     fn dep_end(&mut self, now: Time, timing: Option<(Time, Time)>, abandoned: bool, in_flight: u64);
     /// An abandoned call was cancelled at the dependency (see [`Recorder::dep_cancelled`]).
     fn dep_cancelled(&mut self, now: Time, in_flight: u64);
+    /// A request finished (see [`Finished`]) in a run with a service graph, its cause to be
+    /// put on `blame`'s dependency; it counts in the phase it arrived in.
+    fn finish_blamed(&mut self, f: Finished, blame: Blame);
+    /// The run has a service graph: its dependencies' names and its classes' plans, call by
+    /// call (an empty list for a class without one); before any event.
+    fn set_graph(&mut self, names: &[String], plans: &[Vec<PlanCallInfo>]);
+    /// A happening of the service graph; it counts in the phases [`GraphEvent::at`] falls
+    /// before the end of.
+    fn graph(&mut self, e: GraphEvent);
     /// Worker slots in use on an instance changed.
     fn workers(&mut self, now: Time, instance: u32, in_use: u32);
     /// Pool connections in use on an instance changed.
@@ -181,6 +191,23 @@ impl Record for Recorders {
     fn finish(&mut self, f: Finished) {
         self.all.finish(f);
         self.upto(f.arrived, |r| r.finish(f));
+    }
+
+    fn finish_blamed(&mut self, f: Finished, blame: Blame) {
+        self.all.finish_blamed(f, blame);
+        self.upto(f.arrived, |r| r.finish_blamed(f, blame));
+    }
+
+    fn set_graph(&mut self, names: &[String], plans: &[Vec<PlanCallInfo>]) {
+        self.all.set_graph(names, plans);
+        for p in &mut self.phases {
+            p.rec.set_graph(names, plans);
+        }
+    }
+
+    fn graph(&mut self, e: GraphEvent) {
+        self.all.graph(e);
+        self.upto(e.at(), |r| r.graph(e));
     }
 
     fn at_horizon(&mut self, now: Time, class: usize, arrived: Time) {

@@ -2,6 +2,7 @@
 
 use super::cause::{Cause, LayerKind};
 use super::class_acc::{ClassAcc, Judged, Tally};
+use super::dep_acc::{Blame, GraphAcc, GraphEvent, PlanCallInfo};
 use super::fallback::FallbackUse;
 use super::gauge::Gauge;
 use super::hist::RunLat;
@@ -144,6 +145,8 @@ pub struct Recorder {
     conns_taken: u64,
     /// Per-window in-time ratios judged for recovery and time degraded.
     track: Option<Tracker>,
+    /// A service graph's figures (empty without one).
+    graph: GraphAcc,
 }
 
 impl Recorder {
@@ -185,6 +188,7 @@ impl Recorder {
             pool_waiting: vec![Gauge::new(0.0, warm, f64::INFINITY); n],
             conns_taken: 0,
             track: s.recovery.map(|r| Tracker::new(r, s.window, warm, &s.deadlines, spans)),
+            graph: GraphAcc::default(),
             s,
         }
     }
@@ -281,6 +285,7 @@ impl Recorder {
             max: self.limit_sum.peak(now) / n,
         });
         let business_cost = classes.iter().map(|c| c.business_cost).sum();
+        let dependencies = self.graph.figures(now, span, &mut classes);
         RunSummary {
             policy: self.s.policy.clone(),
             classes,
@@ -297,6 +302,7 @@ impl Recorder {
                 mean_in_flight: self.dep_in_flight.integral(now) / span,
                 found_in_flight: self.found_in_flight.clone(),
             },
+            dependencies,
             breaker,
             limit,
             limiter_queue: self.s.has_limiter.then(|| self.limiter_queue.summary()),
@@ -388,6 +394,11 @@ impl Record for Recorder {
 
     /// A request finished (see [`Finished`]).
     fn finish(&mut self, f: Finished) {
+        self.finish_blamed(f, Blame::default());
+    }
+
+    /// A request finished in a run with a service graph (see [`GraphAcc::finished`]).
+    fn finish_blamed(&mut self, f: Finished, blame: Blame) {
         let Finished { now, instance, class, arrived, outcome, staleness, cause, order, dependency_calls } = f;
         let latency = now - arrived;
         let level = &mut self.win.classes[class].in_flight;
@@ -453,6 +464,7 @@ impl Record for Recorder {
             (true, true, true) => Some(Cause::WrongAnswer),
             (false, ..) => Some(cause.expect("the world tags every failure with its cause")),
         };
+        self.graph.finished(class, latency, cause, blame);
         self.classes[class].record(Judged {
             outcome,
             latency,
@@ -472,6 +484,9 @@ impl Record for Recorder {
         if self.measured(arrived) {
             let passed = now - arrived >= self.s.deadlines[class];
             self.classes[class].record_at_horizon(passed);
+            if passed {
+                self.graph.blame(class, None, Cause::Unfinished);
+            }
         }
     }
 
@@ -514,6 +529,14 @@ impl Record for Recorder {
             self.dep_cancelled += 1;
         }
         self.dep_in_flight.set(now, to_f64(in_flight));
+    }
+
+    fn set_graph(&mut self, names: &[String], plans: &[Vec<PlanCallInfo>]) {
+        self.graph = GraphAcc::new(names, plans, self.s.warmup);
+    }
+
+    fn graph(&mut self, e: GraphEvent) {
+        self.graph.apply(e, self.s.warmup);
     }
 
     /// Worker slots in use on an instance changed.

@@ -3,6 +3,7 @@
 //! from results to text; no I/O here.
 
 pub mod decision;
+pub mod dependencies;
 pub mod escape;
 pub mod expect;
 pub mod recovery;

@@ -149,6 +149,15 @@ pub struct ClassSummary {
     /// to requests minus in_time.
     #[serde(default)]
     pub causes: Causes,
+    /// `causes` split by the dependency to blame, in the scenario's order (the causes of no
+    /// call last, under `null`), entries with no cause left out: present only in a run with a
+    /// service graph (`dependencies:` or call plans).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub causes_by_dependency: Vec<super::DependencyCauses>,
+    /// Per call of the class's plan, in the order written (steps in order, a group's calls in
+    /// order): present only for a class with a plan.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<super::CallFigures>,
     /// Latency of the in-time requests.
     #[serde(default)]
     pub latency_in_time_ms: LatencyMs,

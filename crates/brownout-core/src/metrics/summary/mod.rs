@@ -5,10 +5,12 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 mod class;
+mod deps;
 mod replications;
 mod run;
 
 pub use class::{Causes, ClassSummary, FallbackAnswers, LatencyMs, Outcomes, RecoverySummary, SloFigures, StalenessMs};
+pub use deps::{CallFigures, DependencyCauses, DependencyFigures};
 pub use replications::{Comparison, MetricInterval, PairedDifference, ReplicatedRun, Replications};
 pub use run::{
     Backlog, BreakerSummary, DependencySummary, FOUND_BUCKETS, LimitSummary, Occupancy, QueueSummary, ResourceSummary,

@@ -15,6 +15,10 @@ pub struct RunSummary {
     pub classes: Vec<ClassSummary>,
     /// The dependency's view.
     pub dependency: DependencySummary,
+    /// Per dependency, in the scenario's order: present only in a run with a service graph
+    /// (`dependencies:` or call plans); `dependency` sums them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<super::DependencyFigures>,
     /// Breaker statistics, where the stack has a breaker.
     pub breaker: Option<BreakerSummary>,
     /// Adaptive or fixed limit statistics, where the stack has a limiter.

@@ -37,6 +37,7 @@ impl<'m, R: Record> World<'m, R> {
                 codel: vec![Default::default(); replicas],
                 shared: vec![Default::default(); replicas],
                 in_flight: 0,
+                dep_in_flight: if m.graph.is_some() { vec![0; s.deps().len()] } else { Vec::new() },
             },
             plans: Plans::default(),
             draws: Draws::new(m.seed),
@@ -279,5 +280,26 @@ fn build_recorder<R: Record>(m: &Model, policy: usize, layout: &Layout, timeseri
             first_is_healthy,
         }),
     };
-    R::build(setup, &spans)
+    let mut rec = R::build(setup, &spans);
+    if let Some(g) = &m.graph {
+        let names: Vec<String> = s.deps().iter().map(|d| d.name.clone()).collect();
+        // Each class's plan, call by call in the order written (`Link::flat` numbers them so).
+        let plans: Vec<Vec<crate::metrics::PlanCallInfo>> = g
+            .plans
+            .iter()
+            .map(|p| {
+                let steps = p.as_deref().unwrap_or(&[]);
+                let calls = steps.iter().enumerate().flat_map(|(k, st)| st.calls.iter().map(move |c| (k, c)));
+                calls
+                    .map(|(k, c)| crate::metrics::PlanCallInfo {
+                        step: k as u32,
+                        dependency: s.deps()[c.dep as usize].name.clone(),
+                        optional: c.optional,
+                    })
+                    .collect()
+            })
+            .collect();
+        rec.set_graph(&names, &plans);
+    }
+    rec
 }

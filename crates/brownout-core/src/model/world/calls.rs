@@ -1,6 +1,7 @@
 //! The connection pool and the dependency: calls, capacity queues, replicas and partitions.
 
 use super::*;
+use crate::metrics::GraphEvent;
 use crate::model::outlier::Result as OutlierResult;
 
 impl<R: Record> World<'_, R> {
@@ -238,6 +239,11 @@ impl<R: Record> World<'_, R> {
         debug_assert!(c.req.is_none() && c.reached && !c.counted, "only an abandoned call is cancelled");
         dec!(self.upstream.in_flight);
         self.rec.dep_cancelled(now, self.upstream.in_flight);
+        if let Some(n) = self.upstream.dep_in_flight.get_mut(c.dep as usize) {
+            dec!(*n);
+            let n = *n;
+            self.rec.graph(GraphEvent::Cancelled { now, dep: c.dep, in_flight: n });
+        }
         let r = self.upstream.base[c.dep as usize] + c.replica as usize;
         if c.holds_server && self.m.dep(c.dep).sharing.is_some() {
             self.unshare(now, q, r);
@@ -315,6 +321,11 @@ impl<R: Record> World<'_, R> {
         cm.counted = tracked;
         self.upstream.in_flight += 1;
         self.rec.dep_start(now, self.upstream.in_flight);
+        if let Some(n) = self.upstream.dep_in_flight.get_mut(c.dep as usize) {
+            *n += 1;
+            let n = *n;
+            self.rec.graph(GraphEvent::Start { now, dep: c.dep, in_flight: n });
+        }
         let r = self.upstream.base[c.dep as usize] + replica as usize;
         match self.m.dep(c.dep).capacity {
             Some((servers, queue)) if self.m.dep(c.dep).sharing.is_some() => {
@@ -484,6 +495,11 @@ impl<R: Record> World<'_, R> {
             dec!(self.upstream.in_flight);
             let timing = (c.served_at != Time::MAX).then(|| (c.served_at - c.sent_at, c.service));
             self.rec.dep_end(now, timing, c.req.is_none(), self.upstream.in_flight);
+            if let Some(n) = self.upstream.dep_in_flight.get_mut(c.dep as usize) {
+                dec!(*n);
+                let n = *n;
+                self.rec.graph(GraphEvent::End { now, dep: c.dep, timing, abandoned: c.req.is_none(), in_flight: n });
+            }
         }
         if c.holds_server {
             // Finished service frees a server for the next queued call.

@@ -313,6 +313,7 @@ impl<R: Record> World<'_, R> {
         // Copy out what is needed rather than move the whole request out of the slab.
         let r = self.reqs.get(tok).expect("live request");
         let r = Done { worker: r.worker, who: r.who, arrived: r.time.arrived, answer: r.answer, calls: r.calls };
+        let blame = self.m.graph.is_some().then(|| self.blame_of(tok, r.who.class, r.arrived, r.answer.cause, r.calls));
         self.reqs.discard(tok);
         if r.worker {
             self.release_worker(now, q, r.who.instance);
@@ -347,7 +348,7 @@ impl<R: Record> World<'_, R> {
                 _ => order.lost = true,
             }
         }
-        self.rec.finish(crate::metrics::Finished {
+        let f = crate::metrics::Finished {
             now,
             instance: r.who.instance,
             class: r.who.class as usize,
@@ -357,7 +358,11 @@ impl<R: Record> World<'_, R> {
             cause: r.answer.cause,
             order,
             dependency_calls: r.calls,
-        });
+        };
+        match blame {
+            Some(blame) => self.rec.finish_blamed(f, blame),
+            None => self.rec.finish(f),
+        }
         if let Some(reload) = &class.reload {
             // An impatient or failed user presses reload: more load exactly when it hurts.
             let bad =

@@ -4,6 +4,7 @@
 //! plan and never comes here.
 
 use super::*;
+use crate::metrics::{Blame, GraphEvent};
 use crate::model::graph::{PlanStep, call_key};
 use state::{Link, PlanRun};
 
@@ -26,7 +27,7 @@ impl<R: Record> World<'_, R> {
     /// A new request's link: no parent, its class's one dependency.
     pub(super) fn link_arrival(&mut self, tok: Token, class: ClassId) {
         if let Some(g) = &self.m.graph {
-            let link = Link { parent: None, dep: g.direct[class as usize], call: 0, refusal: None };
+            let link = Link { parent: None, dep: g.direct[class as usize], ..Link::default() };
             self.set_link(tok, link);
         }
     }
@@ -55,6 +56,7 @@ impl<R: Record> World<'_, R> {
         run.degraded = false;
         run.failure = None;
         run.soft_cause = None;
+        (run.failure_dep, run.soft_dep) = (None, None);
         self.bump_generation(tok); // no timer of the request is pending while its calls run
         self.reqs.get_mut(tok).expect("live request").phase = Phase::Plan;
         self.start_step(now, q, tok);
@@ -68,18 +70,24 @@ impl<R: Record> World<'_, R> {
         let (who, arrived) = (r.who, r.time.arrived);
         let slot = tok.index as usize;
         let step = self.plans.runs[slot].step as usize;
-        let calls = self.plan_of(who.class).expect("a plan")[step].calls.clone();
+        let plan = self.plan_of(who.class).expect("a plan");
+        let calls = plan[step].calls.clone();
+        let first = plan[..step].iter().map(|s| s.calls.len()).sum::<usize>();
         let mut kids = std::mem::take(&mut self.plans.runs[slot].kids);
         kids.clear();
         for (j, call) in calls.iter().enumerate() {
             let child = Identity { key: call_key(who.key, call.occurrence), ..who };
             let kid = self.insert_req(Req::fresh(child, arrived, now, Phase::Started));
-            self.set_link(kid, Link { parent: Some(tok), dep: call.dep, call: j as u16, refusal: None });
+            self.set_link(
+                kid,
+                Link { parent: Some(tok), dep: call.dep, call: j as u16, flat: (first + j) as u16, ..Link::default() },
+            );
             self.plans.children += 1;
             kids.push(kid);
         }
         let run = &mut self.plans.runs[slot];
         run.generation = run.generation.wrapping_add(1);
+        run.step_start = now;
         (run.ok, run.soft, run.hard) = (0, 0, 0);
         let generation = run.generation;
         run.kids = kids;
@@ -100,9 +108,12 @@ impl<R: Record> World<'_, R> {
     /// decided, moves on or fails.
     pub(super) fn child_done(&mut self, now: Time, q: &mut EventQueue<Ev>, kid: Token) {
         let r = self.reqs.get(kid).expect("live request");
-        let (answer, calls) = (r.answer, r.calls);
+        let (answer, calls, arrived, kid_class) = (r.answer, r.calls, r.time.arrived, r.who.class as usize);
         let link = self.plans.links[kid.index as usize];
         self.reqs.discard(kid);
+        self.rec.graph(GraphEvent::Call { arrived, dep: link.dep, attempts: calls });
+        let outcome = Some(answer.outcome);
+        self.rec.graph(GraphEvent::CallEnded { arrived, class: kid_class, call: link.flat, outcome });
         dec!(self.plans.children);
         let parent = link.parent.expect("a child");
         let Some(p) = self.reqs.get_mut(parent).filter(|p| p.phase == Phase::Plan) else { return };
@@ -118,11 +129,14 @@ impl<R: Record> World<'_, R> {
         } else if optional {
             run.soft += 1;
             // A degraded answer that a closed fallback makes a failure counts under this.
-            run.soft_cause = run.soft_cause.or(answer.cause);
+            if run.soft_cause.is_none() {
+                (run.soft_cause, run.soft_dep) = (answer.cause, Some(link.dep));
+            }
         } else {
             run.hard += 1;
             if run.failure.is_none() {
                 run.failure = Some((answer.outcome, answer.cause, link.refusal));
+                run.failure_dep = Some(link.dep);
             }
         }
         // (passed, degraded) once the step is decided.
@@ -137,6 +151,12 @@ impl<R: Record> World<'_, R> {
         let Some((passed, degraded)) = decided else { return };
         run.degraded |= passed && degraded;
         run.generation = run.generation.wrapping_add(1);
+        // The call that decided the step ended it: the critical path runs through it.
+        let (failure_dep, soft_dep, took) = (run.failure_dep, run.soft_dep, now - run.step_start);
+        self.rec.graph(GraphEvent::StepDecided { arrived, class: kid_class, call: link.flat, ns: took });
+        let pl = &mut self.plans.links[slot];
+        pl.critical = Some(link.dep);
+        pl.failed = if passed { soft_dep } else { failure_dep };
         self.drop_kids(now, q, parent);
         if !passed {
             let (outcome, cause, refusal) = self.plans.runs[slot].failure.expect("a failure");
@@ -218,8 +238,12 @@ impl<R: Record> World<'_, R> {
             }
             _ => {}
         }
-        let calls = self.reqs.get(kid).expect("live request").calls;
-        if let Some(p) = self.plans.links[kid.index as usize].parent.and_then(|p| self.reqs.get_mut(p)) {
+        let r = self.reqs.get(kid).expect("live request");
+        let (calls, arrived, kid_class) = (r.calls, r.time.arrived, r.who.class as usize);
+        let link = self.plans.links[kid.index as usize];
+        self.rec.graph(GraphEvent::Call { arrived, dep: link.dep, attempts: calls });
+        self.rec.graph(GraphEvent::CallEnded { arrived, class: kid_class, call: link.flat, outcome: None });
+        if let Some(p) = link.parent.and_then(|p| self.reqs.get_mut(p)) {
             p.calls += calls;
         }
         self.reqs.discard(kid);
@@ -247,6 +271,30 @@ impl<R: Record> World<'_, R> {
             self.timer(q, kid, now.saturating_add(cost), Timer::Respond);
         } else {
             self.finish(now, q, kid);
+        }
+    }
+}
+
+impl<R: Record> World<'_, R> {
+    /// Which dependency a finished request's cause goes to (see `metrics::Blame`), in a run
+    /// with a service graph; a request without a plan counts as its one call here. A worker
+    /// slot refused or a restart is no call's doing.
+    pub(super) fn blame_of(
+        &mut self,
+        tok: Token,
+        class: ClassId,
+        arrived: Time,
+        cause: Option<Cause>,
+        calls: u32,
+    ) -> Blame {
+        let link = self.plans.links[tok.index as usize];
+        let own = !matches!(cause, Some(Cause::WorkerSlotsFull | Cause::CrashRestart));
+        if self.plan_of(class).is_none() {
+            self.rec.graph(GraphEvent::Call { arrived, dep: link.dep, attempts: calls });
+            let dep = own.then_some(link.dep);
+            Blame { failed: dep, critical: dep }
+        } else {
+            Blame { failed: link.failed.filter(|_| own), critical: link.critical }
         }
     }
 }

@@ -367,6 +367,8 @@ pub(super) struct Upstream {
     pub shared: Vec<crate::model::sharing::Shared<Token>>,
     /// Calls that reached the dependency and have not been answered (count).
     pub in_flight: u64,
+    /// Per dependency, the same count, with a service graph only (empty without).
+    pub dep_in_flight: Vec<u64>,
 }
 
 // ---- trace, records and the guards -----------------------------------------------------
@@ -416,6 +418,15 @@ pub(super) struct Link {
     pub call: u16,
     /// How a layer refused it, when one did (the parent concludes with it).
     pub refusal: Option<crate::policy::Refusal>,
+    /// For a call of a plan: its number through its class's plan (steps in order, a group's
+    /// calls in order), as the recorder's per-call figures are kept.
+    pub flat: u16,
+    /// For a request with a plan: the dependency of the call whose failure is its own (see
+    /// `metrics::Blame`); set by `plan::child_done`.
+    pub failed: Option<u16>,
+    /// For a request with a plan: the dependency of the call that ended its last step so far
+    /// (the critical path).
+    pub critical: Option<u16>,
 }
 
 /// A request's progress through its plan (by slab slot of `reqs`). Written by `plan`.
@@ -438,6 +449,12 @@ pub(super) struct PlanRun {
     pub soft_cause: Option<Cause>,
     /// The first required failure: (outcome, cause).
     pub failure: Option<(Outcome, Option<Cause>, Option<crate::policy::Refusal>)>,
+    /// When the current step started (its calls were sent).
+    pub step_start: Time,
+    /// The dependencies of the calls behind `failure` and `soft_cause`.
+    pub failure_dep: Option<u16>,
+    /// See `failure_dep`.
+    pub soft_dep: Option<u16>,
     /// The step's calls (child requests), in the order written.
     pub kids: Vec<Token>,
 }
