@@ -83,8 +83,8 @@ fn retries_amplify_only_the_edge_that_fails() {
 fn a_late_checkout_is_put_on_the_slow_dependency_and_causes_still_sum() {
     // Only pricing is slow: 1.5 s against a 1 s deadline. Payment's 30 ms first, then
     // inventory (10 ms) and pricing in parallel: pricing ends the last step, so every
-    // checkout is answered at 1.53 s, late, and blamed on pricing (the call that ended the
-    // step that ended last).
+    // checkout is answered at 1.53 s, late, and blamed on pricing (the call that decided the
+    // longest step).
     let late_last = r#"[Call("payment"), Parallel(calls: [Call("inventory"), Call("pricing")])]"#;
     let r = common::run_first(&checkout(late_last, r#"latency: Constant("1500ms")"#, ""));
     let c = &r.classes[0];
@@ -100,6 +100,21 @@ fn a_late_checkout_is_put_on_the_slow_dependency_and_causes_still_sum() {
     assert_eq!(c.causes.dependency_error, c.requests);
     assert_eq!(blamed(&r, Some("pricing")).dependency_error, c.requests);
     assert_eq!(c.causes_by_dependency.len(), 1, "{:?}", c.causes_by_dependency);
+}
+
+#[test]
+fn a_late_checkout_is_put_on_the_slow_call_even_when_a_fast_one_ends_the_plan() {
+    // Pricing (1.5 s) first, then inventory and payment in parallel (10 and 30 ms): every
+    // checkout is answered at 1.53 s, late. Pricing held the critical path for 1.5 s of it,
+    // payment (which ended the last step) for 30 ms: "late because pricing was slow" is the
+    // figure a reader needs, so the longest step's deciding call is blamed, not the last one.
+    let slow_first = r#"[Call("pricing"), Parallel(calls: [Call("inventory"), Call("payment")])]"#;
+    let r = common::run_first(&checkout(slow_first, r#"latency: Constant("1500ms")"#, ""));
+    let c = &r.classes[0];
+    assert!(c.requests > 300);
+    assert_eq!((c.causes.late, c.causes.total()), (c.requests, c.requests));
+    assert_eq!(blamed(&r, Some("pricing")).late, c.requests, "{:?}", c.causes_by_dependency);
+    assert_eq!(blamed(&r, Some("payment")).total() + blamed(&r, Some("inventory")).total(), 0);
 }
 
 #[test]

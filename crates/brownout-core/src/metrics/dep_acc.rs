@@ -20,8 +20,8 @@ pub struct Blame {
     /// The dependency of the call whose failure is the request's (a required call's, or for
     /// a degraded answer the first optional call's that failed).
     pub failed: Option<u16>,
-    /// The dependency of the call that ended the request's last step (the critical path):
-    /// blamed when the answer is late.
+    /// The dependency of the call that decided the request's longest step (the largest part
+    /// of its critical path): blamed when the answer is late.
     pub critical: Option<u16>,
 }
 

@@ -155,7 +155,11 @@ impl<R: Record> World<'_, R> {
         let (failure_dep, soft_dep, took) = (run.failure_dep, run.soft_dep, now - run.step_start);
         self.rec.graph(GraphEvent::StepDecided { arrived, class: kid_class, call: link.flat, ns: took });
         let pl = &mut self.plans.links[slot];
-        pl.critical = Some(link.dep);
+        // A late answer is blamed on the call that held the critical path longest: with a slow
+        // pricing step and then a fast payment, "late because pricing was slow".
+        if pl.critical.is_none() || took > pl.critical_ns {
+            (pl.critical, pl.critical_ns) = (Some(link.dep), took);
+        }
         pl.failed = if passed { soft_dep } else { failure_dep };
         self.drop_kids(now, q, parent);
         if !passed {

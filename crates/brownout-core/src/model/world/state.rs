@@ -424,9 +424,11 @@ pub(super) struct Link {
     /// For a request with a plan: the dependency of the call whose failure is its own (see
     /// `metrics::Blame`); set by `plan::child_done`.
     pub failed: Option<u16>,
-    /// For a request with a plan: the dependency of the call that ended its last step so far
-    /// (the critical path).
+    /// For a request with a plan: the dependency of the call that decided its longest step
+    /// so far (the earliest of equals), the one a late answer is blamed on.
     pub critical: Option<u16>,
+    /// How long that step took, ns.
+    pub critical_ns: Time,
 }
 
 /// A request's progress through its plan (by slab slot of `reqs`). Written by `plan`.
