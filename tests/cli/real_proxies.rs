@@ -2,8 +2,8 @@
 //! sample in `scenarios/imports/`, runs on 127.0.0.1 in front of a drifting HTTP dependency
 //! (`dependency.rs`) under an open-loop Poisson load (`load.rs`), for a few seeds of a short
 //! drift (10 s quiet, 16 s at the peak between two 2 s ramps, 10 s after); brownout runs the
-//! same proxy (HAProxy: the sample through `brownout import haproxy`; nginx: by hand, see
-//! scenarios/nginx-real.ron) with the scenario's replications. The proxies' own logs confirm
+//! same proxy (each sample through `brownout import haproxy` / `brownout import nginx`, see
+//! scenarios/haproxy-real.ron and nginx-real.ron) with the scenario's replications. The proxies' own logs confirm
 //! what each status means; per phase, the fractions of ok / 503 / 504 / 429 / 502 and the
 //! ok-latency p50 and p95 must agree: |z| <= 3, z the difference of the means over their
 //! combined standard error from the run-to-run spread (see [`compare`]). The tables are

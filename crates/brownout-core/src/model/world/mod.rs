@@ -41,8 +41,8 @@ use crate::policy::{
 };
 use crate::scenario::{Balancing, Fallback, PartitionMode, Scope};
 use state::{
-    Answer, AttemptState, Call, Client, Gateway, HedgeState, Identity, Inst, LayerRt, Layout, OwnPool, Phase, Plans,
-    Progress, Req, Timing, Trace, Traffic, Upstream,
+    Answer, Call, Client, Gateway, Identity, Inst, LayerRt, Layout, OwnPool, Phase, Plans, Progress, Req, Trace,
+    Traffic, Upstream,
 };
 
 /// Most layers one policy stack may have (a limit of the file format, checked there).
