@@ -16,3 +16,4 @@ mod performance_figures;
 mod public_api;
 mod readme;
 mod reference;
+mod test_commands;

@@ -83,6 +83,13 @@ const EXEMPT: &[(&str, &str, &str)] = &[
     ("Dependency", "name", "a label"),
     ("Phase", "name", "a label"),
     ("Step.Optional", "dependency", "names one of the scenario's dependencies (a reference, not a quantity)"),
+    ("DependencyPool", "dependency", "names one of the scenario's dependencies (a reference, not a quantity)"),
+    (
+        "NginxLimitReqConfig",
+        "status",
+        "takes 429 or 503 only, which the probe's numeric edits cannot reach from one another; \
+         tests/policies/proxy_nginx.rs shows 429 answered `rejected` and 503 `error`",
+    ),
     (
         "Slo",
         "alerts",
@@ -332,7 +339,7 @@ fn probes() -> Vec<(PathBuf, Scenario)> {
     let pooled = STEP
         .replace("max_connections: 50", "max_connections: 5")
         .replace(r#"(timeout: "300ms")"#, r#"(timeout: "300ms", starts: Connection)"#);
-    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES, SERVER, GRAPH, SHARED]
+    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES, SERVER, GRAPH, SHARED, NGINX]
         .into_iter()
         .map(|text| (at.clone(), brownout::scenario::load_text(&at, text).unwrap_or_else(|e| panic!("{e}"))))
         .collect()
@@ -563,10 +570,11 @@ const SHARED: &str = r#"Scenario(
 )"#;
 
 /// The sixth probe: a service graph (several dependencies, a call plan with a parallel group
-/// and an optional call).
+/// and an optional call), a pool of its own for one dependency, and a layer scoped to two.
 const GRAPH: &str = r#"Scenario(
     name: "probe6", seed: 17, horizon: "30s", warmup: "2s", window: "2s",
-    fleet: (workers: (slots: 200), pool: (max_connections: 200, acquire_timeout: "1s")),
+    fleet: (workers: (slots: 200), pool: (max_connections: 200, acquire_timeout: "1s"),
+        pools: [(dependency: "a", max_connections: 4, acquire_timeout: "40ms")]),
     classes: [
         (name: "page", arrivals: Poisson(rate_per_s: 40), deadline: "600ms", fallback: OnRefusalOrFailure,
          fallback_answer: FailOpen(cost_per_use: 0.5),
@@ -577,7 +585,31 @@ const GRAPH: &str = r#"Scenario(
         (name: "a", latency: LogNormal(median: "60ms", sigma: 0.8), error_rate: Constant(0.3)),
         (name: "b", latency: Exponential(mean: "80ms"), error_rate: Constant(0.3)),
     ],
-    policies: [(name: "timeout", stack: [(policy: Timeout((timeout: "300ms")))])],
+    policies: [
+        (name: "timeout", stack: [(policy: Timeout((timeout: "300ms")))]),
+        (name: "scoped", stack: [(policy: Timeout((timeout: "90ms")), dependencies: ["a", "db"]),
+            (policy: Timeout((timeout: "300ms")))]),
+    ],
+)"#;
+
+/// The eighth probe: nginx's presets (`limit_req` delaying its excess, an upstream of two
+/// servers with a connection limit and a next-upstream retry) in front of a slow dependency.
+const NGINX: &str = r#"Scenario(
+    name: "probe8", seed: 23, horizon: "30s", warmup: "2s", window: "2s",
+    fleet: (workers: (slots: 400), pool: (max_connections: 400, acquire_timeout: "1s")),
+    classes: [(name: "api", arrivals: Poisson(rate_per_s: 120), deadline: "800ms")],
+    dependency: (
+        latency: LogNormal(median: "60ms", sigma: 0.8),
+        error_rate: Constant(0.05),
+        drift: Step(at: "12s", factor: 3.0),
+    ),
+    policies: [
+        (name: "nginx", stack: [
+            (policy: NginxLimitReq((rate: PerSecond(100), burst: 20, nodelay: false, delay: 0, status: 429))),
+            (policy: NginxUpstream((max_conns: 6, servers: 2, proxy_read_timeout: "250ms",
+                proxy_next_upstream: [Error, Timeout], proxy_next_upstream_tries: 2))),
+        ]),
+    ],
 )"#;
 
 #[test]

@@ -335,8 +335,7 @@ impl Record for Recorder {
         // Counted with or without a time series: only the rows read it, and one increment is
         // all skipping it would save.
         let w = &mut self.win.classes[class];
-        w.offered += 1;
-        w.in_flight += 1;
+        (w.offered, w.in_flight) = (w.offered + 1, w.in_flight + 1);
         if let Some(t) = &mut self.track {
             t.arrival(now, class);
         }

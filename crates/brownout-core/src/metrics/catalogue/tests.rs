@@ -23,6 +23,8 @@ fn distinct_summary() -> (RunSummary, Value) {
     let mut json = serde_json::to_value(r.summary(SECOND, 0, 0)).unwrap();
     // Left out of the JSON when zero, as no call here was cancelled.
     json["dependency"]["cancelled"] = 0.into();
+    // Left out when zero, as no nginx upstream refused here.
+    json["classes"][0]["causes"]["no_live_upstream"] = 0.into();
     // Absent for a class without an SLO.
     json["classes"][0]["slo"] = serde_json::json!({"burn_rate": 0.5, "budget_used": 0.5});
     // Only a phase's classes have a recovery (`recovered` a flag, the rest real figures).
