@@ -54,7 +54,7 @@ pub trait Record {
     /// The run has a service graph: its dependencies' names and its classes' plans, call by
     /// call (an empty list for a class without one); before any event.
     fn set_graph(&mut self, names: &[String], plans: &[Vec<PlanCallInfo>]);
-    /// A happening of the service graph; it counts in the phases [`GraphEvent::at`] falls
+    /// A happening of the service graph; it counts in the phases `GraphEvent::at` falls
     /// before the end of.
     fn graph(&mut self, e: GraphEvent);
     /// Worker slots in use on an instance changed.

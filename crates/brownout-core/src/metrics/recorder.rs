@@ -396,7 +396,7 @@ impl Record for Recorder {
         self.finish_blamed(f, Blame::default());
     }
 
-    /// A request finished in a run with a service graph (see [`GraphAcc::finished`]).
+    /// A request finished in a run with a service graph (see `GraphAcc::finished`).
     fn finish_blamed(&mut self, f: Finished, blame: Blame) {
         let Finished { now, instance, class, arrived, outcome, staleness, cause, order, dependency_calls } = f;
         let latency = now - arrived;

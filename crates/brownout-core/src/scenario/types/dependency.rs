@@ -568,7 +568,7 @@ pub enum Sharing {
     /// Egalitarian processor sharing (Kleinrock): every call present is in service, and with
     /// `n` present each progresses at `min(1, servers / n)` of full speed, so up to
     /// `servers` calls run at full speed and beyond that they slow down together. One
-    /// server gives M/G/1-PS, whose mean time in system is E[S] / (1 - rho) whatever the
+    /// server gives M/G/1-PS, whose mean time in system is `E[S] / (1 - rho)` whatever the
     /// service distribution.
     ProcessorSharing,
     /// Gunther's universal scalability law (*Guerrilla Capacity Planning*, 2007): every call
