@@ -143,6 +143,13 @@ fn export_writes_openmetrics_with_families_labels_and_the_anchored_clock() {
         "brownout_offered_requests_total{{policy=\"none\",class=\"api\",phase=\"before\"}} {offered} 1767225615.000\n"
     );
     assert!(text.contains(&counter), "{counter}");
+    // A level at the window's end (the requests in flight then) is stamped at the end too.
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "in_flight_end_count").expect("the column");
+    let level: f64 = first[col].parse().unwrap();
+    let in_flight =
+        format!("brownout_in_flight{{policy=\"none\",class=\"api\",phase=\"before\"}} {level} 1767225615.000\n");
+    assert!(text.contains(&in_flight), "{in_flight}");
     for head in [
         "# TYPE brownout_offered_requests counter\n",
         "# TYPE brownout_dependency_latency_p50_seconds gauge\n# UNIT brownout_dependency_latency_p50_seconds seconds\n",

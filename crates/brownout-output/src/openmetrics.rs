@@ -37,6 +37,8 @@ enum Take {
     Millis(fn(&WindowRow) -> f64),
     /// Arrivals per second: the window's count over its width.
     Rate(fn(&WindowRow) -> u64),
+    /// A level at the window's end, stamped there (as a counter is), not at its start.
+    Level(fn(&WindowRow) -> f64),
 }
 
 /// One metric family: its name (a counter's without `_total`), unit (the name's suffix, or
@@ -156,6 +158,19 @@ const FAMILIES: &[Family] = &[
         "",
         "Dependency calls in flight, time-weighted mean (dep_in_flight_mean_count)",
         Take::Gauge(|r| r.dep_in_flight),
+    ),
+    family(
+        "brownout_in_flight",
+        "",
+        "Requests in flight at the window's end, stamped there (in_flight_end_count)",
+        Take::Level(|r| r.in_flight_end_count),
+    ),
+    family(
+        "brownout_dependency_unanswered",
+        "",
+        "Dependency calls not yet answered at the window's end, abandoned ones included, stamped there \
+         (dep_in_flight_end_count)",
+        Take::Level(|r| r.dep_in_flight_end_count),
     ),
     family(
         "brownout_dependency_latency_p50_seconds",
@@ -394,7 +409,8 @@ fn write_families(csv: &Path, summary: &ScenarioSummary, start_ms: i64, w: &mut 
         for (labels, samples) in series.values() {
             let mut text = String::new();
             for &(t_ms, v) in samples {
-                let at = start_ms + t_ms + if kind == "counter" { window_ms } else { 0 };
+                let at_end = matches!(f.take, Take::Count(_) | Take::Level(_));
+                let at = start_ms + t_ms + if at_end { window_ms } else { 0 };
                 writeln!(text, "{}{suffix}{{{labels}}} {} {}.{:03}", f.name, number(v), at / 1000, at % 1000).ok();
             }
             w.write_all(text.as_bytes())?;
@@ -434,7 +450,7 @@ fn read_family(csv: &Path, summary: &ScenarioSummary, take: Take, window_s: f64)
                 *total += f(&row);
                 *total as f64
             }
-            Take::Gauge(f) => f(&row),
+            Take::Gauge(f) | Take::Level(f) => f(&row),
             Take::Millis(f) => f(&row) / 1000.0,
             Take::Rate(f) => f(&row) as f64 / window_s,
         };
