@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::limiter::fixed::{FixedConfig, RefuseAs};
 use super::timeout::{TimeoutConfig, TimeoutStart};
-use super::{BuildCtx, ConfigError, Policy, PolicyConfig, PolicySpec, QueueOrder};
+use super::{BuildCtx, ConfigError, Policy, PolicyConfig, PolicySpec};
 use crate::engine::Time;
 use crate::units::Dur;
 
@@ -71,15 +71,13 @@ impl HaproxyBackendConfig {
     pub fn expand(&self) -> Vec<PolicySpec> {
         let mut layers = Vec::new();
         if self.maxconn > 0 {
-            layers.push(PolicySpec::Limiter(FixedConfig {
-                permits: self.maxconn,
-                queue: if self.maxqueue == 0 { u32::MAX } else { self.maxqueue },
-                max_wait: self.queue_wait(),
-                refuse_as: RefuseAs::Unavailable,
-                order: QueueOrder::Fifo,
-                class_max_wait: Vec::new(),
-                shed_by_deadline: false,
-            }));
+            let queue = if self.maxqueue == 0 { u32::MAX } else { self.maxqueue };
+            layers.push(PolicySpec::Limiter(FixedConfig::fifo(
+                self.maxconn,
+                queue,
+                self.queue_wait(),
+                RefuseAs::Unavailable,
+            )));
         }
         if let Some(timeout) = self.timeout_server {
             layers.push(PolicySpec::Timeout(TimeoutConfig {

@@ -79,8 +79,7 @@ use super::limiter::fixed::{FixedConfig, RefuseAs};
 use super::retry::RetryConfig;
 use super::timeout::{TimeoutConfig, TimeoutStart};
 use super::{
-    Admission, Attempt, BuildCtx, ClassId, ConfigError, Policy, PolicyConfig, PolicySpec, QueueOrder, Refusal, Refused,
-    Status,
+    Admission, Attempt, BuildCtx, ClassId, ConfigError, Policy, PolicyConfig, PolicySpec, Refusal, Refused, Status,
 };
 use crate::engine::{MILLISECOND, Time};
 use crate::units::Dur;
@@ -168,15 +167,8 @@ impl NginxUpstreamConfig {
             }));
         }
         if self.max_conns > 0 {
-            layers.push(PolicySpec::Limiter(FixedConfig {
-                permits: self.max_conns.saturating_mul(self.servers),
-                queue: 0,
-                max_wait: Dur(0),
-                refuse_as: RefuseAs::BadGateway,
-                order: QueueOrder::Fifo,
-                class_max_wait: Vec::new(),
-                shed_by_deadline: false,
-            }));
+            let permits = self.max_conns.saturating_mul(self.servers);
+            layers.push(PolicySpec::Limiter(FixedConfig::fifo(permits, 0, Dur(0), RefuseAs::BadGateway)));
         }
         layers.push(PolicySpec::Timeout(TimeoutConfig {
             timeout: self.proxy_read_timeout,
@@ -243,15 +235,8 @@ impl PolicyConfig for NginxUpstreamConfig {
 /// `NGX_HTTP_SERVICE_UNAVAILABLE` (`ngx_http_limit_conn_merge_conf`). Nothing waits. `status`
 /// 429 is `Rejected`, anything else `Unavailable` (503).
 pub fn limit_conn(conn: u32, status: u16) -> FixedConfig {
-    FixedConfig {
-        permits: conn,
-        queue: 0,
-        max_wait: Dur(0),
-        refuse_as: if status == 429 { RefuseAs::Rejected } else { RefuseAs::Unavailable },
-        order: QueueOrder::Fifo,
-        class_max_wait: Vec::new(),
-        shed_by_deadline: false,
-    }
+    let refuse_as = if status == 429 { RefuseAs::Rejected } else { RefuseAs::Unavailable };
+    FixedConfig::fifo(conn, 0, Dur(0), refuse_as)
 }
 
 /// A `limit_req_zone` rate: `N r/s` or `N r/m`.

@@ -88,6 +88,21 @@ impl RefuseAs {
 }
 
 impl FixedConfig {
+    /// A limiter of `permits` with a FIFO queue of `queue` waiting at most `max_wait`, its
+    /// refusals answered as `refuse_as`: what a proxy's connection limit is (the HAProxy and
+    /// nginx presets expand into one).
+    pub fn fifo(permits: u32, queue: u32, max_wait: Dur, refuse_as: RefuseAs) -> Self {
+        Self {
+            permits,
+            queue,
+            max_wait,
+            refuse_as,
+            order: QueueOrder::Fifo,
+            class_max_wait: Vec::new(),
+            shed_by_deadline: false,
+        }
+    }
+
     /// Its queue settings, as every limiter has them.
     pub fn gate(&self) -> GateConfig {
         GateConfig { queue: self.queue, max_wait: self.max_wait, refuse_as: self.refuse_as }
