@@ -33,8 +33,13 @@ pub(crate) fn position(text: &str, needle: &str) -> (usize, usize) {
 /// `GOOD` with `from` replaced by `to` is refused at `value` (unique in the edited text),
 /// with a message containing `says`.
 pub(crate) fn refused(from: &str, to: &str, value: &str, says: &str) {
-    assert_eq!(GOOD.matches(from).count(), 1, "{from:?}");
-    let text = GOOD.replace(from, to);
+    refused_in(GOOD, from, to, value, says);
+}
+
+/// [`refused`] for another valid scenario `good`.
+pub(crate) fn refused_in(good: &str, from: &str, to: &str, value: &str, says: &str) {
+    assert_eq!(good.matches(from).count(), 1, "{from:?}");
+    let text = good.replace(from, to);
     let e = load_text(Path::new("graph.ron"), &text).expect_err(to);
     assert!(e.message.contains(says), "{to}: {e}");
     assert_eq!((e.line, e.col), position(&text, value), "{to}: {e}");

@@ -17,4 +17,5 @@ mod journal;
 mod loader_fuzz;
 mod locations;
 mod otlp_input;
+mod service_input;
 mod sharing_input;

@@ -398,6 +398,7 @@ mod tests {
             hop: Delay::default(),
             replicas: None,
             cancellation: Default::default(),
+            service: None,
         };
         let m = DependencyModel::build(&d, 1, Path::new(".")).expect("builds");
         // [0, 2 s) of every 10 s is slow; 2 s itself and 9.999 s are not; 10 s starts a cycle.
@@ -423,6 +424,7 @@ mod tests {
             hop: Delay::Random(Latency::Exponential { mean: crate::scenario::Dur::ms(1) }),
             replicas: None,
             cancellation: Default::default(),
+            service: None,
         };
         DependencyModel::build(&d, 7, Path::new(".")).expect("builds")
     }

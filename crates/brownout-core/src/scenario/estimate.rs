@@ -15,6 +15,7 @@ use bytesize::ByteSize;
 
 use super::{Arrivals, Scenario};
 use crate::engine::{SECOND, Time};
+use graph::{class_calls, deepest_attempts, held_calls, stack_attempts};
 
 /// Bytes of one gateway instance's own state: its worker and pool queues, its gauges and
 /// tallies in the recorder, its load-balancing counters.
@@ -159,7 +160,7 @@ pub fn estimate_with(s: &Scenario, rates: &DataRates) -> Result<Estimate, Refusa
         let (requests, waiting) =
             class_requests(s, c, i, rates).map_err(|m| refuse(&at, format!("class \"{}\": {m}", c.name)))?;
         // A request with a plan holds a child request per call of its widest step.
-        let mut held = waiting * (EVENT_BYTES + REQUEST_BYTES) * (1.0 + widest_step(c));
+        let mut held = waiting * (EVENT_BYTES + REQUEST_BYTES) * (1.0 + held_calls(s, c));
         if let Arrivals::Scripted { times } = &c.arrivals {
             held += times.len() as f64 * 8.0;
         }
@@ -510,9 +511,8 @@ fn reload_multiplier(r: &super::Reload, horizon: Time) -> f64 {
 /// calls (one, or each call of its plan: fan-out multiplies them), its response after the
 /// overhead.
 fn events_per_request(s: &Scenario, c: &super::Class) -> f64 {
-    let calls = c.calls.iter().map(|step| step.calls().len()).sum::<usize>().max(1) as f64;
     1.0 + f64::from(u8::from(c.work.is_some()))
-        + f64::from(u8::from(c.calls_dependency)) * calls
+        + f64::from(u8::from(c.calls_dependency)) * class_calls(s, c)
         + f64::from(u8::from(!s.fleet.overhead.is_zero()))
 }
 
@@ -527,12 +527,31 @@ fn widest_step(c: &super::Class) -> f64 {
 /// every policy set, against `limits.max_attempts`.
 fn check_attempts(s: &Scenario) -> Result<(), Refusal> {
     for (i, p) in s.policies.iter().enumerate() {
-        let attempts: f64 = p.stack.iter().map(|l| l.policy.attempts_per_call()).product();
+        let gateway: f64 = stack_attempts(&p.stack);
+        // Through services, each attempt runs the service's plan, whose calls its own retry
+        // layers repeat: (r + 1) per retry layer per level, along the costliest path.
+        let (below, path) = if s.has_services() { deepest_attempts(s, i) } else { (1.0, Vec::new()) };
+        let attempts = gateway * below;
         if attempts > s.limits.max_attempts as f64 {
+            let through = if path.is_empty() {
+                String::new()
+            } else {
+                let names: Vec<&str> = path.iter().map(|&(d, _)| s.deps()[d].name.as_str()).collect();
+                let levels: Vec<String> = (path.iter())
+                    .filter(|&&(d, _)| s.deps()[d].service.is_some())
+                    .map(|&(d, n)| format!("{} in {}", count(n), s.deps()[d].name))
+                    .collect();
+                format!(
+                    " at the bottom of {} ({} at the gateway x {})",
+                    names.join(" -> "),
+                    count(gateway),
+                    levels.join(" x ")
+                )
+            };
             return Err(refuse(
                 format!("policies[{i}]"),
                 format!(
-                    "policy \"{}\": its retry layers allow {} attempts per request, over \
+                    "policy \"{}\": its retry layers allow {} attempts per request{through}, over \
                      limits.max_attempts ({}); lower Retry.max_attempts (DotnetStandard.max_retry_attempts){}",
                     p.name,
                     count(attempts),
@@ -549,5 +568,6 @@ fn check_attempts(s: &Scenario) -> Result<(), Refusal> {
     Ok(())
 }
 
+mod graph;
 #[cfg(test)]
 mod tests;

@@ -13,6 +13,7 @@ use crate::metrics::catalogue;
 mod graph;
 mod margins;
 mod scope;
+mod services;
 
 /// The most replications a run may ask for (`replications`, `--replications`).
 pub const MAX_REPLICATIONS: u32 = 1000;
@@ -85,6 +86,7 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
     super::fallback::validate_fallbacks(s)?;
     let policies = validate_policies(s, &classes)?;
     scope::validate_scoped_layers(s)?;
+    services::validate(s, &classes)?;
     validate_phase_names(s)?;
     super::types::check_phases(s).map_err(|(p, m)| bad(p, m))?;
     // The phases are resolved once: per expectation, they made validation quadratic.
@@ -522,23 +524,31 @@ fn validate_stack(
     classes: &BTreeMap<&str, usize>,
     class_names: &[&str],
 ) -> Result<(), Invalid> {
-    let name = &p.name;
-    let layers: usize = p.stack.iter().map(|l| l.policy.layer_count()).sum();
+    validate_layers(&p.stack, &format!("policies[{i}].stack"), &format!("policy \"{}\"", p.name), classes, class_names)
+}
+
+/// The layers of a stack at `at` (a policy set's, or a service's), `who` naming its owner
+/// in messages: at most `MAX_LAYERS` once presets expand, known classes, valid configs.
+fn validate_layers(
+    stack: &[super::Layer],
+    at: &str,
+    who: &str,
+    classes: &BTreeMap<&str, usize>,
+    class_names: &[&str],
+) -> Result<(), Invalid> {
+    let layers: usize = stack.iter().map(|l| l.policy.layer_count()).sum();
     if layers > super::MAX_LAYERS {
-        return Err(bad(
-            format!("policies[{i}].stack"),
-            format!("policy \"{name}\" has {layers} layers; at most {} are supported", super::MAX_LAYERS),
-        ));
+        return Err(bad(at, format!("{who} has {layers} layers; at most {} are supported", super::MAX_LAYERS)));
     }
-    for (j, layer) in p.stack.iter().enumerate() {
-        let at = format!("policies[{i}].stack[{j}]");
+    for (j, layer) in stack.iter().enumerate() {
+        let at = format!("{at}[{j}]");
         if let Some(k) = layer.classes.iter().position(|c| !classes.contains_key(c.as_str())) {
             let c = &layer.classes[k];
-            return Err(bad(format!("{at}.classes[{k}]"), format!("policy \"{name}\" names unknown class \"{c}\"")));
+            return Err(bad(format!("{at}.classes[{k}]"), format!("{who} names unknown class \"{c}\"")));
         }
         layer.policy.validate(class_names).map_err(|e| {
             let path = if e.field.is_empty() { format!("{at}.policy") } else { format!("{at}.policy.{}", e.field) };
-            bad(path, format!("policy \"{name}\": {}", e.message))
+            bad(path, format!("{who}: {}", e.message))
         })?;
     }
     Ok(())

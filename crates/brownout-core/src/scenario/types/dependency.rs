@@ -232,6 +232,11 @@ pub struct Dependency {
     /// loser, instance restart): keep working on it, or stop once the cancel arrives.
     #[serde(default, skip_serializing_if = "Cancellation::is_keep_working")]
     pub cancellation: Cancellation,
+    /// This dependency is a service with workers, a policy stack and a call plan of its own
+    /// (None: a leaf, served by its servers as `latency`, `capacity` and `replicas` say).
+    /// Its `latency` is then its own work per call, before its plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<Service>,
 }
 
 /// What happens at the dependency to a call the caller abandoned.

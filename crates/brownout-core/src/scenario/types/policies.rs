@@ -13,6 +13,10 @@ pub struct PolicySet {
     /// Layers, outermost first (like `Retry(Breaker(Limiter(Timeout(call))))`); at most 8.
     #[serde(default)]
     pub stack: Vec<Layer>,
+    /// Stacks of services in this set (`[(service: "pricing", stack: [..])]`), each replacing
+    /// that service's own `stack` while this set runs (empty: every service keeps its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<ServiceStack>,
 }
 
 /// A layer: a policy, optionally restricted to some classes and to the calls to some

@@ -48,32 +48,35 @@ pub(super) fn validate(s: &Scenario) -> Result<(), Invalid> {
         if !c.calls_dependency {
             return Err(bad(format!("{at}.calls"), "a class with calls_dependency: false has no calls plan"));
         }
-        for (j, step) in c.calls.iter().enumerate() {
-            let here = format!("{at}.calls[{j}]");
-            match step {
-                Step::Parallel { join, calls } => {
-                    let inner = format!("{here}.Parallel.calls");
-                    if calls.is_empty() {
-                        return Err(bad(inner, "an empty parallel group: give it at least one call"));
-                    }
-                    if let Join::Quorum(k) = join
-                        && (*k == 0 || *k as usize > calls.len())
-                    {
-                        return Err(bad(
-                            format!("{here}.Parallel.join"),
-                            format!(
-                                "Quorum({k}) needs 1..={} successes: its group has {} calls",
-                                calls.len(),
-                                calls.len()
-                            ),
-                        ));
-                    }
-                    for (n, call) in calls.iter().enumerate() {
-                        check_call(call, &format!("{inner}[{n}]"), &known)?;
-                    }
+        check_plan(&c.calls, &format!("{at}.calls"), &known)?;
+    }
+    Ok(())
+}
+
+/// A call plan (`calls` at `at`, a class's or a service's): each step a known dependency,
+/// each group non-empty, flat, with a quorum it can reach.
+pub(super) fn check_plan(steps: &[Step], at: &str, known: &[&str]) -> Result<(), Invalid> {
+    for (j, step) in steps.iter().enumerate() {
+        let here = format!("{at}[{j}]");
+        match step {
+            Step::Parallel { join, calls } => {
+                let inner = format!("{here}.Parallel.calls");
+                if calls.is_empty() {
+                    return Err(bad(inner, "an empty parallel group: give it at least one call"));
                 }
-                call => check_call(call, &here, &known)?,
+                if let Join::Quorum(k) = join
+                    && (*k == 0 || *k as usize > calls.len())
+                {
+                    return Err(bad(
+                        format!("{here}.Parallel.join"),
+                        format!("Quorum({k}) needs 1..={} successes: its group has {} calls", calls.len(), calls.len()),
+                    ));
+                }
+                for (n, call) in calls.iter().enumerate() {
+                    check_call(call, &format!("{inner}[{n}]"), known)?;
+                }
             }
+            call => check_call(call, &here, known)?,
         }
     }
     Ok(())

@@ -65,8 +65,9 @@ pub(super) fn validate_scoped_layers(s: &Scenario) -> Result<(), Invalid> {
                     return Err(bad(
                         at,
                         format!(
-                            "policy \"{}\" scopes a layer to dependency \"{d}\", which {whose} calls: it would never act",
-                            set.name
+                            "policy \"{}\" scopes a layer to dependency \"{d}\", which {whose} calls: it would never act{}",
+                            set.name,
+                            super::services::caller_hint(s, d)
                         ),
                     ));
                 }
