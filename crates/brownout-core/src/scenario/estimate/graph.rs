@@ -46,6 +46,10 @@ pub(super) fn held_calls(s: &Scenario, c: &Class) -> f64 {
     if s.has_services() { class_calls(s, c) } else { widest_step(c) }
 }
 
+/// The most attempts below a call, and the path that gives them: each dependency on it with
+/// its stack's attempts per call (1 for the leaf at the bottom).
+type Deepest = (f64, Vec<(usize, f64)>);
+
 /// Attempts per call a stack's retry layers allow (the product of their `max_attempts`).
 pub(super) fn stack_attempts(stack: &[Layer]) -> f64 {
     stack.iter().map(|l| l.policy.attempts_per_call()).product()
@@ -55,8 +59,8 @@ pub(super) fn stack_attempts(stack: &[Layer]) -> f64 {
 /// `set`: over every dependency a class calls, the product of the retry layers of each
 /// service on the way down; with the path that gives it, each dependency on it with its
 /// stack's attempts per call.
-pub(super) fn deepest_attempts(s: &Scenario, set: usize) -> (f64, Vec<(usize, f64)>) {
-    let mut memo: Vec<Option<(f64, Vec<(usize, f64)>)>> = vec![None; s.deps().len()];
+pub(super) fn deepest_attempts(s: &Scenario, set: usize) -> Deepest {
+    let mut memo: Vec<Option<Deepest>> = vec![None; s.deps().len()];
     let called = (s.classes.iter())
         .filter(|c| c.calls_dependency)
         .flat_map(|c| if c.calls.is_empty() { vec![0] } else { plan_deps(s, &c.calls) });
@@ -72,12 +76,7 @@ pub(super) fn deepest_attempts(s: &Scenario, set: usize) -> (f64, Vec<(usize, f6
 
 /// [`deepest_attempts`] from one call to `dep`: memoized per dependency, a cycle (refused by
 /// validation first) counted as unbounded.
-fn below(
-    s: &Scenario,
-    set: usize,
-    dep: usize,
-    memo: &mut [Option<(f64, Vec<(usize, f64)>)>],
-) -> (f64, Vec<(usize, f64)>) {
+fn below(s: &Scenario, set: usize, dep: usize, memo: &mut [Option<Deepest>]) -> Deepest {
     if let Some(known) = &memo[dep] {
         return known.clone();
     }
