@@ -339,7 +339,7 @@ fn probes() -> Vec<(PathBuf, Scenario)> {
     let pooled = STEP
         .replace("max_connections: 50", "max_connections: 5")
         .replace(r#"(timeout: "300ms")"#, r#"(timeout: "300ms", starts: Connection)"#);
-    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES, SERVER, GRAPH, SHARED, NGINX]
+    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES, SERVER, GRAPH, SHARED, NGINX, HAPROXY]
         .into_iter()
         .map(|text| (at.clone(), brownout::scenario::load_text(&at, text).unwrap_or_else(|e| panic!("{e}"))))
         .collect()
@@ -609,6 +609,28 @@ const NGINX: &str = r#"Scenario(
             (policy: NginxUpstream((max_conns: 6, servers: 2, proxy_read_timeout: "250ms",
                 proxy_next_upstream: [Error, Timeout], proxy_next_upstream_tries: 2))),
         ]),
+    ],
+)"#;
+
+/// HAProxy's retries, redispatch and health checks (issue 39): partitions that refuse and
+/// hang, a replica slowed past the checks' timeout.
+const HAPROXY: &str = r#"Scenario(
+    name: "probe9", seed: 29, horizon: "40s", warmup: "2s", window: "2s",
+    fleet: (workers: (slots: 400), pool: (max_connections: 400, acquire_timeout: "1s"),
+        partitions: [(instances: [0], start: "8s", end: "8.7s", mode: FailFast),
+                     (instances: [0], start: "20s", end: "20.9s", mode: Hang(connect_timeout: "150ms"))]),
+    classes: [(name: "api", arrivals: Poisson(rate_per_s: 80), deadline: "3s")],
+    dependency: (
+        latency: LogNormal(median: "60ms", sigma: 0.5),
+        error_rate: Constant(0.05),
+        replicas: Some((count: 3, balancing: RoundRobin, slow: [(replica: 1, start: "10s", end: "30s", factor: 8.0)],
+            health_check: Some((inter: "1s", fall: 3, rise: 2, timeout: "300ms")))),
+    ),
+    policies: [
+        (name: "haproxy", stack: [(policy: HaproxyBackend((maxconn: 8, timeout_queue: "400ms", timeout_connect: "300ms",
+            timeout_server: "600ms", retries: 2, redispatch: true, servers: 3)))]),
+        (name: "retry", stack: [(policy: Retry((max_attempts: 3, backoff: "20ms", on_error: false,
+            on_connect_failure: Some(true), refused_delay: Some("250ms")))), (policy: Timeout((timeout: "600ms")))]),
     ],
 )"#;
 

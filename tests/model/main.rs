@@ -19,6 +19,7 @@ mod fleet;
 mod graph;
 mod graph_properties;
 mod graph_verify;
+mod health_checks;
 mod live_settings;
 mod load_series;
 mod memory;

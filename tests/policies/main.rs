@@ -12,6 +12,7 @@ mod breaker_conformance;
 mod differential;
 mod dotnet;
 mod envoy;
+mod haproxy_retries;
 mod import;
 mod import_outlier;
 mod import_predicates;

@@ -11,6 +11,7 @@ pub(crate) mod catalogue;
 pub(crate) mod dependency;
 pub(crate) mod fallback;
 pub(crate) mod graph;
+pub(crate) mod health;
 pub(crate) mod outlier;
 pub mod records;
 pub(crate) mod server;

@@ -166,6 +166,8 @@ impl DotnetStandardConfig {
                 on_error: true,
                 on_refusal: dependency_503(),
                 give_up: 0.0,
+                on_connect_failure: None,
+                refused_delay: None,
             }),
             PolicySpec::Polly(PollyConfig {
                 failure_ratio: self.failure_ratio,

@@ -218,13 +218,28 @@ impl Completed {
 /// (`Retry`'s `on_error`, `on_timeout`, `on_refusal`) decide on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failure {
-    /// The call failed: the dependency answered with an error, a partition cut the call off,
-    /// or no pool connection came in time.
+    /// The call failed: the dependency answered with an error, or no pool connection came in
+    /// time.
     Error,
     /// The attempt's timeout fired first.
     Timeout,
     /// The attempt was refused without being served.
     Refused(Refused),
+    /// The call never reached the dependency: its connection failed (a partition cut it off).
+    /// `Retry` retries it as an error unless `on_connect_failure` says otherwise; HAProxy
+    /// retries these alone (`retry-on conn-failure`, its default).
+    Connect(ConnectFailure),
+}
+
+/// How a connection failed, as HAProxy tells them apart (`src/backend.c`,
+/// `back_handle_st_con`: an error flag on the connection is `STRM_ET_CONN_ERR`, the connect
+/// timer expiring `STRM_ET_CONN_TO`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectFailure {
+    /// Refused at once (a partition's `FailFast`).
+    Refused,
+    /// No answer until the connect timeout (a partition's `Hang`).
+    TimedOut,
 }
 
 /// A refusal a retry layer may retry, told apart by who refused and with which status.

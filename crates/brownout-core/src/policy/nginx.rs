@@ -164,6 +164,8 @@ impl NginxUpstreamConfig {
                 on_error: on(NextUpstream::Error) || on(NextUpstream::Http500),
                 on_refusal: if on(NextUpstream::Http503) { vec![Refused::Dependency503] } else { Vec::new() },
                 give_up: 0.0,
+                on_connect_failure: None,
+                refused_delay: None,
             }));
         }
         if self.max_conns > 0 {

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Admission, Attempt, Failure, Policy, Refused, RetryAsk};
+use super::{Admission, Attempt, ConnectFailure, Failure, Policy, Refused, RetryAsk};
 use crate::engine::Time;
 use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
 use crate::units::Dur;
@@ -53,6 +53,17 @@ pub struct RetryConfig {
     /// retry (0 = never gives up, 1 = never retries; default 0).
     #[serde(default)]
     pub give_up: f64,
+    /// Retry calls whose connection failed, never reaching the dependency (a partition: refused
+    /// at once, or no answer until the connect timeout). Unset (the default): as `on_error`.
+    /// HAProxy's `retries` retry these alone (`HaproxyBackend`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_connect_failure: Option<bool>,
+    /// The delay before retrying a connection that was refused, in place of `backoff` (which
+    /// then serves every other retry, a timed-out connection's included): HAProxy's
+    /// turn-around, min(`timeout connect`, 1 s) before a retry on the same server
+    /// (`src/backend.c`, `back_handle_st_cer`). Unset (the default): `backoff`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused_delay: Option<Dur>,
 }
 
 fn one() -> f64 {
@@ -157,10 +168,14 @@ impl Policy for Retry {
             Failure::Error => self.cfg.on_error,
             Failure::Timeout => self.cfg.on_timeout,
             Failure::Refused(how) => self.cfg.on_refusal.contains(&how),
+            Failure::Connect(_) => self.cfg.on_connect_failure.unwrap_or(self.cfg.on_error),
         };
         // `patience` lies in (0, 1): give_up 0 never gives up, 1 always does.
         if !wanted || ask.patience < self.cfg.give_up {
             return None;
+        }
+        if let (Failure::Connect(ConnectFailure::Refused), Some(delay)) = (ask.failure, self.cfg.refused_delay) {
+            return Some(delay.ns());
         }
         let base = self.base_delay(ask.attempt) as f64;
         let jittered = base * (1.0 - self.cfg.jitter * ask.uniform);
@@ -194,6 +209,8 @@ mod tests {
             on_error: true,
             on_refusal: dependency_503(),
             give_up: 0.0,
+            on_connect_failure: None,
+            refused_delay: None,
         });
         assert_eq!(r.retry_delay(&ask(1)), Some(100 * MILLISECOND));
         assert_eq!(r.retry_delay(&ask(2)), Some(200 * MILLISECOND));
@@ -212,6 +229,8 @@ mod tests {
             on_error,
             on_refusal,
             give_up,
+            on_connect_failure: None,
+            refused_delay: None,
         };
         let timeout = RetryAsk::new(0, 0, 1, CallOutcome::Timeout, 0.5);
         let refused = |how| ask(1).failure(Failure::Refused(how));
@@ -228,6 +247,37 @@ mod tests {
     }
 
     #[test]
+    fn connect_failures_follow_on_error_unless_told_and_a_refusal_waits_the_turn_around() {
+        let cfg = |on_error, on_connect_failure, refused_delay| RetryConfig {
+            max_attempts: 4,
+            backoff: Dur::ms(0),
+            multiplier: 1.0,
+            max_backoff: None,
+            jitter: 0.0,
+            on_timeout: false,
+            on_error,
+            on_refusal: Vec::new(),
+            give_up: 0.0,
+            on_connect_failure,
+            refused_delay,
+        };
+        let refused = ask(1).failure(Failure::Connect(ConnectFailure::Refused));
+        let hung = ask(1).failure(Failure::Connect(ConnectFailure::TimedOut));
+        // Unset: a connection failure is an error, as before the variant existed.
+        assert_eq!(Retry::new(&cfg(true, None, None)).retry_delay(&refused), Some(0));
+        assert_eq!(Retry::new(&cfg(false, None, None)).retry_delay(&hung), None);
+        // HAProxy's `retry-on conn-failure`: connection failures alone, an error answer never.
+        let mut r = Retry::new(&cfg(false, Some(true), Some(Dur::ms(1000))));
+        assert_eq!(r.retry_delay(&ask(1)), None);
+        // `back_handle_st_cer` (src/backend.c): a connection error (`must_tar`) waits
+        // min(timeout connect, 1 s) before the same server; an expired connect retries at once.
+        assert_eq!(r.retry_delay(&refused), Some(1000 * MILLISECOND));
+        assert_eq!(r.retry_delay(&hung), Some(0));
+        // `conn_retries >= max_retries` gives up: retries 3 are 4 attempts.
+        assert_eq!(r.retry_delay(&ask(4).failure(Failure::Connect(ConnectFailure::Refused))), None);
+    }
+
+    #[test]
     fn full_jitter_scales_by_uniform() {
         let mut r = Retry::new(&RetryConfig {
             max_attempts: 2,
@@ -239,6 +289,8 @@ mod tests {
             on_error: true,
             on_refusal: dependency_503(),
             give_up: 0.0,
+            on_connect_failure: None,
+            refused_delay: None,
         });
         // delay * (1 - 1.0 * 0.5) = 50 ms.
         assert_eq!(r.retry_delay(&ask(1)), Some(50 * MILLISECOND));
@@ -256,6 +308,8 @@ mod tests {
             on_error: true,
             on_refusal: dependency_503(),
             give_up: 0.0,
+            on_connect_failure: None,
+            refused_delay: None,
         };
         for m in [1e30, f64::INFINITY] {
             let mut r = Retry::new(&cfg(m, Dur::ms(100)));

@@ -394,6 +394,9 @@ fn validate_dependency(d: &super::Dependency, prefix: &str) -> Result<(), Invali
         if let Some(o) = &r.outlier_detection {
             o.check().map_err(|(f, m)| bad(at(&format!("replicas.outlier_detection.{f}")), m))?;
         }
+        if let Some(h) = &r.health_check {
+            h.check().map_err(|(f, m)| bad(at(&format!("replicas.health_check.{f}")), m))?;
+        }
     }
     if d.capacity.as_ref().is_some_and(|c| c.servers == 0) {
         return Err(bad(at("capacity.servers"), "dependency.capacity.servers must be >= 1"));

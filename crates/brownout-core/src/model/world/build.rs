@@ -158,6 +158,10 @@ fn build_client(m: &Model, d: &crate::scenario::Dependency, instance: u32) -> Cl
             let draws = crate::engine::Counter::new(m.seed(), crate::engine::label_hash("dependency/outlier"));
             r.outlier_detection.as_ref().map(|o| crate::model::outlier::Outlier::new(o, r.count, draws, instance, 0))
         }),
+        health: d.replicas.as_ref().and_then(|r| {
+            let h = r.health_check.as_ref()?;
+            Some(crate::model::health::HealthChecks::new(r.count, h.inter.ns(), h.rise, h.fall, 0))
+        }),
     }
 }
 

@@ -356,7 +356,7 @@ impl<R: Record> World<'_, R> {
 
     /// Client-side load balancing. Random choices are counter-based on the attempt, so every
     /// policy run sends the same attempt to the same candidates.
-    /// None: outlier detection left no replica to call (see `Outlier::none_left`).
+    /// None: outlier detection (with panic off) or health checks left no replica to call.
     fn choose_replica(
         &mut self,
         now: Time,
@@ -367,14 +367,15 @@ impl<R: Record> World<'_, R> {
         attempt: u32,
     ) -> Option<u32> {
         let Some(reps) = &self.m.scenario.deps()[dep as usize].replicas else { return Some(0) };
+        let checked = self.health_filters(now, inst, dep);
         if let Some(o) = &mut self.gateway.insts[inst as usize].clients[dep as usize].outlier {
             o.advance(now);
             if o.filters() {
-                if o.none_left() {
-                    return None;
-                }
-                return Some(self.choose_healthy(inst, dep, class, key, attempt));
+                return self.choose_healthy(inst, dep, class, key, attempt);
             }
+        }
+        if checked {
+            return self.choose_healthy(inst, dep, class, key, attempt);
         }
         let n = reps.count;
         let key = ((class as u64) << 48) ^ key ^ self.m.dep(dep).salt();
@@ -403,31 +404,39 @@ impl<R: Record> World<'_, R> {
         })
     }
 
-    /// Load balancing that skips the replicas outlier detection ejected (same rules and
-    /// draws as `choose_replica`, over the replicas left).
-    fn choose_healthy(&mut self, inst: u32, dep: u16, class: ClassId, key: u64, attempt: u32) -> u32 {
+    /// Load balancing that skips the replicas outlier detection ejected (when it filters)
+    /// and those health checks found down (same rules and draws as `choose_replica`, over
+    /// the replicas left). None: no replica is left (Envoy's "no healthy upstream",
+    /// HAProxy's 503 when no server is up).
+    fn choose_healthy(&mut self, inst: u32, dep: u16, class: ClassId, key: u64, attempt: u32) -> Option<u32> {
         let balancing = self.m.scenario.deps()[dep as usize].replicas.as_ref().map(|r| r.balancing);
         let i = &mut self.gateway.insts[inst as usize].clients[dep as usize];
-        let o = i.outlier.as_ref().expect("an outlier detector");
+        let (o, h) = (&i.outlier, &i.health);
+        let skipped = |r: u32| {
+            o.as_ref().is_some_and(|o| o.filters() && o.is_ejected(r)) || h.as_ref().is_some_and(|h| !h.is_up(r))
+        };
         let n = i.outstanding.len() as u32;
+        // The healthy replicas in order, counted and indexed in place: no list per call.
+        let healthy = || (0..n).filter(|&r| !skipped(r));
+        let k = healthy().count() as u64;
+        if k == 0 {
+            return None;
+        }
         if balancing == Some(Balancing::RoundRobin) {
-            // The cursor moves on past ejected replicas (`choose_replica` leaves at least one).
+            // The cursor moves on past skipped replicas (at least one is left).
             loop {
                 let r = i.rr % n;
                 i.rr = i.rr.wrapping_add(1);
-                if !o.is_ejected(r) {
-                    return r;
+                if !skipped(r) {
+                    return Some(r);
                 }
             }
         }
-        // The healthy replicas in order, counted and indexed in place: no list per call.
-        let healthy = || (0..n).filter(|&r| !o.is_ejected(r));
         let nth = |j: u64| healthy().nth(j as usize).expect("j < healthy replicas");
-        let k = healthy().count() as u64;
         let key = ((class as u64) << 48) ^ key ^ self.m.dep(dep).salt();
         let draw = |b: u64| self.draws.balance.u64(key, ((attempt as u64) << 1) | b);
         let out = &i.outstanding;
-        match balancing {
+        Some(match balancing {
             Some(Balancing::LeastOutstanding) => healthy().min_by_key(|&r| (out[r as usize], r)).unwrap_or(0),
             Some(Balancing::PowerOfTwo) if k > 1 => {
                 let ai = draw(0) % k;
@@ -441,7 +450,7 @@ impl<R: Record> World<'_, R> {
                 if out[b as usize] < out[a as usize] { b } else { a }
             }
             _ => nth(draw(0) % k),
-        }
+        })
     }
 
     /// Tell the instance's outlier detector of dependency `dep`, if any, what a call to
@@ -543,6 +552,14 @@ impl<R: Record> World<'_, R> {
         let outcome = if c.error { CallOutcome::Error } else { CallOutcome::Success };
         if c.refused {
             self.attempt_refused_by_dependency(now, q, tok);
+        } else if !c.reached {
+            // Cut off by the partition it was sent under: refused at once or hung until the
+            // connect timeout.
+            let how = match self.m.partition(c.instance, c.sent_at) {
+                Some(PartitionMode::FailFast) => crate::policy::ConnectFailure::Refused,
+                _ => crate::policy::ConnectFailure::TimedOut,
+            };
+            self.attempt_connect_failed(now, q, tok, how);
         } else {
             self.attempt_end(now, q, tok, outcome);
         }

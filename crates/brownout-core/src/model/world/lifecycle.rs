@@ -208,6 +208,9 @@ impl<R: Record> World<'_, R> {
             if let Some(o) = &mut client.outlier {
                 o.restart(now);
             }
+            if let Some(h) = &mut client.health {
+                h.restart(now);
+            }
         }
         self.rec.workers(now, instance, 0);
         self.rec.pool(now, instance, 0);

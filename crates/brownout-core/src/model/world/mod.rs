@@ -16,6 +16,7 @@ mod calls;
 mod events;
 #[cfg(test)]
 mod forms;
+mod health;
 #[cfg(debug_assertions)]
 mod invariants;
 mod lifecycle;

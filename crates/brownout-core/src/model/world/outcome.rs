@@ -27,6 +27,19 @@ impl<R: Record> World<'_, R> {
         self.attempt_end_with(now, q, tok, CallOutcome::Error, Cause::DependencyError, failure);
     }
 
+    /// The attempt's call never reached the dependency, its connection `how` failed (a
+    /// partition): an error to the layers and the cause, a `Failure::Connect` to the retry
+    /// layer, which alone tells it from an error answer (HAProxy's `retry-on conn-failure`).
+    pub(super) fn attempt_connect_failed(
+        &mut self,
+        now: Time,
+        q: &mut EventQueue<Ev>,
+        tok: Token,
+        how: crate::policy::ConnectFailure,
+    ) {
+        self.attempt_end_with(now, q, tok, CallOutcome::Error, Cause::DependencyError, Failure::Connect(how));
+    }
+
     /// The end of an attempt; a failure that ends the request counts under `cause`.
     pub(super) fn attempt_end_as(
         &mut self,

@@ -273,6 +273,8 @@ pub(super) struct Client {
     pub rr: u32,
     /// This instance's outlier detector, when the replicas have one.
     pub outlier: Option<crate::model::outlier::Outlier>,
+    /// This instance's health checks of the replicas, when they have them.
+    pub health: Option<crate::model::health::HealthChecks>,
 }
 
 /// The gateway fleet. Written by `lifecycle`, `stack` and `calls`.

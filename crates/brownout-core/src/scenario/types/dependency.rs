@@ -279,6 +279,10 @@ pub struct Replicas {
     /// always takes calls).
     #[serde(default)]
     pub outlier_detection: Option<OutlierDetection>,
+    /// HAProxy's active health checks in each gateway instance (`server ... check inter 2s
+    /// fall 3 rise 2`; None = no checks): a replica found down takes no calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_check: Option<super::HealthCheck>,
 }
 
 /// Envoy's cluster `outlier_detection`, its field names and defaults (see `model::outlier`
