@@ -612,7 +612,8 @@ const NGINX: &str = r#"Scenario(
     ],
 )"#;
 
-/// HAProxy's retries, redispatch and health checks (issue 39): partitions that refuse and
+/// HAProxy's retries, redispatch, health checks and inactivity timeout (issue 39): a body
+/// transfer time, partitions that refuse and
 /// hang, a replica slowed past the checks' timeout.
 const HAPROXY: &str = r#"Scenario(
     name: "probe9", seed: 29, horizon: "40s", warmup: "2s", window: "2s",
@@ -623,6 +624,7 @@ const HAPROXY: &str = r#"Scenario(
     dependency: (
         latency: LogNormal(median: "60ms", sigma: 0.5),
         error_rate: Constant(0.05),
+        transfer: "40ms",
         replicas: Some((count: 3, balancing: RoundRobin, slow: [(replica: 1, start: "10s", end: "30s", factor: 8.0)],
             health_check: Some((inter: "1s", fall: 3, rise: 2, timeout: "300ms")))),
     ),

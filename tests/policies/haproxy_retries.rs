@@ -118,26 +118,6 @@ fn without_redispatch_a_retry_keeps_its_place_with_redispatch_it_queues_again() 
     assert!(close(failed_max, 0.0), "{failed_max}");
 }
 
-#[test]
-fn bad_retries_and_servers_are_refused_at_their_line() {
-    for (backend, field) in [("retries: 4294967295", "retries"), ("servers: 0", "servers")] {
-        let text = format!(
-            r#"Scenario(
-            name: "haproxy", seed: 1, horizon: "10s",
-            fleet: (workers: (slots: 10), pool: (max_connections: 10, acquire_timeout: "5s")),
-            classes: [(name: "api", arrivals: Scripted(times: ["1s"]), deadline: "5s")],
-            dependency: (latency: Constant("500ms")),
-            policies: [(name: "p", stack: [
-                (policy: HaproxyBackend(({backend}))),
-            ])],
-        )"#
-        );
-        let err = brownout::scenario::load_text(std::path::Path::new("h.ron"), &text).unwrap_err().to_string();
-        assert!(err.contains(&format!("HaproxyBackend.{field}")), "{err}");
-        assert!(err.starts_with("h.ron:7:"), "{err}");
-    }
-}
-
 fn import(text: &str) -> Result<Vec<(String, String)>, String> {
     let out =
         import_text(Some(Library::Haproxy), std::path::Path::new("h.cfg"), text, None).map_err(|e| e.to_string())?;

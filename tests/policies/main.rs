@@ -33,4 +33,5 @@ mod retry_predicates;
 mod retry_unavailable;
 mod route_import;
 mod shed_by_deadline;
+mod timeout_inactivity;
 mod trajectories;

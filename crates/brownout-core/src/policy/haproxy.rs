@@ -26,9 +26,12 @@
 //!    outside the limiter. With `option redispatch` and one server only the last retry is
 //!    redispatched, back to the same server (`srv_act <= 1` keeps the turn-around): brownout
 //!    keeps its place, as without the option. Left out when `retries` is 0;
-//! 3. `timeout server`: `Timeout((timeout: timeout_server, starts: Connection))`, from when
+//! 3. `timeout server`: `Timeout((timeout: timeout_server, starts: Inactivity))`, from when
 //!    the request holds its connection, never counting the queue (`src/stream.c`,
-//!    `back_establish`, arms it once the server connection is established); a 504
+//!    `back_establish`, arms it once the server connection is established), as an
+//!    inactivity timeout ("the maximum inactivity time on the server side",
+//!    `doc/configuration.txt`): it bounds the wait for the answer's first byte, then the
+//!    body's (the dependency's `transfer`; with none, the `Connection` start); a 504
 //!    (`src/http_ana.c`, `http_wait_for_response`), cause `attempt_timeout`. Left out when
 //!    unset (HAProxy: no timeout, with a warning at start-up).
 //!
@@ -79,8 +82,9 @@ pub struct HaproxyBackendConfig {
     #[serde(default)]
     pub timeout_connect: Option<Dur>,
     /// `timeout server`: longest wait for the server's answer from when the request holds
-    /// its connection (a `Timeout` with `starts: Connection`: the queue does not count), then
-    /// a 504. Unset: no limit.
+    /// its connection, as an inactivity timeout (a `Timeout` with `starts: Inactivity`: the
+    /// queue does not count; the first byte, then the body's `transfer`, each within it;
+    /// with no `transfer`, the whole answer), then a 504. Unset: no limit.
     #[serde(default)]
     pub timeout_server: Option<Dur>,
     /// `retries`: connection attempts after the first that failed to connect (a partition
@@ -164,7 +168,7 @@ impl HaproxyBackendConfig {
             layers.push(PolicySpec::Timeout(TimeoutConfig {
                 timeout,
                 unwind: Dur(0),
-                starts: TimeoutStart::Connection,
+                starts: TimeoutStart::Inactivity,
             }));
         }
         layers

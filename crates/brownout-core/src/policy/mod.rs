@@ -363,6 +363,13 @@ pub trait Policy {
         None
     }
 
+    /// Whether this layer's [`Policy::connection_timeout`] is an inactivity timeout: it
+    /// bounds the wait for the answer's first byte, then, from the first byte, the body's
+    /// transfer (the dependency's `transfer`), rather than the whole answer.
+    fn is_inactivity_timeout(&self, _class: ClassId) -> bool {
+        false
+    }
+
     /// After a call has been out for the returned time, send a second (hedged) call; the
     /// first answer wins. Hedge layers answer.
     fn hedge_delay(&self, _class: ClassId) -> Option<Time> {

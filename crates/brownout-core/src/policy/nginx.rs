@@ -25,8 +25,11 @@
 //!    `no_live_upstream`. Round robin skips a server at its `max_conns` and takes another
 //!    (`ngx_http_upstream_get_peer`), so a request is refused only when every server is
 //!    full: one limit of their sum. Left out when `max_conns` is 0 (no limit);
-//! 3. `proxy_read_timeout`: `Timeout((timeout: proxy_read_timeout, starts: Connection))`, a
-//!    504 (`ngx_http_upstream_send_request` arms the read timer once the request is sent;
+//! 3. `proxy_read_timeout`: `Timeout((timeout: proxy_read_timeout, starts: Inactivity))`, a
+//!    504 (`ngx_http_upstream_send_request` arms the read timer once the request is sent,
+//!    for the response header; `ngx_event_pipe`, `src/event/ngx_event_pipe.c`, re-arms it
+//!    between reads of the body, so it is an inactivity timeout: the dependency's `transfer`
+//!    is timed from the first byte; with none it is the `Connection` start;
 //!    `ngx_http_upstream_next` answers `NGX_HTTP_UPSTREAM_FT_TIMEOUT` with
 //!    `NGX_HTTP_GATEWAY_TIME_OUT`). nginx's default is 60 s
 //!    (`ngx_http_proxy_merge_loc_conf`).
@@ -114,7 +117,8 @@ pub struct NginxUpstreamConfig {
     #[serde(default = "one")]
     pub servers: u32,
     /// `proxy_read_timeout`: longest wait for the server's answer, timed from when the request
-    /// holds its connection (`starts: Connection`, not counting any wait before), then a 504.
+    /// holds its connection, between two reads (`starts: Inactivity`: the header, then the
+    /// body's `transfer`, each within it; with no `transfer`, the whole answer), then a 504.
     /// Default "60s", nginx's.
     #[serde(default = "sixty_seconds")]
     pub proxy_read_timeout: Dur,
@@ -175,7 +179,7 @@ impl NginxUpstreamConfig {
         layers.push(PolicySpec::Timeout(TimeoutConfig {
             timeout: self.proxy_read_timeout,
             unwind: Dur(0),
-            starts: TimeoutStart::Connection,
+            starts: TimeoutStart::Inactivity,
         }));
         layers
     }

@@ -65,12 +65,15 @@ impl<R: Record> World<'_, R> {
     }
 
     pub(super) fn take_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
-        let deadline = self.connection_deadline(now, tok);
+        let (deadline, inactivity_cap) = self.connection_deadline(now, tok);
         let r = self.reqs.get_mut(tok).expect("live request");
         r.phase = Phase::Calling;
         let (class, arrived, waited) = (r.who.class, r.time.arrived, now - r.time.attempt_start);
         self.rec.conn_wait(arrived, class as usize, waited);
         let call = self.open_call(now, q, tok, false);
+        if let Some(c) = self.upstream.calls.get_mut(call) {
+            c.inactivity_cap = inactivity_cap;
+        }
         self.reqs.get_mut(tok).expect("live request").attempt.call = Some(call);
         let done_at = self.upstream.calls.get(call).map_or(Time::MAX, |c| c.done_at);
         let timed = deadline != Time::MAX && done_at > deadline;
@@ -103,28 +106,30 @@ impl<R: Record> World<'_, R> {
     /// starts with the connection (`Policy::connection_timeout`, HAProxy's `timeout server`)
     /// runs from now and ends the attempt if it comes before the deadline set when the
     /// attempt asked for the connection, whose unwind it then replaces.
-    fn connection_deadline(&mut self, now: Time, tok: Token) -> Time {
+    /// With it, the deadline the attempt had before, when an inactivity timeout set this one
+    /// (0 otherwise: `Call::inactivity_cap`).
+    fn connection_deadline(&mut self, now: Time, tok: Token) -> (Time, Time) {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, deadline) = (r.who.class, r.who.instance, r.time.attempt_deadline);
-        let mut first: Option<(Time, Time)> = None;
+        let mut first: Option<(Time, Time, bool)> = None;
         for &l in &self.layout.class_layers[self.route_of(class as usize, tok)] {
             if self.layout.hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT)
                 && let Some(t) = self.layer(inst, l).policy.connection_timeout(class)
                 && first.is_none_or(|cur| t.0 < cur.0)
             {
-                first = Some(t);
+                first = Some((t.0, t.1, self.layer(inst, l).policy.is_inactivity_timeout(class)));
             }
         }
-        let Some((t, unwind)) = first else { return deadline };
+        let Some((t, unwind, inactivity)) = first else { return (deadline, 0) };
         let at = now.saturating_add(t);
         if at >= deadline {
-            return deadline;
+            return (deadline, 0);
         }
         let unwind = self.unwind_of(tok, Some(unwind));
         let r = self.reqs.get_mut(tok).expect("live request");
         r.time.attempt_deadline = at;
         r.time.unwind = unwind;
-        at
+        (at, if inactivity { deadline } else { 0 })
     }
 
     /// Take a pool connection (the caller checked one is free) and start a call on it.
@@ -158,6 +163,7 @@ impl<R: Record> World<'_, R> {
             reached: true,
             counted: false,
             replica: 0,
+            inactivity_cap: 0,
             instance: inst,
             class,
             key,
@@ -610,7 +616,8 @@ impl<R: Record> World<'_, R> {
 
     pub(super) fn attempt_timer(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get_mut(tok).expect("live request");
-        match r.phase {
+        let phase = r.phase;
+        match phase {
             Phase::PoolQueue => {
                 let (inst, class, arrived, waited) =
                     (r.who.instance, r.who.class, r.time.arrived, now - r.time.attempt_start);
@@ -621,7 +628,9 @@ impl<R: Record> World<'_, R> {
                 self.rec.conn_wait(arrived, class as usize, waited);
                 self.attempt_end_as(now, q, tok, outcome, Cause::PoolAcquireTimeout);
             }
+            Phase::Calling if self.first_byte_in(now, q, tok) => {}
             Phase::Calling => {
+                let r = self.reqs.get_mut(tok).expect("live request");
                 let calls = [r.attempt.call.take(), r.hedge.call.take()];
                 r.hedge.generation = r.hedge.generation.wrapping_add(1);
                 let inst = r.who.instance;

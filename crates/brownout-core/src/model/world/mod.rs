@@ -17,6 +17,7 @@ mod events;
 #[cfg(test)]
 mod forms;
 mod health;
+mod inactivity;
 #[cfg(debug_assertions)]
 mod invariants;
 mod lifecycle;

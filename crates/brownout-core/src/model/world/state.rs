@@ -206,6 +206,10 @@ pub(super) struct Call {
     pub attempt: u32,
     /// The dependency called (index into `Scenario::deps`; 0 in the one-dependency form).
     pub dep: u16,
+    /// When an inactivity timeout set its attempt's deadline (`sent_at` plus the limit, for
+    /// the answer's first byte): the deadline the attempt had without it; 0 otherwise.
+    /// Written by `calls::take_connection`; read and cleared by `inactivity::first_byte_in`.
+    pub inactivity_cap: Time,
 }
 
 // ---- gateway instances -----------------------------------------------------------------

@@ -225,6 +225,12 @@ pub struct Dependency {
     /// delays the caller and never holds a dependency server.
     #[serde(default)]
     pub hop: Delay,
+    /// Time from the answer's first byte to its last at the caller: the body's transfer
+    /// (default 0: the answer arrives whole). It delays the caller and holds no server; an
+    /// inactivity timeout (`Timeout`'s `starts: Inactivity`) times the first byte and the
+    /// body apart.
+    #[serde(default, skip_serializing_if = "no_transfer")]
+    pub transfer: Dur,
     /// Several replicas behind client-side load balancing (None = one replica).
     #[serde(default)]
     pub replicas: Option<Replicas>,
@@ -232,6 +238,11 @@ pub struct Dependency {
     /// loser, instance restart): keep working on it, or stop once the cancel arrives.
     #[serde(default, skip_serializing_if = "Cancellation::is_keep_working")]
     pub cancellation: Cancellation,
+}
+
+/// No body transfer time (the default, not written back).
+fn no_transfer(d: &Dur) -> bool {
+    d.ns() == 0
 }
 
 /// What happens at the dependency to a call the caller abandoned.
