@@ -131,9 +131,8 @@ fn next_health(health: u32, passed: bool, rise: u32, fall: u32) -> u32 {
         } else {
             health + 1
         }
-    } else if health == 0 {
-        0
-    } else if health - 1 < rise {
+    } else if health <= rise {
+        // One less would be below `rise` (or it is 0 already): down.
         0
     } else {
         health - 1
