@@ -159,7 +159,7 @@ pub(crate) fn ceilings(s: &Scenario, d: &Decide, dep: &DependencyModel, arrivals
 fn several_calls(s: &Scenario) -> Vec<String> {
     s.policies
         .iter()
-        .filter(|p| p.stack.iter().any(|l| l.policy.may_call_again()))
+        .filter(|p| p.stack.iter().any(|l| l.policy.facts().may_call_again))
         .map(|p| format!("\"{}\"", p.name))
         .collect()
 }

@@ -93,24 +93,9 @@ impl HaproxyBackendConfig {
 impl PolicyConfig for HaproxyBackendConfig {
     const KIND: &'static str = "haproxy-backend";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        false // its 503s never fall back
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> crate::policy::Facts {
+        // Its 503s never fall back.
+        crate::policy::Facts::plain(crate::metrics::LayerKind::Other)
     }
 
     fn preset_layers(&self) -> Option<Vec<PolicySpec>> {

@@ -182,24 +182,11 @@ impl NginxUpstreamConfig {
 impl PolicyConfig for NginxUpstreamConfig {
     const KIND: &'static str = "nginx-upstream";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        false // its 502s never fall back
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        f64::from(self.tries())
-    }
-
-    fn may_call_again(&self) -> bool {
-        self.tries() > 1
+    fn facts(&self) -> crate::policy::Facts {
+        // Its 502s never fall back.
+        crate::policy::Facts::plain(crate::metrics::LayerKind::Other)
+            .attempts_per_call(f64::from(self.tries()))
+            .may_call_again(self.tries() > 1)
     }
 
     fn preset_layers(&self) -> Option<Vec<PolicySpec>> {
@@ -289,25 +276,9 @@ fn service_unavailable() -> u16 {
 impl PolicyConfig for NginxLimitReqConfig {
     const KIND: &'static str = "nginx-limit-req";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
+    fn facts(&self) -> crate::policy::Facts {
         // Its refusals and delays count with the limiters' (`limiter_refused`).
-        crate::metrics::LayerKind::Limiter
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        false
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+        crate::policy::Facts::plain(crate::metrics::LayerKind::Limiter)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

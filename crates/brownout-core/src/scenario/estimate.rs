@@ -421,7 +421,7 @@ fn memory_parts(s: &Scenario, blame: &str) -> String {
 
 /// Memory of one instance's layers for the stack; windows of outcomes grow with their size.
 fn layer_bytes(stack: &[super::Layer]) -> f64 {
-    stack.iter().map(|l| LAYER_BYTES + SAMPLE_BYTES * l.policy.window_samples()).sum()
+    stack.iter().map(|l| LAYER_BYTES + SAMPLE_BYTES * l.policy.facts().window_samples).sum()
 }
 
 /// Expected requests of a class over the horizon, and how many wait as users at once.
@@ -527,7 +527,7 @@ fn widest_step(c: &super::Class) -> f64 {
 /// every policy set, against `limits.max_attempts`.
 fn check_attempts(s: &Scenario) -> Result<(), Refusal> {
     for (i, p) in s.policies.iter().enumerate() {
-        let attempts: f64 = p.stack.iter().map(|l| l.policy.attempts_per_call()).product();
+        let attempts: f64 = p.stack.iter().map(|l| l.policy.facts().attempts_per_call).product();
         if attempts > s.limits.max_attempts as f64 {
             return Err(refuse(
                 format!("policies[{i}]"),

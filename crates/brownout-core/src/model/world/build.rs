@@ -239,7 +239,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
             .collect(),
         breaker_layer: find(&|st| st.breaker.is_some()),
         limit_layer: find(&|st| st.limit.is_some()),
-        kinds: set.stack.iter().map(|l| l.policy.layer_kind()).collect(),
+        kinds: set.stack.iter().map(|l| l.policy.facts().layer).collect(),
         hooks: first.layers.iter().map(|l| l.policy.hooks()).collect(),
         depth,
     }

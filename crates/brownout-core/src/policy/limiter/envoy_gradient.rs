@@ -24,7 +24,7 @@ use crate::engine::{MILLISECOND, Time, counter_f64, label_hash};
 use crate::policy::percentile::DurationHist;
 use crate::policy::why::{Cause, Why};
 use crate::policy::{Admission, Attempt, BuildCtx, Completed, Policy, Status};
-use crate::policy::{ConfigError, PolicyConfig};
+use crate::policy::{ConfigError, Facts, PolicyConfig};
 use crate::units::{Dur, Micros};
 
 /// Envoy gradient controller configuration (proto field names; percents as 0..100).
@@ -305,24 +305,8 @@ fn check(c: &EnvoyGradientConfig) -> Result<(), String> {
 impl PolicyConfig for EnvoyGradientConfig {
     const KIND: &'static str = "envoy-gradient";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Limiter
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        self.refuse_as.falls_back()
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> Facts {
+        Facts::plain(crate::metrics::LayerKind::Limiter).fallback(self.refuse_as.fallback_rule())
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
