@@ -46,6 +46,7 @@ pub struct TimeoutConfig {
     /// only by the pool's `acquire_timeout` and any `Attempt` or request-level timeout. A
     /// `Connection` timeout always bounds each attempt's call, even outside a retry layer.
     #[serde(default, skip_serializing_if = "TimeoutStart::is_attempt")]
+    #[schemars(!skip_serializing_if)]
     pub starts: TimeoutStart,
 }
 

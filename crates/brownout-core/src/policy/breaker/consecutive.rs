@@ -35,6 +35,7 @@ pub struct ConsecutiveConfig {
     /// Successes in a row while half-open that close the breaker (>= 1; default 1;
     /// pybreaker's `success_threshold`).
     #[serde(default = "one", skip_serializing_if = "is_one")]
+    #[schemars(!skip_serializing_if)]
     pub success_threshold: u32,
     /// Failure kinds counted as successes (pybreaker's `exclude`), e.g. `[Timeout]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
