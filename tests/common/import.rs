@@ -74,22 +74,30 @@ pub fn scenario_with(stack: &str, replicas: &str) -> String {
     )
 }
 
-/// Import `file` with the binary, put the printed stack into a scenario, and `check` it.
-pub fn import_then_check(library: &str, file: &Path, instance: Option<&str>) {
-    let dir = tempfile::tempdir().unwrap();
+/// `brownout import library file [--instance i]` run in `dir`: the stack it prints, and the
+/// outlier-detection snippet it prints commented out, to place under `replicas:` (its lines,
+/// empty when there is none).
+pub fn import_with_binary(library: &str, file: &Path, instance: Option<&str>, dir: &Path) -> (String, Vec<String>) {
     let mut args = vec!["import", library, file.to_str().unwrap()];
     if let Some(i) = instance {
         args.extend(["--instance", i]);
     }
-    let o = brownout(&args, dir.path());
+    let o = brownout(&args, dir);
     assert!(o.status.success(), "import failed: {}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8(o.stdout).unwrap();
-    // The snippet (outlier detection) is printed commented out, to place under `replicas:`.
-    let snippet: Vec<&str> = text
+    let snippet = text
         .lines()
         .filter_map(|l| l.strip_prefix("// "))
         .skip_while(|l| !l.starts_with("outlier_detection"))
+        .map(str::to_string)
         .collect();
+    (text, snippet)
+}
+
+/// Import `file` with the binary, put the printed stack into a scenario, and `check` it.
+pub fn import_then_check(library: &str, file: &Path, instance: Option<&str>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (text, snippet) = import_with_binary(library, file, instance, dir.path());
     let replicas = if snippet.is_empty() {
         String::new()
     } else {

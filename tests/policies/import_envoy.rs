@@ -9,8 +9,9 @@ use std::path::Path;
 
 use brownout::import::{Library, import_file, import_text};
 
-use crate::common::brownout;
-use crate::common::import::{fields, import_then_check, refused, sample, scenario_with, summary_of, warned_keys};
+use crate::common::import::{
+    fields, import_then_check, import_with_binary, refused, sample, scenario_with, summary_of, warned_keys,
+};
 
 #[test]
 fn envoy_samples_import_to_ron_that_check_accepts() {
@@ -115,14 +116,7 @@ fn envoy_cluster_thresholds_durations_and_percent_types() {
 #[test]
 fn the_envoy_import_runs_like_the_thresholds_and_outlier_detection_written_by_hand() {
     let dir = tempfile::tempdir().unwrap();
-    let o = brownout(&["import", "envoy", sample("cluster.yaml").to_str().unwrap()], dir.path());
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8(o.stdout).unwrap();
-    let snippet: Vec<&str> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("// "))
-        .skip_while(|l| !l.starts_with("outlier_detection"))
-        .collect();
+    let (text, snippet) = import_with_binary("envoy", &sample("cluster.yaml"), None, dir.path());
     assert!(!snippet.is_empty(), "{text}");
     let replicas = |od: &str| format!(", replicas: (count: 4, balancing: RoundRobin, {od})");
     let imported = summary_of(dir.path(), "imported", &scenario_with(&text, &replicas(&snippet.join("\n"))));
