@@ -1,8 +1,8 @@
 //! The work left at the horizon, layer by layer, read from the world's state after its last
 //! event (summary.json's `backlog_at_end`).
 
-use super::{Features, World};
 use super::state::Phase;
+use super::{Features, World};
 use crate::engine::Time;
 use crate::metrics::summary::Backlog;
 use crate::metrics::{LayerKind, Record};
