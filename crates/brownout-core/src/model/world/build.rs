@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl<'m, R: Record> World<'m, R> {
+impl<'m, R: Record, F: Features> World<'m, R, F> {
     pub(super) fn new(m: &'m Model, policy: usize, timeseries: bool) -> Self {
         let s = &m.scenario;
         let n = s.fleet.instances;
@@ -54,6 +54,7 @@ impl<'m, R: Record> World<'m, R> {
             },
             progress: Progress { horizon: s.horizon.ns(), handled: 0, abort: None },
             observer: None,
+            form: std::marker::PhantomData,
         };
         if let Some(l) = w.layout.limit_layer {
             let limits: Vec<f64> =

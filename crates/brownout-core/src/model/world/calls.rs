@@ -4,7 +4,7 @@ use super::*;
 use crate::metrics::GraphEvent;
 use crate::model::outlier::Result as OutlierResult;
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     // ---- connection pool and dependency ------------------------------------------
 
     pub(super) fn acquire_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
@@ -20,7 +20,8 @@ impl<R: Record> World<'_, R> {
         }
         let mut timeout: Option<(Time, Time)> = None;
         let route = self.route_of(class, tok);
-        for (p, &l) in self.layout.class_layers[route].iter().enumerate() {
+        let layers: &[u8] = if F::STACK { &self.layout.class_layers[route] } else { &[] };
+        for (p, &l) in layers.iter().enumerate() {
             if !self.layout.hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT) {
                 debug_assert!(self.layer(inst, l).policy.attempt_timeout(class as ClassId).is_none());
                 continue;
@@ -87,7 +88,8 @@ impl<R: Record> World<'_, R> {
         let r = self.reqs.get(tok).expect("live request");
         let (inst, generation) = (r.who.instance, r.hedge.generation);
         let mut hedge = None;
-        for &l in &self.layout.class_layers[self.route_of(class as usize, tok)] {
+        let layers: &[u8] = if F::STACK { &self.layout.class_layers[self.route_of(class as usize, tok)] } else { &[] };
+        for &l in layers {
             if self.layout.hooks[l as usize].has(Hooks::HEDGE_DELAY) {
                 hedge = hedge.or(self.layer(inst, l).policy.hedge_delay(class));
             } else {
@@ -106,6 +108,9 @@ impl<R: Record> World<'_, R> {
     fn connection_deadline(&mut self, now: Time, tok: Token) -> Time {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, deadline) = (r.who.class, r.who.instance, r.time.attempt_deadline);
+        if !F::STACK {
+            return deadline; // no layer, no timeout
+        }
         let mut first: Option<(Time, Time)> = None;
         for &l in &self.layout.class_layers[self.route_of(class as usize, tok)] {
             if self.layout.hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT)
@@ -164,7 +169,9 @@ impl<R: Record> World<'_, R> {
             attempt,
             dep,
         });
-        if let Some(mode) = self.m.partition(inst, now) {
+        if F::REPLICAS
+            && let Some(mode) = self.m.partition(inst, now)
+        {
             // Cut off: the call never reaches the dependency.
             let c = self.upstream.calls.get_mut(call).expect("live call");
             c.error = true;
@@ -312,7 +319,7 @@ impl<R: Record> World<'_, R> {
             q.schedule_at(now, Ev::DepDone { call });
             return;
         };
-        let tracked = self.m.scenario.deps()[c.dep as usize].replicas.is_some();
+        let tracked = F::REPLICAS && self.m.scenario.deps()[c.dep as usize].replicas.is_some();
         if tracked {
             self.gateway.insts[c.instance as usize].clients[c.dep as usize].outstanding[replica as usize] += 1;
         }
@@ -321,7 +328,9 @@ impl<R: Record> World<'_, R> {
         cm.counted = tracked;
         self.upstream.in_flight += 1;
         self.rec.dep_start(now, self.upstream.in_flight);
-        if let Some(n) = self.upstream.dep_in_flight.get_mut(c.dep as usize) {
+        if F::GRAPH
+            && let Some(n) = self.upstream.dep_in_flight.get_mut(c.dep as usize)
+        {
             *n += 1;
             let n = *n;
             self.rec.graph(GraphEvent::Start { now, dep: c.dep, in_flight: n });
@@ -366,6 +375,9 @@ impl<R: Record> World<'_, R> {
         key: u64,
         attempt: u32,
     ) -> Option<u32> {
+        if !F::REPLICAS {
+            return Some(0); // one replica
+        }
         let Some(reps) = &self.m.scenario.deps()[dep as usize].replicas else { return Some(0) };
         if let Some(o) = &mut self.gateway.insts[inst as usize].clients[dep as usize].outlier {
             o.advance(now);
@@ -447,7 +459,9 @@ impl<R: Record> World<'_, R> {
     /// Tell the instance's outlier detector of dependency `dep`, if any, what a call to
     /// `replica` came to.
     fn outlier_result(&mut self, now: Time, inst: u32, dep: u16, replica: u32, result: OutlierResult) {
-        if let Some(o) = &mut self.gateway.insts[inst as usize].clients[dep as usize].outlier {
+        if F::REPLICAS
+            && let Some(o) = &mut self.gateway.insts[inst as usize].clients[dep as usize].outlier
+        {
             o.record(now, replica, result);
         }
     }
@@ -457,7 +471,7 @@ impl<R: Record> World<'_, R> {
     /// delays the caller without occupying the dependency.
     pub(super) fn serve_call(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = self.upstream.calls.get_mut(call).expect("live call");
-        let factor = self.m.replica_factor(c.dep, c.replica, now);
+        let factor = if F::REPLICAS { self.m.replica_factor(c.dep, c.replica, now) } else { 1.0 };
         let plan = self.m.dep(c.dep).plan(now, c.class as u64, c.key, c.attempt as u64, factor);
         c.served_at = now;
         c.service = plan.service;
@@ -467,7 +481,9 @@ impl<R: Record> World<'_, R> {
             q.schedule_at(now.saturating_add(plan.service), Ev::ServiceEnd { call });
         }
         q.schedule_at(c.done_at, Ev::DepDone { call });
-        if let Some(log) = &mut self.trace.records {
+        if F::TRACE
+            && let Some(log) = &mut self.trace.records
+        {
             let (class, key, attempt, dependency) = (c.class, c.key, c.attempt, c.dep);
             let (latency, error) = (plan.latency(), plan.error);
             log.calls.push(CallRecord { class, key, attempt, dependency, start: now, latency, error });
@@ -495,7 +511,9 @@ impl<R: Record> World<'_, R> {
             dec!(self.upstream.in_flight);
             let timing = (c.served_at != Time::MAX).then(|| (c.served_at - c.sent_at, c.service));
             self.rec.dep_end(now, timing, c.req.is_none(), self.upstream.in_flight);
-            if let Some(n) = self.upstream.dep_in_flight.get_mut(c.dep as usize) {
+            if F::GRAPH
+                && let Some(n) = self.upstream.dep_in_flight.get_mut(c.dep as usize)
+            {
                 dec!(*n);
                 let n = *n;
                 self.rec.graph(GraphEvent::End { now, dep: c.dep, timing, abandoned: c.req.is_none(), in_flight: n });
@@ -578,14 +596,19 @@ impl<R: Record> World<'_, R> {
     /// The pool request `tok`'s calls take connections from (`Gateway::pool_of`): 0, the
     /// fleet's `pool`, without `fleet.pools`, where no dependency is looked up.
     pub(super) fn pool_id(&self, tok: Token) -> usize {
-        if self.gateway.pool_of.is_empty() { 0 } else { self.gateway.pool_of[self.dep_of(tok) as usize] as usize }
+        if !F::GRAPH || self.gateway.pool_of.is_empty() {
+            0
+        } else {
+            self.gateway.pool_of[self.dep_of(tok) as usize] as usize
+        }
     }
 
     /// Pool `p` of instance `inst` has a free connection.
     fn pool_free(&self, inst: u32, p: usize) -> bool {
         let i = &self.gateway.insts[inst as usize];
         if p == 0 {
-            i.conns - i.own.iter().map(|o| o.conns).sum::<u32>() < self.m.scenario.fleet.pool.max_connections
+            let own = if F::GRAPH { i.own.iter().map(|o| o.conns).sum::<u32>() } else { 0 };
+            i.conns - own < self.m.scenario.fleet.pool.max_connections
         } else {
             i.own[p - 1].conns < build::pool_spec(&self.m.scenario, p).0
         }

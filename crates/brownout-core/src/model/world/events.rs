@@ -4,7 +4,7 @@
 use super::*;
 use crate::metrics::events::{Aspect, LayerEvent};
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     /// Log the change of layer `l` (seen from instance `inst`) from `last` to `st`: a breaker
     /// state, else a limit, else a degraded flag; once per instance the layer applies to, as
     /// the recorder counts them. A change of the timer wish alone is not logged.

@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     // ---- arrivals and worker slots -------------------------------------------------
 
     pub(super) fn arrive(&mut self, now: Time, q: &mut EventQueue<Ev>, class: ClassId, source: Source) {
@@ -26,10 +26,10 @@ impl<R: Record> World<'_, R> {
         let tok = self.insert_req(Req::fresh(who, now, now, Phase::SlotQueue));
         self.link_arrival(tok, class);
         self.rec.arrival(now, c);
-        if self.trace.records.is_some() {
+        if F::TRACE && self.trace.records.is_some() {
             self.log_arrival(now, class, source, key, instance, item);
         }
-        for li in 0..self.layout.arrival_layers[c].len() {
+        for li in 0..if F::STACK { self.layout.arrival_layers[c].len() } else { 0 } {
             let l = self.layout.arrival_layers[c][li];
             if !self.layout.hooks[l as usize].has(Hooks::ON_REQUEST) {
                 continue;

@@ -15,6 +15,9 @@ mod build;
 mod calls;
 mod events;
 #[cfg(test)]
+mod feature_forms;
+mod features;
+#[cfg(test)]
 mod forms;
 #[cfg(debug_assertions)]
 mod invariants;
@@ -40,6 +43,7 @@ use crate::policy::{
     RetryAsk, Status,
 };
 use crate::scenario::{Balancing, Fallback, PartitionMode, Scope};
+use features::{Features, General, Lean, Uses};
 use state::{
     Answer, Call, Client, Gateway, Identity, Inst, LayerRt, Layout, OwnPool, Phase, Plans, Progress, Req, Trace,
     Traffic, Upstream,
@@ -174,8 +178,9 @@ enum Notice {
 }
 
 /// One run of one policy set: the state the event handler owns, grouped by what owns it
-/// (see `state.rs` for each field's unit, writers and readers).
-struct World<'m, R> {
+/// (see `state.rs` for each field's unit, writers and readers). `R` is the recorder form,
+/// `F` the features the world is compiled for (`features.rs`), both chosen once per run.
+struct World<'m, R, F = General> {
     /// The scenario's immutable part, shared by every run (read only).
     m: &'m Model,
     /// The policy set this run simulates (index into `m.scenario.policies`).
@@ -216,6 +221,8 @@ struct World<'m, R> {
     progress: Progress,
     /// Told the simulated time at every window tick (progress display; never read back).
     observer: Option<&'m (dyn Fn(Time) + Sync)>,
+    /// The world's form (`features.rs`): no state, only the type.
+    form: std::marker::PhantomData<F>,
 }
 
 pub(super) fn run<'m>(
@@ -229,14 +236,21 @@ pub(super) fn run<'m>(
     // Chosen once per run rather than branched on per call: a world without phases records
     // straight into the whole run's recorder, so phases cost nothing when off (BENCHMARKS.md,
     // "phases' cost when off").
-    if crate::scenario::phases_of(&m.scenario).is_empty() {
-        run_as::<Recorder>(m, policy, opts, record, observer, sink)
+    // The features are chosen the same way (`features.rs`): the leanest compiled form that
+    // keeps every feature the run uses. A run with phases takes the general form.
+    let uses = Uses::of(m, policy, &opts, record);
+    if !crate::scenario::phases_of(&m.scenario).is_empty() {
+        run_as::<Recorders, General>(m, policy, opts, record, observer, sink)
+    } else if Lean::<false>::covers(uses) {
+        run_as::<Recorder, Lean<false>>(m, policy, opts, record, observer, sink)
+    } else if Lean::<true>::covers(uses) {
+        run_as::<Recorder, Lean<true>>(m, policy, opts, record, observer, sink)
     } else {
-        run_as::<Recorders>(m, policy, opts, record, observer, sink)
+        run_as::<Recorder, General>(m, policy, opts, record, observer, sink)
     }
 }
 
-fn run_as<'m, R: Record>(
+fn run_as<'m, R: Record, F: Features>(
     m: &'m Model,
     policy: usize,
     opts: RunOptions,
@@ -244,8 +258,10 @@ fn run_as<'m, R: Record>(
     observer: Option<&'m (dyn Fn(Time) + Sync)>,
     sink: Option<Box<dyn crate::metrics::RowSink>>,
 ) -> Result<(RunResult, Records), RunError> {
+    // A form that drops a feature the run uses would report another run: refuse it.
+    assert!(F::covers(Uses::of(m, policy, &opts, record)), "a world form without a feature the run uses");
     let mut q: EventQueue<Ev> = EventQueue::new();
-    let mut w = World::<R>::new(m, policy, opts.timeseries);
+    let mut w = World::<R, F>::new(m, policy, opts.timeseries);
     w.observer = observer;
     if let Some(sink) = sink.filter(|_| opts.timeseries) {
         w.rec.set_sink(sink);
@@ -294,7 +310,7 @@ fn run_as<'m, R: Record>(
     Ok((result, w.trace.records.map(|l| *l).unwrap_or_default()))
 }
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     /// At the horizon, hand the recorder every request still in flight, so none vanishes from
     /// the figures: the recorder judges those past their deadline and counts the others apart
     /// (slab order: deterministic, and the counts do not depend on it anyway).
@@ -348,7 +364,9 @@ impl<R: Record> World<'_, R> {
     /// Take in a new request (an arrival or a call of a plan), admitted by no layer yet.
     fn insert_req(&mut self, req: Req) -> Token {
         let tok = self.reqs.insert(req);
-        self.clear_admitted(tok);
+        if F::STACK {
+            self.clear_admitted(tok); // `admitted` has no column without a layer
+        }
         tok
     }
 
@@ -417,14 +435,14 @@ impl<R: Record> World<'_, R> {
     }
 }
 
-impl<R: Record> Handler<Ev> for World<'_, R> {
+impl<R: Record, F: Features> Handler<Ev> for World<'_, R, F> {
     fn handle(&mut self, now: Time, ev: Ev, q: &mut EventQueue<Ev>) {
         if self.count_events(now, 1) {
             return;
         }
         let code = ev.code();
         self.trace.hash = (self.trace.hash ^ now ^ code.rotate_left(32)).wrapping_mul(0x0000_0100_0000_01b3);
-        if self.trace.events.len() < self.trace.limit {
+        if F::TRACE && self.trace.events.len() < self.trace.limit {
             self.trace.events.push((now, code));
         }
         match ev {
@@ -476,7 +494,7 @@ impl<R: Record> Handler<Ev> for World<'_, R> {
                 }
             }
         }
-        if !self.gateway.pump.is_empty() {
+        if F::STACK && !self.gateway.pump.is_empty() {
             self.pump_layers(now, q);
         }
         if q.len() as u64 > self.m.scenario.limits.max_in_flight.saturating_mul(4).saturating_add(1024) {
