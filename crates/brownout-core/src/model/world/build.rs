@@ -125,7 +125,7 @@ fn build_instance(m: &Model, policy: usize, instance: u32) -> Inst {
         own: s.fleet.pools.iter().map(|_| OwnPool::default()).collect(),
         layers: s.policies[policy].stack.iter().enumerate().map(|(j, l)| build_layer(m, l, j, instance)).collect(),
         degraded: 0,
-        clients: s.deps().iter().map(|d| build_client(m, d, instance)).collect(),
+        clients: s.deps().iter().enumerate().map(|(k, d)| build_client(m, k, d, instance)).collect(),
     }
 }
 
@@ -148,14 +148,18 @@ pub(super) fn pool_spec(s: &crate::scenario::Scenario, p: usize) -> (u32, Time) 
     }
 }
 
-/// Instance `instance`'s client of dependency `d`: idle balancer, fresh outlier detector.
-fn build_client(m: &Model, d: &crate::scenario::Dependency, instance: u32) -> Client {
+/// Instance `instance`'s client of dependency `d` (id `k`): idle balancer, fresh outlier
+/// detector.
+fn build_client(m: &Model, k: usize, d: &crate::scenario::Dependency, instance: u32) -> Client {
     let replicas = d.replicas.as_ref().map_or(1, |r| r.count as usize);
     Client {
         outstanding: vec![0; replicas],
         rr: instance,
         outlier: d.replicas.as_ref().and_then(|r| {
-            let draws = crate::engine::Counter::new(m.seed(), crate::engine::label_hash("dependency/outlier"));
+            // Salted by the dependency's name as its other draws are (0 for the one
+            // `dependency`), so two dependencies' detectors do not enforce alike.
+            let label = crate::engine::label_hash("dependency/outlier") ^ m.dep(k as u16).salt();
+            let draws = crate::engine::Counter::new(m.seed(), label);
             r.outlier_detection.as_ref().map(|o| crate::model::outlier::Outlier::new(o, r.count, draws, instance, 0))
         }),
     }
