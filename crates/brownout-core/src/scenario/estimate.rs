@@ -464,14 +464,32 @@ fn class_requests(s: &Scenario, c: &super::Class, index: usize, rates: &DataRate
 }
 
 /// Mean time of one closed-loop cycle in ns: think, local work, overhead and the
-/// dependency's latency; None when a data file holds the latency.
+/// dependency's latency, or with a call plan the plan's steps one after the other (a group
+/// of `All` its slowest call's mean, of `First` its fastest, of `Quorum(k)` the k-th
+/// fastest); None when a data file holds a latency.
 fn cycle(s: &Scenario, c: &super::Class, think: Time) -> Option<f64> {
     let mut t = think as f64 + s.fleet.overhead.mean_ns()?;
     if let Some(w) = &c.work {
         t += w.mean_ns()?;
     }
-    if c.calls_dependency {
-        t += s.primary().latency.mean_ns()? + 2.0 * s.primary().hop.mean_ns()?;
+    let call = |d: &super::Dependency| Some(d.latency.mean_ns()? + 2.0 * d.hop.mean_ns()?);
+    if c.calls_dependency && c.calls.is_empty() {
+        t += call(s.primary())?;
+    } else if c.calls_dependency {
+        for step in &c.calls {
+            let mut means = Vec::new();
+            for x in step.calls() {
+                let d = s.deps().iter().find(|d| Some(d.name.as_str()) == x.dependency())?;
+                means.push(call(d)?);
+            }
+            means.sort_by(f64::total_cmp);
+            let k = match step {
+                super::Step::Parallel { join: super::Join::First, .. } => 1,
+                super::Step::Parallel { join: super::Join::Quorum(k), .. } => *k as usize,
+                _ => means.len(),
+            };
+            t += means.get(k.clamp(1, means.len().max(1)) - 1).copied().unwrap_or(0.0);
+        }
     }
     Some(t)
 }

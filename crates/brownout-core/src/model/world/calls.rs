@@ -164,7 +164,7 @@ impl<R: Record> World<'_, R> {
             attempt,
             dep,
         });
-        if let Some(mode) = self.m.partition(inst, now) {
+        if let Some(mode) = self.m.partition(inst, dep, now) {
             // Cut off: the call never reaches the dependency.
             let c = self.upstream.calls.get_mut(call).expect("live call");
             c.error = true;
