@@ -272,3 +272,66 @@ fn a_partition_of_an_unknown_dependency_is_refused_at_its_name() {
     let col = offset - text[..offset].rfind('\n').map_or(0, |n| n + 1) + 1;
     assert_eq!((e.line, e.col), (line, col), "{e}");
 }
+
+// ---- retry budgets hear of each call scoped to them --------------------------------------
+
+/// One request calling `a` twice (optional, always failing, 10 ms) and then `b` (10 ms),
+/// retried once after 1 ms, under tower's budget with ttl 1 s, no reserve and 50 % (each
+/// deposit 1, each retry withdraws floor(1 / 0.5) = 2), the budget's layer taking `scope`.
+fn budgeted(scope: &str) -> String {
+    format!(
+        r#"Scenario(
+    name: "budget", horizon: "2s", warmup: "0s",
+    fleet: (instances: 1, workers: (slots: 10), pool: (max_connections: 10, acquire_timeout: "1s")),
+    classes: [(name: "c", arrivals: Scripted(times: ["0ms"]), deadline: "1s",
+        calls: [Optional(dependency: "a"), Optional(dependency: "a"), Call("b")])],
+    dependencies: [(name: "a", latency: Constant("10ms"), error_rate: Constant(1.0)),
+                   (name: "b", latency: Constant("10ms"))],
+    policies: [(name: "p", stack: [
+        (policy: Retry((max_attempts: 2, backoff: "1ms"))),
+        (policy: RetryBudget((ttl: "1s", min_per_sec: 0, retry_percent: 0.5)){scope}),
+    ])],
+)"#
+    )
+}
+
+#[test]
+fn a_budget_scoped_to_a_dependency_deposits_per_call_to_it() {
+    // Scoped to a, the budget wraps a's client (tower's TpsBudget deposits per request to the
+    // service it wraps, and each call is one): the first call deposits 1 and its failure
+    // cannot withdraw 2; the second deposits, the balance is 2, its failure is retried.
+    // Attempts at a: 1 + 2 = 3, and b's one call: 4 dependency calls.
+    assert_eq!(common::run_first(&budgeted(r#", dependencies: ["a"]"#)).dependency.calls, 4);
+    // Unscoped, it hears of the request once at its arrival: one deposit, no retry: 2 + 1.
+    assert_eq!(common::run_first(&budgeted("")).dependency.calls, 3);
+}
+
+// ---- the event estimate counts a plan's retries ------------------------------------------
+
+/// 1,000 requests a second for an hour calling `a` then `b`, under `stack`, with
+/// `limits.max_events` = 50,000,000.
+fn retried(stack: &str) -> Result<(), String> {
+    let text = format!(
+        r#"Scenario(
+    name: "retried", horizon: "1h",
+    fleet: (workers: (slots: 1000), pool: (max_connections: 1000, acquire_timeout: "1s")),
+    classes: [(name: "c", arrivals: Poisson(rate_per_s: 1000), deadline: "1s", calls: [Call("a"), Call("b")])],
+    dependencies: [(name: "a", latency: Constant("1ms")), (name: "b", latency: Constant("1ms"))],
+    policies: [(name: "p", stack: [{stack}])],
+    limits: (max_events: 50000000),
+)"#
+    );
+    load_text(Path::new("retried.ron"), &text).map(|_| ()).map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_plans_retries_count_in_the_event_estimate() {
+    // 3,600,000 requests; 3,601 windows x 2 ticks = 7,202 events. Without retries each
+    // request is 3 events (arrival, two calls): 10,807,202.
+    retried("").unwrap();
+    // Ten attempts per call: 1 + 2 x 10 = 21 events a request, 75,607,202, over 50 million.
+    let e = retried(r#"(policy: Retry((max_attempts: 10, backoff: "1ms")))"#).unwrap_err();
+    assert!(e.contains("75607202 events"), "{e}");
+    // Scoped to b alone: 1 + 1 + 10 = 12 a request, 43,207,202: under it.
+    retried(r#"(policy: Retry((max_attempts: 10, backoff: "1ms")), dependencies: ["b"])"#).unwrap();
+}

@@ -194,16 +194,29 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         })
         .collect();
     // At arrival a request hears from the layers of its class that any of its calls pass
-    // (`Policy::on_request`: a retry budget's deposit), once.
-    let arrival_layers: Vec<Vec<u8>> = s
-        .classes
-        .iter()
-        .map(|c| {
+    // (`Policy::on_request`: a retry budget's deposit), once. With a plan, a layer scoped to
+    // dependencies wraps their clients, as tower's TpsBudget wraps the service it deposits
+    // for: it hears of each call to them as it is sent instead (`call_layers`).
+    let planned = |c: usize| m.graph.as_ref().is_some_and(|g| g.plans[c].is_some());
+    let arrival_layers: Vec<Vec<u8>> = (s.classes.iter().enumerate())
+        .map(|(ci, c)| {
             let called = s.dependencies_called(c);
-            let passes = |l: &crate::scenario::Layer| for_class(l, c) && called.iter().any(|d| for_dep(l, d));
+            let per_call = |l: &crate::scenario::Layer| planned(ci) && !l.dependencies.is_empty();
+            let passes =
+                |l: &crate::scenario::Layer| for_class(l, c) && called.iter().any(|d| for_dep(l, d)) && !per_call(l);
             set.stack.iter().enumerate().filter(|(_, l)| passes(l)).map(|(i, _)| i as u8).collect()
         })
         .collect();
+    let call_layers: Vec<Vec<u8>> = if stride == 0 {
+        Vec::new()
+    } else {
+        (routes.iter().zip(&class_layers))
+            .map(|(&(c, _), ls)| {
+                let scoped = |&&l: &&u8| !set.stack[l as usize].dependencies.is_empty();
+                if planned(c) { ls.iter().filter(scoped).copied().collect() } else { Vec::new() }
+            })
+            .collect()
+    };
     let inner_start: Vec<u8> = class_layers
         .iter()
         .map(|ls| ls.iter().position(|&l| first.layers[l as usize].policy.is_retry()).unwrap_or(0) as u8)
@@ -231,6 +244,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         class_layers,
         stride,
         arrival_layers,
+        call_layers,
         inner_start,
         request_timeouts,
         fleet: set
