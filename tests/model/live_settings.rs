@@ -570,11 +570,13 @@ const SHARED: &str = r#"Scenario(
 )"#;
 
 /// The sixth probe: a service graph (several dependencies, a call plan with a parallel group
-/// and an optional call), a pool of its own for one dependency, and a layer scoped to two.
+/// and an optional call), a pool of its own for one dependency, a layer scoped to two, and a
+/// partition cutting one.
 const GRAPH: &str = r#"Scenario(
     name: "probe6", seed: 17, horizon: "30s", warmup: "2s", window: "2s",
     fleet: (workers: (slots: 200), pool: (max_connections: 200, acquire_timeout: "1s"),
-        pools: [(dependency: "a", max_connections: 4, acquire_timeout: "40ms")]),
+        pools: [(dependency: "a", max_connections: 4, acquire_timeout: "40ms")],
+        partitions: [(instances: [0], start: "10s", end: "14s", mode: FailFast, dependencies: ["a"])]),
     classes: [
         (name: "page", arrivals: Poisson(rate_per_s: 40), deadline: "600ms", fallback: OnRefusalOrFailure,
          fallback_answer: FailOpen(cost_per_use: 0.5),

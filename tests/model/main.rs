@@ -17,6 +17,7 @@ mod dep_scope;
 mod fallbacks;
 mod fleet;
 mod graph;
+mod graph_fix;
 mod graph_properties;
 mod graph_verify;
 mod live_settings;

@@ -187,18 +187,27 @@ impl Model {
         &self.deps[0]
     }
 
+    /// Every dependency's behaviour, in `Scenario::deps` order.
+    pub(crate) fn deps(&self) -> &[DependencyModel] {
+        &self.deps
+    }
+
     /// Dependency `d`'s behaviour (an id: index into `Scenario::deps`).
     pub(crate) fn dep(&self, d: u16) -> &DependencyModel {
         &self.deps[d as usize]
     }
 
-    /// How calls from `instance` fail at `now`, if it is cut off from the dependency.
-    pub(crate) fn partition(&self, instance: u32, now: Time) -> Option<PartitionMode> {
+    /// How calls from `instance` to dependency `dep` fail at `now`, if a partition cuts them
+    /// (one naming no dependency cuts every one).
+    pub(crate) fn partition(&self, instance: u32, dep: u16, now: Time) -> Option<PartitionMode> {
+        let cuts = |p: &crate::scenario::Partition| {
+            p.dependencies.is_empty() || p.dependencies.iter().any(|d| *d == self.scenario.deps()[dep as usize].name)
+        };
         self.scenario
             .fleet
             .partitions
             .iter()
-            .find(|p| p.start.ns() <= now && now < p.end.ns() && p.instances.contains(&instance))
+            .find(|p| p.start.ns() <= now && now < p.end.ns() && p.instances.contains(&instance) && cuts(p))
             .map(|p| p.mode)
     }
 

@@ -78,6 +78,7 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
     let classes = validate_classes(&s.classes)?;
     graph::validate(s)?;
     scope::validate_pools(s)?;
+    scope::validate_partitions(s)?;
     for (k, d) in s.deps().iter().enumerate() {
         validate_dependency(d, &s.dep_path(k))?;
     }

@@ -170,7 +170,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
             dep,
         });
         if F::REPLICAS
-            && let Some(mode) = self.m.partition(inst, now)
+            && let Some(mode) = self.m.partition(inst, dep, now)
         {
             // Cut off: the call never reaches the dependency.
             let c = self.upstream.calls.get_mut(call).expect("live call");

@@ -31,15 +31,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
         for li in 0..if F::STACK { self.layout.arrival_layers[c].len() } else { 0 } {
             let l = self.layout.arrival_layers[c][li];
-            if !self.layout.hooks[l as usize].has(Hooks::ON_REQUEST) {
-                continue;
-            }
-            if self.layer_mut(instance, l).policy.on_request(now, class) {
-                self.note(now, q, instance, l);
-            } else {
-                let layer = self.layer(instance, l);
-                debug_assert!(layer.policy.status() == layer.last, "on_request changed the status but said not");
-            }
+            self.tell_request(now, q, instance, class, l);
         }
         let inst = &mut self.gateway.insts[instance as usize];
         let w = &self.m.scenario.fleet.workers;
@@ -63,6 +55,20 @@ impl<R: Record, F: Features> World<'_, R, F> {
     }
 
     /// A new request's key, the key of the request it reloads (its own if none) and its item.
+    /// Layer `l` of `instance` hears of a request of `class` (`Policy::on_request`: a retry
+    /// budget's deposit), if it listens; a changed status is noted.
+    pub(super) fn tell_request(&mut self, now: Time, q: &mut EventQueue<Ev>, instance: u32, class: ClassId, l: u8) {
+        if !self.layout.hooks[l as usize].has(Hooks::ON_REQUEST) {
+            return;
+        }
+        if self.layer_mut(instance, l).policy.on_request(now, class) {
+            self.note(now, q, instance, l);
+        } else {
+            let layer = self.layer(instance, l);
+            debug_assert!(layer.policy.status() == layer.last, "on_request changed the status but said not");
+        }
+    }
+
     fn identify(&mut self, class: ClassId, source: Source) -> (u64, u64, u32) {
         let c = class as usize;
         match source {

@@ -101,8 +101,23 @@ impl<R: Record, F: Features> World<'_, R, F> {
             }
             let kid = self.plans.runs[slot].kids[j];
             if self.reqs.get(kid).is_some_and(|k| k.phase == Phase::Started) {
+                self.hear_call(now, q, kid);
                 self.begin_attempt(now, q, kid);
             }
+        }
+    }
+
+    /// Call `kid` is sent: the layers scoped to its dependency that hear of requests hear of
+    /// it (`Layout::call_layers`).
+    fn hear_call(&mut self, now: Time, q: &mut EventQueue<Ev>, kid: Token) {
+        if self.layout.call_layers.is_empty() {
+            return;
+        }
+        let who = self.reqs.get(kid).expect("live request").who;
+        let route = self.route_of(who.class as usize, kid);
+        for li in 0..self.layout.call_layers[route].len() {
+            let l = self.layout.call_layers[route][li];
+            self.tell_request(now, q, who.instance, who.class, l);
         }
     }
 

@@ -40,7 +40,8 @@ pub struct Fleet {
     pub restarts: Vec<Restart>,
 }
 
-/// A window during which some gateway instances cannot reach the dependency.
+/// A window during which some gateway instances cannot reach the dependency (or the named
+/// dependencies of several).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Partition {
@@ -52,6 +53,11 @@ pub struct Partition {
     pub instances: Vec<u32>,
     /// What a call from a cut-off instance does.
     pub mode: PartitionMode,
+    /// The dependencies cut off (names from `dependencies`; empty = every dependency, the
+    /// one `dependency` included). A partition naming `["pricing"]` cuts the instances'
+    /// calls to pricing alone; their calls to the other dependencies go through.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<String>,
 }
 
 /// How calls across a partition fail.

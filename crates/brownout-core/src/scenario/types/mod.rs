@@ -89,7 +89,7 @@ pub struct Scenario {
     /// The policies to compare (at least one set); each runs on the same traffic.
     pub policies: Vec<PolicySet>,
     /// Named time windows reported beside the whole run (e.g. the incident); when empty,
-    /// phases are derived from the dependency's drift, modes and replica slowdowns.
+    /// phases are derived from the drift, modes and replica slowdowns of every dependency.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<Phase>,
     /// Assertions checked after the run (`brownout run` exits 1 if one fails).
