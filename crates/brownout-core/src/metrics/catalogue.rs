@@ -6,7 +6,7 @@
 //! [`summary`](super::summary), and one row in [`CATALOGUE`] (a test fails while a summary field
 //! has no row).
 
-use super::summary::{ClassSummary, RunSummary};
+use super::summary::{ClassSummary, DependencyFigures, RunSummary};
 
 /// Whether a metric is per class or per run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,6 +15,9 @@ pub enum Scope {
     Class,
     /// One value per run (per policy set).
     Run,
+    /// One value per dependency of a service graph (`dependencies[pricing]/amplification` in
+    /// sweeps and `decide`); these rows are in [`DEPENDENCY_METRICS`], not in [`CATALOGUE`].
+    Dependency,
 }
 
 /// What a metric's number counts or measures.
@@ -94,6 +97,8 @@ enum Read {
     Class(fn(&ClassSummary) -> f64),
     /// `None` where the run has no such part (no breaker, no limiter).
     Run(fn(&RunSummary) -> Option<f64>),
+    /// One dependency's figures (`summary.json`'s `dependencies` entry).
+    Dep(fn(&DependencyFigures) -> f64),
 }
 
 /// One metric.
@@ -120,6 +125,16 @@ impl Metric {
         match self.read {
             Read::Class(_) => Scope::Class,
             Read::Run(_) => Scope::Run,
+            Read::Dep(_) => Scope::Dependency,
+        }
+    }
+
+    /// The value of a per-dependency metric in one dependency's figures; `None` for a metric
+    /// of another scope.
+    pub fn read_dependency(&self, d: &DependencyFigures) -> Option<f64> {
+        match self.read {
+            Read::Dep(f) => Some(f(d)),
+            Read::Class(_) | Read::Run(_) => None,
         }
     }
 
@@ -129,6 +144,7 @@ impl Metric {
         match self.read {
             Read::Class(f) => class.map(f),
             Read::Run(f) => f(run),
+            Read::Dep(_) => None,
         }
     }
 
@@ -138,6 +154,7 @@ impl Metric {
         match self.read {
             Read::Class(f) => class.map(f),
             Read::Run(f) => Some(f(run).unwrap_or(0.0)),
+            Read::Dep(_) => None,
         }
     }
 
@@ -218,6 +235,16 @@ const fn run(
     read: fn(&RunSummary) -> Option<f64>,
 ) -> Metric {
     Metric { name, field, unit, direction, csv: None, column: None, read: Read::Run(read) }
+}
+
+const fn dep(
+    name: &'static str,
+    field: &'static str,
+    unit: Unit,
+    direction: Direction,
+    read: fn(&DependencyFigures) -> f64,
+) -> Metric {
+    Metric { name, field, unit, direction, csv: None, column: None, read: Read::Dep(read) }
 }
 
 use Direction::{Higher, Lower, Neither};
@@ -571,14 +598,54 @@ pub fn table_columns() -> Vec<(&'static Metric, Column)> {
     out
 }
 
+/// The figures of one dependency of a service graph (issue 33), read from its entry in a run's
+/// `dependencies` and named `dependencies[NAME]/metric` in sweeps, `decide` and `diff`
+/// (`dependencies[pricing]/amplification`). Kept apart from [`CATALOGUE`], whose rows are a
+/// run's and a class's figures in `summary.csv` and the report tables: a run without a graph
+/// has none of these.
+pub static DEPENDENCY_METRICS: &[Metric] = &[
+    // Calls and attempts follow the traffic and the retries: neither way is better alone.
+    dep("calls", "calls", Count, Neither, |d| d.calls as f64),
+    dep("attempts", "attempts", Count, Neither, |d| d.attempts as f64),
+    dep("amplification", "amplification", Number, Lower, |d| d.amplification),
+    dep("queue_wait_mean_ms", "queue_wait_ms.mean", Ms, Lower, |d| d.queue_wait_ms.mean),
+    dep("queue_wait_p95_ms", "queue_wait_ms.p95", Ms, Lower, |d| d.queue_wait_ms.p95),
+    dep("queue_wait_p99_ms", "queue_wait_ms.p99", Ms, Lower, |d| d.queue_wait_ms.p99),
+    dep("service_mean_ms", "service_ms.mean", Ms, Lower, |d| d.service_ms.mean),
+    dep("service_p95_ms", "service_ms.p95", Ms, Lower, |d| d.service_ms.p95),
+    dep("service_p99_ms", "service_ms.p99", Ms, Lower, |d| d.service_ms.p99),
+    dep("total_mean_ms", "total_ms.mean", Ms, Lower, |d| d.total_ms.mean),
+    dep("total_p50_ms", "total_ms.p50", Ms, Lower, |d| d.total_ms.p50),
+    dep("total_p95_ms", "total_ms.p95", Ms, Lower, |d| d.total_ms.p95),
+    dep("total_p99_ms", "total_ms.p99", Ms, Lower, |d| d.total_ms.p99),
+    dep("total_max_ms", "total_ms.max", Ms, Lower, |d| d.total_ms.max),
+    dep("peak_in_flight", "peak_in_flight", Count, Lower, |d| d.peak_in_flight as f64),
+    dep("mean_in_flight", "mean_in_flight", Number, Lower, |d| d.mean_in_flight),
+    dep("abandoned", "abandoned", Count, Lower, |d| d.abandoned as f64),
+];
+
 /// The metric `name` of `scope`.
 pub fn find(scope: Scope, name: &str) -> Option<&'static Metric> {
-    CATALOGUE.iter().find(|m| m.scope() == scope && m.name == name)
+    of(scope).find(|m| m.name == name)
 }
 
 /// The metrics of `scope`, in catalogue order.
 pub fn of(scope: Scope) -> impl Iterator<Item = &'static Metric> {
-    CATALOGUE.iter().filter(move |m| m.scope() == scope)
+    let rows = if scope == Scope::Dependency { DEPENDENCY_METRICS } else { CATALOGUE };
+    rows.iter().filter(move |m| m.scope() == scope)
+}
+
+/// A per-dependency metric as written, `dependencies[NAME]/metric`: `(NAME, metric)`; `None`
+/// for any other form (a class's `class/metric`, a run's `metric`).
+pub fn split_dependency(written: &str) -> Option<(&str, &str)> {
+    let rest = written.strip_prefix("dependencies[")?;
+    let (name, metric) = rest.split_once("]/")?;
+    (!name.is_empty()).then_some((name, metric))
+}
+
+/// One dependency's figures in a run, by name.
+pub fn dependency_of<'r>(run: &'r RunSummary, name: &str) -> Option<&'r DependencyFigures> {
+    run.dependencies.iter().find(|d| d.name == name)
 }
 
 /// The names of the metrics of `scope`, comma-separated (for error messages).
@@ -586,10 +653,14 @@ pub fn names(scope: Scope) -> String {
     of(scope).map(|m| m.name).collect::<Vec<_>>().join(", ")
 }
 
-/// The metric a sweep names: `class/metric` per class, plain per run.
+/// The metric a sweep names: `class/metric` per class, `dependencies[NAME]/metric` per
+/// dependency, plain per run.
 pub fn by_path(path: &str) -> Option<&'static Metric> {
     // A sweep metric may start with its phase (`brownout:authorize/goodput_ratio`).
     let path = path.split_once(':').map_or(path, |(_, m)| m);
+    if let Some((_, m)) = split_dependency(path) {
+        return find(Scope::Dependency, m);
+    }
     match path.split_once('/') {
         Some((_, m)) => find(Scope::Class, m),
         None => find(Scope::Run, path),
@@ -599,6 +670,9 @@ pub fn by_path(path: &str) -> Option<&'static Metric> {
 /// The value of a sweep's metric in `run` (see [`by_path`] and [`Metric::value`]); `None` for
 /// an unknown class or metric.
 pub fn value_of(run: &RunSummary, path: &str) -> Option<f64> {
+    if let Some((name, m)) = split_dependency(path) {
+        return find(Scope::Dependency, m)?.read_dependency(dependency_of(run, name)?);
+    }
     match path.split_once('/') {
         Some((class, m)) => find(Scope::Class, m)?.value(run, Some(run.classes.iter().find(|k| k.class == class)?)),
         None => find(Scope::Run, path)?.value(run, None),
