@@ -12,6 +12,8 @@
 //!   attempts in flight at once than sixteen, inventory again untouched.
 //! - `unknown_names_are_refused_at_their_line`: a dependency, pool or scoped layer that does
 //!   not exist, in an axis's path or a metric, is refused with file:line:col and exit 2.
+//! - `tune_searches_pricing_pool_and_timeout`: `tune` knobs on the same two paths, under a
+//!   per-dependency constraint; a knob on pricing's latency (a condition) is refused.
 
 use crate::common;
 
@@ -128,4 +130,60 @@ fn unknown_names_are_refused_at_their_line() {
     refused(&spec(&ok, &[m]), m, "unknown dependency \"shipping\" (dependencies: inventory, pricing, payment)");
     let m = "dependencies[pricing]/bogus";
     refused(&spec(&ok, &[m]), m, "unknown per-dependency metric \"bogus\"");
+}
+
+/// A tune spec over checkout-flat's pricing pool and timeout, with `extra` knobs.
+fn tune_spec(extra: &str) -> String {
+    format!(
+        r#"TuneSpec(
+    name: "graph-tune",
+    base: {:?},
+    seed: 5,
+    replications: 2,
+    policy: "pricing-timeout",
+    knobs: [
+        (name: "pricing_pool", path: {POOL:?}, range: (from: 2, to: 16), integer: true),
+        (name: "pricing_timeout", path: {TIMEOUT:?}, range: (from: "50ms", to: "300ms")),{extra}
+    ],
+    decide: (
+        minimize: "pricing_pool",
+        subject_to: [
+            (dependency: "pricing", metric: "mean_in_flight", phase: "brownout", op: Le, value: 8.0),
+            (class: "checkout", metric: "ok_ratio", op: Ge, value: 0.5),
+        ],
+    ),
+    budget: (runs: 24),
+)
+"#,
+        base().display().to_string()
+    )
+}
+
+#[test]
+fn tune_searches_pricing_pool_and_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let (spec, out) = (dir.path().join("tune.ron"), dir.path().join("out"));
+    std::fs::write(&spec, tune_spec("")).unwrap();
+    let o = brownout(&["tune", spec.to_str().unwrap(), "-j", "2", "--out", out.to_str().unwrap()], Path::new("."));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("recommendation.json")).unwrap()).unwrap();
+    let setting = &r["recommended"]["setting"];
+    let pool = setting["pricing_pool"].as_f64().unwrap();
+    assert!((2.0..=16.0).contains(&pool) && pool.fract() == 0.0, "{r}");
+    assert_eq!(r["constraints"][0]["metric"], "brownout:dependencies[pricing]/mean_in_flight", "{r}");
+    // The recommended stack carries the timeout the search chose, on pricing's layer.
+    let stack = r["recommended"]["stack"].as_str().unwrap();
+    assert!(stack.contains("dependencies: [") && stack.contains("\"pricing\""), "{stack}");
+    // Pricing's latency is the environment, not a decision.
+    let bad = r#"
+        (name: "slow", path: "dependencies[pricing].latency.LogNormal.median", range: (from: "10ms", to: "50ms")),"#;
+    let text = tune_spec(bad);
+    std::fs::write(&spec, &text).unwrap();
+    let o =
+        brownout(&["tune", spec.to_str().unwrap(), "--out", dir.path().join("bad").to_str().unwrap()], Path::new("."));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let line = text.lines().position(|l| l.contains("LogNormal.median")).unwrap() + 1;
+    assert!(err.contains(&format!("{}:{line}:", spec.display())) && err.contains("is not a decision"), "{err}");
 }
