@@ -175,7 +175,10 @@ mod tests {
         assert_eq!(meaning(class.as_value(), "latency_ms.p95"), "95th percentile.");
         assert!(meaning(class.as_value(), "fallback_answers.cost").starts_with("Their cost: uses times"));
         // The graph lists' items are read through the list's `items` (summary/deps.rs).
-        assert!(md.contains("| `dependencies[].attempts` | – | | | | Attempts sent to it"), "{md}");
+        assert!(md.contains("| `dependencies[].attempts` | `attempts` | | | | Attempts sent to it"), "{md}");
+        // A latency block names every per-dependency figure read from it.
+        assert!(md.contains("| `dependencies[].total_ms` | `total_mean_ms`, `total_p50_ms`, `total_p95_ms`"), "{md}");
+        assert!(md.contains("| `dependencies[].name` | – |"), "{md}");
         assert!(md.contains("| `causes_by_dependency[].dependency` | – | | | | The dependency whose call"), "{md}");
     }
 }
