@@ -16,6 +16,7 @@ mod dep_tables;
 mod diff;
 mod diff_ci;
 mod events;
+mod graph_diff;
 mod guards;
 mod json;
 mod junit;

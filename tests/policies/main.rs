@@ -13,6 +13,7 @@ mod differential;
 mod dotnet;
 mod envoy;
 mod import;
+mod import_dependency;
 mod import_envoy;
 mod import_outlier;
 mod import_predicates;
