@@ -545,7 +545,7 @@ fn plan_attempts(s: &Scenario, c: &super::Class) -> f64 {
     let deps = s.dependencies_called(c);
     let per_set = |p: &super::PolicySet| -> f64 {
         let call = |dep: &str| {
-            p.stack.iter().filter(|l| passes(l, dep)).map(|l| l.policy.attempts_per_call()).product::<f64>()
+            p.stack.iter().filter(|l| passes(l, dep)).map(|l| l.policy.facts().attempts_per_call).product::<f64>()
         };
         deps.iter().map(|d| call(d)).sum()
     };
