@@ -339,7 +339,7 @@ fn probes() -> Vec<(PathBuf, Scenario)> {
     let pooled = STEP
         .replace("max_connections: 50", "max_connections: 5")
         .replace(r#"(timeout: "300ms")"#, r#"(timeout: "300ms", starts: Connection)"#);
-    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES, SERVER, GRAPH, SHARED, NGINX]
+    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES, SERVER, GRAPH, SHARED, NGINX, CONNS]
         .into_iter()
         .map(|text| (at.clone(), brownout::scenario::load_text(&at, text).unwrap_or_else(|e| panic!("{e}"))))
         .collect()
@@ -610,6 +610,26 @@ const NGINX: &str = r#"Scenario(
                 proxy_next_upstream: [Error, Timeout], proxy_next_upstream_tries: 2))),
         ]),
     ],
+)"#;
+
+/// The ninth probe: connections with a life (issue 39) in the fleet's pool and in a pool of
+/// one dependency's own: set-ups drawn, some past their timeout, idle connections expiring
+/// between calls, connections closed after some calls.
+const CONNS: &str = r#"Scenario(
+    name: "probe9", seed: 29, horizon: "20s", warmup: "2s", window: "2s",
+    fleet: (workers: (slots: 200), pool: (max_connections: 30, acquire_timeout: "1s",
+            connect: (latency: LogNormal(median: "20ms", sigma: 1.0), timeout: "60ms"),
+            keep_alive: (idle: "150ms", max_requests: 6)),
+        pools: [(dependency: "b", max_connections: 20,
+            connect: (latency: Exponential(mean: "15ms"), timeout: "50ms"),
+            keep_alive: (idle: "120ms", max_requests: 4))]),
+    classes: [(name: "page", arrivals: Poisson(rate_per_s: 60), deadline: "600ms",
+        calls: [Call("a"), Call("b")])],
+    dependencies: [
+        (name: "a", latency: Exponential(mean: "30ms"), error_rate: Constant(0.1)),
+        (name: "b", latency: Exponential(mean: "40ms"), error_rate: Constant(0.1)),
+    ],
+    policies: [(name: "timeout", stack: [(policy: Timeout((timeout: "150ms")))])],
 )"#;
 
 #[test]
