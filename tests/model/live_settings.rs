@@ -339,7 +339,10 @@ fn probes() -> Vec<(PathBuf, Scenario)> {
     let pooled = STEP
         .replace("max_connections: 50", "max_connections: 5")
         .replace(r#"(timeout: "300ms")"#, r#"(timeout: "300ms", starts: Connection)"#);
-    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES, SERVER, GRAPH, SHARED, NGINX]
+    // The connection probe twice: a pool of a dependency's own shares its settings' types
+    // with the fleet's pool, so its own fields get their turn once those are shown live.
+    let conns_again = CONNS.replace("seed: 29", "seed: 31");
+    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES, SERVER, GRAPH, SHARED, NGINX, CONNS, &conns_again]
         .into_iter()
         .map(|text| (at.clone(), brownout::scenario::load_text(&at, text).unwrap_or_else(|e| panic!("{e}"))))
         .collect()
@@ -611,6 +614,32 @@ const NGINX: &str = r#"Scenario(
             (policy: NginxUpstream((max_conns: 6, servers: 2, proxy_read_timeout: "250ms",
                 proxy_next_upstream: [Error, Timeout], proxy_next_upstream_tries: 2))),
         ]),
+    ],
+)"#;
+
+/// The ninth probe: connections with a life (issue 39) in the fleet's pool and in a pool of
+/// one dependency's own: set-ups drawn, some past their timeout, idle connections expiring
+/// between calls, connections closed after some calls.
+const CONNS: &str = r#"Scenario(
+    name: "probe9", seed: 29, horizon: "20s", warmup: "2s", window: "2s",
+    fleet: (workers: (slots: 200), pool: (max_connections: 30, acquire_timeout: "1s",
+            connect: (latency: LogNormal(median: "20ms", sigma: 1.0), timeout: "60ms"),
+            keep_alive: (idle: "150ms", max_requests: 6, max_idle: 5)),
+        pools: [(dependency: "b", max_connections: 20,
+            connect: (latency: Exponential(mean: "15ms"), timeout: "50ms"),
+            keep_alive: (idle: "120ms", max_requests: 4))]),
+    classes: [(name: "page", arrivals: Poisson(rate_per_s: 60), deadline: "600ms",
+        calls: [Call("a"), Call("b")])],
+    dependencies: [
+        (name: "a", latency: Exponential(mean: "30ms"), error_rate: Constant(0.1)),
+        (name: "b", latency: Exponential(mean: "40ms"), error_rate: Constant(0.1)),
+    ],
+    policies: [
+        (name: "timeout", stack: [(policy: Timeout((timeout: "150ms")))]),
+        (name: "haproxy", stack: [(policy: HaproxyBackend((maxconn: 25, timeout_queue: "100ms",
+            timeout_connect: "40ms", timeout_server: "150ms", http_reuse: Never)))]),
+        (name: "nginx", stack: [(policy: NginxUpstream((max_conns: 25, proxy_read_timeout: "150ms",
+            proxy_connect_timeout: "40ms", keepalive: 3, keepalive_timeout: "100ms", keepalive_requests: 5)))]),
     ],
 )"#;
 

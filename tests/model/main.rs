@@ -10,6 +10,7 @@ mod common;
 mod api;
 mod bench_models;
 mod cancellation;
+mod connlife;
 mod crn;
 mod defects;
 mod dep_figures;

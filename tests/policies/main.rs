@@ -9,6 +9,7 @@
 mod common;
 
 mod breaker_conformance;
+mod connlife_import;
 mod differential;
 mod dotnet;
 mod envoy;

@@ -7,7 +7,7 @@
 //! settings from the last `defaults` section above it, or from the named one in `backend
 //! NAME from DEFAULTS`. Read: `timeout queue|connect|server` (a number of milliseconds, or
 //! with a unit `us ms s m h d`), `server NAME ADDR ... maxconn N maxqueue N`, `default-server
-//! maxconn N maxqueue N`. Every other directive is warned: a known one with why it has no
+//! maxconn N maxqueue N`, `http-reuse never|safe|aggressive|always`. Every other directive is warned: a known one with why it has no
 //! equivalent, an unknown one as unknown.
 
 use super::ImportError;
@@ -44,7 +44,6 @@ const WARNED: &[(&str, &str)] = &[
     ("http-check", "health checks are not modelled"),
     ("http-request", "request rules are not modelled"),
     ("http-response", "response rules are not modelled"),
-    ("http-reuse", "connection reuse is not modelled: a call connects at once"),
     ("log", "observability only: nothing to simulate"),
     ("maxconn", "a proxy's own maxconn limits client connections: use the fleet's worker slots"),
     ("fullconn", "dynamic maxconn (minconn) is not modelled"),
@@ -54,7 +53,7 @@ const WARNED: &[(&str, &str)] = &[
 const OTHER_TIMEOUTS: &[(&str, &str)] = &[
     ("client", "the client side is the scenario's classes (their deadlines)"),
     ("http-request", "the client side is the scenario's classes"),
-    ("http-keep-alive", "idle connections are not modelled"),
+    ("http-keep-alive", "the client side's idle connections are the scenario's classes, not modelled"),
     ("client-fin", "the client side is the scenario's classes"),
     ("server-fin", "connection close is not modelled"),
     ("tunnel", "tunnels are not modelled"),
@@ -176,6 +175,8 @@ struct Settings {
     /// Each server's (maxconn, maxqueue, where its line starts).
     servers: Vec<(Count, Count, Pos)>,
     default_server: (Count, Count),
+    /// `http-reuse`: the preset's variant, where its value is, and its origin.
+    reuse: Option<(&'static str, Pos, String)>,
 }
 
 const TIMEOUTS: [(&str, &str); 3] =
@@ -197,6 +198,26 @@ fn read(section: &Section, s: &mut Settings, out: &mut Imported) -> Result<(), I
                 } else {
                     out.warn(line.at(0), &format!("timeout {what}"), "unknown timeout: ignored");
                 }
+            }
+            "http-reuse" => {
+                // `doc/configuration.txt`, "http-reuse { never | safe | aggressive | always }".
+                let text = line.words.get(1).map_or("", |w| w.1);
+                let variant = match text {
+                    "never" => "Never",
+                    "safe" => "Safe",
+                    "aggressive" => "Aggressive",
+                    "always" => "Always",
+                    _ => {
+                        let at = line.at(1);
+                        return Err(ImportError {
+                            line: at.line,
+                            col: at.col,
+                            message: format!("http-reuse {text}: expected never, safe, aggressive or always"),
+                            ..ImportError::default()
+                        });
+                    }
+                };
+                s.reuse = Some((variant, line.at(1), out.origin(line.at(0), "http-reuse")));
             }
             "server" | "default-server" => {
                 let (mut conn, mut queue) = if key == "server" { (None, None) } else { s.default_server };
@@ -303,6 +324,9 @@ pub(crate) fn import(text: &str, name: Option<&str>, out: &mut Imported) -> Resu
         if let Some((t, at, origin)) = &s.timeouts[k] {
             fields.push(Field { name: field, value: dur(*t), origin: origin.clone(), at: Some(*at) });
         }
+    }
+    if let Some((variant, at, origin)) = &s.reuse {
+        fields.push(Field { name: "http_reuse", value: (*variant).into(), origin: origin.clone(), at: Some(*at) });
     }
     if fields.is_empty() {
         // Nothing to model: an empty preset would pass every request untouched.

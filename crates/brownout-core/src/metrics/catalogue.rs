@@ -332,6 +332,7 @@ pub static CATALOGUE: &[Metric] = &[
     class("cause_late", "causes.late", Count, Lower, |c| c.causes.late as f64),
     class("cause_unfinished", "causes.unfinished", Count, Lower, |c| c.causes.unfinished as f64),
     class("cause_no_live_upstream", "causes.no_live_upstream", Count, Lower, |c| c.causes.no_live_upstream as f64),
+    class("cause_connect_timeout", "causes.connect_timeout", Count, Lower, |c| c.causes.connect_timeout as f64),
     // Still out at the horizon within the deadline: not judged, so not in `requests`.
     class("in_flight_within_deadline", "in_flight_within_deadline", Count, Neither, |c| {
         c.in_flight_within_deadline as f64
@@ -451,6 +452,16 @@ pub static CATALOGUE: &[Metric] = &[
     }),
     run("pool_waiting_mean", "resources.pool_waiting_mean", Number, Lower, |r| Some(r.resources.pool_waiting_mean)),
     run("pool_hold_ms_mean", "resources.pool_hold_ms_mean", Ms, Lower, |r| Some(r.resources.pool_hold_ms_mean)),
+    // Connections with a life (absent without a pool `connect`).
+    run("connections_opened", "resources.connections.opened", Count, Lower, |r| {
+        r.resources.connections.as_ref().map(|c| c.opened as f64)
+    }),
+    run("connection_setup_ms_mean", "resources.connections.setup_ms_mean", Ms, Lower, |r| {
+        r.resources.connections.as_ref().map(|c| c.setup_ms_mean)
+    }),
+    run("connection_setup_share", "resources.connections.setup_share", Fraction, Lower, |r| {
+        r.resources.connections.as_ref().map(|c| c.setup_share)
+    }),
     // Limiter and bulkhead queues (absent without such a layer). Offered attempts describe the load.
     run("limiter_offered", "limiter_queue.offered", Count, Neither, |r| {
         r.limiter_queue.as_ref().map(|q| q.offered as f64)

@@ -19,8 +19,18 @@
 //! ("If unspecified, the same value as the backend's connection timeout"); both unset, a
 //! request waits without limit. docs/proxies.md compares the mapping with the real proxy.
 //!
-//! What brownout leaves out: connection set-up (`timeout connect` bounds it; brownout's calls
-//! connect at once), `retries` and `option redispatch` (HAProxy retries connection failures
+//! `timeout connect` and `http-reuse` are rules for the server connections, which are the
+//! scenario's pool: when the pool has a `connect` (a set-up time), `timeout connect` is its
+//! connect timeout in this policy set (a set-up past it fails the request with a 503,
+//! termination state `sC`: `src/stream.c`, `default_srv_error`, sets `SF_ERR_SRVTO` and
+//! `SF_FINST_C` for `STRM_ET_CONN_TO`, which `src/http_ana.c`, `http_return_srv_error`,
+//! answers 503; cause `connect_timeout`), and `http-reuse never` closes every connection
+//! after its call (`safe`, HAProxy's default, and the others keep it for the next;
+//! `doc/configuration.txt`, "http-reuse"). HAProxy closes a server connection after no
+//! number of requests (it has no equivalent of nginx's `keepalive_requests`). A pool without
+//! `connect` connects at once and is left alone (`policy/pool_rules.rs`).
+//!
+//! What brownout leaves out: `retries` and `option redispatch` (HAProxy retries connection failures
 //! only, which brownout's dependency has under a partition alone), health checks and
 //! balancing across servers (the dependency's `replicas` balance; one `maxconn` per server is
 //! the sum over the backend's servers here).
@@ -28,6 +38,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::limiter::fixed::{FixedConfig, RefuseAs};
+use super::pool_rules::{KeepRule, PoolRules};
 use super::timeout::{TimeoutConfig, TimeoutStart};
 use super::{BuildCtx, ConfigError, Policy, PolicyConfig, PolicySpec};
 use crate::engine::Time;
@@ -50,8 +61,10 @@ pub struct HaproxyBackendConfig {
     /// HAProxy does; both unset: no limit.
     #[serde(default)]
     pub timeout_queue: Option<Dur>,
-    /// `timeout connect`: only the fallback for an unset `timeout_queue` (brownout's calls
-    /// connect at once).
+    /// `timeout connect`: the longest set-up of a new server connection, in this policy set
+    /// the connect timeout of the pools its calls use that have a `connect` (past it, a 503
+    /// with cause `connect_timeout`); also the fallback for an unset `timeout_queue`. A pool
+    /// without `connect` connects at once, so there it is only that fallback.
     #[serde(default)]
     pub timeout_connect: Option<Dur>,
     /// `timeout server`: longest wait for the server's answer from when the request holds
@@ -59,12 +72,39 @@ pub struct HaproxyBackendConfig {
     /// a 504. Unset: no limit.
     #[serde(default)]
     pub timeout_server: Option<Dur>,
+    /// `http-reuse`: `Never` closes each server connection after its call, `Safe`,
+    /// `Aggressive` and `Always` keep it open for the next call (brownout's calls are all
+    /// alike, so the three are one), on the pools its calls use that have a `connect`. Left
+    /// out: the pool's `keep_alive` decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_reuse: Option<HttpReuse>,
+}
+
+/// HAProxy's `http-reuse` modes (`doc/configuration.txt`, "http-reuse").
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
+pub enum HttpReuse {
+    /// `never`: every request gets its own server connection, closed after it.
+    Never,
+    /// `safe` (HAProxy's default): an idle connection is reused for a later request.
+    Safe,
+    /// `aggressive`: as `safe` for brownout.
+    Aggressive,
+    /// `always`: as `safe` for brownout.
+    Always,
 }
 
 impl HaproxyBackendConfig {
     /// The longest wait in the queue (`Time::MAX`: no limit).
     fn queue_wait(&self) -> Dur {
         self.timeout_queue.or(self.timeout_connect).unwrap_or(Dur(Time::MAX))
+    }
+
+    /// Its rules for the connections of the pools behind it (`policy/pool_rules.rs`).
+    pub fn pool_rules(&self) -> PoolRules {
+        PoolRules {
+            connect_timeout: self.timeout_connect,
+            keep: self.http_reuse.map(|r| if r == HttpReuse::Never { KeepRule::Never } else { KeepRule::Kept }),
+        }
     }
 
     /// The layers it stands for, outermost first (see the module docs).

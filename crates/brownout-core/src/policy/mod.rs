@@ -34,6 +34,7 @@ pub mod limiter;
 pub mod nginx;
 pub(crate) mod percentile;
 pub mod plugin;
+pub mod pool_rules;
 pub mod rate_limit;
 pub mod registry;
 pub mod retry;

@@ -124,6 +124,11 @@ fn build_instance(m: &Model, policy: usize, instance: u32) -> Inst {
         pool_q: VecDeque::new(),
         pool_waiting: 0,
         own: s.fleet.pools.iter().map(|_| OwnPool::default()).collect(),
+        idle: if (0..=s.fleet.pools.len()).any(|p| m.conn_life(policy, p).is_some()) {
+            vec![VecDeque::new(); s.deps().len()]
+        } else {
+            Vec::new()
+        },
         layers: s.policies[policy].stack.iter().enumerate().map(|(j, l)| build_layer(m, l, j, instance)).collect(),
         degraded: 0,
         clients: s.deps().iter().enumerate().map(|(k, d)| build_client(m, k, d, instance)).collect(),

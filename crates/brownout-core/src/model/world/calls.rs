@@ -66,12 +66,14 @@ impl<R: Record, F: Features> World<'_, R, F> {
     }
 
     pub(super) fn take_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
-        let deadline = self.connection_deadline(now, tok);
+        // A `Connection` timeout starts once the connection is set up (`conns.rs`).
+        let conn = self.checkout(now, tok, false);
+        let deadline = self.connection_deadline(now.saturating_add(conn.setup), tok);
         let r = self.reqs.get_mut(tok).expect("live request");
         r.phase = Phase::Calling;
         let (class, arrived, waited) = (r.who.class, r.time.arrived, now - r.time.attempt_start);
         self.rec.conn_wait(arrived, class as usize, waited);
-        let call = self.open_call(now, q, tok, false);
+        let call = self.open_call(now, q, tok, false, conn);
         self.reqs.get_mut(tok).expect("live request").attempt.call = Some(call);
         let done_at = self.upstream.calls.get(call).map_or(Time::MAX, |c| c.done_at);
         let timed = deadline != Time::MAX && done_at > deadline;
@@ -101,7 +103,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
     }
 
-    /// The attempt's deadline from the moment it holds a connection (`now`): a timeout that
+    /// The attempt's deadline from the moment its connection is ready (`now`): a timeout that
     /// starts with the connection (`Policy::connection_timeout`, HAProxy's `timeout server`)
     /// runs from now and ends the attempt if it comes before the deadline set when the
     /// attempt asked for the connection, whose unwind it then replaces.
@@ -132,9 +134,10 @@ impl<R: Record, F: Features> World<'_, R, F> {
         at
     }
 
-    /// Take a pool connection (the caller checked one is free) and start a call on it.
-    /// A hedged call draws its own latency (attempt key with the top bit set).
-    fn open_call(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, hedged: bool) -> Token {
+    /// Take a pool connection (the caller checked one is free) and start a call on it, once
+    /// `conn` is set up (`conns.rs`). A hedged call draws its own latency (attempt key with
+    /// the top bit set).
+    fn open_call(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, hedged: bool, conn: Checkout) -> Token {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.attempt.conns += 1;
         r.calls += 1;
@@ -168,7 +171,33 @@ impl<R: Record, F: Features> World<'_, R, F> {
             key,
             attempt,
             dep,
+            uses: conn.uses,
+            connect_failed: false,
         });
+        if conn.fails {
+            // The set-up runs past the connect timeout: the call fails then, having reached
+            // nothing, and its connection never opens.
+            let c = self.upstream.calls.get_mut(call).expect("live call");
+            c.error = true;
+            c.reached = false;
+            c.connect_failed = true;
+            c.done_at = now.saturating_add(conn.setup);
+            q.schedule_at(c.done_at, Ev::DepDone { call });
+        } else if conn.setup > 0 {
+            // Not out before its connection is set up (`World::connected`).
+            self.upstream.calls.get_mut(call).expect("live call").reached = false;
+            q.schedule_at(now.saturating_add(conn.setup), Ev::Connected { call });
+        } else {
+            self.dispatch(now, q, call);
+        }
+        call
+    }
+
+    /// Send call `call`, on a connection ready at `now`, to the dependency, unless a
+    /// partition cuts its instance off.
+    pub(super) fn dispatch(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
+        let c = self.upstream.calls.get(call).expect("live call");
+        let (inst, dep) = (c.instance, c.dep);
         if F::REPLICAS
             && let Some(mode) = self.m.partition(inst, dep, now)
         {
@@ -185,7 +214,6 @@ impl<R: Record, F: Features> World<'_, R, F> {
         } else {
             self.send(now, q, call);
         }
-        call
     }
 
     /// A hedge timer fired: if the first call is still out and a connection is free, send a
@@ -203,7 +231,8 @@ impl<R: Record, F: Features> World<'_, R, F> {
         if !self.pool_free(inst, self.pool_id(tok)) {
             return; // a hedge never waits for a connection
         }
-        let call = self.open_call(now, q, tok, true);
+        let conn = self.checkout(now, tok, true);
+        let call = self.open_call(now, q, tok, true, conn);
         self.reqs.get_mut(tok).expect("live request").hedge.call = Some(call);
     }
 
@@ -537,6 +566,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
             r.attempt.call.take()
         };
         let inst = r.who.instance;
+        if !c.error {
+            self.keep_open(now, &c);
+        }
         self.release_connection(now, q, tok, inst);
         if c.error {
             if let Some(o) = other {
@@ -561,6 +593,8 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let outcome = if c.error { CallOutcome::Error } else { CallOutcome::Success };
         if c.refused {
             self.attempt_refused_by_dependency(now, q, tok);
+        } else if c.connect_failed {
+            self.attempt_end_as(now, q, tok, outcome, Cause::ConnectTimeout);
         } else {
             self.attempt_end(now, q, tok, outcome);
         }

@@ -208,6 +208,8 @@ impl<R: Record, F: Features> World<'_, R, F> {
             own.conns = 0;
             own.q.clear();
         }
+        // Its open connections are reset with it.
+        i.idle.iter_mut().for_each(VecDeque::clear);
         self.rec.pool_waiting(now, instance, 0);
         for client in &mut i.clients {
             client.outstanding.fill(0);

@@ -13,6 +13,7 @@ macro_rules! dec {
 mod backlog;
 mod build;
 mod calls;
+mod conns;
 mod events;
 #[cfg(test)]
 mod feature_forms;
@@ -44,6 +45,7 @@ use crate::policy::{
 };
 use crate::scenario::{Balancing, Fallback, PartitionMode, Scope};
 use features::{Features, General, Lean, Uses};
+use conns::Checkout;
 use state::{
     Answer, Call, Client, Gateway, Identity, Inst, LayerRt, Layout, OwnPool, Phase, Plans, Progress, Req, Trace,
     Traffic, Upstream,
@@ -117,6 +119,7 @@ enum Ev {
     Timer { req: Token, generation: u32, timer: Timer },
     DepDone { call: Token },
     ServiceEnd { call: Token },
+    Connected { call: Token },
     Shared { replica: u32, generation: u32 },
     Cancel { call: Token },
     Hedge { req: Token, generation: u32 },
@@ -143,6 +146,7 @@ impl Ev {
             Ev::Cancel { .. } => 11,
             Ev::ServiceEnd { .. } => 12,
             Ev::Shared { .. } => 13,
+            Ev::Connected { .. } => 14,
             Ev::Notice { .. } => 7,
             Ev::Reload { class, .. } => 8 + ((*class as u64) << 8),
             Ev::Restart { instance, .. } => 9 + ((*instance as u64) << 8),
@@ -468,6 +472,7 @@ impl<R: Record, F: Features> Handler<Ev> for World<'_, R, F> {
             Ev::Timer { req, generation, timer } => self.on_timer(now, q, req, generation, timer),
             Ev::DepDone { call } => self.dep_done(now, q, call),
             Ev::ServiceEnd { call } => self.service_end(now, q, call),
+            Ev::Connected { call } => self.connected(now, q, call),
             Ev::Shared { replica, generation } => self.shared_done(now, q, replica as usize, generation),
             Ev::Cancel { call } => self.cancel_call(now, q, call),
             Ev::Hedge { req, generation } => self.hedge(now, q, req, generation),

@@ -206,6 +206,12 @@ pub(super) struct Call {
     pub attempt: u32,
     /// The dependency called (index into `Scenario::deps`; 0 in the one-dependency form).
     pub dep: u16,
+    /// Calls its connection has served, this one included (0 for a pool without `connect`);
+    /// read by `conns::keep_open`.
+    pub uses: u32,
+    /// Its connection's set-up ran past the connect timeout: it failed without reaching
+    /// the dependency (cause `connect_timeout`).
+    pub connect_failed: bool,
 }
 
 // ---- gateway instances -----------------------------------------------------------------
@@ -246,6 +252,10 @@ pub(super) struct Inst {
     pub pool_waiting: u32,
     /// Its pools of `fleet.pools`, in that order (empty without them).
     pub own: Vec<OwnPool>,
+    /// Per dependency, the connections kept open and idle (holding no pool slot), as (idle
+    /// since, calls served), oldest first; empty when no pool has a `connect`. Written by
+    /// `conns` and `lifecycle::restart`.
+    pub idle: Vec<VecDeque<(Time, u32)>>,
     /// The policy stack, outermost first (a fleet-wide layer's state lives on instance 0).
     pub layers: Vec<LayerRt>,
     /// Layers whose status says degraded (count).
