@@ -16,6 +16,8 @@ mod dep_tables;
 mod diff;
 mod diff_ci;
 mod events;
+mod graph_events;
+mod graph_report;
 mod guards;
 mod json;
 mod junit;

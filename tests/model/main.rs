@@ -13,6 +13,7 @@ mod cancellation;
 mod crn;
 mod defects;
 mod dep_figures;
+mod dep_pools;
 mod dep_scope;
 mod fallbacks;
 mod fleet;
