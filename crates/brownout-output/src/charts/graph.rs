@@ -84,9 +84,10 @@ fn draw_view<DB: DrawingBackend>(a: &Area<DB>, v: &GraphView) -> Res<DB> {
     let rows = rows(v);
     let cols = columns(v);
     let class_x = 110;
-    // Dependency columns share the width right of the classes, labels between them.
-    let span = (WIDTH as i32 - 300) / cols.len().max(1) as i32;
-    let col_x = |c: usize| 300 + span * c as i32 + span / 2;
+    // Dependency columns share the width right of the classes, leaving room for the arrows'
+    // labels between the classes and the first column.
+    let span = (WIDTH as i32 - 520) / cols.len().max(1) as i32;
+    let col_x = |c: usize| 520 + span * c as i32 + span / 2;
     for c in 0..cols.len() {
         let group = v.edges.iter().filter(|e| e.step as usize == c).map(|e| e.group).max().unwrap_or(1);
         if group > 1 {
@@ -111,8 +112,8 @@ fn draw_view<DB: DrawingBackend>(a: &Area<DB>, v: &GraphView) -> Res<DB> {
             a.draw(&PathElement::new(vec![from, to], color.stroke_width(2)))?;
         }
         a.draw(&Circle::new(to, 4, color.filled()))?;
-        // The label near the arrow's head, above the line, so labels of one class fan out.
-        let t = 0.62;
+        // The label halfway, above the line: the arrows of one class fan out, so do they.
+        let t = 0.5;
         let lx = from.0 + ((to.0 - from.0) as f64 * t) as i32;
         let ly = from.1 + ((to.1 - from.1) as f64 * t) as i32 - 4;
         a.draw(&Text::new(e.label(), (lx, ly), text(11.0, &color).pos(Pos::new(HPos::Center, VPos::Bottom))))?;
