@@ -17,6 +17,8 @@ mod diff;
 mod diff_ci;
 mod events;
 mod graph_diff;
+mod graph_events;
+mod graph_report;
 mod guards;
 mod json;
 mod junit;

@@ -14,6 +14,7 @@ mod connlife;
 mod crn;
 mod defects;
 mod dep_figures;
+mod dep_pools;
 mod dep_scope;
 mod fallbacks;
 mod fleet;

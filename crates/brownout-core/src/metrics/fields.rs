@@ -65,6 +65,10 @@ const GRAPH_LISTS: &[(&str, &[&str])] = &[
             "peak_in_flight",
             "mean_in_flight",
             "abandoned",
+            "pool_saturated_fraction",
+            "pool_wait_ms_mean",
+            "breaker_open_fraction",
+            "layers",
         ],
     ),
 ];

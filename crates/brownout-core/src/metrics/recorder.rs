@@ -294,7 +294,7 @@ impl Recorder {
             max: self.limit_sum.peak(now) / n,
         });
         let business_cost = classes.iter().map(|c| c.business_cost).sum();
-        let dependencies = self.graph.figures(now, span, &mut classes);
+        let dependencies = self.graph.figures(now, span, inst_span, &mut classes);
         RunSummary {
             policy: self.s.policy.clone(),
             classes,

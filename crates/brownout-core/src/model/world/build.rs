@@ -135,6 +135,14 @@ fn build_instance(m: &Model, policy: usize, instance: u32) -> Inst {
     }
 }
 
+/// The dependencies layer `spec` is scoped to, by number (none for a layer of every call).
+pub(super) fn scoped_deps<'a>(
+    s: &'a crate::scenario::Scenario,
+    spec: &'a crate::scenario::Layer,
+) -> impl Iterator<Item = u16> + 'a {
+    spec.dependencies.iter().filter_map(|n| s.deps().iter().position(|d| &d.name == n).map(|k| k as u16))
+}
+
 /// Per dependency, the pool its calls use (`Gateway::pool_of`): empty without `fleet.pools`.
 fn pool_of(s: &crate::scenario::Scenario) -> Vec<u8> {
     if s.fleet.pools.is_empty() {
@@ -324,6 +332,18 @@ fn build_recorder<R: Record>(m: &Model, policy: usize, layout: &Layout, timeseri
             })
             .collect();
         rec.set_graph(&names, &plans);
+        let pools = pool_of(s);
+        for d in 0..names.len() {
+            let pool = pools.get(d).copied().unwrap_or(0);
+            let size = pool_spec(s, pool as usize).0;
+            rec.graph(crate::metrics::GraphEvent::UsesPool { dep: d as u16, pool, size });
+        }
+        for (l, spec) in s.policies[policy].stack.iter().enumerate() {
+            let (kind, breaker) = (spec.policy.kind(), layout.kinds[l] == LayerKind::Breaker);
+            for dep in scoped_deps(s, spec) {
+                rec.graph(crate::metrics::GraphEvent::LayerScoped { dep, kind, breaker });
+            }
+        }
     }
     rec
 }

@@ -73,6 +73,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
         r.phase = Phase::Calling;
         let (class, arrived, waited) = (r.who.class, r.time.arrived, now - r.time.attempt_start);
         self.rec.conn_wait(arrived, class as usize, waited);
+        self.graph_conn_wait(tok, arrived, waited);
         let call = self.open_call(now, q, tok, false, conn);
         self.reqs.get_mut(tok).expect("live request").attempt.call = Some(call);
         let done_at = self.upstream.calls.get(call).map_or(Time::MAX, |c| c.done_at);
@@ -154,6 +155,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
         i.conns += 1;
         let conns = i.conns;
         self.rec.pool(now, inst, conns);
+        self.graph_pool(now, inst, p);
         let call = self.upstream.calls.insert(Call {
             req: Some(tok),
             sent_at: now,
@@ -613,6 +615,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
         let conns = i.conns;
         self.rec.pool(now, inst, conns);
+        self.graph_pool(now, inst, p);
         loop {
             let i = &mut self.gateway.insts[inst as usize];
             let Some(next) = (if p == 0 { i.pool_q.pop_front() } else { i.own[p - 1].q.pop_front() }) else {
@@ -634,6 +637,26 @@ impl<R: Record, F: Features> World<'_, R, F> {
             0
         } else {
             self.gateway.pool_of[self.dep_of(tok) as usize] as usize
+        }
+    }
+
+    /// In a run with a service graph, tell the recorder pool `p`'s connections out on
+    /// instance `inst` (`GraphEvent::Pool`): its own pool's, or the fleet pool's part of them.
+    pub(super) fn graph_pool(&mut self, now: Time, inst: u32, p: usize) {
+        if self.upstream.dep_in_flight.is_empty() {
+            return;
+        }
+        let i = &self.gateway.insts[inst as usize];
+        let in_use = if p == 0 { i.conns - i.own.iter().map(|o| o.conns).sum::<u32>() } else { i.own[p - 1].conns };
+        self.rec.graph(GraphEvent::Pool { now, instance: inst, pool: p as u8, in_use });
+    }
+
+    /// In a run with a service graph, an attempt of request `tok` waited `waited` for a
+    /// connection (`GraphEvent::ConnWait`).
+    fn graph_conn_wait(&mut self, tok: Token, arrived: Time, waited: Time) {
+        if !self.upstream.dep_in_flight.is_empty() {
+            let dep = self.dep_of(tok);
+            self.rec.graph(GraphEvent::ConnWait { arrived, dep, waited });
         }
     }
 
@@ -659,6 +682,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
                 dec!(self.gateway.insts[inst as usize].pool_waiting);
                 self.rec.pool_waiting(now, inst, self.gateway.insts[inst as usize].pool_waiting);
                 self.rec.conn_wait(arrived, class as usize, waited);
+                self.graph_conn_wait(tok, arrived, waited);
                 self.attempt_end_as(now, q, tok, outcome, Cause::PoolAcquireTimeout);
             }
             Phase::Calling => {

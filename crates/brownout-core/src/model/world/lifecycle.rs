@@ -219,6 +219,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
         self.rec.workers(now, instance, 0);
         self.rec.pool(now, instance, 0);
+        for p in 0..=self.gateway.insts[instance as usize].own.len() {
+            self.graph_pool(now, instance, p);
+        }
         if !policies {
             self.rebuild_layers(now, q, instance);
         }

@@ -379,9 +379,29 @@ impl<R: Record, F: Features> World<'_, R, F> {
             if Some(l) == self.layout.breaker_layer && st.breaker != last.breaker {
                 self.rec.breaker(now, i, st.breaker.unwrap_or(BreakerState::Closed));
             }
+            if st.breaker != last.breaker && self.layout.kinds[l as usize] == LayerKind::Breaker {
+                self.graph_breaker(now, l, last.breaker, st.breaker);
+            }
             if Some(l) == self.layout.limit_layer && st.limit != last.limit {
                 self.rec.limit(now, i, st.limit.unwrap_or(0.0));
             }
+        }
+    }
+}
+
+impl<R: Record> World<'_, R> {
+    /// In a run with a service graph, a breaker layer `l` scoped to dependencies went from
+    /// `from` to `to` on one instance: each of its dependencies counts one more or one fewer
+    /// open breaker (`GraphEvent::BreakerOpen`).
+    fn graph_breaker(&mut self, now: Time, l: u8, from: Option<BreakerState>, to: Option<BreakerState>) {
+        let open = |b: Option<BreakerState>| i8::from(b == Some(BreakerState::Open));
+        let delta = open(to) - open(from);
+        if delta == 0 || self.upstream.dep_in_flight.is_empty() {
+            return;
+        }
+        let s = &self.m.scenario;
+        for dep in build::scoped_deps(s, &s.policies[self.policy].stack[l as usize]) {
+            self.rec.graph(crate::metrics::GraphEvent::BreakerOpen { now, dep, delta });
         }
     }
 }
