@@ -4,7 +4,7 @@
 use super::{Direction, Metric, Read, Unit};
 use crate::metrics::summary::{DependencyFigures, RunSummary};
 use Direction::{Lower, Neither};
-use Unit::{Count, Ms, Number};
+use Unit::{Count, Fraction, Ms, Number};
 
 /// A per-dependency row.
 const fn dep(n: &'static str, f: &'static str, u: Unit, d: Direction, read: fn(&DependencyFigures) -> f64) -> Metric {
@@ -35,6 +35,11 @@ pub static DEPENDENCY_METRICS: &[Metric] = &[
     dep("peak_in_flight", "peak_in_flight", Count, Lower, |d| d.peak_in_flight as f64),
     dep("mean_in_flight", "mean_in_flight", Number, Lower, |d| d.mean_in_flight),
     dep("abandoned", "abandoned", Count, Lower, |d| d.abandoned as f64),
+    dep("pool_saturated_fraction", "pool_saturated_fraction", Fraction, Lower, |d| d.pool_saturated_fraction),
+    dep("pool_wait_ms_mean", "pool_wait_ms_mean", Ms, Lower, |d| d.pool_wait_ms_mean),
+    // An open breaker is the protection working or the dependency failing: neither way is
+    // better alone.
+    dep("breaker_open_fraction", "breaker_open_fraction", Fraction, Neither, |d| d.breaker_open_fraction),
 ];
 
 /// A per-dependency metric as written, `dependencies[NAME]/metric`: `(NAME, metric)`; `None`

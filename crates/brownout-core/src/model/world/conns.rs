@@ -34,7 +34,7 @@ impl Checkout {
     pub const READY: Checkout = Checkout { setup: 0, fails: false, uses: 0 };
 }
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     /// The pool dependency `dep`'s calls take connections from (`Gateway::pool_of`).
     pub(super) fn pool_of_dep(&self, dep: u16) -> usize {
         if self.gateway.pool_of.is_empty() { 0 } else { self.gateway.pool_of[dep as usize] as usize }

@@ -389,7 +389,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
     }
 }
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     /// In a run with a service graph, a breaker layer `l` scoped to dependencies went from
     /// `from` to `to` on one instance: each of its dependencies counts one more or one fewer
     /// open breaker (`GraphEvent::BreakerOpen`).
