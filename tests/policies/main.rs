@@ -9,11 +9,14 @@
 mod common;
 
 mod breaker_conformance;
+mod connlife_import;
 mod differential;
 mod dotnet;
 mod envoy;
 mod haproxy_retries;
 mod import;
+mod import_dependency;
+mod import_envoy;
 mod import_outlier;
 mod import_predicates;
 mod limiter_semantics;

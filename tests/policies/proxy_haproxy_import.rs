@@ -4,21 +4,22 @@
 //! unless a unit follows), each value cited `file:line`, every other directive warned, bad
 //! values refused at their line and column. Expected values read off the sample by hand.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 
 use brownout::import::{Imported, Library, import_file, import_text};
 
+use crate::common::import::{Cited, cited, runs_as_written_by_hand};
+
 fn sample() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/imports/haproxy.cfg")
+    crate::common::import::sample("haproxy.cfg")
 }
 
 /// `(name, value, origin)` of every field of the one layer.
-fn fields(out: &Imported) -> Vec<(&str, &str, &str)> {
-    assert_eq!(out.layers.len(), 1);
-    assert_eq!(out.layers[0].policy, "HaproxyBackend");
-    out.layers[0].fields.iter().map(|f| (f.name, f.value.as_str(), f.origin.as_str())).collect()
+fn fields(out: &Imported) -> Vec<Cited<'_>> {
+    let mut layers = cited(out);
+    assert_eq!(layers.len(), 1);
+    assert_eq!(layers[0].0, "HaproxyBackend");
+    layers.remove(0).1
 }
 
 fn haproxy(text: &str, backend: Option<&str>) -> Result<Imported, String> {
@@ -109,27 +110,10 @@ fn bad_values_are_refused_at_their_line_and_column_and_unknown_lines_warned() {
 
 #[test]
 fn an_import_layer_runs_as_the_preset_written_by_hand() {
-    let scenario = |stack: &str| {
-        format!(
-            r#"Scenario(
-            name: "imported", seed: 4, horizon: "60s",
-            fleet: (workers: (slots: 500), pool: (max_connections: 500, acquire_timeout: "5s")),
-            classes: [(name: "api", arrivals: Poisson(rate_per_s: 60.0), deadline: "5s")],
-            dependency: (latency: LogNormal(median: "300ms", sigma: 0.5)),
-            policies: [(name: "p", stack: [{stack}])],
-        )"#
-        )
-    };
-    let load = |text: String| {
-        let s =
-            brownout::scenario::load_text(&sample().with_file_name("x.ron"), &text).unwrap_or_else(|e| panic!("{e}"));
-        common::run(&s).summary.runs.remove(0)
-    };
-    let imported = load(scenario(r#"(policy: Import((file: "haproxy.cfg", instance: "app")))"#));
-    let by_hand = load(scenario(
+    let imported = runs_as_written_by_hand(
+        r#"(policy: Import((file: "haproxy.cfg", instance: "app")))"#,
         r#"(policy: HaproxyBackend((maxconn: 20, timeout_queue: "200ms", timeout_connect: "1s", timeout_server: "500ms", retries: 0)))"#,
-    ));
-    assert_eq!(format!("{:?}", imported.classes), format!("{:?}", by_hand.classes));
+    );
     // The sample's backend queues and times out under this load.
     let c = &imported.classes[0];
     assert!(c.outcomes.error > 0 && c.outcomes.timeout > 0, "{:?}", c.outcomes);

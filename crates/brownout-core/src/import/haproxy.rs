@@ -7,7 +7,7 @@
 //! settings from the last `defaults` section above it, or from the named one in `backend
 //! NAME from DEFAULTS`. Read: `timeout queue|connect|server` (a number of milliseconds, or
 //! with a unit `us ms s m h d`), `server NAME ADDR ... maxconn N maxqueue N`, `default-server
-//! maxconn N maxqueue N`, `retries N`, `retry-on` (whether `conn-failure` is among its
+//! maxconn N maxqueue N`, `http-reuse never|safe|aggressive|always`, `retries N`, `retry-on` (whether `conn-failure` is among its
 //! keywords), `option redispatch [N]` and `no option redispatch`, and the number of `server`
 //! lines, and the health checks (`check`, `inter`, `fall`, `rise` on `server` and
 //! `default-server` lines, `timeout check`) as a `health_check` snippet for the dependency's
@@ -43,7 +43,6 @@ const WARNED: &[(&str, &str)] = &[
     ("http-check", "health checks are not modelled"),
     ("http-request", "request rules are not modelled"),
     ("http-response", "response rules are not modelled"),
-    ("http-reuse", "connection reuse is not modelled: a call connects at once"),
     ("log", "observability only: nothing to simulate"),
     ("maxconn", "a proxy's own maxconn limits client connections: use the fleet's worker slots"),
     ("fullconn", "dynamic maxconn (minconn) is not modelled"),
@@ -53,7 +52,7 @@ const WARNED: &[(&str, &str)] = &[
 const OTHER_TIMEOUTS: &[(&str, &str)] = &[
     ("client", "the client side is the scenario's classes (their deadlines)"),
     ("http-request", "the client side is the scenario's classes"),
-    ("http-keep-alive", "idle connections are not modelled"),
+    ("http-keep-alive", "the client side's idle connections are the scenario's classes, not modelled"),
     ("client-fin", "the client side is the scenario's classes"),
     ("server-fin", "connection close is not modelled"),
     ("tunnel", "tunnels are not modelled"),
@@ -185,6 +184,8 @@ struct Settings {
     /// `inter`, `fall`, `rise` (server or default-server), `timeout check`: each value as RON
     /// with where it is and its origin.
     health: [Option<(String, Pos, String)>; 4],
+    /// `http-reuse`: the preset's variant, where its value is, and its origin.
+    reuse: Option<(&'static str, Pos, String)>,
 }
 
 /// The health check's settings: (HAProxy keyword, `HealthCheck` field).
@@ -292,6 +293,26 @@ fn read(section: &Section, s: &mut Settings, out: &mut Imported) -> Result<(), I
                 } else {
                     out.warn(line.at(0), &format!("timeout {what}"), "unknown timeout: ignored");
                 }
+            }
+            "http-reuse" => {
+                // `doc/configuration.txt`, "http-reuse { never | safe | aggressive | always }".
+                let text = line.words.get(1).map_or("", |w| w.1);
+                let variant = match text {
+                    "never" => "Never",
+                    "safe" => "Safe",
+                    "aggressive" => "Aggressive",
+                    "always" => "Always",
+                    _ => {
+                        let at = line.at(1);
+                        return Err(ImportError {
+                            line: at.line,
+                            col: at.col,
+                            message: format!("http-reuse {text}: expected never, safe, aggressive or always"),
+                            ..ImportError::default()
+                        });
+                    }
+                };
+                s.reuse = Some((variant, line.at(1), out.origin(line.at(0), "http-reuse")));
             }
             "server" | "default-server" => {
                 let (mut conn, mut queue) = if key == "server" { (None, None) } else { s.default_server };
@@ -458,6 +479,9 @@ pub(crate) fn import(text: &str, name: Option<&str>, out: &mut Imported) -> Resu
                 }
             }
         }
+    }
+    if let Some((variant, at, origin)) = &s.reuse {
+        fields.push(Field { name: "http_reuse", value: (*variant).into(), origin: origin.clone(), at: Some(*at) });
     }
     if fields.is_empty() {
         // Nothing to model: an empty preset would pass every request untouched.

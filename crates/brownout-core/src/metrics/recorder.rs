@@ -143,6 +143,9 @@ pub struct Recorder {
     pool_waiting: Vec<Gauge>,
     /// Pool connections taken after warm-up.
     conns_taken: u64,
+    /// New connections opened after warm-up and their set-up time (ns), once a pool with a
+    /// `connect` opened one (None before: no connection figures).
+    opened: Option<(u64, f64)>,
     /// Per-window in-time ratios judged for recovery and time degraded.
     track: Option<Tracker>,
     /// A service graph's figures (empty without one).
@@ -187,6 +190,7 @@ impl Recorder {
             bulkhead_queue: QueueAcc::default(),
             pool_waiting: vec![Gauge::new(0.0, warm, f64::INFINITY); n],
             conns_taken: 0,
+            opened: None,
             track: s.recovery.map(|r| Tracker::new(r, s.window, warm, &s.deadlines, spans)),
             graph: GraphAcc::default(),
             s,
@@ -271,6 +275,11 @@ impl Recorder {
             } else {
                 pool_integral / self.conns_taken as f64 / MILLISECOND as f64
             },
+            connections: self.opened.map(|(opened, setup)| ConnectionSummary {
+                opened,
+                setup_ms_mean: if opened == 0 { f64::NAN } else { setup / opened as f64 / MILLISECOND as f64 },
+                setup_share: if pool_integral > 0.0 { setup / pool_integral } else { f64::NAN },
+            }),
         };
         let breaker = self.s.has_breaker.then(|| BreakerSummary {
             transitions: self.transitions,
@@ -285,7 +294,7 @@ impl Recorder {
             max: self.limit_sum.peak(now) / n,
         });
         let business_cost = classes.iter().map(|c| c.business_cost).sum();
-        let dependencies = self.graph.figures(now, span, &mut classes);
+        let dependencies = self.graph.figures(now, span, inst_span, &mut classes);
         RunSummary {
             policy: self.s.policy.clone(),
             classes,
@@ -528,6 +537,14 @@ impl Record for Recorder {
             self.dep_cancelled += 1;
         }
         self.dep_in_flight.set(now, to_f64(in_flight));
+    }
+
+    fn connection_opened(&mut self, now: Time, setup: Time) {
+        let (opened, total) = self.opened.get_or_insert((0, 0.0));
+        if now >= self.s.warmup {
+            *opened += 1;
+            *total += to_f64(setup);
+        }
     }
 
     fn set_graph(&mut self, names: &[String], plans: &[Vec<PlanCallInfo>]) {

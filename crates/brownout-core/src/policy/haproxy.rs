@@ -39,15 +39,25 @@
 //! ("If unspecified, the same value as the backend's connection timeout"); both unset, a
 //! request waits without limit. docs/proxies.md compares the mapping with the real proxy.
 //!
+//! `timeout connect` and `http-reuse` are rules for the server connections, which are the
+//! scenario's pool: when the pool has a `connect` (a set-up time), `timeout connect` is its
+//! connect timeout in this policy set (a set-up past it fails the request with a 503,
+//! termination state `sC`: `src/stream.c`, `default_srv_error`, sets `SF_ERR_SRVTO` and
+//! `SF_FINST_C` for `STRM_ET_CONN_TO`, which `src/http_ana.c`, `http_return_srv_error`,
+//! answers 503; cause `connect_timeout`), and `http-reuse never` closes every connection
+//! after its call (`safe`, HAProxy's default, and the others keep it for the next;
+//! `doc/configuration.txt`, "http-reuse"). HAProxy closes a server connection after no
+//! number of requests (it has no equivalent of nginx's `keepalive_requests`). A pool without
+//! `connect` connects at once and is left alone (`policy/pool_rules.rs`).
+//!
 //! A connection failure is a call a partition cut off: `FailFast` is a refused connection,
 //! `Hang` one that times out after the partition's `connect_timeout`, which stands for
-//! `timeout connect` (brownout's calls otherwise connect at once). Which replica a retry
+//! `timeout connect` where the pool has no `connect` set-up. Which replica a retry
 //! reaches: brownout balances every attempt anew, so a retry without `option redispatch`
 //! may reach another replica where HAProxy keeps the server; a partition cuts every replica
 //! alike, so no figure depends on it.
 //!
-//! What brownout leaves out: connection set-up (`timeout connect` bounds it; brownout's calls
-//! connect at once), `retry-on` conditions other than `conn-failure` (layer-7 retries),
+//! What brownout leaves out: `retry-on` conditions other than `conn-failure` (layer-7 retries),
 //! health checks and balancing across servers (the dependency's `replicas` balance; one
 //! `maxconn` per server is the sum over the backend's servers here).
 
@@ -55,6 +65,7 @@ use serde::{Deserialize, Serialize};
 
 use super::limiter::fixed::{FixedConfig, RefuseAs};
 use super::retry::RetryConfig;
+use super::pool_rules::{KeepRule, PoolRules};
 use super::timeout::{TimeoutConfig, TimeoutStart};
 use super::{BuildCtx, ConfigError, Policy, PolicyConfig, PolicySpec};
 use crate::engine::Time;
@@ -77,8 +88,10 @@ pub struct HaproxyBackendConfig {
     /// HAProxy does; both unset: no limit.
     #[serde(default)]
     pub timeout_queue: Option<Dur>,
-    /// `timeout connect`: only the fallback for an unset `timeout_queue` (brownout's calls
-    /// connect at once).
+    /// `timeout connect`: the longest set-up of a new server connection, in this policy set
+    /// the connect timeout of the pools its calls use that have a `connect` (past it, a 503
+    /// with cause `connect_timeout`); also the fallback for an unset `timeout_queue`. A pool
+    /// without `connect` connects at once, so there it is only that fallback.
     #[serde(default)]
     pub timeout_connect: Option<Dur>,
     /// `timeout server`: longest wait for the server's answer from when the request holds
@@ -102,6 +115,12 @@ pub struct HaproxyBackendConfig {
     /// server.
     #[serde(default = "one")]
     pub servers: u32,
+    /// `http-reuse`: `Never` closes each server connection after its call, `Safe`,
+    /// `Aggressive` and `Always` keep it open for the next call (brownout's calls are all
+    /// alike, so the three are one), on the pools its calls use that have a `connect`. Left
+    /// out: the pool's `keep_alive` decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_reuse: Option<HttpReuse>,
 }
 
 fn three() -> u32 {
@@ -109,6 +128,19 @@ fn three() -> u32 {
 }
 fn one() -> u32 {
     1
+}
+
+/// HAProxy's `http-reuse` modes (`doc/configuration.txt`, "http-reuse").
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
+pub enum HttpReuse {
+    /// `never`: every request gets its own server connection, closed after it.
+    Never,
+    /// `safe` (HAProxy's default): an idle connection is reused for a later request.
+    Safe,
+    /// `aggressive`: as `safe` for brownout.
+    Aggressive,
+    /// `always`: as `safe` for brownout.
+    Always,
 }
 
 impl HaproxyBackendConfig {
@@ -145,6 +177,14 @@ impl HaproxyBackendConfig {
         }))
     }
 
+    /// Its rules for the connections of the pools behind it (`policy/pool_rules.rs`).
+    pub fn pool_rules(&self) -> PoolRules {
+        PoolRules {
+            connect_timeout: self.timeout_connect,
+            keep: self.http_reuse.map(|r| if r == HttpReuse::Never { KeepRule::Never } else { KeepRule::Kept }),
+        }
+    }
+
     /// The layers it stands for, outermost first (see the module docs).
     pub fn expand(&self) -> Vec<PolicySpec> {
         let mut layers = Vec::new();
@@ -178,24 +218,11 @@ impl HaproxyBackendConfig {
 impl PolicyConfig for HaproxyBackendConfig {
     const KIND: &'static str = "haproxy-backend";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        false // its 503s never fall back
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        f64::from(self.retries) + 1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        self.retries > 0
+    fn facts(&self) -> crate::policy::Facts {
+        // Its 503s never fall back; its retries call again.
+        crate::policy::Facts::plain(crate::metrics::LayerKind::Other)
+            .attempts_per_call(f64::from(self.retries) + 1.0)
+            .may_call_again(self.retries > 0)
     }
 
     fn preset_layers(&self) -> Option<Vec<PolicySpec>> {

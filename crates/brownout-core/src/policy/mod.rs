@@ -14,8 +14,8 @@
 //!
 //! ## Adding a policy
 //! One file with the config struct (serde, `deny_unknown_fields`), its [`PolicyConfig`] impl
-//! (kind, validate, build, and the facts the rest of brownout reads: layer kind, fallback
-//! rule, memory term, attempts per call, whether it may call again; none has a default body)
+//! (kind, validate, build, and `facts`, what the rest of brownout reads: layer kind, fallback
+//! rule, memory term, attempts per call, whether it may call again; no default body)
 //! and the state machine; a `mod` line here; one line in [`registry`]'s `policies!` list; its
 //! test and a layer in a shipped scenario. ARCHITECTURE.md walks through it with
 //! `ShedByDeadline`.
@@ -34,6 +34,7 @@ pub mod limiter;
 pub mod nginx;
 pub(crate) mod percentile;
 pub mod plugin;
+pub mod pool_rules;
 pub mod rate_limit;
 pub mod registry;
 pub mod retry;
@@ -42,7 +43,7 @@ pub mod timeout;
 pub mod why;
 
 pub use crate::breaker_state::BreakerState;
-pub use registry::{BuildCtx, ConfigError, PolicyConfig, PolicySpec};
+pub use registry::{BuildCtx, ConfigError, Facts, FallbackRule, PolicyConfig, PolicySpec};
 
 /// Index of a request class in the scenario.
 pub type ClassId = u16;

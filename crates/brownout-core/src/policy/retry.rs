@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Admission, Attempt, ConnectFailure, Failure, Policy, Refused, RetryAsk};
 use crate::engine::Time;
-use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Facts, PolicyConfig};
 use crate::units::Dur;
 
 /// Retry configuration.
@@ -79,24 +79,10 @@ pub(crate) fn dependency_503() -> Vec<Refused> {
 impl PolicyConfig for RetryConfig {
     const KIND: &'static str = "retry";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        false
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        f64::from(self.max_attempts)
-    }
-
-    fn may_call_again(&self) -> bool {
-        true
+    fn facts(&self) -> Facts {
+        Facts::plain(crate::metrics::LayerKind::Other)
+            .attempts_per_call(f64::from(self.max_attempts))
+            .may_call_again(true)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

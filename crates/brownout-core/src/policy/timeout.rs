@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Admission, Attempt, ClassId, Policy};
 use crate::engine::Time;
-use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Facts, PolicyConfig};
 use crate::units::Dur;
 
 /// A timeout: per attempt inside a retry layer (or with none inside it), per request outside
@@ -54,6 +54,7 @@ pub struct TimeoutConfig {
     /// first byte must come within it, and then its body (the dependency's `transfer`); with
     /// `transfer` 0, the default, it equals `Connection`.
     #[serde(default, skip_serializing_if = "TimeoutStart::is_attempt")]
+    #[schemars(!skip_serializing_if)]
     pub starts: TimeoutStart,
 }
 
@@ -88,24 +89,8 @@ impl TimeoutStart {
 impl PolicyConfig for TimeoutConfig {
     const KIND: &'static str = "timeout";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        false
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> Facts {
+        Facts::plain(crate::metrics::LayerKind::Other)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

@@ -10,6 +10,7 @@ use super::names::{check_file_name, file_stem};
 use super::{Arrivals, Business, Class, Delay, Drift, Expectation, Latency, PolicySet, Profile, Scenario};
 use crate::metrics::catalogue;
 
+mod connlife;
 mod graph;
 mod margins;
 mod scope;
@@ -78,6 +79,8 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
     let classes = validate_classes(&s.classes)?;
     graph::validate(s)?;
     scope::validate_pools(s)?;
+    scope::validate_partitions(s)?;
+    connlife::validate_conn_life(s)?;
     for (k, d) in s.deps().iter().enumerate() {
         validate_dependency(d, &s.dep_path(k))?;
     }

@@ -237,6 +237,7 @@ pub struct Dependency {
     /// What the dependency does with a call its caller abandoned (attempt timeout, hedge
     /// loser, instance restart): keep working on it, or stop once the cancel arrives.
     #[serde(default, skip_serializing_if = "Cancellation::is_keep_working")]
+    #[schemars(!skip_serializing_if)]
     pub cancellation: Cancellation,
 }
 
@@ -550,6 +551,7 @@ pub struct Capacity {
     /// Which waiting call a free server takes: `Fifo` (default, the oldest) or `Lifo` (the
     /// newest, so under overload fresh calls are served in time and old ones wait on).
     #[serde(default, skip_serializing_if = "Discipline::is_fifo")]
+    #[schemars(!skip_serializing_if)]
     pub discipline: Discipline,
     /// A call that waited longer than this when a server reaches it is shed: answered 503 at
     /// once, using no service (its caller has likely given up). None = never.
@@ -569,6 +571,7 @@ pub struct Capacity {
     /// `discipline`, `max_wait` and `codel` do not apply, and at most `servers + queue`
     /// calls are present: one more is answered 503 at once.
     #[serde(default, skip_serializing_if = "Sharing::is_queue")]
+    #[schemars(!skip_serializing_if)]
     pub sharing: Sharing,
 }
 
