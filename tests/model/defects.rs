@@ -129,6 +129,7 @@ fn retry(backoff: Dur, multiplier: f64, max_backoff: Option<Dur>) -> PolicySpec 
         give_up: 0.0,
         on_connect_failure: None,
         refused_delay: None,
+        max_elapsed: None,
     })
 }
 

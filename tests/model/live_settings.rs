@@ -390,7 +390,7 @@ const PROBE: &str = r#"Scenario(
     policies: [
         (name: "timeout", stack: [(policy: Timeout((timeout: "800ms")))]),
         (name: "retry", stack: [(policy: Retry((max_attempts: 3, backoff: "50ms", multiplier: 2.0, jitter: 0.5,
-            max_backoff: Some("400ms")))), (policy: Timeout((timeout: "800ms")))]),
+            max_backoff: Some("400ms"), max_elapsed: Some("900ms")))), (policy: Timeout((timeout: "800ms")))]),
         (name: "consecutive", stack: [(policy: ConsecutiveBreaker((failures: 5, break_duration: "5s"))),
             (policy: Timeout((timeout: "800ms")))]),
         (name: "limiter", stack: [(policy: Limiter((permits: 10, queue: 20, max_wait: "200ms", refuse_as: Rejected,
@@ -612,7 +612,8 @@ const NGINX: &str = r#"Scenario(
         (name: "nginx", stack: [
             (policy: NginxLimitReq((rate: PerSecond(100), burst: 20, nodelay: false, delay: 0, status: 429))),
             (policy: NginxUpstream((max_conns: 6, servers: 2, proxy_read_timeout: "250ms",
-                proxy_next_upstream: [Error, Timeout], proxy_next_upstream_tries: 2))),
+                proxy_next_upstream: [Error, Timeout], proxy_next_upstream_tries: 2,
+                proxy_next_upstream_timeout: Some("300ms")))),
         ]),
     ],
 )"#;

@@ -85,7 +85,6 @@ const WARNED: &[(&str, &str)] = &[
     ("proxy_set_header", "headers are not modelled"),
     ("proxy_buffering", "response buffering is not modelled"),
     ("keepalive_timeout", "client connections are not modelled"),
-    ("proxy_next_upstream_timeout", "not modelled: Retry has no bound on when a next try may start"),
     ("limit_req_log_level", "observability only: nothing to simulate"),
     ("limit_conn_log_level", "observability only: nothing to simulate"),
     ("limit_req_dry_run", "a dry run refuses nothing: leave the layer out"),
@@ -105,6 +104,7 @@ const READ: &[&str] = &[
     "proxy_connect_timeout",
     "proxy_next_upstream",
     "proxy_next_upstream_tries",
+    "proxy_next_upstream_timeout",
     "limit_req",
     "limit_req_zone",
     "limit_req_status",
@@ -522,6 +522,19 @@ pub(crate) fn import(text: &str, name: Option<&str>, out: &mut Imported) -> Resu
             origin: out.origin(d.at(), "proxy_next_upstream_tries"),
             at: Some(w.at),
         });
+    }
+    if let Some(d) = innermost(&levels, "proxy_next_upstream_timeout") {
+        let w = d.arg(1).ok_or_else(|| error(d.at(), "proxy_next_upstream_timeout needs a time".into()))?;
+        // 0, nginx's default, is no bound: nothing to write.
+        let ms = msec(w, "proxy_next_upstream_timeout")?;
+        if ms > 0 {
+            fields.push(Field {
+                name: "proxy_next_upstream_timeout",
+                value: dur(ms * MILLISECOND),
+                origin: out.origin(d.at(), "proxy_next_upstream_timeout"),
+                at: Some(w.at),
+            });
+        }
     }
     out.layers.push(OutLayer {
         policy: "NginxUpstream",

@@ -170,6 +170,7 @@ impl DotnetStandardConfig {
                 give_up: 0.0,
                 on_connect_failure: None,
                 refused_delay: None,
+                max_elapsed: None,
             }),
             PolicySpec::Polly(PollyConfig {
                 failure_ratio: self.failure_ratio,

@@ -174,6 +174,7 @@ impl HaproxyBackendConfig {
             give_up: 0.0,
             on_connect_failure: Some(true),
             refused_delay: (!self.redispatches()).then_some(turn_around),
+            max_elapsed: None,
         }))
     }
 

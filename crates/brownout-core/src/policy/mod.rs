@@ -286,6 +286,9 @@ pub struct RetryAsk {
     /// attempt: whether the client gives up rather than retry (`Retry`'s `give_up`).
     /// 1 (never gives up) unless set.
     pub patience: f64,
+    /// When the request's first attempt started (entered the policy stack): what a bound on
+    /// the time for retries counts from (`Retry`'s `max_elapsed`). `now` unless set.
+    pub since: Time,
 }
 
 impl RetryAsk {
@@ -293,7 +296,7 @@ impl RetryAsk {
     /// jitter draw. Its `failure` is `outcome`'s (a timeout or an error) until set.
     pub fn new(now: Time, class: ClassId, attempt: u32, outcome: CallOutcome, uniform: f64) -> Self {
         let failure = if outcome == CallOutcome::Timeout { Failure::Timeout } else { Failure::Error };
-        Self { now, class, attempt, outcome, failure, uniform, patience: 1.0 }
+        Self { now, class, attempt, outcome, failure, uniform, patience: 1.0, since: now }
     }
     /// With the finer failure `failure`.
     pub fn failure(mut self, failure: Failure) -> Self {
@@ -303,6 +306,11 @@ impl RetryAsk {
     /// With the give-up draw `patience`.
     pub fn patience(mut self, patience: f64) -> Self {
         self.patience = patience;
+        self
+    }
+    /// With the first attempt's start `since`.
+    pub fn since(mut self, since: Time) -> Self {
+        self.since = since;
         self
     }
 }

@@ -13,7 +13,10 @@
 //!    the number of servers, `ngx_http_upstream_init_request` lowers it to
 //!    `next_upstream_tries` when that is set), and passes a failure to the next server only
 //!    when its kind is listed (`ngx_http_upstream_next`: `(u->conf->next_upstream & ft_type)
-//!    != ft_type` finalizes the request instead);
+//!    != ft_type` finalizes the request instead), and with `proxy_next_upstream_timeout` no
+//!    next try once that long has passed since the first try began (`ngx_current_msec -
+//!    u->peer.start_time >= timeout` there; `start_time` is set by
+//!    `ngx_http_upstream_init_request` before the first try): the `Retry`'s `max_elapsed`;
 //! 2. `max_conns`: a `Limiter((permits: max_conns x servers, queue: 0, refuse_as:
 //!    BadGateway))`. Open-source nginx has no queue for `max_conns`: when every server is at
 //!    its `max_conns`, `ngx_http_upstream_get_round_robin_peer`
@@ -39,9 +42,7 @@
 //! `http_500` (an error answer) are both `on_error`, since brownout's dependency failures are
 //! not told apart by status; `http_503` is `on_refusal: [Dependency503]` (the dependency's
 //! full queue). A `max_conns` refusal (`Layer502`) is never retried, as in nginx. Not mapped:
-//! `proxy_next_upstream_timeout` (nginx stops passing to a next server once that time has
-//! passed since the first try, without cutting the try in progress; `Retry` has no such
-//! bound), the passive health check (`max_fails`, `fail_timeout`: a failed server is skipped
+//! the passive health check (`max_fails`, `fail_timeout`: a failed server is skipped
 //! for a while; with one server nginx never skips it), which server a retry goes to (nginx
 //! never tries a server twice; brownout's replicas are drawn per call), `non_idempotent`
 //! (brownout's requests are taken as idempotent).
@@ -145,6 +146,11 @@ pub struct NginxUpstreamConfig {
     /// default) = as many as there are `servers`, which also caps any other value.
     #[serde(default)]
     pub proxy_next_upstream_tries: u32,
+    /// `proxy_next_upstream_timeout`: no next try once this long has passed since the first
+    /// began, the try in progress left alone (`ngx_http_upstream_next`); a `Retry`'s
+    /// `max_elapsed`. Left out (nginx's default, 0): no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_next_upstream_timeout: Option<Dur>,
     /// `proxy_connect_timeout`: the longest set-up of a new upstream connection, on the pools
     /// its calls use that have a `connect` (past it, an `error` with cause
     /// `connect_timeout`). Left out: the pool's own `connect.timeout`.
@@ -216,6 +222,7 @@ impl NginxUpstreamConfig {
                 give_up: 0.0,
                 on_connect_failure: None,
                 refused_delay: None,
+                max_elapsed: self.proxy_next_upstream_timeout,
             }));
         }
         if self.max_conns > 0 {
@@ -254,6 +261,9 @@ impl PolicyConfig for NginxUpstreamConfig {
         }
         if self.proxy_connect_timeout.is_some_and(|t| t.ns() == 0) {
             return Err("NginxUpstream.proxy_connect_timeout must be > 0 (leave it out for the pool's own)".into());
+        }
+        if self.proxy_next_upstream_timeout.is_some_and(|t| t.ns() == 0) {
+            return Err("NginxUpstream.proxy_next_upstream_timeout must be > 0 (leave it out for no bound)".into());
         }
         if self.keepalive_timeout.ns() == 0 {
             return Err("NginxUpstream.keepalive_timeout must be > 0".into());

@@ -64,6 +64,13 @@ pub struct RetryConfig {
     /// (`src/backend.c`, `back_handle_st_cer`). Unset (the default): `backoff`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused_delay: Option<Dur>,
+    /// No retry once this long has passed since the request's first attempt started
+    /// (without cutting the attempt in progress): nginx's `proxy_next_upstream_timeout`
+    /// (`src/http/ngx_http_upstream.c`, `ngx_http_upstream_next`: no next try when
+    /// `ngx_current_msec - u->peer.start_time >= timeout`, `start_time` set by
+    /// `ngx_http_upstream_init_request` before the first try). Unset (the default): no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_elapsed: Option<Dur>,
 }
 
 fn one() -> f64 {
@@ -88,6 +95,9 @@ impl PolicyConfig for RetryConfig {
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
         if self.max_attempts == 0 {
             return Err("Retry.max_attempts must be >= 1 (it counts the first call)".into());
+        }
+        if self.max_elapsed.is_some_and(|m| m.ns() == 0) {
+            return Err("Retry.max_elapsed must be > 0 (leave it out for no bound)".into());
         }
         if !(0.0..=1.0).contains(&self.jitter) {
             return Err("Retry.jitter must lie in [0, 1]".into());
@@ -147,7 +157,9 @@ impl Policy for Retry {
     }
 
     fn retry_delay(&mut self, ask: &RetryAsk) -> Option<Time> {
-        if ask.attempt >= self.cfg.max_attempts {
+        if ask.attempt >= self.cfg.max_attempts
+            || self.cfg.max_elapsed.is_some_and(|m| ask.now.saturating_sub(ask.since) >= m.ns())
+        {
             return None;
         }
         let wanted = match ask.failure {
@@ -197,6 +209,7 @@ mod tests {
             give_up: 0.0,
             on_connect_failure: None,
             refused_delay: None,
+            max_elapsed: None,
         });
         assert_eq!(r.retry_delay(&ask(1)), Some(100 * MILLISECOND));
         assert_eq!(r.retry_delay(&ask(2)), Some(200 * MILLISECOND));
@@ -217,6 +230,7 @@ mod tests {
             give_up,
             on_connect_failure: None,
             refused_delay: None,
+            max_elapsed: None,
         };
         let timeout = RetryAsk::new(0, 0, 1, CallOutcome::Timeout, 0.5);
         let refused = |how| ask(1).failure(Failure::Refused(how));
@@ -277,6 +291,7 @@ mod tests {
             give_up: 0.0,
             on_connect_failure: None,
             refused_delay: None,
+            max_elapsed: None,
         });
         // delay * (1 - 1.0 * 0.5) = 50 ms.
         assert_eq!(r.retry_delay(&ask(1)), Some(50 * MILLISECOND));
@@ -296,6 +311,7 @@ mod tests {
             give_up: 0.0,
             on_connect_failure: None,
             refused_delay: None,
+            max_elapsed: None,
         };
         for m in [1e30, f64::INFINITY] {
             let mut r = Retry::new(&cfg(m, Dur::ms(100)));

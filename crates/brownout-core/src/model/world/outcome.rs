@@ -125,14 +125,14 @@ impl<R: Record, F: Features> World<'_, R, F> {
             return false;
         }
         let r = self.reqs.get(tok).expect("live request");
-        let (class, inst, attempt) = (r.who.class as usize, r.who.instance, r.attempt.number);
+        let (class, inst, attempt, since) = (r.who.class as usize, r.who.instance, r.attempt.number, r.time.first_try);
         // Keyed by the dependency too: a plan's first calls to two dependencies share the
         // request's key, and must not share their jitter.
         let key = ((class as u64) << 48) ^ r.who.key ^ self.m.dep(self.dep_of(tok)).salt();
         let uniform = self.draws.retry.f64(key, u64::from(attempt));
         // The give-up draw: the same counter at indices no jitter draw uses.
         let patience = self.draws.retry.f64(key, (1 << 32) | u64::from(attempt));
-        let ask = RetryAsk::new(now, class as ClassId, attempt, outcome, uniform).failure(failure).patience(patience);
+        let ask = RetryAsk::new(now, class as ClassId, attempt, outcome, uniform).failure(failure).patience(patience).since(since);
         let mut delay = None;
         let route = self.route_of(class, tok);
         for li in 0..self.layout.class_layers[route].len() {

@@ -36,6 +36,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.attempt.number += 1;
         r.attempt.id = id;
+        if r.attempt.number == 1 {
+            r.time.first_try = now;
+        }
         // Only layers read the first attempt's id (`id_at`).
         if F::STACK && r.attempt.number == 1 {
             let slot = tok.index as usize;
