@@ -10,7 +10,7 @@ use crate::model::health::Seen;
 /// than 65,535), so a check never shares a request's draws.
 const CHECK_CLASS: u64 = 0xFFFF;
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     /// Run instance `inst`'s health checks of dependency `dep` up to `now`; true when some
     /// replica is down, so the balancer must skip it.
     pub(super) fn health_filters(&mut self, now: Time, inst: u32, dep: u16) -> bool {
@@ -30,7 +30,7 @@ impl<R: Record> World<'_, R> {
 /// rate, modes; a partition cutting the instance off), failing on an error or after
 /// `timeout` without an answer.
 fn seen(m: &Model, inst: u32, dep: u16, timeout: Time, (replica, k, at): (u32, u64, Time)) -> Seen {
-    if let Some(mode) = m.partition(inst, at) {
+    if let Some(mode) = m.partition(inst, dep, at) {
         let took = match mode {
             PartitionMode::Hang { connect_timeout } => connect_timeout.ns().min(timeout),
             PartitionMode::FailFast => 0,

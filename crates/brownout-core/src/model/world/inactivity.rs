@@ -6,7 +6,7 @@
 
 use super::*;
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     /// The attempt timer of `tok` fired at `now` while its call was out: true when an
     /// inactivity timeout set it and the answer's first byte is already in, so it does not
     /// fire now (its body has a timeout of its own from the first byte, re-armed here if the
