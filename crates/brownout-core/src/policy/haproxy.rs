@@ -64,8 +64,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::limiter::fixed::{FixedConfig, RefuseAs};
-use super::retry::RetryConfig;
 use super::pool_rules::{KeepRule, PoolRules};
+use super::retry::RetryConfig;
 use super::timeout::{TimeoutConfig, TimeoutStart};
 use super::{BuildCtx, ConfigError, Policy, PolicyConfig, PolicySpec};
 use crate::engine::Time;

@@ -27,6 +27,7 @@ mod invariants;
 mod lifecycle;
 mod outcome;
 mod plan;
+mod replicas;
 mod sharing;
 mod stack;
 mod state;
@@ -46,8 +47,8 @@ use crate::policy::{
     RetryAsk, Status,
 };
 use crate::scenario::{Balancing, Fallback, PartitionMode, Scope};
-use features::{Features, General, Lean, Uses};
 use conns::Checkout;
+use features::{Features, General, Lean, Uses};
 use state::{
     Answer, Call, Client, Gateway, Identity, Inst, LayerRt, Layout, OwnPool, Phase, Plans, Progress, Req, Trace,
     Traffic, Upstream,

@@ -132,7 +132,10 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let uniform = self.draws.retry.f64(key, u64::from(attempt));
         // The give-up draw: the same counter at indices no jitter draw uses.
         let patience = self.draws.retry.f64(key, (1 << 32) | u64::from(attempt));
-        let ask = RetryAsk::new(now, class as ClassId, attempt, outcome, uniform).failure(failure).patience(patience).since(since);
+        let ask = RetryAsk::new(now, class as ClassId, attempt, outcome, uniform)
+            .failure(failure)
+            .patience(patience)
+            .since(since);
         let mut delay = None;
         let route = self.route_of(class, tok);
         for li in 0..self.layout.class_layers[route].len() {
