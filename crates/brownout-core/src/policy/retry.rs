@@ -260,6 +260,7 @@ mod tests {
             give_up: 0.0,
             on_connect_failure,
             refused_delay,
+            max_elapsed: None,
         };
         let refused = ask(1).failure(Failure::Connect(ConnectFailure::Refused));
         let hung = ask(1).failure(Failure::Connect(ConnectFailure::TimedOut));

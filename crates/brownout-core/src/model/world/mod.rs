@@ -201,8 +201,10 @@ struct World<'m, R, F = General> {
     admitted: Vec<Time>,
     /// The id of each request's first attempt, by slab slot of `reqs` (out of `Req` for the
     /// same reason as `admitted`): the id the layers outside the retry layer admitted, and
-    /// must hear back at completion (`stack::id_at`). Written by `stack::begin_attempt`.
-    first_ids: Vec<u64>,
+    /// must hear back at completion (`stack::id_at`), and when it entered the stack, what a
+    /// `Retry`'s `max_elapsed` counts from (`outcome::retry_after`). Written by
+    /// `stack::begin_attempt`.
+    first_ids: Vec<(u64, Time)>,
     /// Where requests come from: arrivals, closed-loop users, reloads.
     traffic: Traffic,
     /// The gateway instances: worker slots, pools, policy stacks.

@@ -125,7 +125,8 @@ impl<R: Record, F: Features> World<'_, R, F> {
             return false;
         }
         let r = self.reqs.get(tok).expect("live request");
-        let (class, inst, attempt, since) = (r.who.class as usize, r.who.instance, r.attempt.number, r.time.first_try);
+        let (class, inst, attempt) = (r.who.class as usize, r.who.instance, r.attempt.number);
+        let since = self.first_ids[tok.index as usize].1;
         // Keyed by the dependency too: a plan's first calls to two dependencies share the
         // request's key, and must not share their jitter.
         let key = ((class as u64) << 48) ^ r.who.key ^ self.m.dep(self.dep_of(tok)).salt();

@@ -253,7 +253,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
                 for p in (0..inner).rev() {
                     let l = self.layout.class_layers[route][p];
                     let mut att = self.attempt_of(now, kid, l);
-                    att.id = self.first_ids[kid.index as usize];
+                    att.id = self.first_ids[kid.index as usize].0;
                     self.deliver(now, q, inst, l, Notice::Cancel(att));
                 }
             }

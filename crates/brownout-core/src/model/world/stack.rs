@@ -36,16 +36,13 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.attempt.number += 1;
         r.attempt.id = id;
-        if r.attempt.number == 1 {
-            r.time.first_try = now;
-        }
         // Only layers read the first attempt's id (`id_at`).
         if F::STACK && r.attempt.number == 1 {
             let slot = tok.index as usize;
             if self.first_ids.len() <= slot {
-                self.first_ids.resize(slot + 1, 0);
+                self.first_ids.resize(slot + 1, (0, 0));
             }
-            self.first_ids[slot] = id;
+            self.first_ids[slot] = (id, now);
         }
         r.attempt.pos = if r.attempt.number == 1 { 0 } else { self.layout.inner_start[route] };
         self.admit_from(now, q, tok);
@@ -251,7 +248,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
     fn id_at(&self, tok: Token, p: usize) -> u64 {
         let r = self.reqs.get(tok).expect("live request");
         if p < self.layout.inner_start[self.route_of(r.who.class as usize, tok)] as usize {
-            self.first_ids[tok.index as usize]
+            self.first_ids[tok.index as usize].0
         } else {
             r.attempt.id
         }

@@ -71,9 +71,6 @@ pub(super) struct Timing {
     /// start of its connection wait and of its attempt record. Written by
     /// `calls::acquire_connection`; read by `calls` and `outcome::attempt_end`.
     pub attempt_start: Time,
-    /// When its first attempt entered the policy stack. Written by `stack::begin_attempt`;
-    /// read by `outcome::retry_after` (`RetryAsk::since`, a `Retry`'s `max_elapsed`).
-    pub first_try: Time,
     /// When the current attempt times out (`Time::MAX`: no attempt timeout): its per-attempt
     /// timeout, capped at the request-level timeout (`World::request_deadline`). Written by
     /// `calls::acquire_connection`, and by `calls::connection_deadline` when a timeout that
@@ -156,7 +153,7 @@ impl Req {
     pub fn fresh(who: Identity, arrived: Time, now: Time, phase: Phase) -> Req {
         Req {
             who,
-            time: Timing { arrived, attempt_start: now, first_try: now, attempt_deadline: Time::MAX, unwind: 0 },
+            time: Timing { arrived, attempt_start: now, attempt_deadline: Time::MAX, unwind: 0 },
             phase,
             generation: 0,
             worker: false,

@@ -133,6 +133,7 @@ fn upstream(max_conns: u32, servers: u32, tries: u32, next: Vec<NextUpstream>) -
         proxy_read_timeout: Dur::ms(500),
         proxy_next_upstream: next,
         proxy_next_upstream_tries: tries,
+        proxy_next_upstream_timeout: None,
         proxy_connect_timeout: None,
         keepalive: 0,
         keepalive_timeout: Dur::ms(60_000),
