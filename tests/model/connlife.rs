@@ -181,15 +181,22 @@ fn a_proxy_preset_sets_the_connect_timeout_and_reuse_of_the_pool_behind_it() {
         )
     };
     let slow = r#"connect: (latency: Constant("300ms")), keep_alive: ()"#;
-    let sets = r#"(name: "haproxy", stack: [(policy: HaproxyBackend((timeout_connect: "100ms")))]),
+    let sets = r#"(name: "haproxy", stack: [(policy: HaproxyBackend((timeout_connect: "100ms", retries: 0)))]),
         (name: "nginx", stack: [(policy: NginxUpstream((proxy_connect_timeout: "100ms")))]),
-        (name: "plain")"#;
+        (name: "plain"),
+        (name: "haproxy-retries", stack: [(policy: HaproxyBackend((timeout_connect: "100ms")))])"#;
     let runs = run_sets(&text(slow, r#""1s""#, sets));
     for (run, rec) in &runs[..2] {
         assert_eq!(attempts(rec), vec![(0, 100, ERROR)]);
         assert_eq!(run.summary.classes[0].causes.connect_timeout, 1);
     }
     assert_eq!(attempts(&runs[2].1), vec![(0, 400, OK)]);
+    // A connect timeout is a connection failure, which HAProxy's `retries` (3 by default)
+    // retry at once, without the turn-around a refused connection waits (`src/backend.c`,
+    // `back_handle_st_cer`): four set-ups of 100 ms, then the 503.
+    let (run, rec) = &runs[3];
+    assert_eq!(attempts(rec), vec![(0, 100, ERROR), (100, 100, ERROR), (200, 100, ERROR), (300, 100, ERROR)]);
+    assert_eq!(run.summary.classes[0].causes.connect_timeout, 1);
 
     // Reuse, on a pool that keeps connections: requests at 1, 2 and 3 s, set-up 30 ms.
     // `http-reuse never` and nginx without `keepalive` close each connection: 130 ms each.

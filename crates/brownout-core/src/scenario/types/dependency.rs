@@ -230,6 +230,7 @@ pub struct Dependency {
     /// inactivity timeout (`Timeout`'s `starts: Inactivity`) times the first byte and the
     /// body apart.
     #[serde(default, skip_serializing_if = "no_transfer")]
+    #[schemars(!skip_serializing_if)]
     pub transfer: Dur,
     /// Several replicas behind client-side load balancing (None = one replica).
     #[serde(default)]
