@@ -212,7 +212,7 @@ pub fn derive(d: &Dependency, warmup: Time, horizon: Time) -> Vec<ResolvedPhase>
 /// Derive phases from several dependencies' timelines: the incident is the union of theirs.
 /// It is degraded from the first moment any dependency is (a mode, a slowed replica or a
 /// drift at its peak) to the last, ramps from the earliest drift onset and recovers until
-/// the last drift is back; with one dependency, [`derive`].
+/// the last drift is back; with one dependency, [`derive()`].
 pub fn derive_all(deps: &[Dependency], warmup: Time, horizon: Time) -> Vec<ResolvedPhase> {
     let episodes: Vec<Episode> =
         deps.iter().filter_map(|d| drift_points(&d.drift).and_then(|p| drift_episode(&p))).collect();
