@@ -17,6 +17,7 @@ const EXAMPLES: &[(&str, &[&str])] = &[
         &[
             "brownout diff output/before output/after",
             "brownout diff base head --fail-on-regression checkout/goodput_per_s:5% --json",
+            "brownout diff before after --fail-on-regression 'dependencies[pricing]/abandoned'",
         ],
     ),
     ("plot", &["brownout plot output/grocery"]),
@@ -25,6 +26,7 @@ const EXAMPLES: &[(&str, &[&str])] = &[
         &[
             "brownout sweep scenarios/sweeps/grocery.ron -j 2 --out output/grocery-sweep",
             "brownout sweep scenarios/sweeps/grocery.ron --shard 0/4 --out shard-0 --resume",
+            "brownout sweep scenarios/sweeps/checkout-flat.ron -j 2 --out output/checkout-flat",
         ],
     ),
     (
@@ -49,6 +51,7 @@ const EXAMPLES: &[(&str, &[&str])] = &[
         &[
             "brownout import resilience4j application.yml --instance inventory",
             "brownout import envoy destination-rule.yaml --out inventory-stack.ron",
+            "brownout import resilience4j application.yml --instance pricing --dependency pricing --scenario checkout.ron",
         ],
     ),
     ("export", &["brownout export openmetrics output/grocery --start 2026-01-01T00:00:00Z --out grocery.om"]),

@@ -2,6 +2,14 @@
 //! generated from the scenario types' JSON schema. schemars reads the rustdoc comments (the
 //! meaning, unit and range), the serde defaults and the integer widths, so the reference
 //! cannot drift from the code; `docs/reference.md` is `brownout explain --all`.
+//!
+//! schemars leaves a field's default out of the schema when the field's serde
+//! `skip_serializing_if` holds for it (schemars_derive 1.2, `schema_exprs.rs`,
+//! `field_default_expr`), as it does for nearly every field that saved files leave out when
+//! default. A field that may be left out then shows the default it takes all the same: `None`
+//! for an option and `[]` for a list (what such a field's `skip_serializing_if` tests), and any
+//! other such field carries `#[schemars(!skip_serializing_if)]` so that its default is in the
+//! schema (`tests/docs/explain_defaults.rs` finds one that does not).
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -226,12 +234,22 @@ fn fields_table(obj: &Value) -> String {
             // A unit enum variant is a JSON string but is written bare in RON.
             Some(Value::String(s)) if schema.get("$ref").is_some_and(|r| r != "#/$defs/Dur") => format!("`{s}`"),
             Some(v) => format!("`{}`", ron_value(v)),
+            None if nullable(schema) => "`None`".to_string(),
+            None if schema.get("type") == Some(&Value::from("array")) => "`[]`".to_string(),
             None => "-".to_string(),
         };
         let _ =
             writeln!(out, "| `{field}` | {} | {default} | {} |", cell(&type_name(schema)), cell(&description(schema)));
     }
     out
+}
+
+/// The schema admits `null`: an `Option` field, whose default when left out is `None`.
+fn nullable(s: &Value) -> bool {
+    let null = Value::from("null");
+    let in_any = s.get("anyOf").or_else(|| s.get("oneOf")).and_then(Value::as_array);
+    in_any.is_some_and(|a| a.iter().any(|x| x.get("type") == Some(&null)))
+        || s.get("type").and_then(Value::as_array).is_some_and(|t| t.contains(&null))
 }
 
 fn cell(s: &str) -> String {

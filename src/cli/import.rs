@@ -1,5 +1,6 @@
-//! `brownout import LIBRARY FILE [--instance NAME] [--out FILE]`: a library's configuration
-//! file as the equivalent policy stack in RON (the mapping is `brownout::import`'s).
+//! `brownout import LIBRARY FILE [--instance NAME] [--dependency NAME [--scenario FILE]]
+//! [--out FILE]`: a library's configuration file as the equivalent policy stack in RON (the
+//! mapping is `brownout::import`'s), optionally scoped to one dependency's calls.
 
 use std::path::PathBuf;
 
@@ -52,6 +53,15 @@ pub struct ImportArgs {
     /// when the file has several.
     #[arg(long, visible_aliases = ["backend", "upstream"])]
     instance: Option<String>,
+    /// Scope every imported layer to the calls to this dependency of a service graph: each
+    /// layer is written with `dependencies: ["NAME"]`, to sit in a stack beside the layers of
+    /// other dependencies (a breaker imported for pricing sees pricing's calls alone).
+    #[arg(long, value_name = "NAME")]
+    dependency: Option<String>,
+    /// The scenario the stack is for: --dependency must name one of its `dependencies`
+    /// (read, never changed).
+    #[arg(long, value_name = "FILE", requires = "dependency")]
+    scenario: Option<PathBuf>,
     /// Write the stack to this file instead of standard output (`-`: standard output).
     #[arg(long, short = 'o')]
     out: Option<PathBuf>,
@@ -66,8 +76,13 @@ pub fn import(args: ImportArgs) -> Result<(), Failure> {
         let input = [super::Named::new("the configuration file", &args.file)];
         super::check_paths(None, &[super::Named::new("--out", out)], &input)?;
     }
-    let imported = import_file(Some(args.library.library()), &args.file, args.instance.as_deref())
+    let dependencies = match &args.dependency {
+        None => Vec::new(),
+        Some(name) => vec![check_dependency(name, args.scenario.as_deref())?],
+    };
+    let mut imported = import_file(Some(args.library.library()), &args.file, args.instance.as_deref())
         .map_err(|e| Failure::input(format!("error: {e}")))?;
+    imported.dependencies = dependencies;
     for w in &imported.warnings {
         eprintln!("{}", escape::terminal(&format!("warning: {}", imported.warning_text(w))));
     }
@@ -81,4 +96,25 @@ pub fn import(args: ImportArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// `--dependency NAME` as written, once it can name a dependency: not empty, no control
+/// characters, and with `--scenario` one of that scenario's `dependencies`.
+fn check_dependency(name: &str, scenario: Option<&std::path::Path>) -> Result<String, Failure> {
+    let bad = |why: String| Failure::input(escape::terminal(&format!("error: --dependency {name:?}: {why}")));
+    if name.trim().is_empty() || name.chars().any(char::is_control) {
+        return Err(bad("a dependency's name is not empty and has no control characters".into()));
+    }
+    if let Some(path) = scenario {
+        let s = brownout::scenario::load(path).map_err(|e| Failure::input(format!("error: {e}")))?;
+        let names: Vec<&str> = s.dependencies.iter().map(|d| d.name.as_str()).collect();
+        if !names.contains(&name) {
+            return Err(bad(if names.is_empty() {
+                format!("{} has one `dependency`, no `dependencies` list to scope a layer to", path.display())
+            } else {
+                format!("{} has no such dependency (dependencies: {})", path.display(), names.join(", "))
+            }));
+        }
+    }
+    Ok(name.to_string())
 }

@@ -122,6 +122,17 @@ pub fn of_summary(s: &ScenarioSummary) -> Figures {
                 let figs = catalogue::of(Scope::Class).filter_map(|m| Some((m, figure(m, Some(c))?))).collect();
                 out.insert(key(Some(&c.class)), figs);
             }
+            // A service graph's dependencies, keyed `dependencies[NAME]` as sweeps and `decide`
+            // name their figures. Replications keep no interval of these, so with replications
+            // they are left out rather than compared by one seed's value.
+            if replicated.is_none() {
+                for d in &r.dependencies {
+                    let figs = catalogue::of(Scope::Dependency)
+                        .filter_map(|m| Some((m, Figure::single(m.read_dependency(d)?))))
+                        .collect();
+                    out.insert(key(Some(&format!("dependencies[{}]", d.name))), figs);
+                }
+            }
         }
     }
     out

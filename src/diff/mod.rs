@@ -286,13 +286,20 @@ pub struct Guard {
     pub threshold: f64,
 }
 
-/// `path` as `[CLASS/]METRIC` if its metric is in the catalogue.
+/// `path` as `[CLASS/]METRIC` if its metric is in the catalogue, or as
+/// `dependencies[NAME]/METRIC` (a service graph's dependency, the "class" of its figures).
 fn metric_path(path: &str) -> Option<(Option<&str>, &str)> {
     let (class, metric) = match path.split_once('/') {
         Some((c, m)) => (Some(c), m),
         None => (None, path),
     };
-    catalogue::CATALOGUE.iter().any(|m| m.name == metric).then_some((class, metric))
+    let scope_rows = match class {
+        Some(c) if catalogue::split_dependency(path).is_some() || c.starts_with("dependencies[") => {
+            catalogue::DEPENDENCY_METRICS
+        }
+        _ => catalogue::CATALOGUE,
+    };
+    scope_rows.iter().any(|m| m.name == metric).then_some((class, metric))
 }
 
 impl std::str::FromStr for Guard {
@@ -325,7 +332,8 @@ impl std::str::FromStr for Guard {
             let metric = path.rsplit('/').next().unwrap_or(path);
             return Err(format!("unknown metric `{metric}`; the catalogue's metrics are listed in README.md"));
         };
-        if class.is_some() && catalogue::find(Scope::Class, metric).is_none() {
+        let dependency = class.is_some_and(|c| c.starts_with("dependencies["));
+        if class.is_some() && !dependency && catalogue::find(Scope::Class, metric).is_none() {
             return Err(format!("`{metric}` is a per-run metric: it takes no CLASS/"));
         }
         if class == Some("") {
@@ -390,7 +398,12 @@ impl Guard {
         metric == self.metric
             && key.phase == self.phase
             && self.policy.as_ref().is_none_or(|p| *p == key.policy)
-            && self.class.as_ref().is_none_or(|c| key.class.as_ref() == Some(c))
+            && match &self.class {
+                Some(c) => key.class.as_ref() == Some(c),
+                // A dependency's figures are guarded only when named (`dependencies[NAME]/`):
+                // its `amplification` is not the run's.
+                None => !key.class.as_ref().is_some_and(|k| k.starts_with("dependencies[")),
+            }
     }
 
     /// The changes that break this guard: worse, on its figures, by more than its threshold

@@ -3,6 +3,7 @@
 // Each area binary (tests/<area>/main.rs) uses a part of these.
 #![allow(dead_code)]
 
+pub mod import;
 pub mod otlp;
 pub mod policy;
 

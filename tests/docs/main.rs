@@ -9,6 +9,7 @@ mod common;
 
 mod cli_help;
 mod cluster_recipes;
+mod explain_defaults;
 mod golden;
 mod json_fields;
 mod layering;

@@ -8,6 +8,7 @@ mod common;
 
 mod bad_input;
 mod check_data;
+mod connlife_input;
 mod data_safety;
 mod dep_scope_input;
 mod escape;

@@ -127,6 +127,9 @@ fn retry(backoff: Dur, multiplier: f64, max_backoff: Option<Dur>) -> PolicySpec 
         on_error: true,
         on_refusal: vec![brownout::policy::Refused::Dependency503],
         give_up: 0.0,
+        on_connect_failure: None,
+        refused_delay: None,
+        max_elapsed: None,
     })
 }
 

@@ -343,7 +343,10 @@ fn probes() -> Vec<(PathBuf, Scenario)> {
     let pooled = STEP
         .replace("max_connections: 50", "max_connections: 5")
         .replace(r#"(timeout: "300ms")"#, r#"(timeout: "300ms", starts: Connection)"#);
-    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES, SERVER, GRAPH, SHARED, NGINX]
+    // The connection probe twice: a pool of a dependency's own shares its settings' types
+    // with the fleet's pool, so its own fields get their turn once those are shown live.
+    let conns_again = CONNS.replace("seed: 29", "seed: 31");
+    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES, SERVER, GRAPH, SHARED, NGINX, HAPROXY, CONNS, &conns_again]
         .into_iter()
         .map(|text| (at.clone(), brownout::scenario::load_text(&at, text).unwrap_or_else(|e| panic!("{e}"))))
         .collect()
@@ -391,7 +394,7 @@ const PROBE: &str = r#"Scenario(
     policies: [
         (name: "timeout", stack: [(policy: Timeout((timeout: "800ms")))]),
         (name: "retry", stack: [(policy: Retry((max_attempts: 3, backoff: "50ms", multiplier: 2.0, jitter: 0.5,
-            max_backoff: Some("400ms")))), (policy: Timeout((timeout: "800ms")))]),
+            max_backoff: Some("400ms"), max_elapsed: Some("900ms")))), (policy: Timeout((timeout: "800ms")))]),
         (name: "consecutive", stack: [(policy: ConsecutiveBreaker((failures: 5, break_duration: "5s"))),
             (policy: Timeout((timeout: "800ms")))]),
         (name: "limiter", stack: [(policy: Limiter((permits: 10, queue: 20, max_wait: "200ms", refuse_as: Rejected,
@@ -574,11 +577,13 @@ const SHARED: &str = r#"Scenario(
 )"#;
 
 /// The sixth probe: a service graph (several dependencies, a call plan with a parallel group
-/// and an optional call), a pool of its own for one dependency, and a layer scoped to two.
+/// and an optional call), a pool of its own for one dependency, a layer scoped to two, and a
+/// partition cutting one.
 const GRAPH: &str = r#"Scenario(
     name: "probe6", seed: 17, horizon: "30s", warmup: "2s", window: "2s",
     fleet: (workers: (slots: 200), pool: (max_connections: 200, acquire_timeout: "1s"),
-        pools: [(dependency: "a", max_connections: 4, acquire_timeout: "40ms")]),
+        pools: [(dependency: "a", max_connections: 4, acquire_timeout: "40ms")],
+        partitions: [(instances: [0], start: "10s", end: "14s", mode: FailFast, dependencies: ["a"])]),
     classes: [
         (name: "page", arrivals: Poisson(rate_per_s: 40), deadline: "600ms", fallback: OnRefusalOrFailure,
          fallback_answer: FailOpen(cost_per_use: 0.5),
@@ -611,8 +616,59 @@ const NGINX: &str = r#"Scenario(
         (name: "nginx", stack: [
             (policy: NginxLimitReq((rate: PerSecond(100), burst: 20, nodelay: false, delay: 0, status: 429))),
             (policy: NginxUpstream((max_conns: 6, servers: 2, proxy_read_timeout: "250ms",
-                proxy_next_upstream: [Error, Timeout], proxy_next_upstream_tries: 2))),
+                proxy_next_upstream: [Error, Timeout], proxy_next_upstream_tries: 2,
+                proxy_next_upstream_timeout: Some("300ms")))),
         ]),
+    ],
+)"#;
+
+/// HAProxy's retries, redispatch, health checks and inactivity timeout (issue 39): a body
+/// transfer time, partitions that refuse and
+/// hang, a replica slowed past the checks' timeout.
+const HAPROXY: &str = r#"Scenario(
+    name: "probe10", seed: 29, horizon: "40s", warmup: "2s", window: "2s",
+    fleet: (workers: (slots: 400), pool: (max_connections: 400, acquire_timeout: "1s"),
+        partitions: [(instances: [0], start: "8s", end: "8.7s", mode: FailFast),
+                     (instances: [0], start: "20s", end: "20.9s", mode: Hang(connect_timeout: "150ms"))]),
+    classes: [(name: "api", arrivals: Poisson(rate_per_s: 80), deadline: "3s")],
+    dependency: (
+        latency: LogNormal(median: "60ms", sigma: 0.5),
+        error_rate: Constant(0.05),
+        transfer: "40ms",
+        replicas: Some((count: 3, balancing: RoundRobin, slow: [(replica: 1, start: "10s", end: "30s", factor: 8.0)],
+            health_check: Some((inter: "1s", fall: 3, rise: 2, timeout: "300ms")))),
+    ),
+    policies: [
+        (name: "haproxy", stack: [(policy: HaproxyBackend((maxconn: 8, timeout_queue: "400ms", timeout_connect: "300ms",
+            timeout_server: "600ms", retries: 2, redispatch: true, servers: 3)))]),
+        (name: "retry", stack: [(policy: Retry((max_attempts: 3, backoff: "20ms", on_error: false,
+            on_connect_failure: Some(true), refused_delay: Some("250ms")))), (policy: Timeout((timeout: "600ms")))]),
+    ],
+)"#;
+
+/// The ninth probe: connections with a life (issue 39) in the fleet's pool and in a pool of
+/// one dependency's own: set-ups drawn, some past their timeout, idle connections expiring
+/// between calls, connections closed after some calls.
+const CONNS: &str = r#"Scenario(
+    name: "probe9", seed: 29, horizon: "20s", warmup: "2s", window: "2s",
+    fleet: (workers: (slots: 200), pool: (max_connections: 30, acquire_timeout: "1s",
+            connect: (latency: LogNormal(median: "20ms", sigma: 1.0), timeout: "60ms"),
+            keep_alive: (idle: "150ms", max_requests: 6, max_idle: 5)),
+        pools: [(dependency: "b", max_connections: 20,
+            connect: (latency: Exponential(mean: "15ms"), timeout: "50ms"),
+            keep_alive: (idle: "120ms", max_requests: 4))]),
+    classes: [(name: "page", arrivals: Poisson(rate_per_s: 60), deadline: "600ms",
+        calls: [Call("a"), Call("b")])],
+    dependencies: [
+        (name: "a", latency: Exponential(mean: "30ms"), error_rate: Constant(0.1)),
+        (name: "b", latency: Exponential(mean: "40ms"), error_rate: Constant(0.1)),
+    ],
+    policies: [
+        (name: "timeout", stack: [(policy: Timeout((timeout: "150ms")))]),
+        (name: "haproxy", stack: [(policy: HaproxyBackend((maxconn: 25, timeout_queue: "100ms",
+            timeout_connect: "40ms", timeout_server: "150ms", http_reuse: Never)))]),
+        (name: "nginx", stack: [(policy: NginxUpstream((max_conns: 25, proxy_read_timeout: "150ms",
+            proxy_connect_timeout: "40ms", keepalive: 3, keepalive_timeout: "100ms", keepalive_requests: 5)))]),
     ],
 )"#;
 

@@ -399,6 +399,9 @@ pub(crate) fn attempt_limit(stack: &[Layer], acquire: u64) -> Option<u64> {
             PolicySpec::Timeout(t) => Some(match t.starts {
                 brownout::policy::timeout::TimeoutStart::Attempt => t.timeout.ns(),
                 brownout::policy::timeout::TimeoutStart::Connection => t.timeout.ns() + acquire,
+                // The first byte within it of the connection, the body within it of the first
+                // byte.
+                brownout::policy::timeout::TimeoutStart::Inactivity => 2 * t.timeout.ns() + acquire,
             }),
             _ => None,
         })

@@ -3,74 +3,14 @@
 //! and the library's documented defaults give it (worked out by hand from the samples), the
 //! resilience4j import runs exactly like the same stack written by hand, Spring's relaxed
 //! binding, warnings for options with no equivalent, and bad input with line and column.
+//! Envoy's and Istio's files are in `import_envoy.rs`, their routes in `route_import.rs`.
 
-use crate::common;
-
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use brownout::import::{Imported, Library, import_file, import_text};
-use common::brownout;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn sample(name: &str) -> PathBuf {
-    repo().join("scenarios/imports").join(name)
-}
-
-/// `(name, value)` of every field of layer `i`.
-fn fields(out: &Imported, i: usize) -> Vec<(&str, &str)> {
-    out.layers[i].fields.iter().map(|f| (f.name, f.value.as_str())).collect()
-}
-
-fn warned_keys(out: &Imported) -> Vec<&str> {
-    out.warnings.iter().map(|w| w.key.as_str()).collect()
-}
-
-/// A scenario around `stack` (RON text of a list of layers) and `replicas` (dependency field
-/// text, may be empty).
-fn scenario_with(stack: &str, replicas: &str) -> String {
-    format!(
-        r#"Scenario(
-    name: "imported",
-    seed: 1,
-    horizon: "1m",
-    fleet: (instances: 1, workers: (slots: 50), pool: (max_connections: 50, acquire_timeout: "1s")),
-    classes: [(name: "api", arrivals: Poisson(rate_per_s: 20.0), deadline: "5s")],
-    dependency: (latency: LogNormal(median: "100ms", sigma: 0.3){replicas}),
-    policies: [(name: "imported", stack: {stack})],
-)
-"#
-    )
-}
-
-/// Import `file` with the binary, put the printed stack into a scenario, and `check` it.
-fn import_then_check(library: &str, file: &Path, instance: Option<&str>) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut args = vec!["import", library, file.to_str().unwrap()];
-    if let Some(i) = instance {
-        args.extend(["--instance", i]);
-    }
-    let o = brownout(&args, dir.path());
-    assert!(o.status.success(), "import failed: {}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8(o.stdout).unwrap();
-    // The snippet (outlier detection) is printed commented out, to place under `replicas:`.
-    let snippet: Vec<&str> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("// "))
-        .skip_while(|l| !l.starts_with("outlier_detection"))
-        .collect();
-    let replicas = if snippet.is_empty() {
-        String::new()
-    } else {
-        format!(", replicas: (count: 4, balancing: RoundRobin, {})", snippet.join("\n"))
-    };
-    let path = dir.path().join("s.ron");
-    std::fs::write(&path, scenario_with(&text, &replicas)).unwrap();
-    let c = brownout(&["check", "s.ron"], dir.path());
-    assert!(c.status.success(), "check refused the import:\n{text}\n{}", String::from_utf8_lossy(&c.stderr));
-}
+use crate::common::brownout;
+use crate::common::import::{fields, import_then_check, refused, sample, scenario_with, summary_of, warned_keys};
 
 #[test]
 fn resilience4j_sample_imports_to_ron_that_check_accepts() {
@@ -86,12 +26,6 @@ fn opossum_sample_imports_to_ron_that_check_accepts() {
 #[test]
 fn dotnet_sample_imports_to_ron_that_check_accepts() {
     import_then_check("dotnet", &sample("appsettings.json"), None);
-}
-
-#[test]
-fn envoy_samples_import_to_ron_that_check_accepts() {
-    import_then_check("envoy", &sample("cluster.yaml"), None);
-    import_then_check("envoy", &sample("destination-rule.yaml"), None);
 }
 
 /// The inventory instance of application.yml, worked out by hand: its circuit breaker is
@@ -183,7 +117,9 @@ const BY_HAND: &str = r#"[
 
 #[test]
 fn an_import_layer_runs_exactly_like_the_stack_written_by_hand() {
-    let text = std::fs::read_to_string(repo().join("scenarios/imported-resilience4j.ron")).unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/imported-resilience4j.ron"))
+            .unwrap();
     let import = r#"[
             (policy: Import((file: "imports/application.yml", instance: "inventory"))),
         ]"#;
@@ -249,98 +185,6 @@ fn a_randomized_retry_wait_becomes_the_same_uniform_range() {
     assert!((j - 2.0 / 3.0).abs() < 1e-12 && f[2].0 == "jitter");
     let (lo, hi) = (1.5 * (1.0 - j), 1.5);
     assert!((lo - 0.5f64).abs() < 1e-12 && hi == 1.5);
-}
-
-#[test]
-fn istio_unset_limits_are_istios_unlimited_default_and_outlier_detection_as_istio_sets_it() {
-    let out = import_file(Some(Library::Envoy), &sample("destination-rule.yaml"), None).unwrap();
-    assert_eq!(out.instance.as_deref(), Some("inventory"));
-    assert_eq!(
-        fields(&out, 0),
-        [(
-            "thresholds",
-            "[(priority: Default, max_connections: 100, max_pending_requests: 50, max_requests: 200, max_retries: 3)]"
-        )]
-    );
-    let y = "kind: DestinationRule\nmetadata: {name: r}\nspec:\n  trafficPolicy:\n    connectionPool:\n      http: {maxRetries: 2}\n";
-    let out = import_text(Some(Library::Envoy), Path::new("dr.yaml"), y, None).unwrap();
-    let max = u32::MAX;
-    let want = format!(
-        "[(priority: Default, max_connections: {max}, max_pending_requests: {max}, max_requests: {max}, max_retries: 2)]"
-    );
-    assert_eq!(fields(&out, 0), [("thresholds", want.as_str())]);
-    let od = import_file(Some(Library::Envoy), &sample("destination-rule.yaml"), None).unwrap().snippets;
-    let od: Vec<(&str, &str)> = od[0].fields.iter().map(|f| (f.name, f.value.as_str())).collect();
-    assert_eq!(
-        od,
-        [
-            ("consecutive_5xx", "7"),
-            ("enforcing_consecutive_5xx", "100"),
-            ("consecutive_gateway_failure", "3"),
-            ("enforcing_consecutive_gateway_failure", "100"),
-            ("interval", "\"5m\""),
-            ("base_ejection_time", "\"15m\""),
-            ("max_ejection_percent", "30"),
-            ("enforcing_success_rate", "0"),
-            ("healthy_panic_threshold", "50"),
-        ]
-    );
-}
-
-/// Istio's `pilot/pkg/networking/core/cluster_traffic_policy.go`, `applyOutlierDetection`:
-/// a consecutive count of 0 is written with enforcement 0 (that detector off, and Envoy's
-/// `==` test never matches 0), `maxEjectionPercent` is written only when > 0 (so 0 leaves
-/// Envoy's default of 10 %), and `minHealthPercent` always becomes the cluster's
-/// `healthy_panic_threshold` (0 when unset: panic off).
-#[test]
-fn istio_outlier_detection_carries_istios_meaning() {
-    let y = "kind: DestinationRule\nmetadata: {name: r}\nspec:\n  trafficPolicy:\n    outlierDetection:\n      \
-             consecutive5xxErrors: 0\n      consecutiveGatewayErrors: 2\n      maxEjectionPercent: 0\n";
-    let out = import_text(Some(Library::Envoy), Path::new("dr.yaml"), y, None).unwrap();
-    let od: Vec<(&str, &str)> = out.snippets[0].fields.iter().map(|f| (f.name, f.value.as_str())).collect();
-    assert_eq!(
-        od,
-        [
-            ("consecutive_5xx", "0"),
-            ("enforcing_consecutive_5xx", "0"),
-            ("consecutive_gateway_failure", "2"),
-            ("enforcing_consecutive_gateway_failure", "100"),
-            ("enforcing_success_rate", "0"),
-            ("healthy_panic_threshold", "0"),
-        ]
-    );
-    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
-    // What the import prints is what `check` accepts, a 0 count (detector off) included.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("dr.yaml"), y).unwrap();
-    import_then_check("envoy", &dir.path().join("dr.yaml"), None);
-    // minHealthPercent set: that percentage, and no warning that it is not modelled.
-    let y = y.replace("maxEjectionPercent: 0", "minHealthPercent: 25");
-    let out = import_text(Some(Library::Envoy), Path::new("dr.yaml"), &y, None).unwrap();
-    let last = out.snippets[0].fields.last().unwrap();
-    assert_eq!((last.name, last.value.as_str()), ("healthy_panic_threshold", "25"));
-    assert!(last.origin.starts_with("dr.yaml:"), "{}", last.origin);
-    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
-}
-
-#[test]
-fn envoy_cluster_thresholds_durations_and_percent_types() {
-    let out = import_file(Some(Library::Envoy), &sample("cluster.yaml"), None).unwrap();
-    assert_eq!(
-        fields(&out, 0),
-        [(
-            "thresholds",
-            "[(priority: Default, max_connections: 100, max_pending_requests: 50, max_requests: 200, max_retries: 3), \
-             (priority: High, max_connections: 200, max_pending_requests: 100, max_requests: 400, max_retries: 5)]"
-        )]
-    );
-    let od: Vec<(&str, &str)> = out.snippets[0].fields.iter().map(|f| (f.name, f.value.as_str())).collect();
-    assert!(od.contains(&("base_ejection_time", "\"30s\""))); // {seconds: 30}
-    assert!(od.contains(&("max_ejection_percent", "50"))); // {value: 50}
-    let keys = warned_keys(&out);
-    for k in ["track_remaining", "retry_budget", "max_ejection_time_jitter", "connect_timeout", "load_assignment"] {
-        assert!(keys.contains(&k), "no warning for {k}: {keys:?}");
-    }
 }
 
 #[test]
@@ -437,18 +281,6 @@ fn opossum_import_reads_each_option_as_opossum_does() {
     assert!(out.warnings[0].message.contains("timeout"), "names the option meant: {}", out.warnings[0].message);
 }
 
-/// `brownout import` on bad input: exit 2, `file:line:col: message`, nothing on stdout.
-fn refused(library: &str, name: &str, text: &str, extra: &[&str]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join(name), text).unwrap();
-    let mut args = vec!["import", library, name];
-    args.extend(extra);
-    let o = brownout(&args, dir.path());
-    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(o.stdout.is_empty());
-    String::from_utf8(o.stderr).unwrap()
-}
-
 #[test]
 fn bad_input_is_refused_with_line_and_column() {
     let cb = "resilience4j:\n  circuitbreaker:\n    instances:\n      a:\n";
@@ -503,15 +335,6 @@ fn check_refuses_an_import_layer_at_the_imported_files_line_and_column() {
     assert!(e.contains("s.ron:8:") && e.contains("app.yml: cannot read"), "{e}");
 }
 
-/// Run `scenario` (text) from `dir` and return its `summary.json`.
-fn summary_of(dir: &Path, name: &str, scenario: &str) -> String {
-    std::fs::write(dir.join(format!("{name}.ron")), scenario).unwrap();
-    let out = format!("out-{name}");
-    let o = brownout(&["run", &format!("{name}.ron"), "--out", &out, "--no-charts", "-q"], dir);
-    assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
-    std::fs::read_to_string(dir.join(out).join("summary.json")).unwrap()
-}
-
 /// The opossum and .NET samples as `Import` layers run exactly like the presets written by
 /// hand from the files' values (read off the samples; the rest are the libraries' defaults).
 #[test]
@@ -542,63 +365,7 @@ fn opossum_and_dotnet_imports_run_like_the_presets_written_by_hand() {
     }
 }
 
-/// The Envoy cluster's printed stack and outlier-detection snippet, placed as the output says,
-/// run exactly like the thresholds and outlier detection written by hand from cluster.yaml.
-#[test]
-fn the_envoy_import_runs_like_the_thresholds_and_outlier_detection_written_by_hand() {
-    let dir = tempfile::tempdir().unwrap();
-    let o = brownout(&["import", "envoy", sample("cluster.yaml").to_str().unwrap()], dir.path());
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8(o.stdout).unwrap();
-    let snippet: Vec<&str> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("// "))
-        .skip_while(|l| !l.starts_with("outlier_detection"))
-        .collect();
-    assert!(!snippet.is_empty(), "{text}");
-    let replicas = |od: &str| format!(", replicas: (count: 4, balancing: RoundRobin, {od})");
-    let imported = summary_of(dir.path(), "imported", &scenario_with(&text, &replicas(&snippet.join("\n"))));
-    let hand_stack = r#"[(policy: EnvoyThresholds((thresholds: [
-        (priority: Default, max_connections: 100, max_pending_requests: 50, max_requests: 200, max_retries: 3),
-        (priority: High, max_connections: 200, max_pending_requests: 100, max_requests: 400, max_retries: 5)])))]"#;
-    let hand_od = r#"outlier_detection: Some((consecutive_5xx: 5, consecutive_gateway_failure: 3,
-        enforcing_consecutive_gateway_failure: 100, interval: "10s", base_ejection_time: "30s",
-        max_ejection_time: "300s", max_ejection_percent: 50, success_rate_minimum_hosts: 3,
-        success_rate_request_volume: 50, success_rate_stdev_factor: 1900, enforcing_success_rate: 100))"#;
-    let hand = summary_of(dir.path(), "by-hand", &scenario_with(hand_stack, &replicas(hand_od)));
-    assert_eq!(imported, hand);
-}
-
 // ---- issue 32: imports refuse nonsense, accept what the libraries accept ----------------
-
-/// A file that holds nothing the Envoy importer reads (a line of text, a cluster without
-/// `circuit_breakers` or `outlier_detection`, a DestinationRule without a traffic policy it
-/// reads) is refused where the missing part belongs, never printed as an empty stack.
-#[test]
-fn an_envoy_import_of_a_file_with_nothing_to_read_is_refused() {
-    let e = refused("envoy", "notes.yaml", "just a line of text\n", &[]);
-    assert!(e.starts_with("error: notes.yaml:1:1: ") && e.contains("nothing to import"), "{e}");
-    let e = refused("envoy", "c.yaml", "name: c\nconnect_timeout: 1s\n", &[]);
-    assert!(e.starts_with("error: c.yaml:1:1: ") && e.contains("nothing to import"), "{e}");
-    let e = refused("envoy", "dr.yaml", "kind: DestinationRule\nmetadata: {name: r}\nspec:\n  host: r\n", &[]);
-    assert!(e.starts_with("error: dr.yaml:3:1: ") && e.contains("nothing to import"), "{e}");
-}
-
-/// Envoy `source/common/upstream/upstream_impl.cc`, `ClusterInfoImpl::ResourceManagers::load`:
-/// each priority's limits are the FIRST `thresholds` entry with that priority (`std::find_if`;
-/// an entry without `priority` is DEFAULT); a later one is never read. The import keeps the
-/// first and warns at the later one's `priority`, and `check` accepts what it prints.
-#[test]
-fn a_duplicate_envoy_priority_keeps_the_first_as_envoy_does() {
-    let y = "name: c\ncircuit_breakers:\n  thresholds:\n  - {max_connections: 10}\n  - {priority: DEFAULT, max_connections: 20}\n  - {priority: HIGH, max_retries: 1}\n";
-    let out = import_text(Some(Library::Envoy), Path::new("c.yaml"), y, None).unwrap();
-    assert_eq!(fields(&out, 0), [("thresholds", "[(max_connections: 10), (priority: High, max_retries: 1)]")]);
-    let w = out.warnings.iter().find(|w| w.key == "priority").expect("a warning at the duplicate");
-    assert_eq!((w.at.line, w.at.col), (5, 6));
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("c.yaml"), y).unwrap();
-    import_then_check("envoy", &dir.path().join("c.yaml"), None);
-}
 
 /// .NET `Linear` backoff (delay x attempt) has no equivalent in brownout's retry: refused at
 /// import time at the value, not printed as a layer `check` then refuses.

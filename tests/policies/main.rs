@@ -9,10 +9,14 @@
 mod common;
 
 mod breaker_conformance;
+mod connlife_import;
 mod differential;
 mod dotnet;
 mod envoy;
+mod haproxy_retries;
 mod import;
+mod import_dependency;
+mod import_envoy;
 mod import_outlier;
 mod import_predicates;
 mod limiter_semantics;
@@ -32,4 +36,5 @@ mod retry_predicates;
 mod retry_unavailable;
 mod route_import;
 mod shed_by_deadline;
+mod timeout_inactivity;
 mod trajectories;

@@ -69,8 +69,12 @@ fn no_maxconn_no_queue() {
 
 #[test]
 fn out_of_range_values_are_refused_at_their_line() {
-    for (backend, field) in [(r#"maxconn: 1, timeout_server: "0ms""#, "timeout_server"), (r#"maxqueue: 3"#, "maxqueue")]
-    {
+    for (backend, field) in [
+        (r#"maxconn: 1, timeout_server: "0ms""#, "timeout_server"),
+        (r#"maxqueue: 3"#, "maxqueue"),
+        ("retries: 4294967295", "retries"),
+        ("servers: 0", "servers"),
+    ] {
         let text = format!(
             r#"Scenario(
             name: "haproxy", seed: 1, horizon: "10s",

@@ -4,21 +4,22 @@
 //! unless a unit follows), each value cited `file:line`, every other directive warned, bad
 //! values refused at their line and column. Expected values read off the sample by hand.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 
 use brownout::import::{Imported, Library, import_file, import_text};
 
+use crate::common::import::{Cited, cited, runs_as_written_by_hand};
+
 fn sample() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/imports/haproxy.cfg")
+    crate::common::import::sample("haproxy.cfg")
 }
 
 /// `(name, value, origin)` of every field of the one layer.
-fn fields(out: &Imported) -> Vec<(&str, &str, &str)> {
-    assert_eq!(out.layers.len(), 1);
-    assert_eq!(out.layers[0].policy, "HaproxyBackend");
-    out.layers[0].fields.iter().map(|f| (f.name, f.value.as_str(), f.origin.as_str())).collect()
+fn fields(out: &Imported) -> Vec<Cited<'_>> {
+    let mut layers = cited(out);
+    assert_eq!(layers.len(), 1);
+    assert_eq!(layers[0].0, "HaproxyBackend");
+    layers.remove(0).1
 }
 
 fn haproxy(text: &str, backend: Option<&str>) -> Result<Imported, String> {
@@ -37,21 +38,11 @@ fn the_sample_backend_with_its_defaults() {
             ("timeout_queue", "\"200ms\"", "haproxy.cfg:23 timeout queue"),
             ("timeout_connect", "\"1s\"", "haproxy.cfg:12 timeout connect"),
             ("timeout_server", "\"500ms\"", "haproxy.cfg:24 timeout server"),
+            ("retries", "0", "haproxy.cfg:25 retries"),
         ]
     );
     let warned: Vec<(usize, &str)> = out.warnings.iter().map(|w| (w.at.line, w.key.as_str())).collect();
-    assert_eq!(
-        warned,
-        [
-            (9, "mode"),
-            (10, "log"),
-            (11, "option"),
-            (13, "timeout client"),
-            (15, "retries"),
-            (22, "balance"),
-            (25, "retries")
-        ]
-    );
+    assert_eq!(warned, [(9, "mode"), (10, "log"), (11, "option"), (13, "timeout client"), (22, "balance"),]);
     // The printed stack is what `check` accepts.
     let ron = out.to_ron();
     assert!(ron.contains("(policy: HaproxyBackend(("), "{ron}");
@@ -65,6 +56,7 @@ fn a_server_without_maxconn_sets_no_limit_and_several_backends_need_a_name() {
         [
             ("timeout_connect", "\"1s\"", "haproxy.cfg:12 timeout connect"),
             ("timeout_server", "\"5s\"", "haproxy.cfg:29 timeout server"),
+            ("retries", "3", "haproxy.cfg:15 retries"),
         ]
     );
     let e = import_file(Some(Library::Haproxy), &sample(), None).unwrap_err().to_string();
@@ -89,6 +81,7 @@ fn servers_add_up_default_server_applies_and_units_are_read() {
             ("maxqueue", "4", "h.cfg:6 maxqueue"),
             ("timeout_queue", "\"1500us\"", "h.cfg:7 timeout queue"),
             ("timeout_server", "\"1m\"", "h.cfg:2 timeout server"),
+            ("servers", "2", "2 server lines"),
         ]
     );
 }
@@ -117,27 +110,10 @@ fn bad_values_are_refused_at_their_line_and_column_and_unknown_lines_warned() {
 
 #[test]
 fn an_import_layer_runs_as_the_preset_written_by_hand() {
-    let scenario = |stack: &str| {
-        format!(
-            r#"Scenario(
-            name: "imported", seed: 4, horizon: "60s",
-            fleet: (workers: (slots: 500), pool: (max_connections: 500, acquire_timeout: "5s")),
-            classes: [(name: "api", arrivals: Poisson(rate_per_s: 60.0), deadline: "5s")],
-            dependency: (latency: LogNormal(median: "300ms", sigma: 0.5)),
-            policies: [(name: "p", stack: [{stack}])],
-        )"#
-        )
-    };
-    let load = |text: String| {
-        let s =
-            brownout::scenario::load_text(&sample().with_file_name("x.ron"), &text).unwrap_or_else(|e| panic!("{e}"));
-        common::run(&s).summary.runs.remove(0)
-    };
-    let imported = load(scenario(r#"(policy: Import((file: "haproxy.cfg", instance: "app")))"#));
-    let by_hand = load(scenario(
-        r#"(policy: HaproxyBackend((maxconn: 20, timeout_queue: "200ms", timeout_connect: "1s", timeout_server: "500ms")))"#,
-    ));
-    assert_eq!(format!("{:?}", imported.classes), format!("{:?}", by_hand.classes));
+    let imported = runs_as_written_by_hand(
+        r#"(policy: Import((file: "haproxy.cfg", instance: "app")))"#,
+        r#"(policy: HaproxyBackend((maxconn: 20, timeout_queue: "200ms", timeout_connect: "1s", timeout_server: "500ms", retries: 0)))"#,
+    );
     // The sample's backend queues and times out under this load.
     let c = &imported.classes[0];
     assert!(c.outcomes.error > 0 && c.outcomes.timeout > 0, "{:?}", c.outcomes);

@@ -74,6 +74,25 @@ fn a_read_timeout_goes_to_the_next_server_while_tries_are_left() {
 }
 
 #[test]
+fn proxy_next_upstream_timeout_stops_the_next_try_not_the_one_in_progress() {
+    // Five servers give five tries, each cut by proxy_read_timeout 100 ms and passed on at
+    // once: 504 at 500 ms. With proxy_next_upstream_timeout 250 ms, ngx_http_upstream_next
+    // finalizes once `ngx_current_msec - u->peer.start_time >= timeout`: the failures at 100
+    // and 200 ms pass on (100, 200 < 250), the third try (from 200 ms) is not cut at 250 ms
+    // and times out at 300 ms, when 300 >= 250 ends the request: 504 at 300 ms.
+    let c = run(1, "1s", r#"NginxUpstream((servers: 5, proxy_read_timeout: "100ms"))"#);
+    assert_eq!(figures(&c).0, (0, 0, 1, 0));
+    assert!(close(c.latency_failed_ms.max, 500.0), "{}", c.latency_failed_ms.max);
+    let bounded = r#"NginxUpstream((servers: 5, proxy_read_timeout: "100ms", proxy_next_upstream_timeout: "250ms"))"#;
+    let c = run(1, "1s", bounded);
+    assert_eq!(figures(&c).0, (0, 0, 1, 0));
+    assert!(close(c.latency_failed_ms.max, 300.0), "{}", c.latency_failed_ms.max);
+    // The same bound written as the Retry it expands into.
+    let c = run(1, "1s", r#"Retry((max_attempts: 5, max_elapsed: "250ms"))), (policy: Timeout((timeout: "100ms"))"#);
+    assert!(close(c.latency_failed_ms.max, 300.0), "{}", c.latency_failed_ms.max);
+}
+
+#[test]
 fn limit_req_nodelay_admits_the_first_plus_burst_of_thirty_at_once() {
     // ngx_http_limit_req_lookup: 30 at once at 50r/s burst=20: the first and 20 more pass
     // (excess up to 20000), 9 are refused with limit_req_status 429 (`rejected`).

@@ -5,25 +5,14 @@
 //! the upstream and of the location's blocks warned, bad values refused at their line and
 //! column. Expected values read off the sample by hand.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 
 use brownout::import::{Imported, Library, import_file, import_text};
 
+use crate::common::import::{cited as layers, runs_as_written_by_hand};
+
 fn sample() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/imports/nginx.conf")
-}
-
-/// `(name, value, origin)` of a field.
-type Cited<'a> = (&'a str, &'a str, &'a str);
-
-/// `(policy, [(name, value, origin)])` of every layer.
-fn layers(out: &Imported) -> Vec<(&str, Vec<Cited<'_>>)> {
-    out.layers
-        .iter()
-        .map(|l| (l.policy, l.fields.iter().map(|f| (f.name, f.value.as_str(), f.origin.as_str())).collect()))
-        .collect()
+    crate::common::import::sample("nginx.conf")
 }
 
 fn nginx(text: &str, upstream: Option<&str>) -> Result<Imported, String> {
@@ -52,6 +41,8 @@ fn the_sample_upstream_with_its_location_and_http_block() {
                 vec![
                     ("max_conns", "20", "nginx.conf:14 max_conns"),
                     ("proxy_read_timeout", "\"500ms\"", "nginx.conf:25 proxy_read_timeout"),
+                    // The connect timeout of the pool behind it, when that pool has a `connect`.
+                    ("proxy_connect_timeout", "\"200ms\"", "nginx.conf:24 proxy_connect_timeout"),
                     ("proxy_next_upstream", "[Error, Timeout]", "nginx.conf:26 proxy_next_upstream"),
                     ("proxy_next_upstream_tries", "1", "nginx.conf:27 proxy_next_upstream_tries"),
                 ]
@@ -59,10 +50,7 @@ fn the_sample_upstream_with_its_location_and_http_block() {
         ]
     );
     let warned: Vec<(usize, &str)> = out.warnings.iter().map(|w| (w.at.line, w.key.as_str())).collect();
-    assert_eq!(
-        warned,
-        [(10, "access_log"), (22, "proxy_http_version"), (23, "proxy_set_header"), (24, "proxy_connect_timeout")]
-    );
+    assert_eq!(warned, [(10, "access_log"), (22, "proxy_http_version"), (23, "proxy_set_header")]);
     // The one upstream is found without a name, and `.conf` is told to be nginx's.
     let alone = import_file(None, &sample(), None).unwrap();
     assert_eq!(layers(&alone), layers(&out));
@@ -161,28 +149,11 @@ fn bad_values_are_refused_at_their_line_and_column() {
 
 #[test]
 fn an_import_layer_runs_as_the_presets_written_by_hand() {
-    let scenario = |stack: &str| {
-        format!(
-            r#"Scenario(
-            name: "imported", seed: 4, horizon: "60s",
-            fleet: (workers: (slots: 500), pool: (max_connections: 500, acquire_timeout: "5s")),
-            classes: [(name: "api", arrivals: Poisson(rate_per_s: 60.0), deadline: "5s")],
-            dependency: (latency: LogNormal(median: "300ms", sigma: 0.5)),
-            policies: [(name: "p", stack: [{stack}])],
-        )"#
-        )
-    };
-    let load = |text: String| {
-        let s =
-            brownout::scenario::load_text(&sample().with_file_name("x.ron"), &text).unwrap_or_else(|e| panic!("{e}"));
-        common::run(&s).summary.runs.remove(0)
-    };
-    let imported = load(scenario(r#"(policy: Import((file: "nginx.conf", instance: "app")))"#));
-    let by_hand = load(scenario(
+    let imported = runs_as_written_by_hand(
+        r#"(policy: Import((file: "nginx.conf", instance: "app")))"#,
         r#"(policy: NginxLimitReq((rate: PerSecond(50), burst: 20, nodelay: true, status: 429))),
            (policy: NginxUpstream((max_conns: 20, proxy_read_timeout: "500ms", proxy_next_upstream_tries: 1)))"#,
-    ));
-    assert_eq!(format!("{:?}", imported.classes), format!("{:?}", by_hand.classes));
+    );
     // Under 60/s of 300 ms calls the 20 connections fill (502s) and the slow tail times out.
     let c = &imported.classes[0];
     assert!(c.causes.no_live_upstream > 0 && c.causes.attempt_timeout > 0, "{:?}", c.causes);

@@ -1,6 +1,7 @@
 //! What a caller sees from a proxy (issue 39): a queue timeout is a 503, a server timeout a
 //! 504, a limiter's refusal a 429 or a 503 as configured (`refuse_as`), and `causes` keep
-//! them apart.
+//! them apart. Envoy's adaptive concurrency filter refuses with 503 ("reached concurrency
+//! limit"), so `EnvoyGradient` does unless told otherwise.
 //!
 //! HAProxy answers an expired `timeout queue` with 503 and an expired `timeout server` with
 //! 504 (`src/http_ana.c`: `http_return_srv_error` sets 503 for `STRM_ET_QUEUE_TO`;
@@ -90,4 +91,26 @@ fn a_503_refusal_never_falls_back() {
     );
     let c = &summary.classes[0];
     assert_eq!((c.outcomes.error, c.outcomes.fallback, c.causes.limiter_refused), (2, 1, 2));
+}
+
+/// Envoy's adaptive concurrency filter answers a request over its limit with 503 and the
+/// details "reached concurrency limit" (envoyproxy/envoy,
+/// `source/extensions/filters/http/adaptive_concurrency/adaptive_concurrency_filter.cc`,
+/// `AdaptiveConcurrencyFilter::decodeHeaders`: `sendLocalReply(Http::Code::ServiceUnavailable,
+/// "", nullptr, absl::nullopt, "reached concurrency limit")`), so `EnvoyGradient` refuses as
+/// `Unavailable` by default: an `error`, counted in `limiter_refused`.
+#[test]
+fn envoy_gradient_refuses_with_503_unless_told_otherwise() {
+    // The controller starts at the first attempt with a min_rtt window, which pins the limit
+    // to `min_concurrency` = 1 until `request_count` (50) samples arrive. A is admitted and
+    // answered at 1.5 s; B and C are refused at once (the filter has no queue).
+    let pool = r#"(max_connections: 10, acquire_timeout: "1s")"#;
+    let stack = |refuse_as: &str| {
+        format!(
+            r#"(policy: EnvoyGradient((concurrency_update_interval: "100ms", min_rtt_calc_interval: "60s",
+                min_concurrency: 1{refuse_as})))"#
+        )
+    };
+    assert_eq!(counts(&run(pool, &stack(""))), ((1, 2, 0, 0), (0, 0, 2)), "Envoy's 503 by default");
+    assert_eq!(counts(&run(pool, &stack(", refuse_as: Rejected"))), ((1, 0, 0, 2), (0, 0, 2)), "a 429 when asked");
 }

@@ -8,13 +8,11 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use brownout::import::{Imported, Library, import_file, import_text};
 
-fn sample(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/imports").join(name)
-}
+use crate::common::import::sample;
 
 /// `(policy, classes, fields)` of every layer, fields as `name: value`.
 fn layers(out: &Imported) -> Vec<(&str, Vec<&str>, Vec<String>)> {

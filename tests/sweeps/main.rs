@@ -8,6 +8,8 @@ mod common;
 mod decide_flags;
 mod decide_sweep;
 mod feasibility;
+mod graph_decide;
+mod graph_paths;
 mod one_rule;
 mod sensitivity;
 mod shard_merge;

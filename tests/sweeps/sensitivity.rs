@@ -89,7 +89,7 @@ fn the_axis_that_moves_the_metric_ranks_first_and_the_inert_one_has_no_width() {
 /// setting in between can only lie within that span, as the in-time ratio 1 − B(c, 2) rises
 /// with c), and `inner` from 1,000 to 2,000 behind a limiter of at most 4 moves nothing: width
 /// exactly 0, not beyond noise. A `--resume` recomputes the same figures; `--no-sensitivity`
-/// skips them.
+/// skips them and removes their charts.
 #[test]
 fn a_tune_reports_the_swing_of_each_knob_over_its_range() {
     let dir = tempfile::tempdir().unwrap();
@@ -143,4 +143,8 @@ fn a_tune_reports_the_swing_of_each_knob_over_its_range() {
     assert!(skipped["sensitivity"].is_null(), "{skipped}");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("<h2>Sensitivity</h2>\n<p>Not estimated (<code>--no-sensitivity</code>).</p>"), "{html}");
+    // The charts of the sensitivity runs it did not make are gone with them.
+    for ext in ["png", "svg"] {
+        assert!(!out.join(format!("charts/sensitivity_api_in_time_ratio.{ext}")).exists(), "stale {ext} chart left");
+    }
 }

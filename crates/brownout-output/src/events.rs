@@ -32,6 +32,13 @@ struct Line<'a> {
     from: &'a str,
     to: &'a str,
     reason: &'a str,
+    /// The dependencies a layer scoped to dependencies sees (left out for a layer of every
+    /// call, so one-dependency logs keep their bytes).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    dependencies: &'a [String],
+    /// The service whose stack the layer belongs to (left out for the gateway's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service: Option<&'a str>,
 }
 
 /// Every run's events in one order: by time, then policy set order, then as they happened.
@@ -64,6 +71,8 @@ pub fn events_jsonl(result: &ScenarioResult) -> Result<Vec<u8>> {
             from: &e.from,
             to: &e.to,
             reason: &e.reason,
+            dependencies: &e.dependencies,
+            service: e.service.as_deref(),
         };
         serde_json::to_writer(&mut out, &line)?;
         out.push(b'\n');
@@ -102,7 +111,9 @@ fn when(e: &LayerEvent) -> String {
 
 fn place(e: &LayerEvent) -> String {
     let scope = if e.fleet { " (fleet)" } else { "" };
-    format!("{} #{} {}{scope}", e.instance, e.layer, e.kind)
+    let service = e.service.as_deref().map(|s| format!("{s}: ")).unwrap_or_default();
+    let deps = if e.dependencies.is_empty() { String::new() } else { format!(" [{}]", e.dependencies.join(", ")) };
+    format!("{service}{} #{} {}{deps}{scope}", e.instance, e.layer, e.kind)
 }
 
 /// What follows the first `shown` transitions of a log in a report: how many more the event

@@ -333,5 +333,25 @@ pub fn write(
         write_atomic(&p, &bytes)?;
         out.push(p);
     }
+    remove_other_tornadoes(dir, &tornadoes)?;
     Ok(out)
+}
+
+/// Remove the sensitivity charts in `dir/charts` other than `kept`: those of an earlier tune
+/// in this folder (`--resume --no-sensitivity`, or a metric no longer asked for), which would
+/// show sensitivity runs this tune did not make. The folder is locked and claimed for a tune,
+/// so every chart in it is one brownout wrote.
+fn remove_other_tornadoes(dir: &Path, kept: &[Rendered]) -> Result<()> {
+    let charts = dir.join("charts");
+    let Ok(entries) = std::fs::read_dir(&charts) else { return Ok(()) };
+    for e in entries {
+        let e = e.with_context(|| format!("listing {}", charts.display()))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".png").or_else(|| name.strip_suffix(".svg")) else { continue };
+        let other = stem.starts_with(crate::charts::tornado::STEM_PREFIX) && !kept.iter().any(|c| c.stem == stem);
+        if other && e.file_type().is_ok_and(|t| t.is_file()) {
+            std::fs::remove_file(e.path()).with_context(|| format!("removing {}", e.path().display()))?;
+        }
+    }
+    Ok(())
 }

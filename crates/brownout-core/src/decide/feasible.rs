@@ -25,6 +25,26 @@
 //! first did not: the bound is stated "with one call per request", and names the policy sets
 //! that may call more than once. There is no bound (and it says why) for a class with a
 //! fallback (which can answer at once), drawn local work, or a replica sped up (factor < 1).
+//!
+//! A class with a call plan (`calls`) is bounded by every dependency it cannot do without. A
+//! request is in time only when each **bounding group** of its plan has a call that answers
+//! in time: each required `Call` step is a group of one, so is each required call of an `All`
+//! group (its failure fails the request), and a `First` or `Quorum(k)` group whose calls are
+//! all required is one group (it needs at least one success). Optional calls, and groups with
+//! an optional call, bound nothing (their failure degrades the answer instead). So
+//!
+//! ```text
+//! p(t) = min over groups G of max over calls c in G of p_c(t)
+//! ```
+//!
+//! where a call of the first step starts at `t + w`, and `p_c` is the one-call formula above
+//! with its dependency's timeline; a call of a later step starts somewhere in
+//! `[t + w, t + d]`, so its `p_c` takes the least drift, error rate and slow-mode time of its
+//! dependency over that window, `(1 - min e) * F_base((d - w - hop - min extra) / min drift)`
+//! (0 when the dependency is unavailable throughout), which is at least its in-time
+//! probability wherever it starts. A minimum of upper bounds is an upper bound, whatever the
+//! calls' dependence. A plan calling a browned-out dependency required is thus bounded by it.
+//! A class with one call (no plan) is the formula above, with the one dependency.
 
 use std::path::Path;
 
@@ -33,7 +53,7 @@ use crate::metrics::decision::{Ceiling, Recommendation};
 use crate::model::Model;
 use crate::model::arrivals::{ArrivalGen, Rate};
 use crate::model::dependency::DependencyModel;
-use crate::scenario::{Arrivals, Cmp, Decide, Fallback, Latency, Mode, Scenario};
+use crate::scenario::{Arrivals, Cmp, Decide, Fallback, Join, Latency, Mode, Scenario, Step};
 
 /// Subintervals of Simpson's rule between two knots of the integrand (where drift, modes,
 /// error rate or arrival rate change slope): the integrand is smooth in between, so this is
@@ -46,6 +66,10 @@ const MAX_KNOTS: usize = 4096;
 
 /// Steps of the uniform grid used past [`MAX_KNOTS`].
 const UNIFORM_STEPS: usize = 1 << 16;
+
+/// At most this many of a dependency's knots are read for the window of a later step's
+/// call; beyond it the window takes the extremes over the whole run (still a bound).
+const WINDOW_KNOTS: usize = 256;
 
 /// Why no ceiling could be worked out: the scenario's dependency or arrivals do not build
 /// (a data file they name is missing or malformed). Its `Display` is the message alone; the
@@ -74,8 +98,8 @@ impl std::fmt::Display for CeilingError {
 
 impl std::error::Error for CeilingError {}
 
-/// The ceilings of `s`'s `decide` constraints, building the dependency's model from the
-/// scenario (`dir` resolves its data files, as `Model::build` does).
+/// The ceilings of `s`'s `decide` constraints, building the dependencies' models from the
+/// scenario (`dir` resolves their data files, as `Model::build` does).
 pub fn ceilings_at(s: &Scenario, dir: &Path) -> Result<Vec<Ceiling>, CeilingError> {
     match &s.decide {
         Some(d) => ceilings_for(s, d, dir),
@@ -88,7 +112,10 @@ pub fn ceilings_for(s: &Scenario, d: &Decide, dir: &Path) -> Result<Vec<Ceiling>
     if d.subject_to.is_empty() {
         return Ok(Vec::new());
     }
-    let dep = DependencyModel::build(s.primary(), s.seed, dir).map_err(CeilingError::Dependency)?;
+    let deps: Vec<DependencyModel> = (s.deps().iter())
+        .map(|d| DependencyModel::build(d, s.seed, dir))
+        .collect::<Result<_, _>>()
+        .map_err(CeilingError::Dependency)?;
     let arrivals: Vec<ArrivalGen> = s
         .classes
         .iter()
@@ -97,13 +124,13 @@ pub fn ceilings_for(s: &Scenario, d: &Decide, dir: &Path) -> Result<Vec<Ceiling>
                 .map_err(|reason| CeilingError::Arrivals { class: c.name.clone(), reason })
         })
         .collect::<Result<_, _>>()?;
-    Ok(ceilings(s, d, &dep, &arrivals))
+    Ok(ceilings(s, d, &deps, &arrivals))
 }
 
 /// `r` with the ceilings of the model's scenario (a run's recommendation).
 pub fn with_ceilings(mut r: Recommendation, model: &Model) -> Recommendation {
     if let Some(d) = &model.scenario().decide {
-        r.bounds = ceilings(model.scenario(), d, model.dependency(), model.arrivals());
+        r.bounds = ceilings(model.scenario(), d, model.deps(), model.arrivals());
     }
     r
 }
@@ -111,7 +138,7 @@ pub fn with_ceilings(mut r: Recommendation, model: &Model) -> Recommendation {
 /// For each `decide` constraint on a class's `in_time_ratio` (`>=` or `>`), the best value
 /// any policy set could reach (NaN where none can be computed, `why` says why), and whether
 /// the target lies beyond it. Other constraints get no entry.
-pub(crate) fn ceilings(s: &Scenario, d: &Decide, dep: &DependencyModel, arrivals: &[ArrivalGen]) -> Vec<Ceiling> {
+pub(crate) fn ceilings(s: &Scenario, d: &Decide, deps: &[DependencyModel], arrivals: &[ArrivalGen]) -> Vec<Ceiling> {
     let phases = crate::scenario::phases_of(s);
     let several = several_calls(s);
     let mut out = Vec::new();
@@ -124,7 +151,7 @@ pub(crate) fn ceilings(s: &Scenario, d: &Decide, dep: &DependencyModel, arrivals
             Some(p) => phases.iter().find(|x| x.name == p).map(|x| (x.start, x.end)),
         };
         let Some((a, b)) = span else { continue };
-        let (best, why) = match in_time_ceiling(s, dep, &arrivals[ci], ci, a, b) {
+        let (best, why) = match in_time_ceiling(s, deps, &arrivals[ci], ci, a, b) {
             Ok((best, weighting)) => {
                 let mut why = format!("with one call per request and no queueing{weighting}");
                 if !several.is_empty() {
@@ -159,7 +186,7 @@ pub(crate) fn ceilings(s: &Scenario, d: &Decide, dep: &DependencyModel, arrivals
 fn several_calls(s: &Scenario) -> Vec<String> {
     s.policies
         .iter()
-        .filter(|p| p.stack.iter().any(|l| l.policy.may_call_again()))
+        .filter(|p| p.stack.iter().any(|l| l.policy.facts().may_call_again))
         .map(|p| format!("\"{}\"", p.name))
         .collect()
 }
@@ -178,7 +205,7 @@ enum Weights {
 /// (text to append to the bound's description); `Err` says why there is none.
 pub(crate) fn in_time_ceiling(
     s: &Scenario,
-    dep: &DependencyModel,
+    deps: &[DependencyModel],
     arrivals: &ArrivalGen,
     ci: usize,
     a: Time,
@@ -196,25 +223,44 @@ pub(crate) fn in_time_ceiling(
         Some(Latency::Constant(w)) => w.ns(),
         Some(_) => return Err(format!("class \"{}\" draws its local work", c.name)),
     };
-    if let Some(r) = &s.primary().replicas
-        && r.slow.iter().any(|x| x.factor < 1.0)
-    {
+    let groups = bounding_groups(s, ci)?;
+    // The dependencies that bound, each once, in id order.
+    let mut used: Vec<usize> = groups.iter().flatten().map(|&(d, _)| d).collect();
+    used.sort_unstable();
+    used.dedup();
+    if used.iter().any(|&d| s.deps()[d].replicas.as_ref().is_some_and(|r| r.slow.iter().any(|x| x.factor < 1.0))) {
         return Err("a replica is sped up (factor < 1)".into());
     }
     let deadline = c.deadline.ns() as f64;
-    let hop = dep.least_hop() as f64;
-    let p = |t: Time| -> f64 {
+    let windows: Vec<Option<Window>> = (0..deps.len())
+        .map(|d| groups.iter().flatten().any(|&(x, first)| x == d && !first).then(|| Window::of(&deps[d])))
+        .collect();
+    let call = |d: usize, first: bool, t: Time| -> f64 {
+        let dep = &deps[d];
+        let hop = dep.least_hop() as f64;
         let at = t.saturating_add(work);
-        let extra = match dep.mode(at) {
-            Mode::Unavailable => return 0.0,
-            Mode::Slow(x) => x.ns() as f64,
-            Mode::Healthy => 0.0,
+        let (extra, error, drift) = if first {
+            let extra = match dep.mode(at) {
+                Mode::Unavailable => return 0.0,
+                Mode::Slow(x) => x.ns() as f64,
+                Mode::Healthy => 0.0,
+            };
+            (extra, dep.error_rate(at), dep.drift(at))
+        } else {
+            let w = windows[d].as_ref().expect("a window for each later call");
+            match w.least(dep, at, t.saturating_add(c.deadline.ns())) {
+                Some(least) => least,
+                None => return 0.0,
+            }
         };
         let room = deadline - work as f64 - hop - extra;
         if room < 0.0 {
             return 0.0;
         }
-        (1.0 - dep.error_rate(at)).clamp(0.0, 1.0) * dep.base_cdf(room / dep.drift(at))
+        (1.0 - error).clamp(0.0, 1.0) * dep.base_cdf(room / drift)
+    };
+    let p = |t: Time| -> f64 {
+        groups.iter().map(|g| g.iter().map(|&(d, first)| call(d, first, t)).fold(0.0, f64::max)).fold(1.0, f64::min)
     };
     let weights = if c.reload.is_some() {
         Weights::Unknown
@@ -242,19 +288,29 @@ pub(crate) fn in_time_ceiling(
     if b <= a {
         return Err("the span is empty".into());
     }
-    // Knots of the integrand, shifted back by the work (the call starts `work` after arrival).
-    let mut knots: Vec<Time> = dep.drift_knots();
-    knots.extend(dep.other_knots());
-    if let Some((period, duration)) = dep.periodic_edges()
-        && period > 0
-    {
-        let mut k = a / period * period;
-        while k < b.saturating_add(work) && knots.len() <= MAX_KNOTS {
-            knots.extend([k, k.saturating_add(duration)]);
-            k = k.saturating_add(period);
+    // Knots of the integrand, shifted back by the work (the call starts `work` after arrival)
+    // and, for a later step's call, by the deadline too (where its window's end meets one).
+    let mut knots: Vec<Time> = Vec::new();
+    for &d in &used {
+        let dep = &deps[d];
+        let late = groups.iter().flatten().any(|&(x, first)| x == d && !first);
+        let reach = if late { c.deadline.ns() } else { 0 };
+        let mut own: Vec<Time> = dep.drift_knots();
+        own.extend(dep.other_knots());
+        if let Some((period, duration)) = dep.periodic_edges()
+            && period > 0
+        {
+            let mut k = a / period * period;
+            while k < b.saturating_add(work).saturating_add(reach) && own.len() <= MAX_KNOTS {
+                own.extend([k, k.saturating_add(duration)]);
+                k = k.saturating_add(period);
+            }
+        }
+        knots.extend(own.iter().map(|k| k.saturating_sub(work)));
+        if late {
+            knots.extend(own.iter().map(|k| k.saturating_sub(work).saturating_sub(c.deadline.ns())));
         }
     }
-    let mut knots: Vec<Time> = knots.into_iter().map(|k| k.saturating_sub(work)).collect();
     if let Arrivals::PoissonProfile { points } = &c.arrivals {
         knots.extend(points.iter().map(|p| p.0.ns()));
     }
@@ -305,6 +361,104 @@ pub(crate) fn in_time_ceiling(
             }
             Ok((num / den, ""))
         }
+    }
+}
+
+/// The calls that bound class `ci`'s in-time ratio, as groups of (dependency id, whether
+/// the call is in the first step): a request is in time only if each group has a call that
+/// answers in time (the module docs give the rule). `Err` when no call bounds it.
+fn bounding_groups(s: &Scenario, ci: usize) -> Result<Vec<Vec<(usize, bool)>>, String> {
+    let c = &s.classes[ci];
+    if c.calls.is_empty() {
+        return Ok(vec![vec![(0, true)]]);
+    }
+    let id = |name: &str| s.deps().iter().position(|d| d.name == name);
+    let mut groups = Vec::new();
+    for (k, step) in c.calls.iter().enumerate() {
+        let first = k == 0;
+        match step {
+            Step::Call(d) => groups.extend(id(d).map(|d| vec![(d, first)])),
+            Step::Optional { .. } => {}
+            Step::Parallel { join: Join::All, calls } => {
+                let required = calls.iter().filter_map(|x| match x {
+                    Step::Call(d) => id(d),
+                    _ => None,
+                });
+                groups.extend(required.map(|d| vec![(d, first)]));
+            }
+            Step::Parallel { calls, .. } => {
+                let required: Option<Vec<usize>> = calls
+                    .iter()
+                    .map(|x| match x {
+                        Step::Call(d) => id(d),
+                        _ => None,
+                    })
+                    .collect();
+                groups.extend(required.map(|ds| ds.into_iter().map(|d| (d, first)).collect()));
+            }
+        }
+    }
+    if groups.is_empty() {
+        return Err(format!(
+            "class \"{}\" has no required call (an optional call's failure degrades the answer)",
+            c.name
+        ));
+    }
+    Ok(groups)
+}
+
+/// A dependency's knots, sorted, for the least drift, error rate and slow-mode time over a
+/// later call's window of start times.
+struct Window {
+    knots: Vec<Time>,
+}
+
+impl Window {
+    fn of(dep: &DependencyModel) -> Self {
+        let mut knots = dep.drift_knots();
+        knots.extend(dep.other_knots());
+        knots.sort_unstable();
+        knots.dedup();
+        Self { knots }
+    }
+
+    /// The least (slow-mode time, error rate, drift) over starts in `[x, y]` (ns), `None` when
+    /// the dependency is unavailable throughout. Between knots drift and error rate are
+    /// linear and the mode constant, so the extremes lie at the window's ends, its knots and
+    /// just before them; a periodic drift is at its least value in any window that meets a
+    /// period's quiet part or its burst (both are read). Past [`WINDOW_KNOTS`] knots in the
+    /// window, the whole run's knots are read instead (a smaller least, still a bound).
+    fn least(&self, dep: &DependencyModel, x: Time, y: Time) -> Option<(f64, f64, f64)> {
+        let (i, j) = (self.knots.partition_point(|&k| k <= x), self.knots.partition_point(|&k| k <= y));
+        let inside: &[Time] = if j - i > WINDOW_KNOTS { &self.knots } else { &self.knots[i..j] };
+        let mut at: Vec<Time> = vec![x, y];
+        at.extend(inside.iter().flat_map(|&k| [k.saturating_sub(1), k]).map(|k| k.clamp(x, y)));
+        if j - i > WINDOW_KNOTS {
+            at.extend(inside.iter().copied());
+        }
+        if let Some((period, duration)) = dep.periodic_edges()
+            && period > 0
+        {
+            // The part `x` is in, and the next edges if the window reaches them.
+            let first = x / period * period;
+            for k in [first, first.saturating_add(duration), first.saturating_add(period)] {
+                at.push(k.clamp(x, y));
+            }
+        }
+        let extra = at
+            .iter()
+            .filter_map(|&t| match dep.mode(t) {
+                Mode::Unavailable => None,
+                Mode::Slow(e) => Some(e.ns() as f64),
+                Mode::Healthy => Some(0.0),
+            })
+            .fold(f64::INFINITY, f64::min);
+        if extra.is_infinite() {
+            return None;
+        }
+        let error = at.iter().map(|&t| dep.error_rate(t)).fold(f64::INFINITY, f64::min);
+        let drift = at.iter().map(|&t| dep.drift(t)).fold(f64::INFINITY, f64::min);
+        Some((extra, error, drift))
     }
 }
 

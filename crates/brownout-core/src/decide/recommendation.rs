@@ -181,7 +181,14 @@ mod tests {
     use crate::scenario::Constraint;
 
     fn decide(value: f64) -> Decide {
-        let c = Constraint { class: Some("a".into()), metric: "in_time_ratio".into(), phase: None, op: Cmp::Ge, value };
+        let c = Constraint {
+            class: Some("a".into()),
+            dependency: None,
+            metric: "in_time_ratio".into(),
+            phase: None,
+            op: Cmp::Ge,
+            value,
+        };
         Decide { minimize: Some("share".into()), maximize: None, subject_to: vec![c] }
     }
 

@@ -7,7 +7,14 @@ fn rule(d: &Decide) -> Rule {
 }
 
 fn ge(v: f64) -> Constraint {
-    Constraint { class: Some("a".into()), metric: "in_time_ratio".into(), phase: None, op: Cmp::Ge, value: v }
+    Constraint {
+        class: Some("a".into()),
+        dependency: None,
+        metric: "in_time_ratio".into(),
+        phase: None,
+        op: Cmp::Ge,
+        value: v,
+    }
 }
 
 fn decide(cs: Vec<Constraint>) -> Decide {

@@ -70,6 +70,9 @@ pub struct Imported {
     pub snippets: Vec<Snippet>,
     /// Options with no equivalent.
     pub warnings: Vec<Warning>,
+    /// The dependencies of a service graph whose calls the layers apply to (`brownout import
+    /// --dependency`): written as each layer's `dependencies`. Empty: every call.
+    pub dependencies: Vec<String>,
 }
 
 impl Imported {
@@ -81,6 +84,7 @@ impl Imported {
             layers: Vec::new(),
             snippets: Vec::new(),
             warnings: Vec::new(),
+            dependencies: Vec::new(),
         }
     }
 
@@ -113,7 +117,7 @@ impl Imported {
         s += "[\n";
         for l in &self.layers {
             s += &format!("    // {}\n", l.what);
-            let classes = l.classes_ron();
+            let classes = l.classes_ron() + &dependencies_ron(&self.dependencies);
             if l.fields.is_empty() {
                 s += &format!("    (policy: {}(()){classes}),\n", l.policy);
                 continue;
@@ -152,6 +156,15 @@ impl OutLayer {
         let names: Vec<String> = self.classes.iter().map(|c| format!("{c:?}")).collect();
         format!(", classes: [{}]", names.join(", "))
     }
+}
+
+/// `, dependencies: ["a", ..]` when the layers are for some dependencies' calls only.
+fn dependencies_ron(dependencies: &[String]) -> String {
+    if dependencies.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = dependencies.iter().map(|d| format!("{d:?}")).collect();
+    format!(", dependencies: [{}]", names.join(", "))
 }
 
 /// RON text of a duration.

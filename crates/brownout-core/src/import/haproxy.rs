@@ -7,12 +7,16 @@
 //! settings from the last `defaults` section above it, or from the named one in `backend
 //! NAME from DEFAULTS`. Read: `timeout queue|connect|server` (a number of milliseconds, or
 //! with a unit `us ms s m h d`), `server NAME ADDR ... maxconn N maxqueue N`, `default-server
-//! maxconn N maxqueue N`. Every other directive is warned: a known one with why it has no
-//! equivalent, an unknown one as unknown.
+//! maxconn N maxqueue N`, `http-reuse never|safe|aggressive|always`, `retries N`, `retry-on` (whether `conn-failure` is among its
+//! keywords), `option redispatch [N]` and `no option redispatch`, and the number of `server`
+//! lines, and the health checks (`check`, `inter`, `fall`, `rise` on `server` and
+//! `default-server` lines, `timeout check`) as a `health_check` snippet for the dependency's
+//! `replicas:`. Every other directive is warned: a known one with why it has no equivalent, an
+//! unknown one as unknown.
 
 use super::ImportError;
 use super::Pos;
-use super::emit::{Field, Imported, OutLayer, dur};
+use super::emit::{Field, Imported, OutLayer, Snippet, dur};
 use crate::engine::Time;
 
 /// Section keywords: a line starting with one of them starts a section.
@@ -34,17 +38,11 @@ const SECTIONS: [&str; 13] = [
 
 /// Directives of a proxy section with no equivalent, and why.
 const WARNED: &[(&str, &str)] = &[
-    (
-        "retries",
-        "HAProxy retries connection failures only (`retry-on conn-failure` by default); a brownout call connects at once, so nothing is retried",
-    ),
     ("balance", "balancing across servers is the dependency's `replicas` (balancing) in brownout"),
     ("mode", "the model is HTTP requests and answers"),
-    ("option", "not modelled"),
     ("http-check", "health checks are not modelled"),
     ("http-request", "request rules are not modelled"),
     ("http-response", "response rules are not modelled"),
-    ("http-reuse", "connection reuse is not modelled: a call connects at once"),
     ("log", "observability only: nothing to simulate"),
     ("maxconn", "a proxy's own maxconn limits client connections: use the fleet's worker slots"),
     ("fullconn", "dynamic maxconn (minconn) is not modelled"),
@@ -54,11 +52,10 @@ const WARNED: &[(&str, &str)] = &[
 const OTHER_TIMEOUTS: &[(&str, &str)] = &[
     ("client", "the client side is the scenario's classes (their deadlines)"),
     ("http-request", "the client side is the scenario's classes"),
-    ("http-keep-alive", "idle connections are not modelled"),
+    ("http-keep-alive", "the client side's idle connections are the scenario's classes, not modelled"),
     ("client-fin", "the client side is the scenario's classes"),
     ("server-fin", "connection close is not modelled"),
     ("tunnel", "tunnels are not modelled"),
-    ("check", "health checks are not modelled"),
     ("tarpit", "tarpits are not modelled"),
 ];
 
@@ -176,7 +173,47 @@ struct Settings {
     /// Each server's (maxconn, maxqueue, where its line starts).
     servers: Vec<(Count, Count, Pos)>,
     default_server: (Count, Count),
+    /// `retries N`.
+    retries: Option<(u32, Pos, String)>,
+    /// Whether `retry-on` lists `conn-failure` (or `all-retryable-errors`), with where.
+    retry_on_conn: Option<(bool, Pos, String)>,
+    /// `option redispatch` (true) or `no option redispatch` (false).
+    redispatch: Option<(bool, Pos, String)>,
+    /// The health checks: `check` on a server line, with where.
+    check: Option<Pos>,
+    /// `inter`, `fall`, `rise` (server or default-server), `timeout check`: each value as RON
+    /// with where it is and its origin.
+    health: [Option<(String, Pos, String)>; 4],
+    /// `http-reuse`: the preset's variant, where its value is, and its origin.
+    reuse: Option<(&'static str, Pos, String)>,
 }
+
+/// The health check's settings: (HAProxy keyword, `HealthCheck` field).
+const HEALTH: [(&str, &str); 4] =
+    [("inter", "inter"), ("fall", "fall"), ("rise", "rise"), ("timeout check", "timeout")];
+
+/// Where a `health_check` snippet goes.
+const HEALTH_PLACE: &str =
+    "the dependency's `replicas:` (one replica per `server` line; checks take replicas out of the balancing)";
+
+/// `retry-on` keywords other than `conn-failure` and `none` (`doc/configuration.txt`,
+/// "retry-on"): layer-7 retries, which need the request kept for a replay.
+const L7_RETRY_ON: &[&str] = &[
+    "empty-response",
+    "junk-response",
+    "response-timeout",
+    "0rtt-rejected",
+    "404",
+    "408",
+    "425",
+    "429",
+    "500",
+    "501",
+    "502",
+    "503",
+    "504",
+    "all-retryable-errors",
+];
 
 const TIMEOUTS: [(&str, &str); 3] =
     [("queue", "timeout_queue"), ("connect", "timeout_connect"), ("server", "timeout_server")];
@@ -185,10 +222,69 @@ const TIMEOUTS: [(&str, &str); 3] =
 fn read(section: &Section, s: &mut Settings, out: &mut Imported) -> Result<(), ImportError> {
     for line in &section.lines {
         let key = line.words[0].1;
+        let word = |i: usize| line.words.get(i).map_or("", |w| w.1);
         match key {
+            "retries" => {
+                s.retries = Some((count(line, 1, "retries")?, line.at(1), out.origin(line.at(0), "retries")));
+            }
+            "retry-on" => {
+                // `src/proxy.c`, `proxy_parse_retry_on`: `none` clears the set, `conn-failure`
+                // (and `all-retryable-errors`, which includes it) keep connection retries.
+                let mut conn = false;
+                for i in 1..line.words.len() {
+                    match word(i) {
+                        "conn-failure" => conn = true,
+                        "none" => conn = false,
+                        other if L7_RETRY_ON.contains(&other) => {
+                            conn |= other == "all-retryable-errors";
+                            out.warn(
+                                line.at(i),
+                                &format!("retry-on {other}"),
+                                "layer-7 retries are not modelled: only connection failures are retried",
+                            );
+                        }
+                        other => {
+                            out.warn(line.at(i), &format!("retry-on {other}"), "unknown retry-on keyword: ignored")
+                        }
+                    }
+                }
+                s.retry_on_conn = Some((conn, line.at(0), out.origin(line.at(0), "retry-on")));
+            }
+            "option" | "no" if key == "option" || word(1) == "option" => {
+                let (at, name) = if key == "no" { (2, word(2)) } else { (1, word(1)) };
+                if name != "redispatch" {
+                    out.warn(line.at(0), key, "not modelled");
+                    continue;
+                }
+                let origin =
+                    out.origin(line.at(0), &format!("{} redispatch", if key == "no" { "no option" } else { "option" }));
+                // `src/cfgparse-listen.c`: `option redispatch 0` clears the option; any other
+                // interval changes only which retry of a one-server backend is redispatched.
+                let interval = match word(at + 1) {
+                    "" => -1,
+                    text => text.parse::<i64>().map_err(|_| ImportError {
+                        line: line.at(at + 1).line,
+                        col: line.at(at + 1).col,
+                        message: format!("option redispatch {text}: the interval must be a whole number"),
+                        ..ImportError::default()
+                    })?,
+                };
+                let on = key == "option" && interval != 0;
+                if on && interval != -1 {
+                    out.warn(
+                        line.at(at + 1),
+                        "option redispatch",
+                        "the interval is taken as -1 (the last retry): brownout redispatches every retry with several servers, none with one",
+                    );
+                }
+                s.redispatch = Some((on, line.at(0), origin));
+            }
             "timeout" => {
                 let what = line.words.get(1).map_or("", |w| w.1);
-                if let Some(k) = TIMEOUTS.iter().position(|t| t.0 == what) {
+                if what == "check" {
+                    let t = time(line, 2, "timeout check")?;
+                    s.health[3] = Some((dur(t), line.at(2), out.origin(line.at(0), "timeout check")));
+                } else if let Some(k) = TIMEOUTS.iter().position(|t| t.0 == what) {
                     let full = format!("timeout {what}");
                     let t = time(line, 2, &full)?;
                     s.timeouts[k] = Some((t, line.at(2), out.origin(line.at(0), &full)));
@@ -198,6 +294,26 @@ fn read(section: &Section, s: &mut Settings, out: &mut Imported) -> Result<(), I
                     out.warn(line.at(0), &format!("timeout {what}"), "unknown timeout: ignored");
                 }
             }
+            "http-reuse" => {
+                // `doc/configuration.txt`, "http-reuse { never | safe | aggressive | always }".
+                let text = line.words.get(1).map_or("", |w| w.1);
+                let variant = match text {
+                    "never" => "Never",
+                    "safe" => "Safe",
+                    "aggressive" => "Aggressive",
+                    "always" => "Always",
+                    _ => {
+                        let at = line.at(1);
+                        return Err(ImportError {
+                            line: at.line,
+                            col: at.col,
+                            message: format!("http-reuse {text}: expected never, safe, aggressive or always"),
+                            ..ImportError::default()
+                        });
+                    }
+                };
+                s.reuse = Some((variant, line.at(1), out.origin(line.at(0), "http-reuse")));
+            }
             "server" | "default-server" => {
                 let (mut conn, mut queue) = if key == "server" { (None, None) } else { s.default_server };
                 let mut i = if key == "server" { 3 } else { 1 };
@@ -205,8 +321,27 @@ fn read(section: &Section, s: &mut Settings, out: &mut Imported) -> Result<(), I
                     match line.words[i].1 {
                         "maxconn" => conn = Some((count(line, i + 1, "maxconn")?, line.at(i + 1))),
                         "maxqueue" => queue = Some((count(line, i + 1, "maxqueue")?, line.at(i + 1))),
-                        "check" | "inter" | "fall" | "rise" => {
-                            out.warn(line.at(i), line.words[i].1, "health checks are not modelled")
+                        "check" => s.check = s.check.or(Some(line.at(i))),
+                        "inter" => {
+                            let t = time(line, i + 1, "inter")?;
+                            s.health[0] = Some((dur(t), line.at(i + 1), out.origin(line.at(i), "inter")));
+                        }
+                        "fall" | "rise" => {
+                            let what = line.words[i].1;
+                            let n = count(line, i + 1, what)?;
+                            if n == 0 {
+                                // `src/check.c`, `srv_parse_check_rise` / `_fall`: "has to be > 0".
+                                let at = line.at(i + 1);
+                                let message = format!("{what} 0: has to be > 0, as HAProxy requires");
+                                return Err(ImportError {
+                                    line: at.line,
+                                    col: at.col,
+                                    message,
+                                    ..ImportError::default()
+                                });
+                            }
+                            let k = if what == "fall" { 1 } else { 2 };
+                            s.health[k] = Some((n.to_string(), line.at(i + 1), out.origin(line.at(i), what)));
                         }
                         other => out.warn(line.at(i), &format!("{key} {other}"), "not modelled: ignored"),
                     }
@@ -304,13 +439,57 @@ pub(crate) fn import(text: &str, name: Option<&str>, out: &mut Imported) -> Resu
             fields.push(Field { name: field, value: dur(*t), origin: origin.clone(), at: Some(*at) });
         }
     }
+    // A `retry-on` without `conn-failure` retries no connection: no retries, whatever
+    // `retries` says.
+    match (&s.retry_on_conn, &s.retries) {
+        (Some((false, at, origin)), _) => {
+            fields.push(Field { name: "retries", value: "0".into(), origin: origin.clone(), at: Some(*at) })
+        }
+        (_, Some((n, at, origin))) => {
+            fields.push(Field { name: "retries", value: n.to_string(), origin: origin.clone(), at: Some(*at) })
+        }
+        _ => {}
+    }
+    if let Some((true, at, origin)) = &s.redispatch {
+        fields.push(Field { name: "redispatch", value: "true".into(), origin: origin.clone(), at: Some(*at) });
+    }
+    if s.servers.len() > 1 {
+        let at = s.servers[0].2;
+        let origin = format!("{} server lines", s.servers.len());
+        fields.push(Field { name: "servers", value: s.servers.len().to_string(), origin, at: Some(at) });
+    }
+    let health: Vec<Field> = HEALTH
+        .iter()
+        .zip(&s.health)
+        .filter_map(|((_, name), v)| {
+            v.as_ref().map(|(value, at, origin)| Field {
+                name,
+                value: value.clone(),
+                origin: origin.clone(),
+                at: Some(*at),
+            })
+        })
+        .collect();
+    match s.check {
+        Some(_) => out.snippets.push(Snippet { field: "health_check", place: HEALTH_PLACE, fields: health }),
+        None => {
+            for ((key, _), v) in HEALTH.iter().zip(&s.health) {
+                if let Some((_, at, _)) = v {
+                    out.warn(*at, key, "no server has `check`: HAProxy runs no health check");
+                }
+            }
+        }
+    }
+    if let Some((variant, at, origin)) = &s.reuse {
+        fields.push(Field { name: "http_reuse", value: (*variant).into(), origin: origin.clone(), at: Some(*at) });
+    }
     if fields.is_empty() {
         // Nothing to model: an empty preset would pass every request untouched.
         return Err(ImportError {
             line: backend.at.line,
             col: backend.at.col,
             message: format!(
-                "backend \"{}\" sets neither a server maxconn nor timeout queue, connect or server: nothing to import",
+                "backend \"{}\" sets neither a server maxconn, timeout queue, connect or server, nor retries: nothing to import",
                 backend.name.unwrap_or("")
             ),
             ..ImportError::default()

@@ -77,13 +77,14 @@ const WARNED: &[(&str, &str)] = &[
     ("access_log", "observability only: nothing to simulate"),
     ("error_log", "observability only: nothing to simulate"),
     ("log_format", "observability only: nothing to simulate"),
-    ("proxy_connect_timeout", "bounds connection set-up, which a brownout call does at once: no effect"),
     ("proxy_send_timeout", "sending the request is instant in brownout: no effect"),
-    ("proxy_http_version", "connections are not modelled: a call connects at once"),
+    (
+        "proxy_http_version",
+        "not modelled: the upstream's `keepalive` is taken as given (nginx keeps upstream connections only over HTTP/1.1)",
+    ),
     ("proxy_set_header", "headers are not modelled"),
     ("proxy_buffering", "response buffering is not modelled"),
     ("keepalive_timeout", "client connections are not modelled"),
-    ("proxy_next_upstream_timeout", "not modelled: Retry has no bound on when a next try may start"),
     ("limit_req_log_level", "observability only: nothing to simulate"),
     ("limit_conn_log_level", "observability only: nothing to simulate"),
     ("limit_req_dry_run", "a dry run refuses nothing: leave the layer out"),
@@ -100,8 +101,10 @@ const READ: &[&str] = &[
     "upstream",
     "proxy_pass",
     "proxy_read_timeout",
+    "proxy_connect_timeout",
     "proxy_next_upstream",
     "proxy_next_upstream_tries",
+    "proxy_next_upstream_timeout",
     "limit_req",
     "limit_req_zone",
     "limit_req_status",
@@ -166,6 +169,32 @@ fn find_location<'a>(
 /// takes the inner value.
 fn innermost<'a>(levels: &[&'a [Directive]], key: &str) -> Option<&'a Directive> {
     levels.iter().rev().find_map(|l| l.iter().rev().find(|d| d.name() == key && d.block.is_none()))
+}
+
+/// An upstream block's `keepalive N`, `keepalive_timeout T` or `keepalive_requests N` as the
+/// `NginxUpstream` field it sets (ranges as `ngx_http_upstream_keepalive` and nginx's
+/// `ngx_conf_set_msec_slot` and `ngx_conf_set_num_slot` take them); None for any other
+/// directive.
+fn keepalive(d: &Directive, out: &Imported) -> Result<Option<Field>, ImportError> {
+    let key = d.name();
+    let name = match key {
+        "keepalive" => "keepalive",
+        "keepalive_timeout" => "keepalive_timeout",
+        "keepalive_requests" => "keepalive_requests",
+        _ => return Ok(None),
+    };
+    let w = d.arg(1).ok_or_else(|| error(d.at(), format!("{key} needs a value")))?;
+    let value = if key == "keepalive_timeout" {
+        let ms = msec(w, key)?;
+        if ms == 0 {
+            return Err(error(w.at, format!("{key} 0: brownout needs a time > 0")));
+        }
+        dur(ms * MILLISECOND)
+    } else {
+        // `keepalive 0` is refused by nginx ("invalid value"); so is a request limit of 0.
+        number(&w.text, w.at, key, 1, u64::from(u32::MAX))?.to_string()
+    };
+    Ok(Some(Field { name, value, origin: out.origin(d.at(), key), at: Some(w.at) }))
 }
 
 /// The `key` lines of the innermost level that has any (`limit_req`, `limit_conn`).
@@ -355,10 +384,15 @@ pub(crate) fn import(text: &str, name: Option<&str>, out: &mut Imported) -> Resu
     // The upstream: its servers' max_conns.
     let block = upstream.block.as_deref().expect("an upstream block");
     let mut servers: Vec<(Option<(u64, Pos)>, Pos)> = Vec::new();
+    let mut keep = Vec::new();
     for d in block {
+        if let Some(field) = keepalive(d, out)? {
+            keep.push(field);
+            continue;
+        }
         if d.name() != "server" {
             let why = match d.name() {
-                "keepalive" | "keepalive_timeout" | "keepalive_requests" => "idle connections are not modelled",
+                "keepalive_time" => "a connection's longest life is not modelled (1 h by default)",
                 "least_conn" | "ip_hash" | "hash" | "random" => {
                     "balancing across servers is the dependency's `replicas`"
                 }
@@ -438,6 +472,20 @@ pub(crate) fn import(text: &str, name: Option<&str>, out: &mut Imported) -> Resu
             at: Some(w.at),
         });
     }
+    if let Some(d) = innermost(&levels, "proxy_connect_timeout") {
+        let w = d.arg(1).ok_or_else(|| error(d.at(), "proxy_connect_timeout needs a time".into()))?;
+        let ms = msec(w, "proxy_connect_timeout")?;
+        if ms == 0 {
+            return Err(error(w.at, "proxy_connect_timeout 0: brownout needs a timeout > 0".into()));
+        }
+        fields.push(Field {
+            name: "proxy_connect_timeout",
+            value: dur(ms * MILLISECOND),
+            origin: out.origin(d.at(), "proxy_connect_timeout"),
+            at: Some(w.at),
+        });
+    }
+    fields.extend(keep);
     if let Some(d) = innermost(&levels, "proxy_next_upstream") {
         let mut kinds = Vec::new();
         let mut off = false;
@@ -474,6 +522,19 @@ pub(crate) fn import(text: &str, name: Option<&str>, out: &mut Imported) -> Resu
             origin: out.origin(d.at(), "proxy_next_upstream_tries"),
             at: Some(w.at),
         });
+    }
+    if let Some(d) = innermost(&levels, "proxy_next_upstream_timeout") {
+        let w = d.arg(1).ok_or_else(|| error(d.at(), "proxy_next_upstream_timeout needs a time".into()))?;
+        // 0, nginx's default, is no bound: nothing to write.
+        let ms = msec(w, "proxy_next_upstream_timeout")?;
+        if ms > 0 {
+            fields.push(Field {
+                name: "proxy_next_upstream_timeout",
+                value: dur(ms * MILLISECOND),
+                origin: out.origin(d.at(), "proxy_next_upstream_timeout"),
+                at: Some(w.at),
+            });
+        }
     }
     out.layers.push(OutLayer {
         policy: "NginxUpstream",

@@ -6,7 +6,7 @@
 //! [`summary`](super::summary), and one row in [`CATALOGUE`] (a test fails while a summary field
 //! has no row).
 
-use super::summary::{ClassSummary, RunSummary};
+use super::summary::{ClassSummary, DependencyFigures, RunSummary};
 
 /// Whether a metric is per class or per run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,6 +15,9 @@ pub enum Scope {
     Class,
     /// One value per run (per policy set).
     Run,
+    /// One value per dependency of a service graph (`dependencies[pricing]/amplification` in
+    /// sweeps and `decide`); these rows are in [`DEPENDENCY_METRICS`], not in [`CATALOGUE`].
+    Dependency,
 }
 
 /// What a metric's number counts or measures.
@@ -94,6 +97,8 @@ enum Read {
     Class(fn(&ClassSummary) -> f64),
     /// `None` where the run has no such part (no breaker, no limiter).
     Run(fn(&RunSummary) -> Option<f64>),
+    /// One dependency's figures (`summary.json`'s `dependencies` entry).
+    Dep(fn(&DependencyFigures) -> f64),
 }
 
 /// One metric.
@@ -120,6 +125,16 @@ impl Metric {
         match self.read {
             Read::Class(_) => Scope::Class,
             Read::Run(_) => Scope::Run,
+            Read::Dep(_) => Scope::Dependency,
+        }
+    }
+
+    /// The value of a per-dependency metric in one dependency's figures; `None` for a metric
+    /// of another scope.
+    pub fn read_dependency(&self, d: &DependencyFigures) -> Option<f64> {
+        match self.read {
+            Read::Dep(f) => Some(f(d)),
+            Read::Class(_) | Read::Run(_) => None,
         }
     }
 
@@ -129,6 +144,7 @@ impl Metric {
         match self.read {
             Read::Class(f) => class.map(f),
             Read::Run(f) => f(run),
+            Read::Dep(_) => None,
         }
     }
 
@@ -138,6 +154,7 @@ impl Metric {
         match self.read {
             Read::Class(f) => class.map(f),
             Read::Run(f) => Some(f(run).unwrap_or(0.0)),
+            Read::Dep(_) => None,
         }
     }
 
@@ -207,7 +224,12 @@ const fn class(
     direction: Direction,
     read: fn(&ClassSummary) -> f64,
 ) -> Metric {
-    Metric { name, field, unit, direction, csv: None, column: None, read: Read::Class(read) }
+    row(name, field, unit, direction, Read::Class(read))
+}
+
+/// A row outside the summary's CSV and tables, reading its value by `read`.
+const fn row(name: &'static str, field: &'static str, unit: Unit, direction: Direction, read: Read) -> Metric {
+    Metric { name, field, unit, direction, csv: None, column: None, read }
 }
 
 const fn run(
@@ -217,7 +239,7 @@ const fn run(
     direction: Direction,
     read: fn(&RunSummary) -> Option<f64>,
 ) -> Metric {
-    Metric { name, field, unit, direction, csv: None, column: None, read: Read::Run(read) }
+    row(name, field, unit, direction, Read::Run(read))
 }
 
 use Direction::{Higher, Lower, Neither};
@@ -310,6 +332,7 @@ pub static CATALOGUE: &[Metric] = &[
     class("cause_late", "causes.late", Count, Lower, |c| c.causes.late as f64),
     class("cause_unfinished", "causes.unfinished", Count, Lower, |c| c.causes.unfinished as f64),
     class("cause_no_live_upstream", "causes.no_live_upstream", Count, Lower, |c| c.causes.no_live_upstream as f64),
+    class("cause_connect_timeout", "causes.connect_timeout", Count, Lower, |c| c.causes.connect_timeout as f64),
     // Still out at the horizon within the deadline: not judged, so not in `requests`.
     class("in_flight_within_deadline", "in_flight_within_deadline", Count, Neither, |c| {
         c.in_flight_within_deadline as f64
@@ -429,6 +452,16 @@ pub static CATALOGUE: &[Metric] = &[
     }),
     run("pool_waiting_mean", "resources.pool_waiting_mean", Number, Lower, |r| Some(r.resources.pool_waiting_mean)),
     run("pool_hold_ms_mean", "resources.pool_hold_ms_mean", Ms, Lower, |r| Some(r.resources.pool_hold_ms_mean)),
+    // Connections with a life (absent without a pool `connect`).
+    run("connections_opened", "resources.connections.opened", Count, Lower, |r| {
+        r.resources.connections.as_ref().map(|c| c.opened as f64)
+    }),
+    run("connection_setup_ms_mean", "resources.connections.setup_ms_mean", Ms, Lower, |r| {
+        r.resources.connections.as_ref().map(|c| c.setup_ms_mean)
+    }),
+    run("connection_setup_share", "resources.connections.setup_share", Fraction, Lower, |r| {
+        r.resources.connections.as_ref().map(|c| c.setup_share)
+    }),
     // Limiter and bulkhead queues (absent without such a layer). Offered attempts describe the load.
     run("limiter_offered", "limiter_queue.offered", Count, Neither, |r| {
         r.limiter_queue.as_ref().map(|q| q.offered as f64)
@@ -573,12 +606,13 @@ pub fn table_columns() -> Vec<(&'static Metric, Column)> {
 
 /// The metric `name` of `scope`.
 pub fn find(scope: Scope, name: &str) -> Option<&'static Metric> {
-    CATALOGUE.iter().find(|m| m.scope() == scope && m.name == name)
+    of(scope).find(|m| m.name == name)
 }
 
 /// The metrics of `scope`, in catalogue order.
 pub fn of(scope: Scope) -> impl Iterator<Item = &'static Metric> {
-    CATALOGUE.iter().filter(move |m| m.scope() == scope)
+    let rows = if scope == Scope::Dependency { DEPENDENCY_METRICS } else { CATALOGUE };
+    rows.iter().filter(move |m| m.scope() == scope)
 }
 
 /// The names of the metrics of `scope`, comma-separated (for error messages).
@@ -586,24 +620,10 @@ pub fn names(scope: Scope) -> String {
     of(scope).map(|m| m.name).collect::<Vec<_>>().join(", ")
 }
 
-/// The metric a sweep names: `class/metric` per class, plain per run.
-pub fn by_path(path: &str) -> Option<&'static Metric> {
-    // A sweep metric may start with its phase (`brownout:authorize/goodput_ratio`).
-    let path = path.split_once(':').map_or(path, |(_, m)| m);
-    match path.split_once('/') {
-        Some((_, m)) => find(Scope::Class, m),
-        None => find(Scope::Run, path),
-    }
-}
-
-/// The value of a sweep's metric in `run` (see [`by_path`] and [`Metric::value`]); `None` for
-/// an unknown class or metric.
-pub fn value_of(run: &RunSummary, path: &str) -> Option<f64> {
-    match path.split_once('/') {
-        Some((class, m)) => find(Scope::Class, m)?.value(run, Some(run.classes.iter().find(|k| k.class == class)?)),
-        None => find(Scope::Run, path)?.value(run, None),
-    }
-}
+mod dependency;
+mod path;
+pub use dependency::{DEPENDENCY_METRICS, dependency_of, split_dependency};
+pub use path::{by_path, value_of};
 
 #[cfg(test)]
 mod tests;

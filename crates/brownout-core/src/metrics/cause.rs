@@ -35,10 +35,12 @@ pub enum Cause {
     /// No upstream server could take the attempt: a 502 (nginx's "no live upstreams", every
     /// server at `max_conns`; a layer with `refuse_as: BadGateway`).
     NoLiveUpstream,
+    /// A new connection's set-up ran past the pool's connect timeout.
+    ConnectTimeout,
 }
 
 /// Number of [`Cause`]s.
-const CAUSES: usize = 14;
+const CAUSES: usize = 15;
 
 /// Which kind of admission layer a stack layer is: where its refusals and queue waits count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +97,7 @@ impl CauseTally {
             late: n(Cause::Late),
             unfinished: n(Cause::Unfinished),
             no_live_upstream: n(Cause::NoLiveUpstream),
+            connect_timeout: n(Cause::ConnectTimeout),
         }
     }
 }
@@ -120,6 +123,7 @@ mod tests {
             Cause::Late,
             Cause::Unfinished,
             Cause::NoLiveUpstream,
+            Cause::ConnectTimeout,
         ];
         assert_eq!(all.len(), CAUSES);
         let mut t = CauseTally::default();
@@ -145,9 +149,10 @@ mod tests {
             c.late,
             c.unfinished,
             c.no_live_upstream,
+            c.connect_timeout,
         ];
-        assert_eq!(got, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
-        // 1 + 2 + ... + 14 = 14 x 15 / 2.
-        assert_eq!(c.total(), 105);
+        assert_eq!(got, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+        // 1 + 2 + ... + 15 = 15 x 16 / 2.
+        assert_eq!(c.total(), 120);
     }
 }

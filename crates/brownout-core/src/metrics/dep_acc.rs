@@ -93,6 +93,16 @@ pub(super) struct DepAcc {
     service: RunLat,
     time: RunLat,
     in_flight: Gauge,
+    /// The pool its calls take connections from (index into `GraphAcc::pools`), once told.
+    pool: Option<usize>,
+    /// Connection waits of its attempts (granted or given up), ns, summed, and their count.
+    conn_wait: (u64, u64),
+    /// Breaker layers scoped to it (per instance), and how many of them are open (a level
+    /// over all instances).
+    breakers: u32,
+    open: Gauge,
+    /// The kinds of the layers scoped to it, outermost first.
+    layers: Vec<&'static str>,
 }
 
 impl DepAcc {
@@ -107,6 +117,11 @@ impl DepAcc {
             service: RunLat::empty(),
             time: RunLat::empty(),
             in_flight: Gauge::new(0.0, warmup, f64::INFINITY),
+            pool: None,
+            conn_wait: (0, 0),
+            breakers: 0,
+            open: Gauge::new(0.0, warmup, f64::INFINITY),
+            layers: Vec::new(),
         }
     }
 
@@ -150,8 +165,17 @@ impl DepAcc {
         self.in_flight.set(now, to_f64(in_flight));
     }
 
-    /// The figures at `now` over `span` measured nanoseconds.
-    pub(super) fn figures(&mut self, name: &str, now: Time, span: f64) -> DependencyFigures {
+    /// The figures at `now` over `span` measured nanoseconds (`inst_span` instance-ns), the
+    /// pools' gauges being `pools`.
+    fn figures(
+        &mut self,
+        name: &str,
+        now: Time,
+        span: f64,
+        inst_span: f64,
+        pools: &mut [PoolAcc],
+    ) -> DependencyFigures {
+        let (wait_ns, waits) = self.conn_wait;
         DependencyFigures {
             name: name.to_string(),
             calls: self.calls,
@@ -163,7 +187,34 @@ impl DepAcc {
             peak_in_flight: self.in_flight.peak(now) as u64,
             mean_in_flight: self.in_flight.integral(now) / span,
             abandoned: self.abandoned,
+            pool_saturated_fraction: self.pool.map_or(f64::NAN, |p| pools[p].saturated(now) / inst_span),
+            pool_wait_ms_mean: if waits == 0 {
+                f64::NAN
+            } else {
+                wait_ns as f64 / waits as f64 / crate::engine::MILLISECOND as f64
+            },
+            layers: self.layers.iter().map(|k| k.to_string()).collect(),
+            breaker_open_fraction: if self.breakers == 0 {
+                f64::NAN
+            } else {
+                self.open.integral(now) / (inst_span * f64::from(self.breakers))
+            },
         }
+    }
+}
+
+/// One connection pool (the fleet's, or a dependency's own from `fleet.pools`): its
+/// connections out on each instance, saturated at its size.
+#[derive(Debug, Clone)]
+struct PoolAcc {
+    size: u32,
+    per_instance: Vec<Gauge>,
+}
+
+impl PoolAcc {
+    /// Instance-nanoseconds with every connection out, up to `now`.
+    fn saturated(&mut self, now: Time) -> f64 {
+        self.per_instance.iter_mut().map(|g| g.saturated(now) as f64).sum()
     }
 }
 
@@ -233,6 +284,57 @@ pub enum GraphEvent {
         /// The step's duration.
         ns: Time,
     },
+    /// Before any other: the calls to `dep` take connections from pool `pool` (0 the fleet's,
+    /// k `fleet.pools[k - 1]`) of `size` connections per instance.
+    UsesPool {
+        /// The dependency.
+        dep: u16,
+        /// The pool.
+        pool: u8,
+        /// Its connections per instance.
+        size: u32,
+    },
+    /// Pool `pool` on `instance` has `in_use` connections out after a change.
+    Pool {
+        /// When.
+        now: Time,
+        /// The gateway instance.
+        instance: u32,
+        /// The pool (as in `UsesPool`).
+        pool: u8,
+        /// Its connections out on the instance.
+        in_use: u32,
+    },
+    /// An attempt to `dep` of a request that arrived at `arrived` waited `waited` for a
+    /// connection (granted or given up).
+    ConnWait {
+        /// Its request's arrival.
+        arrived: Time,
+        /// The dependency.
+        dep: u16,
+        /// How long.
+        waited: Time,
+    },
+    /// Before any other: a policy layer of kind `kind` is scoped to `dep` (once per layer,
+    /// outermost first); `breaker`: a breaker, whose open time is counted.
+    LayerScoped {
+        /// The dependency.
+        dep: u16,
+        /// The layer's policy kind.
+        kind: &'static str,
+        /// The layer is a breaker.
+        breaker: bool,
+    },
+    /// On one instance, a breaker scoped to `dep` opened (`delta` 1) or stopped being open
+    /// (-1).
+    BreakerOpen {
+        /// When.
+        now: Time,
+        /// The dependency.
+        dep: u16,
+        /// +1 or -1.
+        delta: i8,
+    },
 }
 
 impl GraphEvent {
@@ -240,10 +342,16 @@ impl GraphEvent {
     /// phase's recorder takes those up to its end), its request's arrival for a call.
     pub fn at(&self) -> Time {
         match *self {
-            GraphEvent::Start { now, .. } | GraphEvent::End { now, .. } | GraphEvent::Cancelled { now, .. } => now,
+            GraphEvent::Start { now, .. }
+            | GraphEvent::End { now, .. }
+            | GraphEvent::Cancelled { now, .. }
+            | GraphEvent::Pool { now, .. }
+            | GraphEvent::BreakerOpen { now, .. } => now,
             GraphEvent::Call { arrived, .. }
             | GraphEvent::CallEnded { arrived, .. }
-            | GraphEvent::StepDecided { arrived, .. } => arrived,
+            | GraphEvent::StepDecided { arrived, .. }
+            | GraphEvent::ConnWait { arrived, .. } => arrived,
+            GraphEvent::UsesPool { .. } | GraphEvent::LayerScoped { .. } => 0,
         }
     }
 }
@@ -260,6 +368,9 @@ pub(super) struct GraphAcc {
     calls: Vec<Vec<CallAcc>>,
     /// Per class, the summed latency (ns) of its measured finished requests.
     time: Vec<u64>,
+    /// The connection pools the dependencies use, by pool number (`GraphEvent::UsesPool`).
+    pools: Vec<PoolAcc>,
+    warmup: Time,
 }
 
 impl GraphAcc {
@@ -272,7 +383,19 @@ impl GraphAcc {
             causes: vec![vec![CauseTally::default(); names.len() + 1]; plans.len()],
             calls: plans.iter().map(|p| p.iter().cloned().map(CallAcc::new).collect()).collect(),
             time: vec![0; plans.len()],
+            pools: Vec::new(),
+            warmup,
         }
+    }
+
+    /// Pool `pool`'s gauge on `instance` (grown as instances appear).
+    fn pool_gauge(&mut self, pool: u8, instance: u32) -> &mut Gauge {
+        let p = &mut self.pools[pool as usize];
+        if p.per_instance.len() <= instance as usize {
+            let g = Gauge::new(0.0, self.warmup, f64::from(p.size));
+            p.per_instance.resize(instance as usize + 1, g);
+        }
+        &mut p.per_instance[instance as usize]
     }
 
     /// Count `e`, measured from `warmup`.
@@ -286,7 +409,27 @@ impl GraphAcc {
             GraphEvent::Cancelled { now, dep, in_flight } => {
                 self.deps[dep as usize].cancelled(now, measured, in_flight)
             }
+            GraphEvent::UsesPool { dep, pool, size } => {
+                if self.pools.len() <= pool as usize {
+                    self.pools.resize(pool as usize + 1, PoolAcc { size: 0, per_instance: Vec::new() });
+                }
+                self.pools[pool as usize].size = size;
+                self.deps[dep as usize].pool = Some(pool as usize);
+            }
+            GraphEvent::Pool { now, instance, pool, in_use } => {
+                self.pool_gauge(pool, instance).set(now, f64::from(in_use))
+            }
+            GraphEvent::LayerScoped { dep, kind, breaker } => {
+                let d = &mut self.deps[dep as usize];
+                d.layers.push(kind);
+                d.breakers += u32::from(breaker);
+            }
+            GraphEvent::BreakerOpen { now, dep, delta } => self.deps[dep as usize].open.add(now, f64::from(delta)),
             _ if !measured => {}
+            GraphEvent::ConnWait { dep, waited, .. } => {
+                let w = &mut self.deps[dep as usize].conn_wait;
+                *w = (w.0 + waited, w.1 + 1);
+            }
             GraphEvent::Call { dep, attempts, .. } => self.deps[dep as usize].call(attempts),
             GraphEvent::CallEnded { class, call, outcome, .. } => self.calls[class][call as usize].ended(outcome),
             GraphEvent::StepDecided { class, call, ns, .. } => self.calls[class][call as usize].decided(ns),
@@ -315,8 +458,15 @@ impl GraphAcc {
     }
 
     /// Each dependency's figures, with each class's causes by dependency and per-call figures
-    /// written into `classes`, at `now` over `span` measured nanoseconds.
-    pub(super) fn figures(&mut self, now: Time, span: f64, classes: &mut [ClassSummary]) -> Vec<DependencyFigures> {
+    /// written into `classes`, at `now` over `span` measured nanoseconds (`inst_span`
+    /// instance-nanoseconds).
+    pub(super) fn figures(
+        &mut self,
+        now: Time,
+        span: f64,
+        inst_span: f64,
+        classes: &mut [ClassSummary],
+    ) -> Vec<DependencyFigures> {
         for (k, c) in classes.iter_mut().enumerate().filter(|(k, _)| *k < self.causes.len()) {
             let names = self.names.iter().map(|n| Some(n.clone())).chain([None]);
             c.causes_by_dependency = names
@@ -326,6 +476,7 @@ impl GraphAcc {
                 .collect();
             c.calls = self.calls[k].iter().map(|call| call.figures(self.time[k])).collect();
         }
-        self.deps.iter_mut().zip(&self.names).map(|(d, name)| d.figures(name, now, span)).collect()
+        let pools = &mut self.pools;
+        self.deps.iter_mut().zip(&self.names).map(|(d, name)| d.figures(name, now, span, inst_span, pools)).collect()
     }
 }

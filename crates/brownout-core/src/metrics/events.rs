@@ -47,6 +47,11 @@ pub struct LayerEvent {
     pub to: String,
     /// Why, with the figures of the decision (`Policy::reason`).
     pub reason: String,
+    /// The dependencies the layer is scoped to (its `dependencies`; empty for a layer of
+    /// every call, as in every one-dependency scenario).
+    pub dependencies: Vec<String>,
+    /// The service whose stack the layer belongs to; `None` for the gateway's own stack.
+    pub service: Option<String>,
 }
 
 /// The events one run kept, and how many it left out past its bound.

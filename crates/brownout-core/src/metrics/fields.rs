@@ -65,6 +65,10 @@ const GRAPH_LISTS: &[(&str, &[&str])] = &[
             "peak_in_flight",
             "mean_in_flight",
             "abandoned",
+            "pool_saturated_fraction",
+            "pool_wait_ms_mean",
+            "breaker_open_fraction",
+            "layers",
         ],
     ),
 ];
@@ -76,10 +80,12 @@ fn scope_of_list(list: &str) -> Scope {
 
 /// The rows of one graph list: the list, then each of its items' fields (`list[].field`).
 fn list_rows(root: &Value, list: &str, items: &[&str]) -> String {
-    let text = format!(
-        "{} Not a metric: one entry per dependency or call, with a service graph only.",
-        sentence(&meaning(root, list))
-    );
+    let why = if list == "dependencies" {
+        "Not a run's metric: one entry per dependency, with a service graph only; sweeps, `decide` and `diff` name an entry's figures `dependencies[NAME]/metric`, with the names in the second column."
+    } else {
+        "Not a metric: one entry per dependency or call, with a service graph only."
+    };
+    let text = format!("{} {why}", sentence(&meaning(root, list)));
     let mut out = format!("| `{list}` | – | | | | {} |\n", cell(&text));
     let item = object(
         root,
@@ -87,7 +93,17 @@ fn list_rows(root: &Value, list: &str, items: &[&str]) -> String {
     );
     for field in items {
         let doc = item.and_then(|o| o.get("properties")?.get(*field)?.get("description")?.as_str()).unwrap_or("");
-        out.push_str(&format!("| `{list}[].{field}` | – | | | | {} |\n", cell(doc)));
+        // The per-dependency metrics read from this field (`total_ms` gives `total_p95_ms`, ..).
+        let named: Vec<String> = if list == "dependencies" {
+            catalogue::of(Scope::Dependency)
+                .filter(|m| m.field == *field || m.field.starts_with(&format!("{field}.")))
+                .map(|m| format!("`{}`", m.name))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let name = if named.is_empty() { "–".to_string() } else { named.join(", ") };
+        out.push_str(&format!("| `{list}[].{field}` | {name} | | | | {} |\n", cell(doc)));
     }
     out
 }
@@ -163,7 +179,10 @@ mod tests {
         assert_eq!(meaning(class.as_value(), "latency_ms.p95"), "95th percentile.");
         assert!(meaning(class.as_value(), "fallback_answers.cost").starts_with("Their cost: uses times"));
         // The graph lists' items are read through the list's `items` (summary/deps.rs).
-        assert!(md.contains("| `dependencies[].attempts` | – | | | | Attempts sent to it"), "{md}");
+        assert!(md.contains("| `dependencies[].attempts` | `attempts` | | | | Attempts sent to it"), "{md}");
+        // A latency block names every per-dependency figure read from it.
+        assert!(md.contains("| `dependencies[].total_ms` | `total_mean_ms`, `total_p50_ms`, `total_p95_ms`"), "{md}");
+        assert!(md.contains("| `dependencies[].name` | – |"), "{md}");
         assert!(md.contains("| `causes_by_dependency[].dependency` | – | | | | The dependency whose call"), "{md}");
     }
 }

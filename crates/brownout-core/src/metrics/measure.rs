@@ -11,6 +11,8 @@ pub struct Measure<'a> {
     pub phase: Option<&'a str>,
     /// Class for per-class metrics.
     pub class: Option<&'a str>,
+    /// Dependency for per-dependency metrics (`dependencies[pricing]/amplification`).
+    pub dependency: Option<&'a str>,
     /// The catalogue row.
     pub metric: &'static Metric,
 }
@@ -25,19 +27,27 @@ pub enum ObjectiveRef<'a> {
 }
 
 impl<'a> ObjectiveRef<'a> {
-    /// Parse `[phase:][class/]metric`; a bare name that is no run-level metric is an axis name.
+    /// Parse `[phase:][class/]metric` or `[phase:]dependencies[NAME]/metric`; a bare name that
+    /// is no run-level metric is an axis name.
     pub fn parse(written: &'a str) -> Result<ObjectiveRef<'a>, ObjectiveError> {
         let (phase, rest) = match written.split_once(':') {
             Some((p, r)) => (Some(p), r),
             None => (None, written),
         };
+        if let Some((dependency, name)) = catalogue::split_dependency(rest) {
+            let metric = catalogue::find(Scope::Dependency, name).ok_or_else(|| ObjectiveError::Unknown {
+                metric: name.to_string(),
+                expected: catalogue::names(Scope::Dependency),
+            })?;
+            return Ok(ObjectiveRef::Metric(Measure { phase, class: None, dependency: Some(dependency), metric }));
+        }
         let (class, name) = match rest.split_once('/') {
             Some((c, m)) => (Some(c), m),
             None => (None, rest),
         };
         let scope = if class.is_some() { Scope::Class } else { Scope::Run };
         match catalogue::find(scope, name) {
-            Some(metric) => Ok(ObjectiveRef::Metric(Measure { phase, class, metric })),
+            Some(metric) => Ok(ObjectiveRef::Metric(Measure { phase, class, dependency: None, metric })),
             None if phase.is_none() && class.is_none() && catalogue::find(Scope::Class, name).is_none() => {
                 Ok(ObjectiveRef::Axis(name))
             }
@@ -98,7 +108,7 @@ impl std::fmt::Display for ObjectiveError {
 impl std::error::Error for ObjectiveError {}
 
 impl<'a> Measure<'a> {
-    /// Written as sweep metrics are: `[phase:][class/]metric`.
+    /// Written as sweep metrics are: `[phase:][class/]metric`, `[phase:]dependencies[NAME]/metric`.
     pub fn path(&self) -> String {
         let mut s = String::new();
         if let Some(p) = self.phase {
@@ -108,6 +118,9 @@ impl<'a> Measure<'a> {
         if let Some(c) = self.class {
             s.push_str(c);
             s.push('/');
+        }
+        if let Some(d) = self.dependency {
+            s.push_str(&format!("dependencies[{d}]/"));
         }
         s.push_str(self.metric.name);
         s
@@ -120,6 +133,9 @@ impl<'a> Measure<'a> {
             None => whole,
             Some(p) => phase(p)?,
         };
+        if let Some(d) = self.dependency {
+            return self.metric.read_dependency(catalogue::dependency_of(run, d)?).filter(|v| !v.is_nan());
+        }
         let class = match self.class {
             None => None,
             Some(c) => Some(run.classes.iter().find(|k| k.class == c)?),

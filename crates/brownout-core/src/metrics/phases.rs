@@ -48,6 +48,9 @@ pub trait Record {
     fn dep_end(&mut self, now: Time, timing: Option<(Time, Time)>, abandoned: bool, in_flight: u64);
     /// An abandoned call was cancelled at the dependency (see [`Recorder::dep_cancelled`]).
     fn dep_cancelled(&mut self, now: Time, in_flight: u64);
+    /// A pool opened a new connection whose set-up takes `setup` (ns; the connect timeout
+    /// for one that fails).
+    fn connection_opened(&mut self, now: Time, setup: Time);
     /// A request finished (see [`Finished`]) in a run with a service graph, its cause to be
     /// put on `blame`'s dependency; it counts in the phase it arrived in.
     fn finish_blamed(&mut self, f: Finished, blame: Blame);
@@ -257,6 +260,11 @@ impl Record for Recorders {
     fn dep_cancelled(&mut self, now: Time, in_flight: u64) {
         self.all.dep_cancelled(now, in_flight);
         self.upto(now, |r| r.dep_cancelled(now, in_flight));
+    }
+
+    fn connection_opened(&mut self, now: Time, setup: Time) {
+        self.all.connection_opened(now, setup);
+        self.upto(now, |r| r.connection_opened(now, setup));
     }
 
     #[inline]

@@ -143,6 +143,9 @@ pub struct Recorder {
     pool_waiting: Vec<Gauge>,
     /// Pool connections taken after warm-up.
     conns_taken: u64,
+    /// New connections opened after warm-up and their set-up time (ns), once a pool with a
+    /// `connect` opened one (None before: no connection figures).
+    opened: Option<(u64, f64)>,
     /// Per-window in-time ratios judged for recovery and time degraded.
     track: Option<Tracker>,
     /// A service graph's figures (empty without one).
@@ -187,6 +190,7 @@ impl Recorder {
             bulkhead_queue: QueueAcc::default(),
             pool_waiting: vec![Gauge::new(0.0, warm, f64::INFINITY); n],
             conns_taken: 0,
+            opened: None,
             track: s.recovery.map(|r| Tracker::new(r, s.window, warm, &s.deadlines, spans)),
             graph: GraphAcc::default(),
             s,
@@ -239,87 +243,6 @@ impl Recorder {
     /// Time-series rows held in memory (0 between windows with a sink).
     pub fn rows_held(&self) -> usize {
         self.win.held()
-    }
-
-    /// Summarise at the horizon.
-    pub fn summary(&mut self, now: Time, events: u64, in_flight_at_end: u64) -> RunSummary {
-        let span = (now.max(self.s.warmup + 1) - self.s.warmup) as f64;
-        let secs = span / SECOND as f64;
-        let costs = self.s.costs;
-        let mut classes: Vec<ClassSummary> = self
-            .classes
-            .iter_mut()
-            .zip(&self.s.classes)
-            .zip(&self.s.fallbacks)
-            .map(|((c, name), &f)| c.summary(name, secs, costs, f))
-            .collect();
-        if let Some(t) = &mut self.track {
-            t.tick(now);
-            for (k, c) in classes.iter_mut().enumerate() {
-                (c.degraded_fraction, c.degraded_entries) = t.whole(k);
-            }
-        }
-        let n = self.s.instances as f64;
-        let inst_span = span * n;
-        let pool_integral = Self::fleet_integral(&mut self.pool, now);
-        let resources = ResourceSummary {
-            workers: occupancy(&mut self.workers, self.s.slots, now, inst_span),
-            pool: occupancy(&mut self.pool, self.s.connections, now, inst_span),
-            pool_waiting_mean: Self::fleet_integral(&mut self.pool_waiting, now) / inst_span,
-            pool_hold_ms_mean: if self.conns_taken == 0 {
-                f64::NAN
-            } else {
-                pool_integral / self.conns_taken as f64 / MILLISECOND as f64
-            },
-        };
-        let breaker = self.s.has_breaker.then(|| BreakerSummary {
-            transitions: self.transitions,
-            transitions_per_min: self.transitions as f64 / (secs / 60.0),
-            open_fraction: self.open.integral(now) / inst_span,
-            half_open_fraction: self.half_open.integral(now) / inst_span,
-            cycles: self.cycles,
-        });
-        let limit = self.s.has_limit.then(|| LimitSummary {
-            mean: self.limit_sum.integral(now) / inst_span,
-            min: self.limit_sum.low(now) / n,
-            max: self.limit_sum.peak(now) / n,
-        });
-        let business_cost = classes.iter().map(|c| c.business_cost).sum();
-        let dependencies = self.graph.figures(now, span, &mut classes);
-        RunSummary {
-            policy: self.s.policy.clone(),
-            classes,
-            dependency: DependencySummary {
-                calls: self.dep_calls,
-                calls_per_s: self.dep_calls as f64 / secs,
-                peak_in_flight: self.dep_in_flight.peak(now) as u64,
-                latency_ms: self.dep_latency.stats(),
-                queue_wait_ms: self.dep_wait.stats(),
-                time_ms: self.dep_time.stats(),
-                throughput_cv: self.win.throughput_cv(),
-                abandoned: self.dep_abandoned,
-                cancelled: self.dep_cancelled,
-                mean_in_flight: self.dep_in_flight.integral(now) / span,
-                found_in_flight: self.found_in_flight.clone(),
-            },
-            dependencies,
-            breaker,
-            limit,
-            limiter_queue: self.s.has_limiter.then(|| self.limiter_queue.summary()),
-            bulkhead_queue: self.s.has_bulkhead.then(|| self.bulkhead_queue.summary()),
-            resources,
-            amplification: if self.requests_calling == 0 {
-                f64::NAN
-            } else {
-                self.calls_by_requests as f64 / self.requests_calling as f64
-            },
-            business_cost,
-            per_instance: self.per_instance.iter().map(Tally::outcomes).collect(),
-            events,
-            in_flight_at_end,
-            // The world's state at the horizon, which it fills in (`world::backlog`).
-            backlog_at_end: Backlog::default(),
-        }
     }
 }
 
@@ -530,6 +453,14 @@ impl Record for Recorder {
         self.dep_in_flight.set(now, to_f64(in_flight));
     }
 
+    fn connection_opened(&mut self, now: Time, setup: Time) {
+        let (opened, total) = self.opened.get_or_insert((0, 0.0));
+        if now >= self.s.warmup {
+            *opened += 1;
+            *total += to_f64(setup);
+        }
+    }
+
     fn set_graph(&mut self, names: &[String], plans: &[Vec<PlanCallInfo>]) {
         self.graph = GraphAcc::new(names, plans, self.s.warmup);
     }
@@ -634,17 +565,7 @@ impl Record for Recorder {
     }
 }
 
-/// Occupancy of one resource kind over `inst_span` instance-nanoseconds up to `now`.
-fn occupancy(gs: &mut [Gauge], cap: u32, now: Time, inst_span: f64) -> Occupancy {
-    let integral: f64 = gs.iter_mut().map(|g| g.integral(now)).sum();
-    let sat: f64 = gs.iter_mut().map(|g| g.saturated(now) as f64).sum();
-    Occupancy {
-        capacity: cap as u64,
-        mean: integral / inst_span,
-        peak: gs.iter_mut().map(|g| g.peak(now) as u64).max().unwrap_or(0),
-        saturated_fraction: sat / inst_span,
-    }
-}
+mod summarize;
 
 #[cfg(test)]
 mod tests;

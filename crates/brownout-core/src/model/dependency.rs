@@ -174,6 +174,8 @@ pub struct DependencyModel {
     hop: DelayDist,
     /// When abandoned calls are cancelled: the time (ns) the cancel takes to arrive.
     pub(crate) cancel_delay: Option<Time>,
+    /// The body's transfer time (ns) after the first byte (the scenario's `transfer`).
+    pub(crate) transfer: Time,
     latency_draws: Counter,
     error_draws: Counter,
     /// Mixed into the labels of its draws: 0 for the one `dependency`, a hash of the name for
@@ -192,12 +194,15 @@ pub struct CallPlan {
     pub hop: Time,
     /// The answer is an error (503).
     pub error: bool,
+    /// The body's transfer after the first byte: it delays the caller and holds no server.
+    pub transfer: Time,
 }
 
 impl CallPlan {
-    /// Time from service start to the answer reaching the caller: service plus the hop.
+    /// Time from service start to the answer's last byte reaching the caller: service, the
+    /// hop and the body's transfer.
     pub fn latency(&self) -> Time {
-        self.service.saturating_add(self.hop)
+        self.service.saturating_add(self.hop).saturating_add(self.transfer)
     }
 }
 
@@ -271,6 +276,7 @@ impl DependencyModel {
             sharing: d.capacity.as_ref().and_then(super::sharing::ShareRule::of),
             hop: DelayDist::build(&d.hop, seed, HOP ^ salt, dir)?,
             cancel_delay: d.cancellation.delay(),
+            transfer: d.transfer.ns(),
             latency_draws: Counter::new(seed, LATENCY ^ salt),
             error_draws: Counter::new(seed, ERRORS ^ salt),
             salt,
@@ -356,14 +362,14 @@ impl DependencyModel {
         let key = (class << 48) ^ index;
         let hop = self.hop.at(key, attempt);
         match self.mode(now) {
-            Mode::Unavailable => CallPlan { service: 0, hop, error: true },
+            Mode::Unavailable => CallPlan { service: 0, hop, error: true, transfer: 0 },
             mode => {
                 let base = self.base.sample(&mut self.latency_draws.rng(key, attempt)) * self.drift(now) * factor;
                 // A slow mode slows the server: its extra time is service time.
                 let extra = if let Mode::Slow(d) = mode { d.ns() } else { 0 };
                 let error = !self.never_errors && self.error_draws.f64(key, attempt) < self.error_rate.at(now);
                 let service = (base.clamp(0.0, 1.0e15) as Time).saturating_add(extra);
-                CallPlan { service, hop, error }
+                CallPlan { service, hop, error, transfer: self.transfer }
             }
         }
     }
@@ -399,6 +405,7 @@ mod tests {
             replicas: None,
             cancellation: Default::default(),
             service: None,
+            transfer: Default::default(),
         };
         let m = DependencyModel::build(&d, 1, Path::new(".")).expect("builds");
         // [0, 2 s) of every 10 s is slow; 2 s itself and 9.999 s are not; 10 s starts a cycle.
@@ -425,6 +432,7 @@ mod tests {
             replicas: None,
             cancellation: Default::default(),
             service: None,
+            transfer: Default::default(),
         };
         DependencyModel::build(&d, 7, Path::new(".")).expect("builds")
     }

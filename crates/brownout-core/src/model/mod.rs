@@ -8,9 +8,11 @@
 
 pub(crate) mod arrivals;
 pub(crate) mod catalogue;
+pub(crate) mod connlife;
 pub(crate) mod dependency;
 pub(crate) mod fallback;
 pub(crate) mod graph;
+pub(crate) mod health;
 pub(crate) mod outlier;
 pub mod records;
 pub(crate) mod server;
@@ -60,6 +62,9 @@ pub struct Model {
     arrivals: Vec<arrivals::ArrivalGen>,
     /// Policy plugins registered by the program (none for the `brownout` binary).
     plugins: Plugins,
+    /// Per pool (0 the fleet's `pool`, k `fleet.pools[k - 1]`), its connection life; None
+    /// where connections are ready at once and reused forever.
+    conns: Vec<Vec<Option<connlife::ConnLife>>>,
 }
 
 /// The scenario with every preset stack layer (`DotnetStandard`) replaced by the layers it
@@ -136,6 +141,9 @@ impl Model {
             .map(|c| c.work.as_ref().map(|w| LatencyDist::build(w, dir)).transpose())
             .collect::<Result<Vec<_>, _>>()
             .map_err(BuildError::Input)?;
+        // Before the presets are expanded: a proxy preset's rules for its pools are its own.
+        let base = connlife::ConnLife::build_all(scenario, seed, dir).map_err(BuildError::Input)?;
+        let conns = scenario.policies.iter().map(|set| connlife::ConnLife::for_set(&base, scenario, set)).collect();
         let scenario = &expand_presets(scenario);
         for p in &scenario.policies {
             if p.stack.len() > MAX_LAYERS {
@@ -161,6 +169,7 @@ impl Model {
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(BuildError::Input)?,
             plugins,
+            conns,
         })
     }
 }
@@ -183,6 +192,9 @@ impl Model {
             deps: self.deps.iter().map(|d| d.reseeded(seed)).collect(),
             overhead: self.overhead.reseeded(seed, OVERHEAD),
             unwind: self.unwind.as_ref().map(|u| u.reseeded(seed, UNWIND)),
+            conns: (self.conns.iter())
+                .map(|set| set.iter().map(|c| c.as_ref().map(|c| c.reseeded(seed))).collect())
+                .collect(),
             ..self.clone()
         }
     }
@@ -197,18 +209,33 @@ impl Model {
         &self.deps[0]
     }
 
+    /// Every dependency's behaviour, in `Scenario::deps` order.
+    pub(crate) fn deps(&self) -> &[DependencyModel] {
+        &self.deps
+    }
+
+    /// Pool `p`'s connection life (0 the fleet's `pool`, k `fleet.pools[k - 1]`) in the runs
+    /// of policy set `set`, if it has one.
+    pub(crate) fn conn_life(&self, set: usize, p: usize) -> Option<&connlife::ConnLife> {
+        self.conns.get(set).and_then(|s| s.get(p)).and_then(Option::as_ref)
+    }
+
     /// Dependency `d`'s behaviour (an id: index into `Scenario::deps`).
     pub(crate) fn dep(&self, d: u16) -> &DependencyModel {
         &self.deps[d as usize]
     }
 
-    /// How calls from `instance` fail at `now`, if it is cut off from the dependency.
-    pub(crate) fn partition(&self, instance: u32, now: Time) -> Option<PartitionMode> {
+    /// How calls from `instance` to dependency `dep` fail at `now`, if a partition cuts them
+    /// (one naming no dependency cuts every one).
+    pub(crate) fn partition(&self, instance: u32, dep: u16, now: Time) -> Option<PartitionMode> {
+        let cuts = |p: &crate::scenario::Partition| {
+            p.dependencies.is_empty() || p.dependencies.iter().any(|d| *d == self.scenario.deps()[dep as usize].name)
+        };
         self.scenario
             .fleet
             .partitions
             .iter()
-            .find(|p| p.start.ns() <= now && now < p.end.ns() && p.instances.contains(&instance))
+            .find(|p| p.start.ns() <= now && now < p.end.ns() && p.instances.contains(&instance) && cuts(p))
             .map(|p| p.mode)
     }
 

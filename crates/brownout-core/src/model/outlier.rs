@@ -143,11 +143,6 @@ impl Outlier {
         self.ejected > 0 && 100 * (n - u64::from(self.ejected)) >= threshold * n
     }
 
-    /// Is every replica ejected (so a filtering balancer has none to pick)?
-    pub(crate) fn none_left(&self) -> bool {
-        self.ejected as usize == self.hosts.len()
-    }
-
     /// Ejections so far (count).
     #[cfg(test)]
     pub(crate) fn ejections(&self) -> u64 {

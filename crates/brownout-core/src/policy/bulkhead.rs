@@ -24,7 +24,7 @@ use super::percentile::DurationHist;
 use super::why::Why;
 use super::{Admission, Attempt, BuildCtx, CallOutcome, ClassId, Completed, Policy, Refusal};
 use crate::engine::Time;
-use crate::policy::{ConfigError, PolicyConfig};
+use crate::policy::{ConfigError, Facts, FallbackRule, PolicyConfig};
 use crate::units::Dur;
 
 /// Tiered bulkhead configuration.
@@ -358,24 +358,10 @@ fn check(c: &TieredBulkheadConfig, classes: &[&str]) -> Result<(), String> {
 impl PolicyConfig for TieredBulkheadConfig {
     const KIND: &'static str = "tiered-bulkhead";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Bulkhead
-    }
-
-    fn refuses_into_fallback(&self, class: &str) -> bool {
-        self.classes.iter().any(|t| t.name == class && t.on_full == OnFull::FallbackNow)
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> Facts {
+        let falling_back = self.classes.iter().filter(|t| t.on_full == OnFull::FallbackNow);
+        Facts::plain(crate::metrics::LayerKind::Bulkhead)
+            .fallback(FallbackRule::Classes(falling_back.map(|t| t.name.clone()).collect()))
     }
 
     fn validate(&self, classes: &[&str]) -> Result<(), ConfigError> {

@@ -35,7 +35,9 @@ use super::breaker::polly::PollyConfig;
 use super::limiter::fixed::{FixedConfig, RefuseAs};
 use super::retry::{RetryConfig, dependency_503};
 use super::timeout::{TimeoutConfig, TimeoutStart};
-use super::{Admission, Attempt, BuildCtx, ConfigError, Policy, PolicyConfig, PolicySpec, QueueOrder};
+use super::{
+    Admission, Attempt, BuildCtx, ConfigError, Facts, FallbackRule, Policy, PolicyConfig, PolicySpec, QueueOrder,
+};
 use crate::engine::Time;
 use crate::units::Dur;
 
@@ -166,6 +168,9 @@ impl DotnetStandardConfig {
                 on_error: true,
                 on_refusal: dependency_503(),
                 give_up: 0.0,
+                on_connect_failure: None,
+                refused_delay: None,
+                max_elapsed: None,
             }),
             PolicySpec::Polly(PollyConfig {
                 failure_ratio: self.failure_ratio,
@@ -185,26 +190,13 @@ impl DotnetStandardConfig {
 impl PolicyConfig for DotnetStandardConfig {
     const KIND: &'static str = "dotnet-standard";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        // Its expansion holds a Polly breaker.
-        true
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        // Expands into a Retry layer of `max_retry_attempts + 1` attempts.
-        f64::from(self.max_retry_attempts) + 1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        true
+    fn facts(&self) -> Facts {
+        // Its expansion holds a Polly breaker and a Retry layer of `max_retry_attempts + 1`
+        // attempts.
+        Facts::plain(crate::metrics::LayerKind::Other)
+            .fallback(FallbackRule::Always)
+            .attempts_per_call(f64::from(self.max_retry_attempts) + 1.0)
+            .may_call_again(true)
     }
 
     fn preset_layers(&self) -> Option<Vec<PolicySpec>> {

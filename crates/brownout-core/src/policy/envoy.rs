@@ -33,7 +33,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Admission, Attempt, BuildCtx, ClassId, Completed, ConfigError, Policy, PolicyConfig, QueueOrder, Refusal, RetryAsk,
+    Admission, Attempt, BuildCtx, ClassId, Completed, ConfigError, Facts, Policy, PolicyConfig, QueueOrder, Refusal,
+    RetryAsk,
 };
 use crate::engine::Time;
 
@@ -111,25 +112,9 @@ impl EnvoyThresholdsConfig {
 impl PolicyConfig for EnvoyThresholdsConfig {
     const KIND: &'static str = "envoy-thresholds";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Limiter
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
+    fn facts(&self) -> Facts {
         // A 429 (Envoy's overflow), never the fallback.
-        false
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+        Facts::plain(crate::metrics::LayerKind::Limiter)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

@@ -7,14 +7,17 @@
 //! policy's `PolicyConfig` impl (model/world/outcome.rs `layer_kind`, scenario/fallback.rs
 //! `refuses_into_fallback`, scenario/estimate.rs `layer_bytes` and `check_attempts`,
 //! decide/feasible.rs `several_calls`, policy/dotnet.rs `layer_count`; this test passed on
-//! them); the window sizes are worked from the literals below.
+//! them, and again on the five methods each policy wrote before they became one `facts`);
+//! the window sizes are worked from the literals below. `RateLimit` and `NginxLimitReq`
+//! (added later) refuse like a limiter: counted in `limiter_refused`, falling back only with
+//! `refuse_as: Fallback` (RateLimit; nginx's `limit_req` answers its status, never a fallback).
 
 use crate::metrics::LayerKind;
 use crate::policy::PolicySpec;
 
 /// The facts of one configuration, as the rest of brownout reads them.
 #[derive(Debug, PartialEq)]
-struct Facts {
+struct Seen {
     kind: LayerKind,
     /// Refusing class "a", class "b" lets their fallback answer.
     fallback: (bool, bool),
@@ -24,19 +27,21 @@ struct Facts {
     layers: usize,
 }
 
-fn facts(p: &PolicySpec) -> Facts {
-    Facts {
-        kind: p.layer_kind(),
-        fallback: (p.refuses_into_fallback("a"), p.refuses_into_fallback("b")),
-        samples: p.window_samples(),
-        attempts: p.attempts_per_call(),
-        more_calls: p.may_call_again(),
+fn facts(p: &PolicySpec) -> Seen {
+    let f = p.facts();
+    Seen {
+        kind: f.layer,
+        fallback: (f.fallback.admits("a"), f.fallback.admits("b")),
+        samples: f.window_samples,
+        attempts: f.attempts_per_call,
+        more_calls: f.may_call_again,
         layers: p.layer_count(),
     }
 }
 
-/// The policies the hand-written tables knew; a policy registered later needs no row here.
-const REGISTERED: [&str; 25] = [
+/// The policies the hand-written tables knew, and two added later; a policy registered later
+/// needs no row here.
+const REGISTERED: [&str; 27] = [
     "Timeout",
     "Retry",
     "ConsecutiveBreaker",
@@ -62,13 +67,15 @@ const REGISTERED: [&str; 25] = [
     "DotnetStandard",
     "Import",
     "Opossum",
+    "RateLimit",
+    "NginxLimitReq",
 ];
 
-fn f(kind: LayerKind, fallback: (bool, bool), samples: f64, attempts: f64, more_calls: bool, layers: usize) -> Facts {
-    Facts { kind, fallback, samples, attempts, more_calls, layers }
+fn f(kind: LayerKind, fallback: (bool, bool), samples: f64, attempts: f64, more_calls: bool, layers: usize) -> Seen {
+    Seen { kind, fallback, samples, attempts, more_calls, layers }
 }
 
-fn table() -> Vec<(&'static str, Facts)> {
+fn table() -> Vec<(&'static str, Seen)> {
     use LayerKind::{Breaker, Bulkhead, Limiter, Other, Shed};
     const NO: (bool, bool) = (false, false);
     const YES: (bool, bool) = (true, true);
@@ -138,7 +145,22 @@ fn table() -> Vec<(&'static str, Facts)> {
         ("DotnetStandard((max_retry_attempts: 3))", f(Other, YES, 0.0, 4.0, true, 5)),
         (r#"Import((file: "application.yml"))"#, f(Other, YES, 0.0, 1.0, true, 1)),
         ("Opossum((rolling_count_buckets: 12))", f(Breaker, YES, 12.0, 1.0, false, 1)),
+        ("RateLimit((rate_per_s: 90.0, burst: 20))", f(Limiter, NO, 0.0, 1.0, false, 1)),
+        ("RateLimit((rate_per_s: 90.0, burst: 20, refuse_as: Fallback))", f(Limiter, YES, 0.0, 1.0, false, 1)),
+        ("NginxLimitReq((rate: PerSecond(50), burst: 20, status: 429))", f(Limiter, NO, 0.0, 1.0, false, 1)),
     ]
+}
+
+/// A bulkhead's rule names its `FallbackNow` classes and no other; a limiter's follows
+/// `refuse_as`.
+#[test]
+fn fallback_rules_admit_the_classes_they_name() {
+    use crate::policy::FallbackRule;
+    let bulkhead = FallbackRule::Classes(vec!["a".into(), "c".into()]);
+    assert_eq!(["a", "b", "c"].map(|c| bulkhead.admits(c)), [true, false, true]);
+    assert!(FallbackRule::Always.admits("z") && !FallbackRule::Never.admits("a"));
+    assert_eq!(FallbackRule::when(true), FallbackRule::Always);
+    assert_eq!(FallbackRule::when(false), FallbackRule::Never);
 }
 
 #[test]

@@ -8,10 +8,30 @@
 //!    `timeout queue` gets a 503 (`src/backend.c`, `back_try_conn_req`, the `SC_ST_QUE`
 //!    branch, sets `STRM_ET_QUEUE_TO`, which `src/http_ana.c`, `http_return_srv_error`,
 //!    answers 503, termination state `sQ`); counted as `error`, cause `limiter_refused`.
-//!    Left out when `maxconn` is 0 (HAProxy: no limit, no queue);
-//! 2. `timeout server`: `Timeout((timeout: timeout_server, starts: Connection))`, from when
+//!    Left out when `maxconn` is 0 (HAProxy: no limit, no queue). A queue timeout is never
+//!    retried (that branch closes the stream, it never reaches `back_handle_st_cer`);
+//! 2. `retries` (3 by default, `CONN_RETRIES` in `include/haproxy/defaults.h`): a `Retry`
+//!    of `retries + 1` attempts that retries connection failures alone (`on_connect_failure`,
+//!    never an error answer nor a `timeout server`: `retry-on conn-failure`, the default set
+//!    by `src/proxy.c`, `init_new_proxy`), as `src/backend.c`, `back_handle_st_cer`, does: it
+//!    gives up once `conn_retries >= max_retries` (a 503, termination state `sC`), and before
+//!    retrying on the same server after a connection *error* (refused, `must_tar`) it waits
+//!    min(`timeout connect`, 1 s), the turn-around; after a connect *timeout* it retries at
+//!    once (`refused_delay`). Where it sits follows which server the retry goes to
+//!    (`include/haproxy/stream.h`, `stream_choose_redispatch`): without `option redispatch`
+//!    the stream stays assigned to its server and keeps its place in the server's count, so
+//!    the `Retry` sits inside the limiter (a retry does not queue again); with `option
+//!    redispatch` and more than one server (round robin, no persistence) every retry is
+//!    redispatched at once, no turn-around, through the queue again, so the `Retry` sits
+//!    outside the limiter. With `option redispatch` and one server only the last retry is
+//!    redispatched, back to the same server (`srv_act <= 1` keeps the turn-around): brownout
+//!    keeps its place, as without the option. Left out when `retries` is 0;
+//! 3. `timeout server`: `Timeout((timeout: timeout_server, starts: Inactivity))`, from when
 //!    the request holds its connection, never counting the queue (`src/stream.c`,
-//!    `back_establish`, arms it once the server connection is established); a 504
+//!    `back_establish`, arms it once the server connection is established), as an
+//!    inactivity timeout ("the maximum inactivity time on the server side",
+//!    `doc/configuration.txt`): it bounds the wait for the answer's first byte, then the
+//!    body's (the dependency's `transfer`; with none, the `Connection` start); a 504
 //!    (`src/http_ana.c`, `http_wait_for_response`), cause `attempt_timeout`. Left out when
 //!    unset (HAProxy: no timeout, with a warning at start-up).
 //!
@@ -19,15 +39,33 @@
 //! ("If unspecified, the same value as the backend's connection timeout"); both unset, a
 //! request waits without limit. docs/proxies.md compares the mapping with the real proxy.
 //!
-//! What brownout leaves out: connection set-up (`timeout connect` bounds it; brownout's calls
-//! connect at once), `retries` and `option redispatch` (HAProxy retries connection failures
-//! only, which brownout's dependency has under a partition alone), health checks and
-//! balancing across servers (the dependency's `replicas` balance; one `maxconn` per server is
-//! the sum over the backend's servers here).
+//! `timeout connect` and `http-reuse` are rules for the server connections, which are the
+//! scenario's pool: when the pool has a `connect` (a set-up time), `timeout connect` is its
+//! connect timeout in this policy set (a set-up past it fails the request with a 503,
+//! termination state `sC`: `src/stream.c`, `default_srv_error`, sets `SF_ERR_SRVTO` and
+//! `SF_FINST_C` for `STRM_ET_CONN_TO`, which `src/http_ana.c`, `http_return_srv_error`,
+//! answers 503; cause `connect_timeout`), and `http-reuse never` closes every connection
+//! after its call (`safe`, HAProxy's default, and the others keep it for the next;
+//! `doc/configuration.txt`, "http-reuse"). HAProxy closes a server connection after no
+//! number of requests (it has no equivalent of nginx's `keepalive_requests`). A pool without
+//! `connect` connects at once and is left alone (`policy/pool_rules.rs`).
+//!
+//! A connection failure is a call a partition cut off: `FailFast` is a refused connection,
+//! `Hang` one that times out after the partition's `connect_timeout`, which stands for
+//! `timeout connect` where the pool has no `connect` set-up. Which replica a retry
+//! reaches: brownout balances every attempt anew, so a retry without `option redispatch`
+//! may reach another replica where HAProxy keeps the server; a partition cuts every replica
+//! alike, so no figure depends on it.
+//!
+//! What brownout leaves out: `retry-on` conditions other than `conn-failure` (layer-7 retries),
+//! health checks and balancing across servers (the dependency's `replicas` balance; one
+//! `maxconn` per server is the sum over the backend's servers here).
 
 use serde::{Deserialize, Serialize};
 
 use super::limiter::fixed::{FixedConfig, RefuseAs};
+use super::pool_rules::{KeepRule, PoolRules};
+use super::retry::RetryConfig;
 use super::timeout::{TimeoutConfig, TimeoutStart};
 use super::{BuildCtx, ConfigError, Policy, PolicyConfig, PolicySpec};
 use crate::engine::Time;
@@ -50,15 +88,59 @@ pub struct HaproxyBackendConfig {
     /// HAProxy does; both unset: no limit.
     #[serde(default)]
     pub timeout_queue: Option<Dur>,
-    /// `timeout connect`: only the fallback for an unset `timeout_queue` (brownout's calls
-    /// connect at once).
+    /// `timeout connect`: the longest set-up of a new server connection, in this policy set
+    /// the connect timeout of the pools its calls use that have a `connect` (past it, a 503
+    /// with cause `connect_timeout`); also the fallback for an unset `timeout_queue`. A pool
+    /// without `connect` connects at once, so there it is only that fallback.
     #[serde(default)]
     pub timeout_connect: Option<Dur>,
     /// `timeout server`: longest wait for the server's answer from when the request holds
-    /// its connection (a `Timeout` with `starts: Connection`: the queue does not count), then
-    /// a 504. Unset: no limit.
+    /// its connection, as an inactivity timeout (a `Timeout` with `starts: Inactivity`: the
+    /// queue does not count; the first byte, then the body's `transfer`, each within it;
+    /// with no `transfer`, the whole answer), then a 504. Unset: no limit.
     #[serde(default)]
     pub timeout_server: Option<Dur>,
+    /// `retries`: connection attempts after the first that failed to connect (a partition
+    /// cutting the call off), never after an error answer or a `timeout server`. Default 3,
+    /// HAProxy's.
+    #[serde(default = "three")]
+    pub retries: u32,
+    /// `option redispatch`: a retry may go to another server. With more than one server every
+    /// retry is redispatched at once, through the queue again and without the turn-around
+    /// delay; with one (or without the option) a retry keeps its place and waits
+    /// min(`timeout_connect`, 1 s) after a refused connection. Default false, HAProxy's.
+    #[serde(default)]
+    pub redispatch: bool,
+    /// The backend's `server` lines (>= 1, default 1): whether a redispatch can reach another
+    /// server.
+    #[serde(default = "one")]
+    pub servers: u32,
+    /// `http-reuse`: `Never` closes each server connection after its call, `Safe`,
+    /// `Aggressive` and `Always` keep it open for the next call (brownout's calls are all
+    /// alike, so the three are one), on the pools its calls use that have a `connect`. Left
+    /// out: the pool's `keep_alive` decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_reuse: Option<HttpReuse>,
+}
+
+fn three() -> u32 {
+    3
+}
+fn one() -> u32 {
+    1
+}
+
+/// HAProxy's `http-reuse` modes (`doc/configuration.txt`, "http-reuse").
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
+pub enum HttpReuse {
+    /// `never`: every request gets its own server connection, closed after it.
+    Never,
+    /// `safe` (HAProxy's default): an idle connection is reused for a later request.
+    Safe,
+    /// `aggressive`: as `safe` for brownout.
+    Aggressive,
+    /// `always`: as `safe` for brownout.
+    Always,
 }
 
 impl HaproxyBackendConfig {
@@ -67,9 +149,50 @@ impl HaproxyBackendConfig {
         self.timeout_queue.or(self.timeout_connect).unwrap_or(Dur(Time::MAX))
     }
 
+    /// Every retry is redispatched to another server, through the queue again and without
+    /// the turn-around (`stream_choose_redispatch` with `srv_act > 1`).
+    fn redispatches(&self) -> bool {
+        self.redispatch && self.servers > 1
+    }
+
+    /// `retries` as a `Retry` of connection failures alone (`back_handle_st_cer`).
+    fn retry(&self) -> Option<PolicySpec> {
+        if self.retries == 0 {
+            return None;
+        }
+        // The turn-around: 1 s, or `timeout connect` when shorter; none on a redispatch.
+        let turn_around = self.timeout_connect.map_or(Dur::ms(1000), |c| Dur(c.ns().min(Dur::ms(1000).ns())));
+        Some(PolicySpec::Retry(RetryConfig {
+            max_attempts: self.retries.saturating_add(1),
+            backoff: Dur(0),
+            multiplier: 1.0,
+            max_backoff: None,
+            jitter: 0.0,
+            on_timeout: false,
+            on_error: false,
+            on_refusal: Vec::new(),
+            give_up: 0.0,
+            on_connect_failure: Some(true),
+            refused_delay: (!self.redispatches()).then_some(turn_around),
+            max_elapsed: None,
+        }))
+    }
+
+    /// Its rules for the connections of the pools behind it (`policy/pool_rules.rs`).
+    pub fn pool_rules(&self) -> PoolRules {
+        PoolRules {
+            connect_timeout: self.timeout_connect,
+            keep: self.http_reuse.map(|r| if r == HttpReuse::Never { KeepRule::Never } else { KeepRule::Kept }),
+        }
+    }
+
     /// The layers it stands for, outermost first (see the module docs).
     pub fn expand(&self) -> Vec<PolicySpec> {
         let mut layers = Vec::new();
+        let retry = self.retry();
+        if self.redispatches() {
+            layers.extend(retry.clone());
+        }
         if self.maxconn > 0 {
             let queue = if self.maxqueue == 0 { u32::MAX } else { self.maxqueue };
             layers.push(PolicySpec::Limiter(FixedConfig::fifo(
@@ -79,11 +202,14 @@ impl HaproxyBackendConfig {
                 RefuseAs::Unavailable,
             )));
         }
+        if !self.redispatches() {
+            layers.extend(retry);
+        }
         if let Some(timeout) = self.timeout_server {
             layers.push(PolicySpec::Timeout(TimeoutConfig {
                 timeout,
                 unwind: Dur(0),
-                starts: TimeoutStart::Connection,
+                starts: TimeoutStart::Inactivity,
             }));
         }
         layers
@@ -93,24 +219,11 @@ impl HaproxyBackendConfig {
 impl PolicyConfig for HaproxyBackendConfig {
     const KIND: &'static str = "haproxy-backend";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        false // its 503s never fall back
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> crate::policy::Facts {
+        // Its 503s never fall back; its retries call again.
+        crate::policy::Facts::plain(crate::metrics::LayerKind::Other)
+            .attempts_per_call(f64::from(self.retries) + 1.0)
+            .may_call_again(self.retries > 0)
     }
 
     fn preset_layers(&self) -> Option<Vec<PolicySpec>> {
@@ -126,6 +239,12 @@ impl PolicyConfig for HaproxyBackendConfig {
             if d.is_some_and(|d| d.ns() == 0) {
                 return Err(format!("HaproxyBackend.{field} must be > 0 (leave it out for no limit)").into());
             }
+        }
+        if self.servers == 0 {
+            return Err("HaproxyBackend.servers must be >= 1 (a backend has at least one server)".into());
+        }
+        if self.retries == u32::MAX {
+            return Err("HaproxyBackend.retries must be below 4294967295".into());
         }
         if self.maxqueue > 0 && self.maxconn == 0 {
             return Err("HaproxyBackend.maxqueue needs a maxconn: without one HAProxy queues nothing".into());

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::percentile::nearest_rank;
 use super::{Admission, Attempt, ClassId, Completed, Policy};
 use crate::engine::Time;
-use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Facts, PolicyConfig};
 use crate::units::Dur;
 
 /// Hedging configuration.
@@ -48,24 +48,8 @@ fn ten_s() -> Dur {
 impl PolicyConfig for HedgeConfig {
     const KIND: &'static str = "hedge";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        false
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        true
+    fn facts(&self) -> Facts {
+        Facts::plain(crate::metrics::LayerKind::Other).may_call_again(true)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

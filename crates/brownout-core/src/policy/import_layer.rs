@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{BuildCtx, ConfigError, Policy, PolicyConfig};
+use super::{BuildCtx, ConfigError, Facts, Policy, PolicyConfig};
 use crate::import::Library;
 
 /// An `Import(..)` layer: a library's configuration file to read the layers from.
@@ -28,26 +28,9 @@ pub struct ImportLayerConfig {
 impl PolicyConfig for ImportLayerConfig {
     const KIND: &'static str = "import";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        // What the imported layers refuse with is known only once read: not refused here.
-        true
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        // Unknown until read.
-        true
+    fn facts(&self) -> Facts {
+        // What the imported layers refuse with, and how often they call, is known only once read.
+        Facts::UNKNOWN
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

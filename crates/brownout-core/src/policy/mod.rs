@@ -14,8 +14,8 @@
 //!
 //! ## Adding a policy
 //! One file with the config struct (serde, `deny_unknown_fields`), its [`PolicyConfig`] impl
-//! (kind, validate, build, and the facts the rest of brownout reads: layer kind, fallback
-//! rule, memory term, attempts per call, whether it may call again; none has a default body)
+//! (kind, validate, build, and `facts`, what the rest of brownout reads: layer kind, fallback
+//! rule, memory term, attempts per call, whether it may call again; no default body)
 //! and the state machine; a `mod` line here; one line in [`registry`]'s `policies!` list; its
 //! test and a layer in a shipped scenario. ARCHITECTURE.md walks through it with
 //! `ShedByDeadline`.
@@ -34,6 +34,7 @@ pub mod limiter;
 pub mod nginx;
 pub(crate) mod percentile;
 pub mod plugin;
+pub mod pool_rules;
 pub mod rate_limit;
 pub mod registry;
 pub mod retry;
@@ -42,7 +43,7 @@ pub mod timeout;
 pub mod why;
 
 pub use crate::breaker_state::BreakerState;
-pub use registry::{BuildCtx, ConfigError, PolicyConfig, PolicySpec};
+pub use registry::{BuildCtx, ConfigError, Facts, FallbackRule, PolicyConfig, PolicySpec};
 
 /// Index of a request class in the scenario.
 pub type ClassId = u16;
@@ -218,13 +219,28 @@ impl Completed {
 /// (`Retry`'s `on_error`, `on_timeout`, `on_refusal`) decide on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failure {
-    /// The call failed: the dependency answered with an error, a partition cut the call off,
-    /// or no pool connection came in time.
+    /// The call failed: the dependency answered with an error, or no pool connection came in
+    /// time.
     Error,
     /// The attempt's timeout fired first.
     Timeout,
     /// The attempt was refused without being served.
     Refused(Refused),
+    /// The call never reached the dependency: its connection failed (a partition cut it off).
+    /// `Retry` retries it as an error unless `on_connect_failure` says otherwise; HAProxy
+    /// retries these alone (`retry-on conn-failure`, its default).
+    Connect(ConnectFailure),
+}
+
+/// How a connection failed, as HAProxy tells them apart (`src/backend.c`,
+/// `back_handle_st_con`: an error flag on the connection is `STRM_ET_CONN_ERR`, the connect
+/// timer expiring `STRM_ET_CONN_TO`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectFailure {
+    /// Refused at once (a partition's `FailFast`).
+    Refused,
+    /// No answer until the connect timeout (a partition's `Hang`).
+    TimedOut,
 }
 
 /// A refusal a retry layer may retry, told apart by who refused and with which status.
@@ -270,6 +286,9 @@ pub struct RetryAsk {
     /// attempt: whether the client gives up rather than retry (`Retry`'s `give_up`).
     /// 1 (never gives up) unless set.
     pub patience: f64,
+    /// When the request's first attempt started (entered the policy stack): what a bound on
+    /// the time for retries counts from (`Retry`'s `max_elapsed`). `now` unless set.
+    pub since: Time,
 }
 
 impl RetryAsk {
@@ -277,7 +296,7 @@ impl RetryAsk {
     /// jitter draw. Its `failure` is `outcome`'s (a timeout or an error) until set.
     pub fn new(now: Time, class: ClassId, attempt: u32, outcome: CallOutcome, uniform: f64) -> Self {
         let failure = if outcome == CallOutcome::Timeout { Failure::Timeout } else { Failure::Error };
-        Self { now, class, attempt, outcome, failure, uniform, patience: 1.0 }
+        Self { now, class, attempt, outcome, failure, uniform, patience: 1.0, since: now }
     }
     /// With the finer failure `failure`.
     pub fn failure(mut self, failure: Failure) -> Self {
@@ -287,6 +306,11 @@ impl RetryAsk {
     /// With the give-up draw `patience`.
     pub fn patience(mut self, patience: f64) -> Self {
         self.patience = patience;
+        self
+    }
+    /// With the first attempt's start `since`.
+    pub fn since(mut self, since: Time) -> Self {
+        self.since = since;
         self
     }
 }
@@ -346,6 +370,13 @@ pub trait Policy {
     /// from this layer. Declared with [`Hooks::ATTEMPT_TIMEOUT`].
     fn connection_timeout(&self, _class: ClassId) -> Option<(Time, Time)> {
         None
+    }
+
+    /// Whether this layer's [`Policy::connection_timeout`] is an inactivity timeout: it
+    /// bounds the wait for the answer's first byte, then, from the first byte, the body's
+    /// transfer (the dependency's `transfer`), rather than the whole answer.
+    fn is_inactivity_timeout(&self, _class: ClassId) -> bool {
+        false
     }
 
     /// After a call has been out for the returned time, send a second (hedged) call; the

@@ -13,7 +13,10 @@
 //!    the number of servers, `ngx_http_upstream_init_request` lowers it to
 //!    `next_upstream_tries` when that is set), and passes a failure to the next server only
 //!    when its kind is listed (`ngx_http_upstream_next`: `(u->conf->next_upstream & ft_type)
-//!    != ft_type` finalizes the request instead);
+//!    != ft_type` finalizes the request instead), and with `proxy_next_upstream_timeout` no
+//!    next try once that long has passed since the first try began (`ngx_current_msec -
+//!    u->peer.start_time >= timeout` there; `start_time` is set by
+//!    `ngx_http_upstream_init_request` before the first try): the `Retry`'s `max_elapsed`;
 //! 2. `max_conns`: a `Limiter((permits: max_conns x servers, queue: 0, refuse_as:
 //!    BadGateway))`. Open-source nginx has no queue for `max_conns`: when every server is at
 //!    its `max_conns`, `ngx_http_upstream_get_round_robin_peer`
@@ -25,8 +28,11 @@
 //!    `no_live_upstream`. Round robin skips a server at its `max_conns` and takes another
 //!    (`ngx_http_upstream_get_peer`), so a request is refused only when every server is
 //!    full: one limit of their sum. Left out when `max_conns` is 0 (no limit);
-//! 3. `proxy_read_timeout`: `Timeout((timeout: proxy_read_timeout, starts: Connection))`, a
-//!    504 (`ngx_http_upstream_send_request` arms the read timer once the request is sent;
+//! 3. `proxy_read_timeout`: `Timeout((timeout: proxy_read_timeout, starts: Inactivity))`, a
+//!    504 (`ngx_http_upstream_send_request` arms the read timer once the request is sent,
+//!    for the response header; `ngx_event_pipe`, `src/event/ngx_event_pipe.c`, re-arms it
+//!    between reads of the body, so it is an inactivity timeout: the dependency's `transfer`
+//!    is timed from the first byte; with none it is the `Connection` start;
 //!    `ngx_http_upstream_next` answers `NGX_HTTP_UPSTREAM_FT_TIMEOUT` with
 //!    `NGX_HTTP_GATEWAY_TIME_OUT`). nginx's default is 60 s
 //!    (`ngx_http_proxy_merge_loc_conf`).
@@ -36,13 +42,24 @@
 //! `http_500` (an error answer) are both `on_error`, since brownout's dependency failures are
 //! not told apart by status; `http_503` is `on_refusal: [Dependency503]` (the dependency's
 //! full queue). A `max_conns` refusal (`Layer502`) is never retried, as in nginx. Not mapped:
-//! `proxy_next_upstream_timeout` (nginx stops passing to a next server once that time has
-//! passed since the first try, without cutting the try in progress; `Retry` has no such
-//! bound), the passive health check (`max_fails`, `fail_timeout`: a failed server is skipped
+//! the passive health check (`max_fails`, `fail_timeout`: a failed server is skipped
 //! for a while; with one server nginx never skips it), which server a retry goes to (nginx
 //! never tries a server twice; brownout's replicas are drawn per call), `non_idempotent`
-//! (brownout's requests are taken as idempotent), and `proxy_connect_timeout` (it bounds
-//! connection set-up, which a brownout call does at once; `brownout import nginx` warns).
+//! (brownout's requests are taken as idempotent).
+//!
+//! The upstream's connections are the scenario's pool; on a pool with a `connect` (a set-up
+//! time) it sets, in this policy set (`policy/pool_rules.rs`): `proxy_connect_timeout`, the
+//! longest set-up (when the connect timer fires, `ngx_http_upstream_send_request_handler`
+//! calls `ngx_http_upstream_next` with `NGX_HTTP_UPSTREAM_FT_TIMEOUT`, a 504; brownout counts
+//! it as an `error` with cause `connect_timeout`, and a next-upstream retry takes it with
+//! `error`, not `timeout`); and the upstream `keepalive` cache
+//! (`src/http/modules/ngx_http_upstream_keepalive_module.c`): without `keepalive` nginx
+//! closes each upstream connection after its request; with `keepalive N`,
+//! `ngx_http_upstream_free_keepalive_peer` keeps a connection whose request succeeded in a
+//! cache of at most N per worker, closing the least recently used one when the cache is
+//! full, closes it once it has served `keepalive_requests` (1000 by default) or stayed idle
+//! `keepalive_timeout` (60 s by default; `ngx_http_upstream_init_keepalive`'s
+//! defaults), and `ngx_http_upstream_get_keepalive_peer` takes the most recently cached one.
 //!
 //! ## `NginxLimitReq`
 //! `limit_req` (`src/http/modules/ngx_http_limit_req_module.c`), nginx's leaky bucket in
@@ -76,6 +93,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::limiter::fixed::{FixedConfig, RefuseAs};
+use super::pool_rules::{KeepRule, PoolRules};
 use super::retry::RetryConfig;
 use super::timeout::{TimeoutConfig, TimeoutStart};
 use super::{
@@ -114,7 +132,8 @@ pub struct NginxUpstreamConfig {
     #[serde(default = "one")]
     pub servers: u32,
     /// `proxy_read_timeout`: longest wait for the server's answer, timed from when the request
-    /// holds its connection (`starts: Connection`, not counting any wait before), then a 504.
+    /// holds its connection, between two reads (`starts: Inactivity`: the header, then the
+    /// body's `transfer`, each within it; with no `transfer`, the whole answer), then a 504.
     /// Default "60s", nginx's.
     #[serde(default = "sixty_seconds")]
     pub proxy_read_timeout: Dur,
@@ -127,6 +146,34 @@ pub struct NginxUpstreamConfig {
     /// default) = as many as there are `servers`, which also caps any other value.
     #[serde(default)]
     pub proxy_next_upstream_tries: u32,
+    /// `proxy_next_upstream_timeout`: no next try once this long has passed since the first
+    /// began, the try in progress left alone (`ngx_http_upstream_next`); a `Retry`'s
+    /// `max_elapsed`. Left out (nginx's default, 0): no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_next_upstream_timeout: Option<Dur>,
+    /// `proxy_connect_timeout`: the longest set-up of a new upstream connection, on the pools
+    /// its calls use that have a `connect` (past it, an `error` with cause
+    /// `connect_timeout`). Left out: the pool's own `connect.timeout`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_connect_timeout: Option<Dur>,
+    /// The upstream's `keepalive N`: at most N idle connections kept open after their
+    /// request succeeded (beyond, the least recently used one is closed); 0 (nginx's default,
+    /// no `keepalive` line) closes every connection after its request. Only on the pools its
+    /// calls use that have a `connect`.
+    #[serde(default)]
+    pub keepalive: u32,
+    /// `keepalive_timeout`: an idle kept connection is closed after this long (default
+    /// "60s", nginx's). Only with `keepalive`.
+    #[serde(default = "sixty_seconds")]
+    pub keepalive_timeout: Dur,
+    /// `keepalive_requests`: a kept connection is closed after this many requests (>= 1;
+    /// default 1000, nginx's). Only with `keepalive`.
+    #[serde(default = "thousand")]
+    pub keepalive_requests: u32,
+}
+
+fn thousand() -> u32 {
+    1000
 }
 
 fn one() -> u32 {
@@ -149,6 +196,15 @@ impl NginxUpstreamConfig {
         }
     }
 
+    /// Its rules for the connections of the pools behind it (`policy/pool_rules.rs`).
+    pub fn pool_rules(&self) -> PoolRules {
+        let keep = match self.keepalive {
+            0 => KeepRule::Never,
+            n => KeepRule::With(Some(self.keepalive_timeout), Some(self.keepalive_requests), Some(n)),
+        };
+        PoolRules { connect_timeout: self.proxy_connect_timeout, keep: Some(keep) }
+    }
+
     /// The layers it stands for, outermost first (see the module docs).
     pub fn expand(&self) -> Vec<PolicySpec> {
         let mut layers = Vec::new();
@@ -164,6 +220,9 @@ impl NginxUpstreamConfig {
                 on_error: on(NextUpstream::Error) || on(NextUpstream::Http500),
                 on_refusal: if on(NextUpstream::Http503) { vec![Refused::Dependency503] } else { Vec::new() },
                 give_up: 0.0,
+                on_connect_failure: None,
+                refused_delay: None,
+                max_elapsed: self.proxy_next_upstream_timeout,
             }));
         }
         if self.max_conns > 0 {
@@ -173,7 +232,7 @@ impl NginxUpstreamConfig {
         layers.push(PolicySpec::Timeout(TimeoutConfig {
             timeout: self.proxy_read_timeout,
             unwind: Dur(0),
-            starts: TimeoutStart::Connection,
+            starts: TimeoutStart::Inactivity,
         }));
         layers
     }
@@ -182,24 +241,11 @@ impl NginxUpstreamConfig {
 impl PolicyConfig for NginxUpstreamConfig {
     const KIND: &'static str = "nginx-upstream";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        false // its 502s never fall back
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        f64::from(self.tries())
-    }
-
-    fn may_call_again(&self) -> bool {
-        self.tries() > 1
+    fn facts(&self) -> crate::policy::Facts {
+        // Its 502s never fall back.
+        crate::policy::Facts::plain(crate::metrics::LayerKind::Other)
+            .attempts_per_call(f64::from(self.tries()))
+            .may_call_again(self.tries() > 1)
     }
 
     fn preset_layers(&self) -> Option<Vec<PolicySpec>> {
@@ -212,6 +258,18 @@ impl PolicyConfig for NginxUpstreamConfig {
         }
         if self.proxy_read_timeout.ns() == 0 {
             return Err("NginxUpstream.proxy_read_timeout must be > 0".into());
+        }
+        if self.proxy_connect_timeout.is_some_and(|t| t.ns() == 0) {
+            return Err("NginxUpstream.proxy_connect_timeout must be > 0 (leave it out for the pool's own)".into());
+        }
+        if self.proxy_next_upstream_timeout.is_some_and(|t| t.ns() == 0) {
+            return Err("NginxUpstream.proxy_next_upstream_timeout must be > 0 (leave it out for no bound)".into());
+        }
+        if self.keepalive_timeout.ns() == 0 {
+            return Err("NginxUpstream.keepalive_timeout must be > 0".into());
+        }
+        if self.keepalive_requests == 0 {
+            return Err("NginxUpstream.keepalive_requests must be >= 1".into());
         }
         if self.max_conns.checked_mul(self.servers).is_none() {
             return Err("NginxUpstream.max_conns times servers must be at most 4294967295".into());
@@ -289,25 +347,9 @@ fn service_unavailable() -> u16 {
 impl PolicyConfig for NginxLimitReqConfig {
     const KIND: &'static str = "nginx-limit-req";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
+    fn facts(&self) -> crate::policy::Facts {
         // Its refusals and delays count with the limiters' (`limiter_refused`).
-        crate::metrics::LayerKind::Limiter
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        false
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+        crate::policy::Facts::plain(crate::metrics::LayerKind::Limiter)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

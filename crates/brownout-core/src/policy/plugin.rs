@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{BuildCtx, ConfigError, Policy, PolicyConfig};
+use super::{BuildCtx, ConfigError, Facts, Policy, PolicyConfig};
 
 /// A plugin policy as written in a scenario file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -31,26 +31,9 @@ impl PluginConfig {
 impl PolicyConfig for PluginConfig {
     const KIND: &'static str = "plugin";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        // What a plugin refuses with is known only once built: not refused here.
-        true
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        // Unknown until built.
-        true
+    fn facts(&self) -> Facts {
+        // What a plugin refuses with, and how often it calls, is known only once built.
+        Facts::UNKNOWN
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

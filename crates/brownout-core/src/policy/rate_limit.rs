@@ -22,7 +22,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::limiter::fixed::RefuseAs;
-use super::{Admission, Attempt, BuildCtx, ConfigError, Policy, PolicyConfig};
+use super::{Admission, Attempt, BuildCtx, ConfigError, Facts, Policy, PolicyConfig};
 use crate::engine::{SECOND, Time};
 
 /// Token-bucket configuration, e.g. `RateLimit((rate_per_s: 100.0, burst: 20))`.
@@ -58,25 +58,9 @@ impl RateLimitConfig {
 impl PolicyConfig for RateLimitConfig {
     const KIND: &'static str = "rate-limit";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
+    fn facts(&self) -> Facts {
         // Its refusals count with the limiters' (`limiter_refused`): refused by a limit.
-        crate::metrics::LayerKind::Limiter
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        self.refuse_as.falls_back()
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+        Facts::plain(crate::metrics::LayerKind::Limiter).fallback(self.refuse_as.fallback_rule())
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

@@ -21,38 +21,119 @@ pub trait PolicyConfig {
     /// passed [`PolicyConfig::validate`].
     fn build(&self, ctx: &BuildCtx) -> Box<dyn Policy>;
 
-    // The facts the rest of brownout reads about a policy. No default bodies: a policy that
-    // leaves one out does not compile, instead of silently counting as "other".
-
-    /// Where this layer's refusals that are not short circuits count in `causes` (and, for a
-    /// limiter or a bulkhead, which queue-wait figures its waits feed).
-    fn layer_kind(&self) -> LayerKind;
-
-    /// Refusing an attempt of class `class` can let the class's fallback answer
-    /// (model/world/outcome.rs, `conclude`): a breaker's short circuit, a limiter with
-    /// `refuse_as: Fallback`, a bulkhead class with `on_full: FallbackNow`. A 429 is the answer
-    /// the policy chose and never falls back. A class whose fallback is `OnRefusal` needs a
-    /// layer that answers true. Answer true where it is known only later (plugins, imports).
-    fn refuses_into_fallback(&self, class: &str) -> bool;
-
-    /// Outcomes (or buckets) one instance of this layer keeps, growing with its settings: the
-    /// memory estimate's term for it (0 for a layer whose state is fixed-size).
-    fn window_samples(&self) -> f64;
-
-    /// Attempts one call into this layer may make: a retry's `max_attempts`, 1 for a layer
-    /// that does not retry. The estimate multiplies them over a stack against
-    /// `limits.max_attempts`.
-    fn attempts_per_call(&self) -> f64;
-
-    /// The layer may send more than one dependency call for one request (retries, hedges;
-    /// true where it is known only later: plugins, imports). The feasibility bound needs one
-    /// call per request.
-    fn may_call_again(&self) -> bool;
+    /// The facts the rest of brownout reads about this policy: where its refusals count, whose
+    /// fallback they let answer, its memory term, its attempts and calls per request. No
+    /// default body: a policy that leaves it out does not compile, instead of silently
+    /// counting as "other". Most write one line, `Facts::plain(LayerKind::..)` and a setter
+    /// or two.
+    fn facts(&self) -> Facts;
 
     /// The layers a preset stands for, outermost first, replacing it before a world is built
     /// (`DotnetStandard`); None for a policy that is one layer itself, as nearly all are.
     fn preset_layers(&self) -> Option<Vec<PolicySpec>> {
         None
+    }
+}
+
+/// What the rest of brownout reads about a policy ([`PolicyConfig::facts`]): one value, so a
+/// policy states them in one place and a reader asks for them once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Facts {
+    /// Where this layer's refusals that are not short circuits count in `causes` (and, for a
+    /// limiter or a bulkhead, which queue-wait figures its waits feed).
+    pub layer: LayerKind,
+    /// Whose fallback a refusal by this layer can let answer (model/world/outcome.rs,
+    /// `conclude`): a breaker's short circuit, a limiter with `refuse_as: Fallback`, a bulkhead
+    /// class with `on_full: FallbackNow`. A 429 is the answer the policy chose and never falls
+    /// back. A class whose fallback is `OnRefusal` needs a layer whose rule admits it.
+    /// [`FallbackRule::Always`] where it is known only later (plugins, imports).
+    pub fallback: FallbackRule,
+    /// Outcomes (or buckets) one instance of this layer keeps, growing with its settings: the
+    /// memory estimate's term for it (0 for a layer whose state is fixed-size).
+    pub window_samples: f64,
+    /// Attempts one call into this layer may make: a retry's `max_attempts`, 1 for a layer
+    /// that does not retry. The estimate multiplies them over a stack against
+    /// `limits.max_attempts`.
+    pub attempts_per_call: f64,
+    /// The layer may send more than one dependency call for one request (retries, hedges;
+    /// true where it is known only later: plugins, imports). The feasibility bound needs one
+    /// call per request.
+    pub may_call_again: bool,
+}
+
+impl Facts {
+    /// A layer of kind `layer` whose refusals never let a fallback answer, whose state is
+    /// fixed-size, and which makes one attempt and one call per call into it: most policies.
+    pub const fn plain(layer: LayerKind) -> Self {
+        Self {
+            layer,
+            fallback: FallbackRule::Never,
+            window_samples: 0.0,
+            attempts_per_call: 1.0,
+            may_call_again: false,
+        }
+    }
+
+    /// A layer known only once built or read (a plugin, an import): counted as `Other`, and
+    /// assumed to refuse into any fallback and to call again, so that no check refuses a
+    /// scenario for what the layer may turn out not to do.
+    pub const UNKNOWN: Self = Self {
+        layer: LayerKind::Other,
+        fallback: FallbackRule::Always,
+        window_samples: 0.0,
+        attempts_per_call: 1.0,
+        may_call_again: true,
+    };
+
+    /// With fallback rule `rule`.
+    pub fn fallback(mut self, rule: FallbackRule) -> Self {
+        self.fallback = rule;
+        self
+    }
+
+    /// Keeping `samples` outcomes (or buckets) per instance.
+    pub fn window_samples(mut self, samples: f64) -> Self {
+        self.window_samples = samples;
+        self
+    }
+
+    /// Making up to `attempts` attempts per call.
+    pub fn attempts_per_call(mut self, attempts: f64) -> Self {
+        self.attempts_per_call = attempts;
+        self
+    }
+
+    /// Sending more than one call per request when `again`.
+    pub fn may_call_again(mut self, again: bool) -> Self {
+        self.may_call_again = again;
+        self
+    }
+}
+
+/// Which classes' fallback a layer's refusal lets answer ([`Facts::fallback`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FallbackRule {
+    /// No class's: its refusals are answers of their own (a 429, a 502, a 503 error).
+    Never,
+    /// Every class's (a breaker's short circuit, `refuse_as: Fallback`).
+    Always,
+    /// These classes' only, by name (a bulkhead's `on_full: FallbackNow` classes).
+    Classes(Vec<String>),
+}
+
+impl FallbackRule {
+    /// `Always` when `falls_back`, else `Never`.
+    pub fn when(falls_back: bool) -> Self {
+        if falls_back { FallbackRule::Always } else { FallbackRule::Never }
+    }
+
+    /// Refusing an attempt of class `class` can let the class's fallback answer.
+    pub fn admits(&self, class: &str) -> bool {
+        match self {
+            FallbackRule::Never => false,
+            FallbackRule::Always => true,
+            FallbackRule::Classes(names) => names.iter().any(|n| n == class),
+        }
     }
 }
 
@@ -229,38 +310,10 @@ macro_rules! policies {
                 }
             }
 
-            /// See [`PolicyConfig::layer_kind`].
-            pub fn layer_kind(&self) -> LayerKind {
+            /// See [`PolicyConfig::facts`].
+            pub fn facts(&self) -> Facts {
                 match self {
-                    $(PolicySpec::$variant(c) => c.layer_kind(),)+
-                }
-            }
-
-            /// See [`PolicyConfig::refuses_into_fallback`].
-            pub fn refuses_into_fallback(&self, class: &str) -> bool {
-                match self {
-                    $(PolicySpec::$variant(c) => c.refuses_into_fallback(class),)+
-                }
-            }
-
-            /// See [`PolicyConfig::window_samples`].
-            pub fn window_samples(&self) -> f64 {
-                match self {
-                    $(PolicySpec::$variant(c) => c.window_samples(),)+
-                }
-            }
-
-            /// See [`PolicyConfig::attempts_per_call`].
-            pub fn attempts_per_call(&self) -> f64 {
-                match self {
-                    $(PolicySpec::$variant(c) => c.attempts_per_call(),)+
-                }
-            }
-
-            /// See [`PolicyConfig::may_call_again`].
-            pub fn may_call_again(&self) -> bool {
-                match self {
-                    $(PolicySpec::$variant(c) => c.may_call_again(),)+
+                    $(PolicySpec::$variant(c) => c.facts(),)+
                 }
             }
 

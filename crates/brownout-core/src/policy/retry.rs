@@ -12,9 +12,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Admission, Attempt, Failure, Policy, Refused, RetryAsk};
+use super::{Admission, Attempt, ConnectFailure, Failure, Policy, Refused, RetryAsk};
 use crate::engine::Time;
-use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Facts, PolicyConfig};
 use crate::units::Dur;
 
 /// Retry configuration.
@@ -53,6 +53,24 @@ pub struct RetryConfig {
     /// retry (0 = never gives up, 1 = never retries; default 0).
     #[serde(default)]
     pub give_up: f64,
+    /// Retry calls whose connection failed, never reaching the dependency (a partition: refused
+    /// at once, or no answer until the connect timeout). Unset (the default): as `on_error`.
+    /// HAProxy's `retries` retry these alone (`HaproxyBackend`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_connect_failure: Option<bool>,
+    /// The delay before retrying a connection that was refused, in place of `backoff` (which
+    /// then serves every other retry, a timed-out connection's included): HAProxy's
+    /// turn-around, min(`timeout connect`, 1 s) before a retry on the same server
+    /// (`src/backend.c`, `back_handle_st_cer`). Unset (the default): `backoff`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused_delay: Option<Dur>,
+    /// No retry once this long has passed since the request's first attempt started
+    /// (without cutting the attempt in progress): nginx's `proxy_next_upstream_timeout`
+    /// (`src/http/ngx_http_upstream.c`, `ngx_http_upstream_next`: no next try when
+    /// `ngx_current_msec - u->peer.start_time >= timeout`, `start_time` set by
+    /// `ngx_http_upstream_init_request` before the first try). Unset (the default): no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_elapsed: Option<Dur>,
 }
 
 fn one() -> f64 {
@@ -68,29 +86,18 @@ pub(crate) fn dependency_503() -> Vec<Refused> {
 impl PolicyConfig for RetryConfig {
     const KIND: &'static str = "retry";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        false
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        f64::from(self.max_attempts)
-    }
-
-    fn may_call_again(&self) -> bool {
-        true
+    fn facts(&self) -> Facts {
+        Facts::plain(crate::metrics::LayerKind::Other)
+            .attempts_per_call(f64::from(self.max_attempts))
+            .may_call_again(true)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
         if self.max_attempts == 0 {
             return Err("Retry.max_attempts must be >= 1 (it counts the first call)".into());
+        }
+        if self.max_elapsed.is_some_and(|m| m.ns() == 0) {
+            return Err("Retry.max_elapsed must be > 0 (leave it out for no bound)".into());
         }
         if !(0.0..=1.0).contains(&self.jitter) {
             return Err("Retry.jitter must lie in [0, 1]".into());
@@ -150,17 +157,23 @@ impl Policy for Retry {
     }
 
     fn retry_delay(&mut self, ask: &RetryAsk) -> Option<Time> {
-        if ask.attempt >= self.cfg.max_attempts {
+        if ask.attempt >= self.cfg.max_attempts
+            || self.cfg.max_elapsed.is_some_and(|m| ask.now.saturating_sub(ask.since) >= m.ns())
+        {
             return None;
         }
         let wanted = match ask.failure {
             Failure::Error => self.cfg.on_error,
             Failure::Timeout => self.cfg.on_timeout,
             Failure::Refused(how) => self.cfg.on_refusal.contains(&how),
+            Failure::Connect(_) => self.cfg.on_connect_failure.unwrap_or(self.cfg.on_error),
         };
         // `patience` lies in (0, 1): give_up 0 never gives up, 1 always does.
         if !wanted || ask.patience < self.cfg.give_up {
             return None;
+        }
+        if let (Failure::Connect(ConnectFailure::Refused), Some(delay)) = (ask.failure, self.cfg.refused_delay) {
+            return Some(delay.ns());
         }
         let base = self.base_delay(ask.attempt) as f64;
         let jittered = base * (1.0 - self.cfg.jitter * ask.uniform);
@@ -194,6 +207,9 @@ mod tests {
             on_error: true,
             on_refusal: dependency_503(),
             give_up: 0.0,
+            on_connect_failure: None,
+            refused_delay: None,
+            max_elapsed: None,
         });
         assert_eq!(r.retry_delay(&ask(1)), Some(100 * MILLISECOND));
         assert_eq!(r.retry_delay(&ask(2)), Some(200 * MILLISECOND));
@@ -212,6 +228,9 @@ mod tests {
             on_error,
             on_refusal,
             give_up,
+            on_connect_failure: None,
+            refused_delay: None,
+            max_elapsed: None,
         };
         let timeout = RetryAsk::new(0, 0, 1, CallOutcome::Timeout, 0.5);
         let refused = |how| ask(1).failure(Failure::Refused(how));
@@ -228,6 +247,38 @@ mod tests {
     }
 
     #[test]
+    fn connect_failures_follow_on_error_unless_told_and_a_refusal_waits_the_turn_around() {
+        let cfg = |on_error, on_connect_failure, refused_delay| RetryConfig {
+            max_attempts: 4,
+            backoff: Dur::ms(0),
+            multiplier: 1.0,
+            max_backoff: None,
+            jitter: 0.0,
+            on_timeout: false,
+            on_error,
+            on_refusal: Vec::new(),
+            give_up: 0.0,
+            on_connect_failure,
+            refused_delay,
+            max_elapsed: None,
+        };
+        let refused = ask(1).failure(Failure::Connect(ConnectFailure::Refused));
+        let hung = ask(1).failure(Failure::Connect(ConnectFailure::TimedOut));
+        // Unset: a connection failure is an error, as before the variant existed.
+        assert_eq!(Retry::new(&cfg(true, None, None)).retry_delay(&refused), Some(0));
+        assert_eq!(Retry::new(&cfg(false, None, None)).retry_delay(&hung), None);
+        // HAProxy's `retry-on conn-failure`: connection failures alone, an error answer never.
+        let mut r = Retry::new(&cfg(false, Some(true), Some(Dur::ms(1000))));
+        assert_eq!(r.retry_delay(&ask(1)), None);
+        // `back_handle_st_cer` (src/backend.c): a connection error (`must_tar`) waits
+        // min(timeout connect, 1 s) before the same server; an expired connect retries at once.
+        assert_eq!(r.retry_delay(&refused), Some(1000 * MILLISECOND));
+        assert_eq!(r.retry_delay(&hung), Some(0));
+        // `conn_retries >= max_retries` gives up: retries 3 are 4 attempts.
+        assert_eq!(r.retry_delay(&ask(4).failure(Failure::Connect(ConnectFailure::Refused))), None);
+    }
+
+    #[test]
     fn full_jitter_scales_by_uniform() {
         let mut r = Retry::new(&RetryConfig {
             max_attempts: 2,
@@ -239,6 +290,9 @@ mod tests {
             on_error: true,
             on_refusal: dependency_503(),
             give_up: 0.0,
+            on_connect_failure: None,
+            refused_delay: None,
+            max_elapsed: None,
         });
         // delay * (1 - 1.0 * 0.5) = 50 ms.
         assert_eq!(r.retry_delay(&ask(1)), Some(50 * MILLISECOND));
@@ -256,6 +310,9 @@ mod tests {
             on_error: true,
             on_refusal: dependency_503(),
             give_up: 0.0,
+            on_connect_failure: None,
+            refused_delay: None,
+            max_elapsed: None,
         };
         for m in [1e30, f64::INFINITY] {
             let mut r = Retry::new(&cfg(m, Dur::ms(100)));

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Admission, Attempt, BuildCtx, ConfigError, Policy, PolicyConfig, Refusal};
+use super::{Admission, Attempt, BuildCtx, ConfigError, Facts, Policy, PolicyConfig, Refusal};
 use crate::engine::Time;
 use crate::units::Dur;
 
@@ -20,25 +20,9 @@ pub struct ShedByDeadlineConfig {
 impl PolicyConfig for ShedByDeadlineConfig {
     const KIND: &'static str = "shed-by-deadline";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Shed
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
+    fn facts(&self) -> Facts {
         // A 429: the answer it chose, never the fallback.
-        false
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+        Facts::plain(crate::metrics::LayerKind::Shed)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

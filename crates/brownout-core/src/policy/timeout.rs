@@ -17,7 +17,11 @@
 //! connection (`Connection`: HAProxy's `timeout server`, nginx's `proxy_read_timeout`, which
 //! a request waiting in the proxy's queue has not started; docs/proxies.md gives the
 //! sources). A `Connection` timeout bounds each attempt's call wherever the layer sits: a
-//! connection is held per attempt, so it never bounds the whole request.
+//! connection is held per attempt, so it never bounds the whole request. `Inactivity` is
+//! the `Connection` start for an inactivity timeout, the time between two reads: it bounds
+//! the wait for the answer's first byte from the connection, then, from the first byte, the
+//! wait for the body (the dependency's `transfer`); with `transfer` 0 (the default) the
+//! first byte is the whole answer and it is exactly the `Connection` start.
 //!
 //! The dependency keeps working on an abandoned call (its capacity stays occupied, as with
 //! a fire-and-forget RPC); the connection returns to the pool when the timeout fires.
@@ -26,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Admission, Attempt, ClassId, Policy};
 use crate::engine::Time;
-use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Facts, PolicyConfig};
 use crate::units::Dur;
 
 /// A timeout: per attempt inside a retry layer (or with none inside it), per request outside
@@ -45,7 +49,12 @@ pub struct TimeoutConfig {
     /// `timeout server`, nginx `proxy_read_timeout`), so a wait for a connection is bounded
     /// only by the pool's `acquire_timeout` and any `Attempt` or request-level timeout. A
     /// `Connection` timeout always bounds each attempt's call, even outside a retry layer.
+    /// `Inactivity` from the connection too, as the time between two reads (HAProxy's
+    /// `timeout server` and nginx's `proxy_read_timeout` are so documented): the answer's
+    /// first byte must come within it, and then its body (the dependency's `transfer`); with
+    /// `transfer` 0, the default, it equals `Connection`.
     #[serde(default, skip_serializing_if = "TimeoutStart::is_attempt")]
+    #[schemars(!skip_serializing_if)]
     pub starts: TimeoutStart,
 }
 
@@ -59,6 +68,15 @@ pub enum TimeoutStart {
     /// From when the attempt holds a pool connection: a wait for one does not count
     /// (HAProxy `timeout server`, nginx `proxy_read_timeout`).
     Connection,
+    /// From when the attempt holds a pool connection, between two reads: the wait for the
+    /// answer's first byte, then for its body (the dependency's `transfer`), each bounded
+    /// alone. HAProxy's manual calls `timeout server` "the maximum inactivity time on the
+    /// server side" (`doc/configuration.txt`); nginx 1.31 arms `proxy_read_timeout` for the
+    /// response header when the request is sent (`ngx_http_upstream_send_request`) and
+    /// re-arms it between reads of the body (`src/event/ngx_event_pipe.c`, `ngx_event_pipe`).
+    /// brownout's body is one read, `transfer` after the first byte. With the dependency's
+    /// `transfer` 0 (the default) it equals `Connection`.
+    Inactivity,
 }
 
 impl TimeoutStart {
@@ -71,24 +89,8 @@ impl TimeoutStart {
 impl PolicyConfig for TimeoutConfig {
     const KIND: &'static str = "timeout";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        false
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> Facts {
+        Facts::plain(crate::metrics::LayerKind::Other)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
@@ -136,6 +138,11 @@ impl Policy for Timeout {
     }
 
     fn connection_timeout(&self, _class: ClassId) -> Option<(Time, Time)> {
-        (self.starts == TimeoutStart::Connection).then_some((self.timeout, self.unwind))
+        matches!(self.starts, TimeoutStart::Connection | TimeoutStart::Inactivity)
+            .then_some((self.timeout, self.unwind))
+    }
+
+    fn is_inactivity_timeout(&self, _class: ClassId) -> bool {
+        self.starts == TimeoutStart::Inactivity
     }
 }

@@ -165,6 +165,7 @@ pub fn markdown(s: &ScenarioSummary) -> String {
             out.push_str(&format!("- {} / {}: {}\n", md(&class), md(&policy), shares.join(", ")));
         }
     }
+    out.push_str(&super::graph::markdown(s));
     out
 }
 

@@ -6,6 +6,7 @@ pub mod decision;
 pub mod dependencies;
 pub mod escape;
 pub mod expect;
+pub mod graph;
 pub mod recovery;
 pub mod replicate;
 pub mod slo;

@@ -115,6 +115,7 @@ fn figures(first: &RunSummary) -> Vec<(&'static Metric, Option<(usize, String)>)
                 first.classes.iter().enumerate().map(|(i, c)| (m, Some((i, c.class.clone())))).collect::<Vec<_>>()
             }
             Scope::Run => vec![(m, None)],
+            Scope::Dependency => Vec::new(),
         })
         .collect()
 }

@@ -11,6 +11,19 @@ pub type Resolve<'a> = dyn Fn(&ObjectiveRef) -> Result<(), (&'static str, String
 
 /// The measure a constraint names; `Err((field, message))` for an unknown metric.
 pub fn measure_of(c: &Constraint) -> Result<Measure<'_>, (&'static str, String)> {
+    if let Some(d) = c.dependency.as_deref() {
+        if c.class.is_some() {
+            return Err((
+                ".dependency",
+                "give `class` or `dependency`, not both: a dependency's figures are over every class".into(),
+            ));
+        }
+        let metric = catalogue::find(Scope::Dependency, &c.metric).ok_or_else(|| {
+            let names = catalogue::names(Scope::Dependency);
+            (".metric", format!("unknown per-dependency metric \"{}\" (expected one of: {names})", c.metric))
+        })?;
+        return Ok(Measure { phase: c.phase.as_deref(), class: None, dependency: Some(d), metric });
+    }
     let scope = if c.class.is_some() { Scope::Class } else { Scope::Run };
     let metric = catalogue::find(scope, &c.metric).ok_or_else(|| {
         let hint = match (scope, catalogue::find(Scope::Class, &c.metric), catalogue::find(Scope::Run, &c.metric)) {
@@ -22,7 +35,7 @@ pub fn measure_of(c: &Constraint) -> Result<Measure<'_>, (&'static str, String)>
         };
         (".metric", hint)
     })?;
-    Ok(Measure { phase: c.phase.as_deref(), class: c.class.as_deref(), metric })
+    Ok(Measure { phase: c.phase.as_deref(), class: c.class.as_deref(), dependency: None, metric })
 }
 
 /// Check a `decide` section's shape and names: exactly one objective, constraint ops other
@@ -92,8 +105,23 @@ pub fn check_business(s: &Scenario, metric: &Metric) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks a measure against its base scenario: a known class (`has_class`), a known phase,
-/// and a business metric only with a `business` section.
+/// A per-dependency figure names one of the scenario's `dependencies`: a scenario without a
+/// graph has no such figures.
+pub fn check_dependency_name(s: &Scenario, name: &str) -> Result<(), String> {
+    if s.dependencies.iter().any(|d| d.name == name) {
+        return Ok(());
+    }
+    if s.dependencies.is_empty() {
+        return Err(format!(
+            "unknown dependency \"{name}\": the scenario has one `dependency`, and per-dependency figures need a `dependencies` list"
+        ));
+    }
+    let names: Vec<&str> = s.dependencies.iter().map(|d| d.name.as_str()).collect();
+    Err(format!("unknown dependency \"{name}\" (dependencies: {})", crate::text::listing(&names)))
+}
+
+/// Checks a measure against its base scenario: a known class (`has_class`), a known dependency,
+/// a known phase, and a business metric only with a `business` section.
 pub fn check_measure(
     s: &Scenario,
     m: &Measure,
@@ -101,6 +129,9 @@ pub fn check_measure(
 ) -> Result<(), (&'static str, String)> {
     if let Some(c) = m.class.filter(|c| !has_class(c)) {
         return Err((".class", format!("unknown class \"{c}\"")));
+    }
+    if let Some(d) = m.dependency {
+        check_dependency_name(s, d).map_err(|e| (".dependency", e))?;
     }
     if let Some(p) = m.phase {
         super::check_phase_name(s, p).map_err(|e| (".phase", e))?;

@@ -422,7 +422,7 @@ fn memory_parts(s: &Scenario, blame: &str) -> String {
 
 /// Memory of one instance's layers for the stack; windows of outcomes grow with their size.
 fn layer_bytes(stack: &[super::Layer]) -> f64 {
-    stack.iter().map(|l| LAYER_BYTES + SAMPLE_BYTES * l.policy.window_samples()).sum()
+    stack.iter().map(|l| LAYER_BYTES + SAMPLE_BYTES * l.policy.facts().window_samples).sum()
 }
 
 /// Expected requests of a class over the horizon, and how many wait as users at once.
@@ -465,14 +465,32 @@ fn class_requests(s: &Scenario, c: &super::Class, index: usize, rates: &DataRate
 }
 
 /// Mean time of one closed-loop cycle in ns: think, local work, overhead and the
-/// dependency's latency; None when a data file holds the latency.
+/// dependency's latency, or with a call plan the plan's steps one after the other (a group
+/// of `All` its slowest call's mean, of `First` its fastest, of `Quorum(k)` the k-th
+/// fastest); None when a data file holds a latency.
 fn cycle(s: &Scenario, c: &super::Class, think: Time) -> Option<f64> {
     let mut t = think as f64 + s.fleet.overhead.mean_ns()?;
     if let Some(w) = &c.work {
         t += w.mean_ns()?;
     }
-    if c.calls_dependency {
-        t += s.primary().latency.mean_ns()? + 2.0 * s.primary().hop.mean_ns()?;
+    let call = |d: &super::Dependency| Some(d.latency.mean_ns()? + 2.0 * d.hop.mean_ns()?);
+    if c.calls_dependency && c.calls.is_empty() {
+        t += call(s.primary())?;
+    } else if c.calls_dependency {
+        for step in &c.calls {
+            let mut means = Vec::new();
+            for x in step.calls() {
+                let d = s.deps().iter().find(|d| Some(d.name.as_str()) == x.dependency())?;
+                means.push(call(d)?);
+            }
+            means.sort_by(f64::total_cmp);
+            let k = match step {
+                super::Step::Parallel { join: super::Join::First, .. } => 1,
+                super::Step::Parallel { join: super::Join::Quorum(k), .. } => *k as usize,
+                _ => means.len(),
+            };
+            t += means.get(k.clamp(1, means.len().max(1)) - 1).copied().unwrap_or(0.0);
+        }
     }
     Some(t)
 }
@@ -508,12 +526,34 @@ fn reload_multiplier(r: &super::Reload, horizon: Time) -> f64 {
 }
 
 /// Events every request of the class causes: its arrival, its local work, its dependency
-/// calls (one, or each call of its plan: fan-out multiplies them), its response after the
-/// overhead.
+/// calls (one, or each call of its plan: fan-out multiplies them, and each call of a plan
+/// counts the attempts its stack allows, [`plan_attempts`]), its response after the overhead.
 fn events_per_request(s: &Scenario, c: &super::Class) -> f64 {
+    // Fan-out through services multiplies calls, retries multiply attempts: the larger of
+    // the two certain counts (neither bounds the other).
+    let plan = if c.calls.is_empty() { 1.0 } else { plan_attempts(s, c) };
+    let calls = if s.has_services() { plan.max(class_calls(s, c)) } else { plan };
     1.0 + f64::from(u8::from(c.work.is_some()))
-        + f64::from(u8::from(c.calls_dependency)) * class_calls(s, c)
+        + f64::from(u8::from(c.calls_dependency)) * calls
         + f64::from(u8::from(!s.fleet.overhead.is_zero()))
+}
+
+/// The attempts the calls of class `c`'s plan may make, in the policy set that allows the
+/// most: each call as many as the product of `attempts_per_call` over the layers it passes
+/// (those of its class scoped to its dependency or to none), summed over the plan's calls.
+fn plan_attempts(s: &Scenario, c: &super::Class) -> f64 {
+    let passes = |l: &super::Layer, dep: &str| {
+        (l.classes.is_empty() || l.classes.contains(&c.name))
+            && (l.dependencies.is_empty() || l.dependencies.iter().any(|d| d == dep))
+    };
+    let deps = s.dependencies_called(c);
+    let per_set = |p: &super::PolicySet| -> f64 {
+        let call = |dep: &str| {
+            p.stack.iter().filter(|l| passes(l, dep)).map(|l| l.policy.facts().attempts_per_call).product::<f64>()
+        };
+        deps.iter().map(|d| call(d)).sum()
+    };
+    s.policies.iter().map(per_set).fold(deps.len().max(1) as f64, f64::max)
 }
 
 /// The most calls one step of the class's plan sends at once (0 when it makes one call,

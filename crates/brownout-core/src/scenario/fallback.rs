@@ -73,12 +73,12 @@ impl FallbackAnswer {
 }
 
 /// Some policy set has a layer over class `c` whose refusal can answer with its fallback
-/// (`PolicyConfig::refuses_into_fallback`).
+/// (`Facts::fallback`).
 fn can_be_refused(s: &Scenario, c: &Class) -> bool {
     s.policies
         .iter()
         .flat_map(|set| &set.stack)
-        .any(|l| (l.classes.is_empty() || l.classes.contains(&c.name)) && l.policy.refuses_into_fallback(&c.name))
+        .any(|l| (l.classes.is_empty() || l.classes.contains(&c.name)) && l.policy.facts().fallback.admits(&c.name))
 }
 
 /// Every class's fallback can take effect and its answer's parameters are valid.

@@ -16,7 +16,12 @@ pub fn import_warnings(path: &Path) -> Vec<String> {
     let Ok(text) = data::bounded_text(path, "scenario file") else { return Vec::new() };
     let Ok(s) = parse(path, &text) else { return Vec::new() };
     let dir = path.parent().unwrap_or(Path::new("."));
-    let set_by_hand = s.dependency.replicas.as_ref().is_some_and(|r| r.outlier_detection.is_some());
+    let replicas = s.dependency.replicas.as_ref();
+    let set_by_hand = |field: &str| match field {
+        "outlier_detection" => replicas.is_some_and(|r| r.outlier_detection.is_some()),
+        "health_check" => replicas.is_some_and(|r| r.health_check.is_some()),
+        _ => false,
+    };
     let mut out = Vec::new();
     for (i, set) in s.policies.iter().enumerate() {
         for (j, layer) in set.stack.iter().enumerate() {
@@ -25,7 +30,7 @@ pub fn import_warnings(path: &Path) -> Vec<String> {
             else {
                 continue;
             };
-            for sn in imported.snippets.iter().filter(|sn| !(sn.field == "outlier_detection" && set_by_hand)) {
+            for sn in imported.snippets.iter().filter(|sn| !set_by_hand(sn.field)) {
                 out.push(format!(
                     "policies[{i}].stack[{j}]: {}'s {} is not a stack layer: set it under {}:\n{}",
                     cfg.file,

@@ -211,7 +211,11 @@ fn data_refs(s: &Scenario) -> Vec<(String, &str, Holds)> {
     let unwind = s.fleet.timeout_unwind.iter().map(|u| ("fleet.timeout_unwind", u));
     let hops = s.deps().iter().enumerate().map(|(k, d)| (format!("{}.hop", s.dep_path(k)), &d.hop));
     let fleet = unwind.map(|(at, u)| (at.to_string(), u));
-    for (at, delay) in [("fleet.overhead".to_string(), &s.fleet.overhead)].into_iter().chain(hops).chain(fleet) {
+    let own = s.fleet.pools.iter().enumerate().map(|(k, p)| (format!("fleet.pools[{k}]"), &p.connect));
+    let connects = [("fleet.pool".to_string(), &s.fleet.pool.connect)].into_iter().chain(own);
+    let connects = connects.filter_map(|(at, c)| c.as_ref().map(|c| (format!("{at}.connect.latency"), &c.latency)));
+    let delays = [("fleet.overhead".to_string(), &s.fleet.overhead)].into_iter().chain(hops).chain(fleet);
+    for (at, delay) in delays.chain(connects) {
         if let Delay::Random(Latency::Empirical { file, column }) = delay {
             refs.push((format!("{at}.Empirical.file"), file, Holds::Samples(column.clone())));
         }

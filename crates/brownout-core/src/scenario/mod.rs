@@ -17,7 +17,7 @@ mod validate;
 pub use crate::units::Dur;
 pub(crate) use crate::units::parse_duration;
 pub use decide_check::{Resolve, measure_of, validate_decide};
-pub(crate) use decide_check::{check_business, check_fraction, check_measure};
+pub(crate) use decide_check::{check_business, check_dependency_name, check_fraction, check_measure};
 pub use fallback::FallbackAnswer;
 #[cfg(feature = "import")]
 pub use import_warnings::import_warnings;

@@ -10,6 +10,7 @@ use super::names::{check_file_name, file_stem};
 use super::{Arrivals, Business, Class, Delay, Drift, Expectation, Latency, PolicySet, Profile, Scenario};
 use crate::metrics::catalogue;
 
+mod connlife;
 mod graph;
 mod margins;
 mod scope;
@@ -79,6 +80,8 @@ pub fn validate(s: &Scenario) -> Result<(), Invalid> {
     let classes = validate_classes(&s.classes)?;
     graph::validate(s)?;
     scope::validate_pools(s)?;
+    scope::validate_partitions(s)?;
+    connlife::validate_conn_life(s)?;
     for (k, d) in s.deps().iter().enumerate() {
         validate_dependency(d, &s.dep_path(k))?;
     }
@@ -395,6 +398,9 @@ fn validate_dependency(d: &super::Dependency, prefix: &str) -> Result<(), Invali
         }
         if let Some(o) = &r.outlier_detection {
             o.check().map_err(|(f, m)| bad(at(&format!("replicas.outlier_detection.{f}")), m))?;
+        }
+        if let Some(h) = &r.health_check {
+            h.check().map_err(|(f, m)| bad(at(&format!("replicas.health_check.{f}")), m))?;
         }
     }
     if d.capacity.as_ref().is_some_and(|c| c.servers == 0) {

@@ -2,7 +2,10 @@
 //! reading or setting the value they name in a scenario serialized to `serde_json::Value`.
 //!
 //! A path is dot-separated keys, each optionally followed by selectors: `[3]` indexes an
-//! array, `[name]` picks the array element whose `name` field equals `name`. Enums are
+//! array, `[name]` picks the array element whose `name` field equals `name` (in a list of
+//! unnamed entries that each name a `dependency`, such as `fleet.pools`, the entry for that
+//! dependency), and `[Policy@dep]` picks the one layer of a stack whose policy is `Policy` and
+//! whose `dependencies` scope holds `dep` (`[@dep]`: the one layer scoped to `dep`). Enums are
 //! externally tagged, so a variant is just a key: `dependency.drift.Ramp.to`.
 
 use serde_json::Value;
@@ -14,8 +17,17 @@ pub enum Step {
     Key(String),
     /// An array index.
     Index(usize),
-    /// The array element whose `name` field equals this.
+    /// The array element whose `name` field equals this (or, in a list of entries without
+    /// names, whose `dependency` field does: `fleet.pools[pricing]`).
     Named(String),
+    /// The one layer of a stack scoped to `dependency` (its `dependencies` hold it) whose
+    /// policy is the variant `policy` (any policy when `None`): `stack[Timeout@pricing]`.
+    Layer {
+        /// The policy variant, e.g. `Timeout`.
+        policy: Option<String>,
+        /// The dependency the layer is scoped to.
+        dependency: String,
+    },
 }
 
 /// Parse a path; the error says what is wrong with it.
@@ -47,9 +59,16 @@ pub fn parse(path: &str) -> Result<Vec<Step>, String> {
             if inner.is_empty() {
                 return Err(format!("path \"{path}\": empty [] in \"{part}\""));
             }
-            steps.push(match inner.parse::<usize>() {
-                Ok(i) => Step::Index(i),
-                Err(_) => Step::Named(inner.to_string()),
+            steps.push(match (inner.parse::<usize>(), inner.split_once('@')) {
+                (Ok(i), _) => Step::Index(i),
+                (Err(_), Some((_, ""))) => {
+                    return Err(format!("path \"{path}\": \"[{inner}]\" names no dependency after @"));
+                }
+                (Err(_), Some((policy, dependency))) => Step::Layer {
+                    policy: (!policy.is_empty()).then(|| policy.to_string()),
+                    dependency: dependency.to_string(),
+                },
+                (Err(_), None) => Step::Named(inner.to_string()),
             });
             rest = &rest[close + 1..];
         }
@@ -91,23 +110,93 @@ pub fn get_mut<'a>(root: &'a mut Value, steps: &[Step]) -> Result<&'a mut Value,
                     .and_then(|a| a.get_mut(*i))
                     .ok_or_else(|| format!("{here} has no element [{i}] ({here} is {found})"))?
             }
-            Step::Named(n) => {
-                walked += &format!("[{n}]");
-                let by_name = |v: &Value| v.get("name").and_then(Value::as_str) == Some(n);
-                let names: Vec<String> = cur
-                    .as_array()
-                    .map(|a| {
-                        let named = a.iter().filter_map(|v| v.get("name")?.as_str());
-                        named.map(|s| format!("\"{s}\"")).collect()
-                    })
-                    .unwrap_or_default();
-                cur.as_array_mut()
-                    .and_then(|a| a.iter_mut().find(|v| by_name(v)))
-                    .ok_or_else(|| format!("{here} has no element named \"{n}\" (names: {})", names.join(", ")))?
+            Step::Named(_) | Step::Layer { .. } => {
+                walked += &selector(step);
+                let i = select(cur, step).map_err(|m| format!("{here} {m}"))?;
+                &mut cur.as_array_mut().expect("select found an element")[i]
             }
         };
     }
     Ok(cur)
+}
+
+/// How a selector is written in a path.
+fn selector(step: &Step) -> String {
+    match step {
+        Step::Key(k) => format!(".{k}"),
+        Step::Index(i) => format!("[{i}]"),
+        Step::Named(n) => format!("[{n}]"),
+        Step::Layer { policy, dependency } => format!("[{}@{dependency}]", policy.as_deref().unwrap_or("")),
+    }
+}
+
+/// The index of the element of `list` a `[name]` or `[Policy@dep]` selector picks; the error
+/// (to follow "the scenario's ...") says what the list holds instead.
+fn select(list: &Value, step: &Step) -> Result<usize, String> {
+    let Some(items) = list.as_array() else {
+        return Err(format!("is {}, not a list to select {} in", describe(list), selector(step)));
+    };
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
+    match step {
+        Step::Named(n) => {
+            if let Some(i) = items.iter().position(|v| text(v, "name").as_deref() == Some(n)) {
+                return Ok(i);
+            }
+            // Entries without names that each name a dependency (`fleet.pools`): by that.
+            let by_dep = items.iter().all(|v| v.get("name").is_none() && text(v, "dependency").is_some());
+            if by_dep && !items.is_empty() {
+                let deps: Vec<String> = items.iter().filter_map(|v| text(v, "dependency")).collect();
+                return items.iter().position(|v| text(v, "dependency").as_deref() == Some(n)).ok_or_else(|| {
+                    let listed: Vec<String> = deps.iter().map(|d| format!("\"{d}\"")).collect();
+                    format!("has no entry for dependency \"{n}\" (dependencies: {})", listed.join(", "))
+                });
+            }
+            let names: Vec<String> = items.iter().filter_map(|v| text(v, "name")).map(|s| format!("\"{s}\"")).collect();
+            Err(format!("has no element named \"{n}\" (names: {})", names.join(", ")))
+        }
+        Step::Layer { policy, dependency } => {
+            let variant = |v: &Value| match v.get("policy") {
+                Some(Value::Object(o)) => o.keys().next().cloned(),
+                Some(Value::String(s)) => Some(s.clone()),
+                _ => None,
+            };
+            let scoped = |v: &Value| {
+                v.get("dependencies")
+                    .and_then(Value::as_array)
+                    .is_some_and(|d| d.iter().any(|x| x.as_str() == Some(dependency)))
+            };
+            let hits: Vec<usize> = (0..items.len())
+                .filter(|&i| {
+                    scoped(&items[i]) && policy.as_ref().is_none_or(|p| variant(&items[i]).as_ref() == Some(p))
+                })
+                .collect();
+            let layers: Vec<String> = items
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| v.get("policy").is_some())
+                .map(|(i, v)| {
+                    let deps: Vec<&str> = v
+                        .get("dependencies")
+                        .and_then(Value::as_array)
+                        .map(|d| d.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default();
+                    let p = variant(v).unwrap_or_default();
+                    if deps.is_empty() { format!("[{i}] {p}") } else { format!("[{i}] {p}@{}", deps.join("+")) }
+                })
+                .collect();
+            let listing = if layers.is_empty() { "no layers".to_string() } else { layers.join(", ") };
+            match hits.as_slice() {
+                [i] => Ok(*i),
+                [] => Err(format!("has no layer {} (layers: {listing})", selector(step))),
+                _ => Err(format!(
+                    "has {} layers {}: select one by index (layers: {listing})",
+                    hits.len(),
+                    selector(step)
+                )),
+            }
+        }
+        Step::Key(_) | Step::Index(_) => unreachable!("select is called for selectors only"),
+    }
 }
 
 /// The path with every `[name]` replaced by the index it selects, so two spellings of one
@@ -117,12 +206,9 @@ pub fn canonical(root: &Value, steps: &[Step]) -> Result<Vec<Step>, String> {
     let mut out = Vec::with_capacity(steps.len());
     for (k, step) in steps.iter().enumerate() {
         out.push(match step {
-            Step::Named(n) => {
+            Step::Named(_) | Step::Layer { .. } => {
                 let list = get_mut(&mut probe, &steps[..k])?;
-                let i = list
-                    .as_array()
-                    .and_then(|a| a.iter().position(|v| v.get("name").and_then(Value::as_str) == Some(n)));
-                Step::Index(i.ok_or_else(|| format!("no element named \"{n}\""))?)
+                Step::Index(select(list, step)?)
             }
             other => other.clone(),
         });
@@ -210,5 +296,36 @@ mod tests {
         assert!(e.contains("\"c\"") && e.contains("\"a\", \"b\""), "{e}");
         let e = get_mut(&mut v, &parse("policies[5]").unwrap()).unwrap_err();
         assert!(e.contains("[5]"), "{e}");
+    }
+
+    #[test]
+    fn selects_pools_by_dependency_and_layers_by_policy_and_scope() {
+        let mut v = json!({
+            "fleet": {"pools": [{"dependency": "pricing", "max_connections": 10},
+                                {"dependency": "inventory", "max_connections": 20}]},
+            "stack": [{"policy": {"ConsecutiveBreaker": {"failures": 5}}, "dependencies": ["pricing"]},
+                      {"policy": {"Timeout": {"timeout": "20ms"}}, "dependencies": ["pricing"]},
+                      {"policy": {"Timeout": {"timeout": "90ms"}}, "dependencies": ["inventory"]},
+                      {"policy": {"Timeout": {"timeout": "1s"}}}]});
+        assert_eq!(
+            parse("stack[Timeout@pricing].policy").unwrap()[1],
+            Step::Layer { policy: Some("Timeout".into()), dependency: "pricing".into() }
+        );
+        assert!(parse("stack[Timeout@]").is_err());
+        *get_mut(&mut v, &parse("fleet.pools[inventory].max_connections").unwrap()).unwrap() = json!(7);
+        assert_eq!(v["fleet"]["pools"][1]["max_connections"], json!(7));
+        *get_mut(&mut v, &parse("stack[Timeout@inventory].policy.Timeout.timeout").unwrap()).unwrap() = json!("5ms");
+        assert_eq!(v["stack"][2]["policy"]["Timeout"]["timeout"], json!("5ms"));
+        assert_eq!(v["stack"][1]["policy"]["Timeout"]["timeout"], json!("20ms"));
+        // One spelling of a value, whichever selector reaches it.
+        let by_layer = canonical(&v, &parse("stack[Timeout@pricing].policy").unwrap()).unwrap();
+        assert_eq!(by_layer, canonical(&v, &parse("stack[1].policy").unwrap()).unwrap());
+        let e = get_mut(&mut v, &parse("fleet.pools[payment].max_connections").unwrap()).unwrap_err();
+        assert!(e.contains("\"payment\"") && e.contains("\"pricing\", \"inventory\""), "{e}");
+        let e = get_mut(&mut v, &parse("stack[Timeout@payment]").unwrap()).unwrap_err();
+        assert!(e.contains("[Timeout@payment]") && e.contains("[1] Timeout@pricing"), "{e}");
+        // Two layers scoped to pricing: `[@pricing]` cannot choose.
+        let e = get_mut(&mut v, &parse("stack[@pricing]").unwrap()).unwrap_err();
+        assert!(e.contains("2 layers"), "{e}");
     }
 }

@@ -62,7 +62,7 @@ pub struct Axis {
     #[serde(default)]
     pub unit: Option<String>,
     /// Decision (a setting to choose) or condition (an environment to hold in); default: a
-    /// path under `policies` is a decision, anything else a condition.
+    /// path under `policies` or `fleet.pools` is a decision, anything else a condition.
     #[serde(default)]
     pub role: Option<Role>,
     /// An expression over other axes' names (`"1 - authorize_share"`) computing this axis's
@@ -81,9 +81,11 @@ pub enum Role {
 }
 
 impl Role {
-    /// The role of an axis at `path` when none is written: policies are decisions.
+    /// The role of an axis at `path` when none is written: policies are decisions, and so are
+    /// the gateway's pools of single dependencies (`fleet.pools[pricing]`), sized by the caller
+    /// as a bulkhead is.
     pub fn default_for(path: &str) -> Role {
-        if path.starts_with("policies") { Role::Decision } else { Role::Condition }
+        if path.starts_with("policies") || path.starts_with("fleet.pools[") { Role::Decision } else { Role::Condition }
     }
 }
 

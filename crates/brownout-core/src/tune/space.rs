@@ -156,17 +156,20 @@ fn resolve(spec: TuneSpec, dir: &Path) -> Result<Space, Located> {
 fn resolve_knob(i: usize, k: &Knob, base: &Value, policy: (&str, usize)) -> Result<Dim, Located> {
     let at = format!("knobs[{i}].path");
     let steps = path::parse(&k.path).map_err(|m| err(&at, format!("knob \"{}\": {m}", k.name)))?;
+    // A dependency's own pool on the gateway (`fleet.pools[pricing]`) is sized by the caller as
+    // a bulkhead is, and only the searched set runs: a decision too.
     let inside = match steps.as_slice() {
         [Step::Key(root), Step::Named(n), ..] => root == "policies" && n == policy.0,
         [Step::Key(root), Step::Index(j), ..] => root == "policies" && *j == policy.1,
+        [Step::Key(fleet), Step::Key(pools), _, ..] => fleet == "fleet" && pools == "pools",
         _ => false,
     };
     if !inside {
         return Err(err(
             &at,
             format!(
-                "knob \"{}\": \"{}\" is not a decision: a knob must lie under policies[{}] (the searched policy set); \
-                 conditions such as traffic or the dependency belong on a sweep axis",
+                "knob \"{}\": \"{}\" is not a decision: a knob must lie under policies[{}] (the searched policy set) \
+                 or fleet.pools[DEPENDENCY]; conditions such as traffic or the dependency belong on a sweep axis",
                 k.name, k.path, policy.0
             ),
         ));

@@ -34,6 +34,7 @@ pub fn chart<DB: DrawingBackend>(root: &Area<DB>, c: &Chart) -> Res<DB> {
         Kind::Bars(b) => bars(&body, b),
         Kind::Heatmap(h) => heatmap(&body, h),
         Kind::Tornado(t) => super::tornado::draw(&body, t),
+        Kind::Graph(g) => super::graph::draw(&body, g),
     }
 }
 

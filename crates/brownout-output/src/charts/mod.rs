@@ -7,7 +7,9 @@
 //! every iteration is over ordered vectors.
 
 pub(crate) mod compare;
+pub(crate) mod dep_panels;
 pub(crate) mod draw;
+pub(crate) mod graph;
 pub(crate) mod style;
 pub(crate) mod sweep;
 pub(crate) mod timeseries;
@@ -81,6 +83,8 @@ pub(crate) enum Kind {
     Heatmap(HeatPanels),
     /// One bar per axis from the lowest to the highest mean of a metric (sensitivity).
     Tornado(tornado::Tornado),
+    /// The service graph, one panel per policy set.
+    Graph(Vec<crate::report::graph::GraphView>),
 }
 
 /// Line panels sharing an x axis.
@@ -319,6 +323,8 @@ pub(crate) fn render(chart: &Chart) -> Result<Rendered> {
 pub(crate) fn run_charts(summary: &ScenarioSummary, rows: &[WindowRow]) -> Result<Vec<Rendered>> {
     let mut charts = timeseries::charts(summary, rows);
     charts.extend(compare::charts(summary));
+    charts.extend(graph::charts(summary));
+    charts.extend(dep_panels::charts(summary));
     charts.iter().map(render).collect()
 }
 

@@ -117,7 +117,8 @@ impl<'a> Ctx<'a> {
             .iter()
             .filter_map(|c| {
                 let Ok(ObjectiveRef::Metric(m)) = ObjectiveRef::parse(&c.metric) else { return None };
-                if m.class != class || m.metric.name != metric {
+                // A dependency's figure (`dependencies[pricing]/amplification`) is not the run's.
+                if m.dependency.is_some() || m.class != class || m.metric.name != metric {
                     return None;
                 }
                 let during = m.phase.map(|p| format!(" during {p}")).unwrap_or_default();

@@ -59,6 +59,9 @@ pub(crate) struct TornadoRow {
     pub note: String,
 }
 
+/// What every sensitivity chart's file name starts with (then the metric's slug).
+pub(crate) const STEM_PREFIX: &str = "sensitivity_";
+
 /// The chart of one metric's sensitivity in sweep `s`.
 pub(crate) fn chart(s: &SweepResult, sens: &Sensitivity, targets: &[ConstraintOut]) -> Chart {
     chart_of(&s.sweep, s.replications, sens, targets)
@@ -78,7 +81,7 @@ pub(crate) fn chart_of(name: &str, replications: u32, sens: &Sensitivity, target
         .map(|(label, color)| LegendEntry { label: label.into(), color, mark: Mark::Box })
         .collect();
     Chart {
-        stem: format!("sensitivity_{}", slug(&sens.metric)),
+        stem: format!("{STEM_PREFIX}{}", slug(&sens.metric)),
         title: format!("{name}: what moves {} ({})", sens.metric, sens.role),
         note: format!(
             "bar = lowest to highest mean as one axis moves, the others held at {at} ({}); line = that point's mean; {} replications",

@@ -25,6 +25,9 @@ fn distinct_summary() -> (RunSummary, Value) {
     json["dependency"]["cancelled"] = 0.into();
     // Left out when zero, as no nginx upstream refused here.
     json["classes"][0]["causes"]["no_live_upstream"] = 0.into();
+    // Left out when zero, and without a pool that sets its connections up.
+    json["classes"][0]["causes"]["connect_timeout"] = 0.into();
+    json["resources"]["connections"] = serde_json::json!({"opened": 0, "setup_ms_mean": null, "setup_share": null});
     // Absent for a class without an SLO.
     json["classes"][0]["slo"] = serde_json::json!({"burn_rate": 0.5, "budget_used": 0.5});
     // Only a phase's classes have a recovery (`recovered` a flag, the rest real figures).

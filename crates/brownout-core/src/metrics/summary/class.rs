@@ -278,6 +278,11 @@ pub struct Causes {
     /// `summary.json` when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub no_live_upstream: u64,
+    /// A new pool connection's set-up ran past its connect timeout (`Pool::connect`; HAProxy
+    /// `timeout connect`, a 503, nginx `proxy_connect_timeout`, a 504). Left out of
+    /// `summary.json` when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub connect_timeout: u64,
 }
 
 /// A count of 0, left out of `summary.json` (a field no shipped result had before).
@@ -302,6 +307,7 @@ impl Causes {
             + self.late
             + self.unfinished
             + self.no_live_upstream
+            + self.connect_timeout
     }
 }
 

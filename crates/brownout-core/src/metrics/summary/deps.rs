@@ -38,6 +38,25 @@ pub struct DependencyFigures {
     pub mean_in_flight: f64,
     /// Attempts the caller had abandoned before the answer came (cancelled ones included).
     pub abandoned: u64,
+    /// Fraction of instance-time the connection pool its calls take from had every
+    /// connection out: its own pool (`fleet.pools`), or the fleet's `pool`, shared with the
+    /// other dependencies that have none of their own (then the same figure for each).
+    #[serde(default = "super::no_value", deserialize_with = "nan_if_null")]
+    pub pool_saturated_fraction: f64,
+    /// Mean time its attempts waited for a pool connection, granted or given up at the
+    /// acquire timeout (an attempt that found one free waited 0), ms; no value without an
+    /// attempt.
+    #[serde(default = "super::no_value", deserialize_with = "nan_if_null")]
+    pub pool_wait_ms_mean: f64,
+    /// Fraction of instance-time the breakers scoped to it (layers whose `dependencies` name
+    /// it) were open, over those breakers; no value when no breaker is scoped to it.
+    #[serde(default = "super::no_value", deserialize_with = "nan_if_null")]
+    pub breaker_open_fraction: f64,
+    /// The policy kinds of the policy set's layers scoped to it (whose `dependencies` name
+    /// it), outermost first: the protection of its edges in the graph drawing. Left out when
+    /// none is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<String>,
 }
 
 /// The causes of one class's requests that one dependency (or none) is to blame for.

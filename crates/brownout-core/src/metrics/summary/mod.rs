@@ -13,8 +13,8 @@ pub use class::{Causes, ClassSummary, FallbackAnswers, LatencyMs, Outcomes, Reco
 pub use deps::{CallFigures, DependencyCauses, DependencyFigures};
 pub use replications::{Comparison, MetricInterval, PairedDifference, ReplicatedRun, Replications};
 pub use run::{
-    Backlog, BreakerSummary, DependencySummary, FOUND_BUCKETS, LimitSummary, Occupancy, QueueSummary, ResourceSummary,
-    RunSummary,
+    Backlog, BreakerSummary, ConnectionSummary, DependencySummary, FOUND_BUCKETS, LimitSummary, Occupancy,
+    QueueSummary, ResourceSummary, RunSummary,
 };
 
 /// A figure over no sample (a latency of no answer, a ratio over no request) is `f64::NAN`,

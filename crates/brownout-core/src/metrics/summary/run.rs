@@ -194,6 +194,26 @@ pub struct ResourceSummary {
     #[serde(default)]
     #[serde(deserialize_with = "nan_if_null")]
     pub pool_hold_ms_mean: f64,
+    /// The life of the pools' connections, when a pool has a `connect` (left out of
+    /// `summary.json` otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<ConnectionSummary>,
+}
+
+/// Connections opened and their set-up (`Pool::connect`), after warm-up, summed over the
+/// instances and pools.
+#[derive(Debug, Clone, Serialize, Deserialize, Default, JsonSchema)]
+pub struct ConnectionSummary {
+    /// New connections opened (each paid a set-up; a set-up past the connect timeout
+    /// counts, and its time is the timeout).
+    pub opened: u64,
+    /// Mean set-up time of a new connection, ms.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub setup_ms_mean: f64,
+    /// The share of the connection-time in use (`resources.pool`'s time integral) spent
+    /// setting connections up: 0 when every call reuses an open connection.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub setup_share: f64,
 }
 
 /// Waiting in the queues of one kind of admission layer (summed over its layers and

@@ -1,13 +1,13 @@
 //! The work left at the horizon, layer by layer, read from the world's state after its last
 //! event (summary.json's `backlog_at_end`).
 
-use super::World;
 use super::state::Phase;
+use super::{Features, World};
 use crate::engine::Time;
 use crate::metrics::summary::Backlog;
 use crate::metrics::{LayerKind, Record};
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     /// Where the work left now waits (see [`Backlog`]). Counted from the live entries the
     /// world keeps per instance and layer and from the calls slab, so stale queue entries
     /// (requests that left, calls removed) do not count.

@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl<'m, R: Record> World<'m, R> {
+impl<'m, R: Record, F: Features> World<'m, R, F> {
     pub(super) fn new(m: &'m Model, policy: usize, timeseries: bool) -> Self {
         let s = &m.scenario;
         let n = s.fleet.instances;
@@ -54,6 +54,7 @@ impl<'m, R: Record> World<'m, R> {
             },
             progress: Progress { horizon: s.horizon.ns(), handled: 0, abort: None },
             observer: None,
+            form: std::marker::PhantomData,
         };
         if let Some(l) = w.layout.limit_layer {
             let limits: Vec<f64> =
@@ -123,10 +124,23 @@ fn build_instance(m: &Model, policy: usize, instance: u32) -> Inst {
         pool_q: VecDeque::new(),
         pool_waiting: 0,
         own: s.fleet.pools.iter().map(|_| OwnPool::default()).collect(),
+        idle: if (0..=s.fleet.pools.len()).any(|p| m.conn_life(policy, p).is_some()) {
+            vec![VecDeque::new(); s.deps().len()]
+        } else {
+            Vec::new()
+        },
         layers: s.policies[policy].stack.iter().enumerate().map(|(j, l)| build_layer(m, l, j, instance)).collect(),
         degraded: 0,
-        clients: s.deps().iter().map(|d| build_client(m, d, instance)).collect(),
+        clients: s.deps().iter().enumerate().map(|(k, d)| build_client(m, k, d, instance)).collect(),
     }
+}
+
+/// The dependencies layer `spec` is scoped to, by number (none for a layer of every call).
+pub(super) fn scoped_deps<'a>(
+    s: &'a crate::scenario::Scenario,
+    spec: &'a crate::scenario::Layer,
+) -> impl Iterator<Item = u16> + 'a {
+    spec.dependencies.iter().filter_map(|n| s.deps().iter().position(|d| &d.name == n).map(|k| k as u16))
 }
 
 /// Per dependency, the pool its calls use (`Gateway::pool_of`): empty without `fleet.pools`.
@@ -148,15 +162,23 @@ pub(super) fn pool_spec(s: &crate::scenario::Scenario, p: usize) -> (u32, Time) 
     }
 }
 
-/// Instance `instance`'s client of dependency `d`: idle balancer, fresh outlier detector.
-fn build_client(m: &Model, d: &crate::scenario::Dependency, instance: u32) -> Client {
+/// Instance `instance`'s client of dependency `d` (id `k`): idle balancer, fresh outlier
+/// detector.
+fn build_client(m: &Model, k: usize, d: &crate::scenario::Dependency, instance: u32) -> Client {
     let replicas = d.replicas.as_ref().map_or(1, |r| r.count as usize);
     Client {
         outstanding: vec![0; replicas],
         rr: instance,
         outlier: d.replicas.as_ref().and_then(|r| {
-            let draws = crate::engine::Counter::new(m.seed(), crate::engine::label_hash("dependency/outlier"));
+            // Salted by the dependency's name as its other draws are (0 for the one
+            // `dependency`), so two dependencies' detectors do not enforce alike.
+            let label = crate::engine::label_hash("dependency/outlier") ^ m.dep(k as u16).salt();
+            let draws = crate::engine::Counter::new(m.seed(), label);
             r.outlier_detection.as_ref().map(|o| crate::model::outlier::Outlier::new(o, r.count, draws, instance, 0))
+        }),
+        health: d.replicas.as_ref().and_then(|r| {
+            let h = r.health_check.as_ref()?;
+            Some(crate::model::health::HealthChecks::new(r.count, h.inter.ns(), h.rise, h.fall, 0))
         }),
     }
 }
@@ -190,16 +212,29 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         })
         .collect();
     // At arrival a request hears from the layers of its class that any of its calls pass
-    // (`Policy::on_request`: a retry budget's deposit), once.
-    let arrival_layers: Vec<Vec<u8>> = s
-        .classes
-        .iter()
-        .map(|c| {
+    // (`Policy::on_request`: a retry budget's deposit), once. With a plan, a layer scoped to
+    // dependencies wraps their clients, as tower's TpsBudget wraps the service it deposits
+    // for: it hears of each call to them as it is sent instead (`call_layers`).
+    let planned = |c: usize| m.graph.as_ref().is_some_and(|g| g.plans[c].is_some());
+    let arrival_layers: Vec<Vec<u8>> = (s.classes.iter().enumerate())
+        .map(|(ci, c)| {
             let called = s.dependencies_called(c);
-            let passes = |l: &crate::scenario::Layer| for_class(l, c) && called.iter().any(|d| for_dep(l, d));
+            let per_call = |l: &crate::scenario::Layer| planned(ci) && !l.dependencies.is_empty();
+            let passes =
+                |l: &crate::scenario::Layer| for_class(l, c) && called.iter().any(|d| for_dep(l, d)) && !per_call(l);
             set.stack.iter().enumerate().filter(|(_, l)| passes(l)).map(|(i, _)| i as u8).collect()
         })
         .collect();
+    let call_layers: Vec<Vec<u8>> = if stride == 0 {
+        Vec::new()
+    } else {
+        (routes.iter().zip(&class_layers))
+            .map(|(&(c, _), ls)| {
+                let scoped = |&&l: &&u8| !set.stack[l as usize].dependencies.is_empty();
+                if planned(c) { ls.iter().filter(scoped).copied().collect() } else { Vec::new() }
+            })
+            .collect()
+    };
     let inner_start: Vec<u8> = class_layers
         .iter()
         .map(|ls| ls.iter().position(|&l| first.layers[l as usize].policy.is_retry()).unwrap_or(0) as u8)
@@ -227,6 +262,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         class_layers,
         stride,
         arrival_layers,
+        call_layers,
         inner_start,
         request_timeouts,
         fleet: set
@@ -239,7 +275,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
             .collect(),
         breaker_layer: find(&|st| st.breaker.is_some()),
         limit_layer: find(&|st| st.limit.is_some()),
-        kinds: set.stack.iter().map(|l| l.policy.layer_kind()).collect(),
+        kinds: set.stack.iter().map(|l| l.policy.facts().layer).collect(),
         hooks: first.layers.iter().map(|l| l.policy.hooks()).collect(),
         depth,
     }
@@ -300,6 +336,18 @@ fn build_recorder<R: Record>(m: &Model, policy: usize, layout: &Layout, timeseri
             })
             .collect();
         rec.set_graph(&names, &plans);
+        let pools = pool_of(s);
+        for d in 0..names.len() {
+            let pool = pools.get(d).copied().unwrap_or(0);
+            let size = pool_spec(s, pool as usize).0;
+            rec.graph(crate::metrics::GraphEvent::UsesPool { dep: d as u16, pool, size });
+        }
+        for (l, spec) in s.policies[policy].stack.iter().enumerate() {
+            let (kind, breaker) = (spec.policy.kind(), layout.kinds[l] == LayerKind::Breaker);
+            for dep in scoped_deps(s, spec) {
+                rec.graph(crate::metrics::GraphEvent::LayerScoped { dep, kind, breaker });
+            }
+        }
     }
     rec
 }

@@ -4,7 +4,7 @@ use super::*;
 use crate::metrics::GraphEvent;
 use crate::model::outlier::Result as OutlierResult;
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     // ---- connection pool and dependency ------------------------------------------
 
     pub(super) fn acquire_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
@@ -20,7 +20,8 @@ impl<R: Record> World<'_, R> {
         }
         let mut timeout: Option<(Time, Time)> = None;
         let route = self.route_of(class, tok);
-        for (p, &l) in self.layout.class_layers[route].iter().enumerate() {
+        let layers: &[u8] = if F::STACK { &self.layout.class_layers[route] } else { &[] };
+        for (p, &l) in layers.iter().enumerate() {
             if !self.layout.hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT) {
                 debug_assert!(self.layer(inst, l).policy.attempt_timeout(class as ClassId).is_none());
                 continue;
@@ -65,12 +66,18 @@ impl<R: Record> World<'_, R> {
     }
 
     pub(super) fn take_connection(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
-        let deadline = self.connection_deadline(now, tok);
+        // A `Connection` timeout starts once the connection is set up (`conns.rs`).
+        let conn = self.checkout(now, tok, false);
+        let (deadline, inactivity_cap) = self.connection_deadline(now.saturating_add(conn.setup), tok);
         let r = self.reqs.get_mut(tok).expect("live request");
         r.phase = Phase::Calling;
         let (class, arrived, waited) = (r.who.class, r.time.arrived, now - r.time.attempt_start);
         self.rec.conn_wait(arrived, class as usize, waited);
-        let call = self.open_call(now, q, tok, false);
+        self.graph_conn_wait(tok, arrived, waited);
+        let call = self.open_call(now, q, tok, false, conn);
+        if let Some(c) = self.upstream.calls.get_mut(call) {
+            c.inactivity_cap = inactivity_cap;
+        }
         self.reqs.get_mut(tok).expect("live request").attempt.call = Some(call);
         let done_at = self.upstream.calls.get(call).map_or(Time::MAX, |c| c.done_at);
         let timed = deadline != Time::MAX && done_at > deadline;
@@ -87,7 +94,8 @@ impl<R: Record> World<'_, R> {
         let r = self.reqs.get(tok).expect("live request");
         let (inst, generation) = (r.who.instance, r.hedge.generation);
         let mut hedge = None;
-        for &l in &self.layout.class_layers[self.route_of(class as usize, tok)] {
+        let layers: &[u8] = if F::STACK { &self.layout.class_layers[self.route_of(class as usize, tok)] } else { &[] };
+        for &l in layers {
             if self.layout.hooks[l as usize].has(Hooks::HEDGE_DELAY) {
                 hedge = hedge.or(self.layer(inst, l).policy.hedge_delay(class));
             } else {
@@ -99,37 +107,43 @@ impl<R: Record> World<'_, R> {
         }
     }
 
-    /// The attempt's deadline from the moment it holds a connection (`now`): a timeout that
+    /// The attempt's deadline from the moment its connection is ready (`now`): a timeout that
     /// starts with the connection (`Policy::connection_timeout`, HAProxy's `timeout server`)
     /// runs from now and ends the attempt if it comes before the deadline set when the
     /// attempt asked for the connection, whose unwind it then replaces.
-    fn connection_deadline(&mut self, now: Time, tok: Token) -> Time {
+    /// With it, the deadline the attempt had before, when an inactivity timeout set this one
+    /// (0 otherwise: `Call::inactivity_cap`).
+    fn connection_deadline(&mut self, now: Time, tok: Token) -> (Time, Time) {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, deadline) = (r.who.class, r.who.instance, r.time.attempt_deadline);
-        let mut first: Option<(Time, Time)> = None;
+        if !F::STACK {
+            return (deadline, 0); // no layer, no timeout
+        }
+        let mut first: Option<(Time, Time, bool)> = None;
         for &l in &self.layout.class_layers[self.route_of(class as usize, tok)] {
             if self.layout.hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT)
                 && let Some(t) = self.layer(inst, l).policy.connection_timeout(class)
                 && first.is_none_or(|cur| t.0 < cur.0)
             {
-                first = Some(t);
+                first = Some((t.0, t.1, self.layer(inst, l).policy.is_inactivity_timeout(class)));
             }
         }
-        let Some((t, unwind)) = first else { return deadline };
+        let Some((t, unwind, inactivity)) = first else { return (deadline, 0) };
         let at = now.saturating_add(t);
         if at >= deadline {
-            return deadline;
+            return (deadline, 0);
         }
         let unwind = self.unwind_of(tok, Some(unwind));
         let r = self.reqs.get_mut(tok).expect("live request");
         r.time.attempt_deadline = at;
         r.time.unwind = unwind;
-        at
+        (at, if inactivity { deadline } else { 0 })
     }
 
-    /// Take a pool connection (the caller checked one is free) and start a call on it.
-    /// A hedged call draws its own latency (attempt key with the top bit set).
-    fn open_call(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, hedged: bool) -> Token {
+    /// Take a pool connection (the caller checked one is free) and start a call on it, once
+    /// `conn` is set up (`conns.rs`). A hedged call draws its own latency (attempt key with
+    /// the top bit set).
+    fn open_call(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, hedged: bool, conn: Checkout) -> Token {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.attempt.conns += 1;
         r.calls += 1;
@@ -146,6 +160,7 @@ impl<R: Record> World<'_, R> {
         i.conns += 1;
         let conns = i.conns;
         self.rec.pool(now, inst, conns);
+        self.graph_pool(now, inst, p);
         let call = self.upstream.calls.insert(Call {
             req: Some(tok),
             sent_at: now,
@@ -158,13 +173,42 @@ impl<R: Record> World<'_, R> {
             reached: true,
             counted: false,
             replica: 0,
+            inactivity_cap: 0,
             instance: inst,
             class,
             key,
             attempt,
             dep,
+            uses: conn.uses,
+            connect_failed: false,
         });
-        if let Some(mode) = self.m.partition(inst, now) {
+        if conn.fails {
+            // The set-up runs past the connect timeout: the call fails then, having reached
+            // nothing, and its connection never opens.
+            let c = self.upstream.calls.get_mut(call).expect("live call");
+            c.error = true;
+            c.reached = false;
+            c.connect_failed = true;
+            c.done_at = now.saturating_add(conn.setup);
+            q.schedule_at(c.done_at, Ev::DepDone { call });
+        } else if conn.setup > 0 {
+            // Not out before its connection is set up (`World::connected`).
+            self.upstream.calls.get_mut(call).expect("live call").reached = false;
+            q.schedule_at(now.saturating_add(conn.setup), Ev::Connected { call });
+        } else {
+            self.dispatch(now, q, call);
+        }
+        call
+    }
+
+    /// Send call `call`, on a connection ready at `now`, to the dependency, unless a
+    /// partition cuts its instance off.
+    pub(super) fn dispatch(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
+        let c = self.upstream.calls.get(call).expect("live call");
+        let (inst, dep) = (c.instance, c.dep);
+        if F::REPLICAS
+            && let Some(mode) = self.m.partition(inst, dep, now)
+        {
             // Cut off: the call never reaches the dependency.
             let c = self.upstream.calls.get_mut(call).expect("live call");
             c.error = true;
@@ -178,7 +222,6 @@ impl<R: Record> World<'_, R> {
         } else {
             self.send(now, q, call);
         }
-        call
     }
 
     /// A hedge timer fired: if the first call is still out and a connection is free, send a
@@ -196,7 +239,8 @@ impl<R: Record> World<'_, R> {
         if !self.pool_free(inst, self.pool_id(tok)) {
             return; // a hedge never waits for a connection
         }
-        let call = self.open_call(now, q, tok, true);
+        let conn = self.checkout(now, tok, true);
+        let call = self.open_call(now, q, tok, true, conn);
         self.reqs.get_mut(tok).expect("live request").hedge.call = Some(call);
     }
 
@@ -312,7 +356,7 @@ impl<R: Record> World<'_, R> {
             q.schedule_at(now, Ev::DepDone { call });
             return;
         };
-        let tracked = self.m.scenario.deps()[c.dep as usize].replicas.is_some();
+        let tracked = F::REPLICAS && self.m.scenario.deps()[c.dep as usize].replicas.is_some();
         if tracked {
             self.gateway.insts[c.instance as usize].clients[c.dep as usize].outstanding[replica as usize] += 1;
         }
@@ -321,7 +365,9 @@ impl<R: Record> World<'_, R> {
         cm.counted = tracked;
         self.upstream.in_flight += 1;
         self.rec.dep_start(now, self.upstream.in_flight);
-        if let Some(n) = self.upstream.dep_in_flight.get_mut(c.dep as usize) {
+        if F::GRAPH
+            && let Some(n) = self.upstream.dep_in_flight.get_mut(c.dep as usize)
+        {
             *n += 1;
             let n = *n;
             self.rec.graph(GraphEvent::Start { now, dep: c.dep, in_flight: n });
@@ -354,110 +400,12 @@ impl<R: Record> World<'_, R> {
         }
     }
 
-    /// Client-side load balancing. Random choices are counter-based on the attempt, so every
-    /// policy run sends the same attempt to the same candidates.
-    /// None: outlier detection left no replica to call (see `Outlier::none_left`).
-    fn choose_replica(
-        &mut self,
-        now: Time,
-        inst: u32,
-        dep: u16,
-        class: ClassId,
-        key: u64,
-        attempt: u32,
-    ) -> Option<u32> {
-        let Some(reps) = &self.m.scenario.deps()[dep as usize].replicas else { return Some(0) };
-        if let Some(o) = &mut self.gateway.insts[inst as usize].clients[dep as usize].outlier {
-            o.advance(now);
-            if o.filters() {
-                if o.none_left() {
-                    return None;
-                }
-                return Some(self.choose_healthy(inst, dep, class, key, attempt));
-            }
-        }
-        let n = reps.count;
-        let key = ((class as u64) << 48) ^ key ^ self.m.dep(dep).salt();
-        let draw = |k: u64| self.draws.balance.u64(key, ((attempt as u64) << 1) | k);
-        let out = &self.gateway.insts[inst as usize].clients[dep as usize].outstanding;
-        Some(match reps.balancing {
-            Balancing::RoundRobin => {
-                let i = &mut self.gateway.insts[inst as usize].clients[dep as usize];
-                let r = i.rr % n;
-                i.rr = i.rr.wrapping_add(1);
-                r
-            }
-            Balancing::Random => (draw(0) % n as u64) as u32,
-            Balancing::LeastOutstanding => (0..n).min_by_key(|&r| (out[r as usize], r)).unwrap_or(0),
-            Balancing::PowerOfTwo => {
-                if n == 1 {
-                    return Some(0);
-                }
-                let a = (draw(0) % n as u64) as u32;
-                let mut b = (draw(1) % (n as u64 - 1)) as u32;
-                if b >= a {
-                    b += 1;
-                }
-                if out[b as usize] < out[a as usize] { b } else { a }
-            }
-        })
-    }
-
-    /// Load balancing that skips the replicas outlier detection ejected (same rules and
-    /// draws as `choose_replica`, over the replicas left).
-    fn choose_healthy(&mut self, inst: u32, dep: u16, class: ClassId, key: u64, attempt: u32) -> u32 {
-        let balancing = self.m.scenario.deps()[dep as usize].replicas.as_ref().map(|r| r.balancing);
-        let i = &mut self.gateway.insts[inst as usize].clients[dep as usize];
-        let o = i.outlier.as_ref().expect("an outlier detector");
-        let n = i.outstanding.len() as u32;
-        if balancing == Some(Balancing::RoundRobin) {
-            // The cursor moves on past ejected replicas (`choose_replica` leaves at least one).
-            loop {
-                let r = i.rr % n;
-                i.rr = i.rr.wrapping_add(1);
-                if !o.is_ejected(r) {
-                    return r;
-                }
-            }
-        }
-        // The healthy replicas in order, counted and indexed in place: no list per call.
-        let healthy = || (0..n).filter(|&r| !o.is_ejected(r));
-        let nth = |j: u64| healthy().nth(j as usize).expect("j < healthy replicas");
-        let k = healthy().count() as u64;
-        let key = ((class as u64) << 48) ^ key ^ self.m.dep(dep).salt();
-        let draw = |b: u64| self.draws.balance.u64(key, ((attempt as u64) << 1) | b);
-        let out = &i.outstanding;
-        match balancing {
-            Some(Balancing::LeastOutstanding) => healthy().min_by_key(|&r| (out[r as usize], r)).unwrap_or(0),
-            Some(Balancing::PowerOfTwo) if k > 1 => {
-                let ai = draw(0) % k;
-                // The second pick skips the first: healthy replicas are in increasing order,
-                // so comparing positions is comparing replicas.
-                let mut bi = draw(1) % (k - 1);
-                if bi >= ai {
-                    bi += 1;
-                }
-                let (a, b) = (nth(ai), nth(bi));
-                if out[b as usize] < out[a as usize] { b } else { a }
-            }
-            _ => nth(draw(0) % k),
-        }
-    }
-
-    /// Tell the instance's outlier detector of dependency `dep`, if any, what a call to
-    /// `replica` came to.
-    fn outlier_result(&mut self, now: Time, inst: u32, dep: u16, replica: u32, result: OutlierResult) {
-        if let Some(o) = &mut self.gateway.insts[inst as usize].clients[dep as usize].outlier {
-            o.record(now, replica, result);
-        }
-    }
-
     /// Start serving a call: it holds its server (if capacity is finite) for its service time
     /// only; the network's round trip (`hop`) is added on the answer's way back, so it
     /// delays the caller without occupying the dependency.
     pub(super) fn serve_call(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = self.upstream.calls.get_mut(call).expect("live call");
-        let factor = self.m.replica_factor(c.dep, c.replica, now);
+        let factor = if F::REPLICAS { self.m.replica_factor(c.dep, c.replica, now) } else { 1.0 };
         let plan = self.m.dep(c.dep).plan(now, c.class as u64, c.key, c.attempt as u64, factor);
         c.served_at = now;
         c.service = plan.service;
@@ -467,7 +415,9 @@ impl<R: Record> World<'_, R> {
             q.schedule_at(now.saturating_add(plan.service), Ev::ServiceEnd { call });
         }
         q.schedule_at(c.done_at, Ev::DepDone { call });
-        if let Some(log) = &mut self.trace.records {
+        if F::TRACE
+            && let Some(log) = &mut self.trace.records
+        {
             let (class, key, attempt, dependency) = (c.class, c.key, c.attempt, c.dep);
             let (latency, error) = (plan.latency(), plan.error);
             log.calls.push(CallRecord { class, key, attempt, dependency, start: now, latency, error });
@@ -495,7 +445,9 @@ impl<R: Record> World<'_, R> {
             dec!(self.upstream.in_flight);
             let timing = (c.served_at != Time::MAX).then(|| (c.served_at - c.sent_at, c.service));
             self.rec.dep_end(now, timing, c.req.is_none(), self.upstream.in_flight);
-            if let Some(n) = self.upstream.dep_in_flight.get_mut(c.dep as usize) {
+            if F::GRAPH
+                && let Some(n) = self.upstream.dep_in_flight.get_mut(c.dep as usize)
+            {
                 dec!(*n);
                 let n = *n;
                 self.rec.graph(GraphEvent::End { now, dep: c.dep, timing, abandoned: c.req.is_none(), in_flight: n });
@@ -519,6 +471,9 @@ impl<R: Record> World<'_, R> {
             r.attempt.call.take()
         };
         let inst = r.who.instance;
+        if !c.error {
+            self.keep_open(now, &c);
+        }
         self.release_connection(now, q, tok, inst);
         if c.error {
             if let Some(o) = other {
@@ -543,6 +498,18 @@ impl<R: Record> World<'_, R> {
         let outcome = if c.error { CallOutcome::Error } else { CallOutcome::Success };
         if c.refused {
             self.attempt_refused_by_dependency(now, q, tok);
+        } else if c.connect_failed {
+            // Its set-up ran past the connect timeout: a connection that timed out.
+            let how = crate::policy::ConnectFailure::TimedOut;
+            self.attempt_connect_failed(now, q, tok, how, Cause::ConnectTimeout);
+        } else if !c.reached {
+            // Cut off by the partition it was sent under: refused at once or hung until the
+            // connect timeout.
+            let how = match self.m.partition(c.instance, c.dep, c.sent_at) {
+                Some(PartitionMode::FailFast) => crate::policy::ConnectFailure::Refused,
+                _ => crate::policy::ConnectFailure::TimedOut,
+            };
+            self.attempt_connect_failed(now, q, tok, how, Cause::DependencyError);
         } else {
             self.attempt_end(now, q, tok, outcome);
         }
@@ -561,6 +528,7 @@ impl<R: Record> World<'_, R> {
         }
         let conns = i.conns;
         self.rec.pool(now, inst, conns);
+        self.graph_pool(now, inst, p);
         loop {
             let i = &mut self.gateway.insts[inst as usize];
             let Some(next) = (if p == 0 { i.pool_q.pop_front() } else { i.own[p - 1].q.pop_front() }) else {
@@ -578,14 +546,39 @@ impl<R: Record> World<'_, R> {
     /// The pool request `tok`'s calls take connections from (`Gateway::pool_of`): 0, the
     /// fleet's `pool`, without `fleet.pools`, where no dependency is looked up.
     pub(super) fn pool_id(&self, tok: Token) -> usize {
-        if self.gateway.pool_of.is_empty() { 0 } else { self.gateway.pool_of[self.dep_of(tok) as usize] as usize }
+        if !F::GRAPH || self.gateway.pool_of.is_empty() {
+            0
+        } else {
+            self.gateway.pool_of[self.dep_of(tok) as usize] as usize
+        }
+    }
+
+    /// In a run with a service graph, tell the recorder pool `p`'s connections out on
+    /// instance `inst` (`GraphEvent::Pool`): its own pool's, or the fleet pool's part of them.
+    pub(super) fn graph_pool(&mut self, now: Time, inst: u32, p: usize) {
+        if self.upstream.dep_in_flight.is_empty() {
+            return;
+        }
+        let i = &self.gateway.insts[inst as usize];
+        let in_use = if p == 0 { i.conns - i.own.iter().map(|o| o.conns).sum::<u32>() } else { i.own[p - 1].conns };
+        self.rec.graph(GraphEvent::Pool { now, instance: inst, pool: p as u8, in_use });
+    }
+
+    /// In a run with a service graph, an attempt of request `tok` waited `waited` for a
+    /// connection (`GraphEvent::ConnWait`).
+    fn graph_conn_wait(&mut self, tok: Token, arrived: Time, waited: Time) {
+        if !self.upstream.dep_in_flight.is_empty() {
+            let dep = self.dep_of(tok);
+            self.rec.graph(GraphEvent::ConnWait { arrived, dep, waited });
+        }
     }
 
     /// Pool `p` of instance `inst` has a free connection.
     fn pool_free(&self, inst: u32, p: usize) -> bool {
         let i = &self.gateway.insts[inst as usize];
         if p == 0 {
-            i.conns - i.own.iter().map(|o| o.conns).sum::<u32>() < self.m.scenario.fleet.pool.max_connections
+            let own = if F::GRAPH { i.own.iter().map(|o| o.conns).sum::<u32>() } else { 0 };
+            i.conns - own < self.m.scenario.fleet.pool.max_connections
         } else {
             i.own[p - 1].conns < build::pool_spec(&self.m.scenario, p).0
         }
@@ -593,7 +586,8 @@ impl<R: Record> World<'_, R> {
 
     pub(super) fn attempt_timer(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let r = self.reqs.get_mut(tok).expect("live request");
-        match r.phase {
+        let phase = r.phase;
+        match phase {
             Phase::PoolQueue => {
                 let (inst, class, arrived, waited) =
                     (r.who.instance, r.who.class, r.time.arrived, now - r.time.attempt_start);
@@ -602,9 +596,12 @@ impl<R: Record> World<'_, R> {
                 dec!(self.gateway.insts[inst as usize].pool_waiting);
                 self.rec.pool_waiting(now, inst, self.gateway.insts[inst as usize].pool_waiting);
                 self.rec.conn_wait(arrived, class as usize, waited);
+                self.graph_conn_wait(tok, arrived, waited);
                 self.attempt_end_as(now, q, tok, outcome, Cause::PoolAcquireTimeout);
             }
+            Phase::Calling if self.first_byte_in(now, q, tok) => {}
             Phase::Calling => {
+                let r = self.reqs.get_mut(tok).expect("live request");
                 let calls = [r.attempt.call.take(), r.hedge.call.take()];
                 r.hedge.generation = r.hedge.generation.wrapping_add(1);
                 let inst = r.who.instance;

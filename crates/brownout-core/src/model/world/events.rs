@@ -4,7 +4,7 @@
 use super::*;
 use crate::metrics::events::{Aspect, LayerEvent};
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     /// Log the change of layer `l` (seen from instance `inst`) from `last` to `st`: a breaker
     /// state, else a limit, else a degraded flag; once per instance the layer applies to, as
     /// the recorder counts them. A change of the timer wish alone is not logged.
@@ -29,7 +29,8 @@ impl<R: Record> World<'_, R> {
             Some(why) => why.to_string(),
             None => self.layer(inst, l).policy.reason(),
         };
-        let kind = self.m.scenario.policies[self.policy].stack[l as usize].policy.kind();
+        let spec = &self.m.scenario.policies[self.policy].stack[l as usize];
+        let (kind, dependencies) = (spec.policy.kind(), spec.dependencies.clone());
         let affected = if fleet { 0..self.gateway.insts.len() as u32 } else { inst..inst + 1 };
         let log = self.trace.log.as_mut().expect("called only with a log");
         for instance in affected {
@@ -48,6 +49,8 @@ impl<R: Record> World<'_, R> {
                     from: from.clone(),
                     to: to.clone(),
                     reason: reason.clone(),
+                    dependencies: dependencies.clone(),
+                    service: None,
                 });
             }
         }

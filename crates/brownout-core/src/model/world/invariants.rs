@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use super::stack::waiting;
 use super::*;
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     /// Recount the state from the requests and calls alive and compare with the counters.
     pub(super) fn check_invariants(&self) {
         let n = self.gateway.insts.len();

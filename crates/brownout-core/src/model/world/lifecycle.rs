@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     // ---- arrivals and worker slots -------------------------------------------------
 
     pub(super) fn arrive(&mut self, now: Time, q: &mut EventQueue<Ev>, class: ClassId, source: Source) {
@@ -26,20 +26,12 @@ impl<R: Record> World<'_, R> {
         let tok = self.insert_req(Req::fresh(who, now, now, Phase::SlotQueue));
         self.link_arrival(tok, class);
         self.rec.arrival(now, c);
-        if self.trace.records.is_some() {
+        if F::TRACE && self.trace.records.is_some() {
             self.log_arrival(now, class, source, key, instance, item);
         }
-        for li in 0..self.layout.arrival_layers[c].len() {
+        for li in 0..if F::STACK { self.layout.arrival_layers[c].len() } else { 0 } {
             let l = self.layout.arrival_layers[c][li];
-            if !self.layout.hooks[l as usize].has(Hooks::ON_REQUEST) {
-                continue;
-            }
-            if self.layer_mut(instance, l).policy.on_request(now, class) {
-                self.note(now, q, instance, l);
-            } else {
-                let layer = self.layer(instance, l);
-                debug_assert!(layer.policy.status() == layer.last, "on_request changed the status but said not");
-            }
+            self.tell_request(now, q, instance, class, l);
         }
         let inst = &mut self.gateway.insts[instance as usize];
         let w = &self.m.scenario.fleet.workers;
@@ -63,6 +55,20 @@ impl<R: Record> World<'_, R> {
     }
 
     /// A new request's key, the key of the request it reloads (its own if none) and its item.
+    /// Layer `l` of `instance` hears of a request of `class` (`Policy::on_request`: a retry
+    /// budget's deposit), if it listens; a changed status is noted.
+    pub(super) fn tell_request(&mut self, now: Time, q: &mut EventQueue<Ev>, instance: u32, class: ClassId, l: u8) {
+        if !self.layout.hooks[l as usize].has(Hooks::ON_REQUEST) {
+            return;
+        }
+        if self.layer_mut(instance, l).policy.on_request(now, class) {
+            self.note(now, q, instance, l);
+        } else {
+            let layer = self.layer(instance, l);
+            debug_assert!(layer.policy.status() == layer.last, "on_request changed the status but said not");
+        }
+    }
+
     fn identify(&mut self, class: ClassId, source: Source) -> (u64, u64, u32) {
         let c = class as usize;
         match source {
@@ -202,15 +208,23 @@ impl<R: Record> World<'_, R> {
             own.conns = 0;
             own.q.clear();
         }
+        // Its open connections are reset with it.
+        i.idle.iter_mut().for_each(VecDeque::clear);
         self.rec.pool_waiting(now, instance, 0);
         for client in &mut i.clients {
             client.outstanding.fill(0);
             if let Some(o) = &mut client.outlier {
                 o.restart(now);
             }
+            if let Some(h) = &mut client.health {
+                h.restart(now);
+            }
         }
         self.rec.workers(now, instance, 0);
         self.rec.pool(now, instance, 0);
+        for p in 0..=self.gateway.insts[instance as usize].own.len() {
+            self.graph_pool(now, instance, p);
+        }
         if !policies {
             self.rebuild_layers(now, q, instance);
         }

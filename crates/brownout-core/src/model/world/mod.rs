@@ -13,14 +13,21 @@ macro_rules! dec {
 mod backlog;
 mod build;
 mod calls;
+mod conns;
 mod events;
 #[cfg(test)]
+mod feature_forms;
+mod features;
+#[cfg(test)]
 mod forms;
+mod health;
+mod inactivity;
 #[cfg(debug_assertions)]
 mod invariants;
 mod lifecycle;
 mod outcome;
 mod plan;
+mod replicas;
 mod sharing;
 mod stack;
 mod state;
@@ -40,6 +47,8 @@ use crate::policy::{
     RetryAsk, Status,
 };
 use crate::scenario::{Balancing, Fallback, PartitionMode, Scope};
+use conns::Checkout;
+use features::{Features, General, Lean, Uses};
 use state::{
     Answer, Call, Client, Gateway, Identity, Inst, LayerRt, Layout, OwnPool, Phase, Plans, Progress, Req, Trace,
     Traffic, Upstream,
@@ -113,6 +122,7 @@ enum Ev {
     Timer { req: Token, generation: u32, timer: Timer },
     DepDone { call: Token },
     ServiceEnd { call: Token },
+    Connected { call: Token },
     Shared { replica: u32, generation: u32 },
     Cancel { call: Token },
     Hedge { req: Token, generation: u32 },
@@ -139,6 +149,7 @@ impl Ev {
             Ev::Cancel { .. } => 11,
             Ev::ServiceEnd { .. } => 12,
             Ev::Shared { .. } => 13,
+            Ev::Connected { .. } => 14,
             Ev::Notice { .. } => 7,
             Ev::Reload { class, .. } => 8 + ((*class as u64) << 8),
             Ev::Restart { instance, .. } => 9 + ((*instance as u64) << 8),
@@ -174,8 +185,9 @@ enum Notice {
 }
 
 /// One run of one policy set: the state the event handler owns, grouped by what owns it
-/// (see `state.rs` for each field's unit, writers and readers).
-struct World<'m, R> {
+/// (see `state.rs` for each field's unit, writers and readers). `R` is the recorder form,
+/// `F` the features the world is compiled for (`features.rs`), both chosen once per run.
+struct World<'m, R, F = General> {
     /// The scenario's immutable part, shared by every run (read only).
     m: &'m Model,
     /// The policy set this run simulates (index into `m.scenario.policies`).
@@ -189,8 +201,10 @@ struct World<'m, R> {
     admitted: Vec<Time>,
     /// The id of each request's first attempt, by slab slot of `reqs` (out of `Req` for the
     /// same reason as `admitted`): the id the layers outside the retry layer admitted, and
-    /// must hear back at completion (`stack::id_at`). Written by `stack::begin_attempt`.
-    first_ids: Vec<u64>,
+    /// must hear back at completion (`stack::id_at`), and when it entered the stack, what a
+    /// `Retry`'s `max_elapsed` counts from (`outcome::retry_after`). Written by
+    /// `stack::begin_attempt`.
+    first_ids: Vec<(u64, Time)>,
     /// Where requests come from: arrivals, closed-loop users, reloads.
     traffic: Traffic,
     /// The gateway instances: worker slots, pools, policy stacks.
@@ -216,6 +230,8 @@ struct World<'m, R> {
     progress: Progress,
     /// Told the simulated time at every window tick (progress display; never read back).
     observer: Option<&'m (dyn Fn(Time) + Sync)>,
+    /// The world's form (`features.rs`): no state, only the type.
+    form: std::marker::PhantomData<F>,
 }
 
 pub(super) fn run<'m>(
@@ -229,14 +245,21 @@ pub(super) fn run<'m>(
     // Chosen once per run rather than branched on per call: a world without phases records
     // straight into the whole run's recorder, so phases cost nothing when off (BENCHMARKS.md,
     // "phases' cost when off").
-    if crate::scenario::phases_of(&m.scenario).is_empty() {
-        run_as::<Recorder>(m, policy, opts, record, observer, sink)
+    // The features are chosen the same way (`features.rs`): the leanest compiled form that
+    // keeps every feature the run uses. A run with phases takes the general form.
+    let uses = Uses::of(m, policy, &opts, record);
+    if !crate::scenario::phases_of(&m.scenario).is_empty() {
+        run_as::<Recorders, General>(m, policy, opts, record, observer, sink)
+    } else if Lean::<false>::covers(uses) {
+        run_as::<Recorder, Lean<false>>(m, policy, opts, record, observer, sink)
+    } else if Lean::<true>::covers(uses) {
+        run_as::<Recorder, Lean<true>>(m, policy, opts, record, observer, sink)
     } else {
-        run_as::<Recorders>(m, policy, opts, record, observer, sink)
+        run_as::<Recorder, General>(m, policy, opts, record, observer, sink)
     }
 }
 
-fn run_as<'m, R: Record>(
+fn run_as<'m, R: Record, F: Features>(
     m: &'m Model,
     policy: usize,
     opts: RunOptions,
@@ -244,8 +267,10 @@ fn run_as<'m, R: Record>(
     observer: Option<&'m (dyn Fn(Time) + Sync)>,
     sink: Option<Box<dyn crate::metrics::RowSink>>,
 ) -> Result<(RunResult, Records), RunError> {
+    // A form that drops a feature the run uses would report another run: refuse it.
+    assert!(F::covers(Uses::of(m, policy, &opts, record)), "a world form without a feature the run uses");
     let mut q: EventQueue<Ev> = EventQueue::new();
-    let mut w = World::<R>::new(m, policy, opts.timeseries);
+    let mut w = World::<R, F>::new(m, policy, opts.timeseries);
     w.observer = observer;
     if let Some(sink) = sink.filter(|_| opts.timeseries) {
         w.rec.set_sink(sink);
@@ -294,7 +319,7 @@ fn run_as<'m, R: Record>(
     Ok((result, w.trace.records.map(|l| *l).unwrap_or_default()))
 }
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     /// At the horizon, hand the recorder every request still in flight, so none vanishes from
     /// the figures: the recorder judges those past their deadline and counts the others apart
     /// (slab order: deterministic, and the counts do not depend on it anyway).
@@ -348,7 +373,9 @@ impl<R: Record> World<'_, R> {
     /// Take in a new request (an arrival or a call of a plan), admitted by no layer yet.
     fn insert_req(&mut self, req: Req) -> Token {
         let tok = self.reqs.insert(req);
-        self.clear_admitted(tok);
+        if F::STACK {
+            self.clear_admitted(tok); // `admitted` has no column without a layer
+        }
         tok
     }
 
@@ -417,14 +444,14 @@ impl<R: Record> World<'_, R> {
     }
 }
 
-impl<R: Record> Handler<Ev> for World<'_, R> {
+impl<R: Record, F: Features> Handler<Ev> for World<'_, R, F> {
     fn handle(&mut self, now: Time, ev: Ev, q: &mut EventQueue<Ev>) {
         if self.count_events(now, 1) {
             return;
         }
         let code = ev.code();
         self.trace.hash = (self.trace.hash ^ now ^ code.rotate_left(32)).wrapping_mul(0x0000_0100_0000_01b3);
-        if self.trace.events.len() < self.trace.limit {
+        if F::TRACE && self.trace.events.len() < self.trace.limit {
             self.trace.events.push((now, code));
         }
         match ev {
@@ -450,6 +477,7 @@ impl<R: Record> Handler<Ev> for World<'_, R> {
             Ev::Timer { req, generation, timer } => self.on_timer(now, q, req, generation, timer),
             Ev::DepDone { call } => self.dep_done(now, q, call),
             Ev::ServiceEnd { call } => self.service_end(now, q, call),
+            Ev::Connected { call } => self.connected(now, q, call),
             Ev::Shared { replica, generation } => self.shared_done(now, q, replica as usize, generation),
             Ev::Cancel { call } => self.cancel_call(now, q, call),
             Ev::Hedge { req, generation } => self.hedge(now, q, req, generation),
@@ -476,7 +504,7 @@ impl<R: Record> Handler<Ev> for World<'_, R> {
                 }
             }
         }
-        if !self.gateway.pump.is_empty() {
+        if F::STACK && !self.gateway.pump.is_empty() {
             self.pump_layers(now, q);
         }
         if q.len() as u64 > self.m.scenario.limits.max_in_flight.saturating_mul(4).saturating_add(1024) {

@@ -5,7 +5,7 @@ use crate::model::dependency::DelayDist;
 use crate::model::fallback::{Given, give};
 use crate::scenario::FallbackAnswer;
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     /// Record why the request failed, for the recorder's `causes`.
     pub(super) fn fail_as(&mut self, tok: Token, cause: Cause) {
         self.reqs.get_mut(tok).expect("live request").answer.cause = Some(cause);
@@ -25,6 +25,20 @@ impl<R: Record> World<'_, R> {
     pub(super) fn attempt_refused_by_dependency(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let failure = Failure::Refused(Refused::Dependency503);
         self.attempt_end_with(now, q, tok, CallOutcome::Error, Cause::DependencyError, failure);
+    }
+
+    /// The attempt's call never reached the dependency, its connection `how` failed (a
+    /// partition, or a set-up past the connect timeout): an error to the layers, counted under `cause`, a `Failure::Connect` to the retry
+    /// layer, which alone tells it from an error answer (HAProxy's `retry-on conn-failure`).
+    pub(super) fn attempt_connect_failed(
+        &mut self,
+        now: Time,
+        q: &mut EventQueue<Ev>,
+        tok: Token,
+        how: crate::policy::ConnectFailure,
+        cause: Cause,
+    ) {
+        self.attempt_end_with(now, q, tok, CallOutcome::Error, cause, Failure::Connect(how));
     }
 
     /// The end of an attempt; a failure that ends the request counts under `cause`.
@@ -54,21 +68,24 @@ impl<R: Record> World<'_, R> {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, attempt) = (r.who.class as usize, r.who.instance, r.attempt.number);
         let dependency = self.dep_of(tok);
-        if let Some(log) = &mut self.trace.records {
+        if F::TRACE
+            && let Some(log) = &mut self.trace.records
+        {
             let (key, start) = (r.who.key, r.time.attempt_start);
             log.attempts.push(AttemptRecord { class: r.who.class, key, attempt, dependency, start, end: now, outcome });
         }
         // Layers from the retry layer inward see each attempt; with no retry layer that is all.
         let route = self.route_of(class, tok);
         let start = self.layout.inner_start[route] as usize;
-        let layers = self.layout.class_layers[route].len();
+        let layers = if F::STACK { self.layout.class_layers[route].len() } else { 0 };
         for p in (start..layers).rev() {
             let l = self.layout.class_layers[route][p];
             let r = self.reqs.get(tok).expect("live request");
             let done = Completed::new(now, r.who.class, r.attempt.id, self.admitted_at(tok, p), outcome);
             self.deliver(now, q, inst, l, Notice::Complete(done));
         }
-        if outcome.is_failure() && self.retry_after(now, q, tok, outcome, failure) {
+        // Without a layer no retry layer answers: nothing to offer the failure to.
+        if F::STACK && outcome.is_failure() && self.retry_after(now, q, tok, outcome, failure) {
             return;
         }
         if self.layout.inner_start[route] > 0 {
@@ -109,13 +126,17 @@ impl<R: Record> World<'_, R> {
         }
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, attempt) = (r.who.class as usize, r.who.instance, r.attempt.number);
+        let since = self.first_ids[tok.index as usize].1;
         // Keyed by the dependency too: a plan's first calls to two dependencies share the
         // request's key, and must not share their jitter.
         let key = ((class as u64) << 48) ^ r.who.key ^ self.m.dep(self.dep_of(tok)).salt();
         let uniform = self.draws.retry.f64(key, u64::from(attempt));
         // The give-up draw: the same counter at indices no jitter draw uses.
         let patience = self.draws.retry.f64(key, (1 << 32) | u64::from(attempt));
-        let ask = RetryAsk::new(now, class as ClassId, attempt, outcome, uniform).failure(failure).patience(patience);
+        let ask = RetryAsk::new(now, class as ClassId, attempt, outcome, uniform)
+            .failure(failure)
+            .patience(patience)
+            .since(since);
         let mut delay = None;
         let route = self.route_of(class, tok);
         for li in 0..self.layout.class_layers[route].len() {
@@ -151,6 +172,9 @@ impl<R: Record> World<'_, R> {
 
     /// A request succeeded: the caches and last answers take the true value.
     pub(super) fn refresh_caches(&mut self, now: Time, tok: Token) {
+        if !F::EXTRAS {
+            return; // no cache, no last answer
+        }
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, item) = (r.who.class as usize, r.who.instance, r.who.item);
         if let Some(stock) = &mut self.stock {
@@ -284,7 +308,7 @@ impl<R: Record> World<'_, R> {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.answer.outcome = outcome;
         r.answer.staleness = staleness;
-        if self.m.graph.is_some() && self.plans.links[tok.index as usize].parent.is_some() {
+        if F::GRAPH && self.m.graph.is_some() && self.plans.links[tok.index as usize].parent.is_some() {
             self.child_responds(now, q, tok);
             return;
         }
@@ -313,7 +337,8 @@ impl<R: Record> World<'_, R> {
         // Copy out what is needed rather than move the whole request out of the slab.
         let r = self.reqs.get(tok).expect("live request");
         let r = Done { worker: r.worker, who: r.who, arrived: r.time.arrived, answer: r.answer, calls: r.calls };
-        let blame = self.m.graph.is_some().then(|| self.blame_of(tok, r.who.class, r.arrived, r.answer.cause, r.calls));
+        let blame = (F::GRAPH && self.m.graph.is_some())
+            .then(|| self.blame_of(tok, r.who.class, r.arrived, r.answer.cause, r.calls));
         self.reqs.discard(tok);
         if r.worker {
             self.release_worker(now, q, r.who.instance);
@@ -321,7 +346,8 @@ impl<R: Record> World<'_, R> {
         let class = &self.m.scenario.classes[r.who.class as usize];
         let key = ((r.who.class as u64) << 48) ^ r.who.key;
         let mut order = OrderEffect::default();
-        if let Some(b) = &self.m.scenario.business
+        if F::EXTRAS
+            && let Some(b) = &self.m.scenario.business
             && self.draws.orders.f64(key, 0) < class.order_fraction
         {
             order.order = true;
@@ -363,7 +389,9 @@ impl<R: Record> World<'_, R> {
             Some(blame) => self.rec.finish_blamed(f, blame),
             None => self.rec.finish(f),
         }
-        if let Some(reload) = &class.reload {
+        if F::EXTRAS
+            && let Some(reload) = &class.reload
+        {
             // An impatient or failed user presses reload: more load exactly when it hurts.
             let bad =
                 !matches!(r.answer.outcome, Outcome::Ok | Outcome::Fallback) || now - r.arrived > reload.patience.ns();
@@ -374,7 +402,9 @@ impl<R: Record> World<'_, R> {
                 q.schedule_at(now.saturating_add(reload.delay.ns()), Ev::Reload { class: r.who.class, token });
             }
         }
-        if let Some((user, k)) = r.who.user {
+        if F::EXTRAS
+            && let Some((user, k)) = r.who.user
+        {
             let k = k.wrapping_add(1);
             let think = self.think(r.who.class, user, k);
             q.schedule_at(now.saturating_add(think), Ev::User { class: r.who.class, user, k });

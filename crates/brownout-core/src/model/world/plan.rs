@@ -8,15 +8,15 @@ use crate::metrics::{Blame, GraphEvent};
 use crate::model::graph::{PlanStep, call_key};
 use state::{Link, PlanRun};
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     /// The dependency request `tok`'s calls go to (0 in the one-dependency form).
     pub(super) fn dep_of(&self, tok: Token) -> u16 {
-        if self.m.graph.is_none() { 0 } else { self.plans.links[tok.index as usize].dep }
+        if !F::GRAPH || self.m.graph.is_none() { 0 } else { self.plans.links[tok.index as usize].dep }
     }
 
     /// Request `tok` is a call of another request's plan.
     pub(super) fn is_child(&self, tok: Token) -> bool {
-        self.m.graph.is_some() && self.plans.links[tok.index as usize].parent.is_some()
+        F::GRAPH && self.m.graph.is_some() && self.plans.links[tok.index as usize].parent.is_some()
     }
 
     /// Its class's plan, if the request has one.
@@ -26,7 +26,9 @@ impl<R: Record> World<'_, R> {
 
     /// A new request's link: no parent, its class's one dependency.
     pub(super) fn link_arrival(&mut self, tok: Token, class: ClassId) {
-        if let Some(g) = &self.m.graph {
+        if F::GRAPH
+            && let Some(g) = &self.m.graph
+        {
             let link = Link { parent: None, dep: g.direct[class as usize], ..Link::default() };
             self.set_link(tok, link);
         }
@@ -43,7 +45,7 @@ impl<R: Record> World<'_, R> {
     /// After its local work: the request makes its one call, or starts its plan.
     pub(super) fn begin_calls(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let class = self.reqs.get(tok).expect("live request").who.class;
-        if self.plan_of(class).is_none() {
+        if !F::GRAPH || self.plan_of(class).is_none() {
             self.begin_attempt(now, q, tok);
             return;
         }
@@ -99,8 +101,23 @@ impl<R: Record> World<'_, R> {
             }
             let kid = self.plans.runs[slot].kids[j];
             if self.reqs.get(kid).is_some_and(|k| k.phase == Phase::Started) {
+                self.hear_call(now, q, kid);
                 self.begin_attempt(now, q, kid);
             }
+        }
+    }
+
+    /// Call `kid` is sent: the layers scoped to its dependency that hear of requests hear of
+    /// it (`Layout::call_layers`).
+    fn hear_call(&mut self, now: Time, q: &mut EventQueue<Ev>, kid: Token) {
+        if self.layout.call_layers.is_empty() {
+            return;
+        }
+        let who = self.reqs.get(kid).expect("live request").who;
+        let route = self.route_of(who.class as usize, kid);
+        for li in 0..self.layout.call_layers[route].len() {
+            let l = self.layout.call_layers[route][li];
+            self.tell_request(now, q, who.instance, who.class, l);
         }
     }
 
@@ -236,7 +253,7 @@ impl<R: Record> World<'_, R> {
                 for p in (0..inner).rev() {
                     let l = self.layout.class_layers[route][p];
                     let mut att = self.attempt_of(now, kid, l);
-                    att.id = self.first_ids[kid.index as usize];
+                    att.id = self.first_ids[kid.index as usize].0;
                     self.deliver(now, q, inst, l, Notice::Cancel(att));
                 }
             }
@@ -255,7 +272,7 @@ impl<R: Record> World<'_, R> {
     }
 }
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     /// A call of a plan has its answer: an optional call that failed pays its fallback's
     /// cost first; the response overhead is the request's, not its calls'.
     pub(super) fn child_responds(&mut self, now: Time, q: &mut EventQueue<Ev>, kid: Token) {
@@ -279,7 +296,7 @@ impl<R: Record> World<'_, R> {
     }
 }
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     /// Which dependency a finished request's cause goes to (see `metrics::Blame`), in a run
     /// with a service graph; a request without a plan counts as its one call here. A worker
     /// slot refused or a restart is no call's doing.

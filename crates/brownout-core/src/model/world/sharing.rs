@@ -8,7 +8,7 @@
 
 use super::*;
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     /// A call reaches replica `r` (the caller checked there is room): it starts its share
     /// at once. A call that needs no service (an unavailable dependency's 503) is answered
     /// as under servers and a queue, taking no share.
@@ -62,7 +62,9 @@ impl<R: Record> World<'_, R> {
         let hop = self.m.dep(c.dep).hop(c.class as u64, c.key, c.attempt as u64);
         c.done_at = now.saturating_add(hop);
         q.schedule_at(c.done_at, Ev::DepDone { call });
-        if let Some(log) = &mut self.trace.records {
+        if F::TRACE
+            && let Some(log) = &mut self.trace.records
+        {
             let (class, key, attempt, dependency, error) = (c.class, c.key, c.attempt, c.dep, c.error);
             let (start, latency) = (c.served_at, c.done_at - c.served_at);
             log.calls.push(CallRecord { class, key, attempt, dependency, start, latency, error });

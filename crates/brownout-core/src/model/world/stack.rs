@@ -3,7 +3,7 @@
 use super::waitq::{Pos, Waiter};
 use super::*;
 
-impl<R: Record> World<'_, R> {
+impl<R: Record, F: Features> World<'_, R, F> {
     // ---- the policy stack ------------------------------------------------------------
 
     /// The row of the stack's layout request `tok` follows (`Layout::class_layers`).
@@ -36,18 +36,23 @@ impl<R: Record> World<'_, R> {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.attempt.number += 1;
         r.attempt.id = id;
-        if r.attempt.number == 1 {
+        // Only layers read the first attempt's id (`id_at`).
+        if F::STACK && r.attempt.number == 1 {
             let slot = tok.index as usize;
             if self.first_ids.len() <= slot {
-                self.first_ids.resize(slot + 1, 0);
+                self.first_ids.resize(slot + 1, (0, 0));
             }
-            self.first_ids[slot] = id;
+            self.first_ids[slot] = (id, now);
         }
         r.attempt.pos = if r.attempt.number == 1 { 0 } else { self.layout.inner_start[route] };
         self.admit_from(now, q, tok);
     }
 
     pub(super) fn admit_from(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
+        if !F::STACK {
+            self.acquire_connection(now, q, tok); // no layer to pass
+            return;
+        }
         let r = self.reqs.get(tok).expect("live request");
         let (route, inst) = (self.route_of(r.who.class as usize, tok), r.who.instance);
         loop {
@@ -120,8 +125,11 @@ impl<R: Record> World<'_, R> {
     /// unwind: (`Time::MAX`, 0) when none. Each runs from when its layer admitted the first
     /// attempt (`admitted_at` keeps that: retries start inside the retry layer).
     pub(super) fn request_deadline(&self, tok: Token) -> (Time, Time) {
-        let r = self.reqs.get(tok).expect("live request");
         let mut first = (Time::MAX, 0);
+        if !F::STACK {
+            return first; // no layer, no timeout
+        }
+        let r = self.reqs.get(tok).expect("live request");
         for &(p, t, unwind) in &self.layout.request_timeouts[self.route_of(r.who.class as usize, tok)] {
             if p < r.attempt.pos || r.attempt.number > 1 {
                 let at = self.admitted_at(tok, p as usize).saturating_add(t);
@@ -240,7 +248,7 @@ impl<R: Record> World<'_, R> {
     fn id_at(&self, tok: Token, p: usize) -> u64 {
         let r = self.reqs.get(tok).expect("live request");
         if p < self.layout.inner_start[self.route_of(r.who.class as usize, tok)] as usize {
-            self.first_ids[tok.index as usize]
+            self.first_ids[tok.index as usize].0
         } else {
             r.attempt.id
         }
@@ -350,7 +358,7 @@ impl<R: Record> World<'_, R> {
             return;
         }
         layer.last = st;
-        if self.trace.log.is_some() {
+        if F::TRACE && self.trace.log.is_some() {
             self.log_change(now, inst, l, last, st);
         }
         let layer = self.layer_mut(inst, l);
@@ -371,9 +379,29 @@ impl<R: Record> World<'_, R> {
             if Some(l) == self.layout.breaker_layer && st.breaker != last.breaker {
                 self.rec.breaker(now, i, st.breaker.unwrap_or(BreakerState::Closed));
             }
+            if st.breaker != last.breaker && self.layout.kinds[l as usize] == LayerKind::Breaker {
+                self.graph_breaker(now, l, last.breaker, st.breaker);
+            }
             if Some(l) == self.layout.limit_layer && st.limit != last.limit {
                 self.rec.limit(now, i, st.limit.unwrap_or(0.0));
             }
+        }
+    }
+}
+
+impl<R: Record, F: Features> World<'_, R, F> {
+    /// In a run with a service graph, a breaker layer `l` scoped to dependencies went from
+    /// `from` to `to` on one instance: each of its dependencies counts one more or one fewer
+    /// open breaker (`GraphEvent::BreakerOpen`).
+    fn graph_breaker(&mut self, now: Time, l: u8, from: Option<BreakerState>, to: Option<BreakerState>) {
+        let open = |b: Option<BreakerState>| i8::from(b == Some(BreakerState::Open));
+        let delta = open(to) - open(from);
+        if delta == 0 || self.upstream.dep_in_flight.is_empty() {
+            return;
+        }
+        let s = &self.m.scenario;
+        for dep in build::scoped_deps(s, &s.policies[self.policy].stack[l as usize]) {
+            self.rec.graph(crate::metrics::GraphEvent::BreakerOpen { now, dep, delta });
         }
     }
 }

@@ -206,6 +206,16 @@ pub(super) struct Call {
     pub attempt: u32,
     /// The dependency called (index into `Scenario::deps`; 0 in the one-dependency form).
     pub dep: u16,
+    /// When an inactivity timeout set its attempt's deadline (`sent_at` plus the limit, for
+    /// the answer's first byte): the deadline the attempt had without it; 0 otherwise.
+    /// Written by `calls::take_connection`; read and cleared by `inactivity::first_byte_in`.
+    pub inactivity_cap: Time,
+    /// Calls its connection has served, this one included (0 for a pool without `connect`);
+    /// read by `conns::keep_open`.
+    pub uses: u32,
+    /// Its connection's set-up ran past the connect timeout: it failed without reaching
+    /// the dependency (cause `connect_timeout`).
+    pub connect_failed: bool,
 }
 
 // ---- gateway instances -----------------------------------------------------------------
@@ -246,6 +256,10 @@ pub(super) struct Inst {
     pub pool_waiting: u32,
     /// Its pools of `fleet.pools`, in that order (empty without them).
     pub own: Vec<OwnPool>,
+    /// Per dependency, the connections kept open and idle (holding no pool slot), as (idle
+    /// since, calls served), oldest first; empty when no pool has a `connect`. Written by
+    /// `conns` and `lifecycle::restart`.
+    pub idle: Vec<VecDeque<(Time, u32)>>,
     /// The policy stack, outermost first (a fleet-wide layer's state lives on instance 0).
     pub layers: Vec<LayerRt>,
     /// Layers whose status says degraded (count).
@@ -273,6 +287,8 @@ pub(super) struct Client {
     pub rr: u32,
     /// This instance's outlier detector, when the replicas have one.
     pub outlier: Option<crate::model::outlier::Outlier>,
+    /// This instance's health checks of the replicas, when they have them.
+    pub health: Option<crate::model::health::HealthChecks>,
 }
 
 /// The gateway fleet. Written by `lifecycle`, `stack` and `calls`.
@@ -303,8 +319,13 @@ pub(super) struct Layout {
     /// classes, and no request's dependency is looked up).
     pub stride: usize,
     /// Per class, the layers a request hears from at its arrival (`Policy::on_request`):
-    /// those of its class that any of its calls pass.
+    /// those of its class that any of its calls pass, but for a class with a plan not those
+    /// scoped to dependencies (they hear of each call: `call_layers`).
     pub arrival_layers: Vec<Vec<u8>>,
+    /// Per route (with layers scoped to dependencies; empty otherwise), the layers scoped to
+    /// dependencies that hear of each call of a plan to the route's dependency as it is sent
+    /// (a retry budget wrapping that dependency's client deposits per call).
+    pub call_layers: Vec<Vec<u8>>,
     /// Per route, the index in `class_layers` of its first retry layer (0: none); layers from
     /// there inward see every attempt, those outside one call per request.
     pub inner_start: Vec<u8>,

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::super::{Admission, Attempt, BreakerState, CallOutcome, Completed, Policy, Refusal, Status};
 use crate::engine::Time;
 use crate::policy::why::Why;
-use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Facts, FallbackRule, PolicyConfig};
 use crate::units::Dur;
 
 /// Consecutive-failure breaker configuration.
@@ -35,6 +35,7 @@ pub struct ConsecutiveConfig {
     /// Successes in a row while half-open that close the breaker (>= 1; default 1;
     /// pybreaker's `success_threshold`).
     #[serde(default = "one", skip_serializing_if = "is_one")]
+    #[schemars(!skip_serializing_if)]
     pub success_threshold: u32,
     /// Failure kinds counted as successes (pybreaker's `exclude`), e.g. `[Timeout]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -61,24 +62,9 @@ fn is_one(v: &u32) -> bool {
 impl PolicyConfig for ConsecutiveConfig {
     const KIND: &'static str = "consecutive-breaker";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Breaker
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        true
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> Facts {
+        // A short circuit is a 503 the class's fallback decides.
+        Facts::plain(crate::metrics::LayerKind::Breaker).fallback(FallbackRule::Always)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

@@ -21,7 +21,7 @@ use super::trials::Trials;
 use super::window::{Counts, Sample, Window};
 use crate::engine::Time;
 use crate::policy::why::Why;
-use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Facts, FallbackRule, PolicyConfig};
 use crate::units::Dur;
 
 /// Which window the closed state measures.
@@ -369,28 +369,14 @@ impl Policy for ErrorRate {
 impl PolicyConfig for ErrorRateConfig {
     const KIND: &'static str = "error-rate-breaker";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Breaker
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        true
-    }
-
-    fn window_samples(&self) -> f64 {
-        let w = match self.window {
+    fn facts(&self) -> Facts {
+        let window = match self.window {
             WindowSpec::Count(n) => f64::from(n),
             WindowSpec::Time { buckets, .. } => f64::from(buckets),
         };
-        w + f64::from(self.half_open_calls)
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+        Facts::plain(crate::metrics::LayerKind::Breaker)
+            .fallback(FallbackRule::Always)
+            .window_samples(window + f64::from(self.half_open_calls))
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

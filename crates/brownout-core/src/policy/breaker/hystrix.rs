@@ -27,7 +27,7 @@ use super::super::{Admission, Attempt, BreakerState, ClassId, Completed, Policy,
 use super::window::{Sample, Window};
 use crate::engine::{MILLISECOND, Time};
 use crate::policy::why::Why;
-use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Facts, FallbackRule, PolicyConfig};
 
 /// Hystrix command properties (the circuit-breaker and timeout ones).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -256,26 +256,11 @@ impl Policy for Hystrix {
 impl PolicyConfig for HystrixConfig {
     const KIND: &'static str = "hystrix-breaker";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Breaker
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        true
-    }
-
-    fn window_samples(&self) -> f64 {
+    fn facts(&self) -> Facts {
         // One bucket per health snapshot in the rolling window.
-        self.metrics_rolling_statistical_window_in_milliseconds as f64
-            / self.metrics_health_snapshot_interval_in_milliseconds.max(1) as f64
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+        let buckets = self.metrics_rolling_statistical_window_in_milliseconds as f64
+            / self.metrics_health_snapshot_interval_in_milliseconds.max(1) as f64;
+        Facts::plain(crate::metrics::LayerKind::Breaker).fallback(FallbackRule::Always).window_samples(buckets)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

@@ -25,7 +25,7 @@ use super::trials::Trials;
 use crate::engine::Time;
 use crate::policy::percentile::nearest_rank;
 use crate::policy::why::Why;
-use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Facts, FallbackRule, PolicyConfig};
 use crate::units::Dur;
 
 /// Latency breaker configuration: judges each call by how long it held this layer, from
@@ -294,24 +294,9 @@ impl Policy for Latency {
 impl PolicyConfig for LatencyConfig {
     const KIND: &'static str = "latency-breaker";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Breaker
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        true
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> Facts {
+        // A short circuit is a 503 the class's fallback decides.
+        Facts::plain(crate::metrics::LayerKind::Breaker).fallback(FallbackRule::Always)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

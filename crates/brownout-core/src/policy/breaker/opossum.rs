@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 
 use super::super::{Admission, Attempt, BreakerState, ClassId, Completed, Policy, Refusal, Status};
 use crate::engine::{MILLISECOND, Time};
-use crate::policy::{BuildCtx, CallOutcome, ConfigError, PolicyConfig};
+use crate::policy::{BuildCtx, CallOutcome, ConfigError, Facts, FallbackRule, PolicyConfig};
 use crate::units::Dur;
 
 /// opossum's `CircuitBreaker` options (the ones brownout models).
@@ -340,25 +340,11 @@ impl Policy for Opossum {
 impl PolicyConfig for OpossumConfig {
     const KIND: &'static str = "opossum-breaker";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Breaker
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        true
-    }
-
-    fn window_samples(&self) -> f64 {
+    fn facts(&self) -> Facts {
         // One bucket (two u64 counts) per `rolling_count_buckets`.
-        f64::from(self.rolling_count_buckets)
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+        Facts::plain(crate::metrics::LayerKind::Breaker)
+            .fallback(FallbackRule::Always)
+            .window_samples(f64::from(self.rolling_count_buckets))
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

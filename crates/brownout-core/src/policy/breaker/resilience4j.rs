@@ -39,7 +39,7 @@ use super::super::{Admission, Attempt, BreakerState, CallOutcome, Completed, Pol
 use super::window::{Counts, Sample, Window};
 use crate::engine::{MILLISECOND, SECOND, Time};
 use crate::policy::why::Why;
-use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Facts, FallbackRule, PolicyConfig};
 use crate::units::Dur;
 
 /// `slidingWindowType`.
@@ -424,24 +424,10 @@ impl Policy for Resilience4j {
 impl PolicyConfig for Resilience4jConfig {
     const KIND: &'static str = "resilience4j-breaker";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Breaker
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        true
-    }
-
-    fn window_samples(&self) -> f64 {
-        f64::from(self.sliding_window_size) + f64::from(self.permitted_number_of_calls_in_half_open_state)
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> Facts {
+        let samples =
+            f64::from(self.sliding_window_size) + f64::from(self.permitted_number_of_calls_in_half_open_state);
+        Facts::plain(crate::metrics::LayerKind::Breaker).fallback(FallbackRule::Always).window_samples(samples)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

@@ -22,7 +22,7 @@ use super::super::{Admission, Attempt, BreakerState, Completed, Policy, Refusal,
 use super::window::{Sample, Window};
 use crate::engine::{MILLISECOND, SECOND, Time};
 use crate::policy::why::Why;
-use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Facts, FallbackRule, PolicyConfig};
 
 /// Sentinel `DegradeRule`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -206,24 +206,9 @@ impl Policy for Sentinel {
 impl PolicyConfig for SentinelConfig {
     const KIND: &'static str = "sentinel-breaker";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Breaker
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        true
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> Facts {
+        // A short circuit is a 503 the class's fallback decides.
+        Facts::plain(crate::metrics::LayerKind::Breaker).fallback(FallbackRule::Always)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
 use crate::policy::{Admission, Attempt, ClassId, Policy, RetryAsk};
-use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Facts, PolicyConfig};
 
 /// Adaptive retry bucket configuration (defaults from Brooker's simulation: 5, 0.1, 1).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -101,24 +101,8 @@ fn check(c: &AdaptiveRetryConfig) -> Result<(), String> {
 impl PolicyConfig for AdaptiveRetryConfig {
     const KIND: &'static str = "adaptive-retry";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        false
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> Facts {
+        Facts::plain(crate::metrics::LayerKind::Other)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

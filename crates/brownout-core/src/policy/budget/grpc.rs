@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::policy::{Admission, Attempt, Completed, Policy, RetryAsk};
-use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Facts, PolicyConfig};
 
 /// gRPC retry throttling configuration.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -73,24 +73,8 @@ fn check(c: &GrpcThrottleConfig) -> Result<(), String> {
 impl PolicyConfig for GrpcThrottleConfig {
     const KIND: &'static str = "grpc-throttle";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        false
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> Facts {
+        Facts::plain(crate::metrics::LayerKind::Other)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

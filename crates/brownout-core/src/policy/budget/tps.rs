@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
 use crate::policy::{Admission, Attempt, ClassId, Policy, RetryAsk};
-use crate::policy::{BuildCtx, ConfigError, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Facts, PolicyConfig};
 use crate::units::Dur;
 
 /// tower TpsBudget configuration (tower's defaults: 10 s, 10, 0.2).
@@ -142,24 +142,8 @@ fn check(c: &TpsBudgetConfig) -> Result<(), String> {
 impl PolicyConfig for TpsBudgetConfig {
     const KIND: &'static str = "retry-budget";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Other
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        false
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> Facts {
+        Facts::plain(crate::metrics::LayerKind::Other)
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

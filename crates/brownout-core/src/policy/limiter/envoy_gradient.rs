@@ -19,12 +19,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::fixed::RefuseAs;
-use super::gate::rejected;
 use crate::engine::{MILLISECOND, Time, counter_f64, label_hash};
 use crate::policy::percentile::DurationHist;
 use crate::policy::why::{Cause, Why};
 use crate::policy::{Admission, Attempt, BuildCtx, Completed, Policy, Status};
-use crate::policy::{ConfigError, PolicyConfig};
+use crate::policy::{ConfigError, Facts, PolicyConfig};
 use crate::units::{Dur, Micros};
 
 /// Envoy gradient controller configuration (proto field names; percents as 0..100).
@@ -56,14 +55,21 @@ pub struct EnvoyGradientConfig {
     /// Tolerated RTT above min_rtt, in percent of min_rtt (>= 0).
     #[serde(default = "twenty_five")]
     pub buffer: f64,
-    /// What a refused attempt gets (refused at once, after its wait, or shed from the
-    /// queue): 429 (`Rejected`, whatever the class's `fallback`) or the class's fallback at
-    /// once (`Fallback`; a 429 for a class with `fallback: None`), or 503 (`Unavailable`: an
-    /// `error` whatever the class's `fallback`, as nginx's `limit_req` and HAProxy's queue answer). Envoy answers 503.
-    #[serde(default = "rejected")]
+    /// What a refused attempt gets (it is refused at once: the filter has no queue): 503
+    /// (`Unavailable`, the default: an `error` whatever the class's `fallback`, as Envoy's
+    /// filter answers, "reached concurrency limit"), 429 (`Rejected`, whatever the class's
+    /// `fallback`) or the class's fallback at once (`Fallback`; a 429 for a class with
+    /// `fallback: None`).
+    #[serde(default = "unavailable")]
     pub refuse_as: RefuseAs,
 }
 
+// Envoy's `AdaptiveConcurrencyFilter::decodeHeaders`
+// (source/extensions/filters/http/adaptive_concurrency/adaptive_concurrency_filter.cc) answers
+// a blocked request `sendLocalReply(Http::Code::ServiceUnavailable, ..)`.
+fn unavailable() -> RefuseAs {
+    RefuseAs::Unavailable
+}
 fn fifty() -> f64 {
     50.0
 }
@@ -305,24 +311,8 @@ fn check(c: &EnvoyGradientConfig) -> Result<(), String> {
 impl PolicyConfig for EnvoyGradientConfig {
     const KIND: &'static str = "envoy-gradient";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Limiter
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        self.refuse_as.falls_back()
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> Facts {
+        Facts::plain(crate::metrics::LayerKind::Limiter).fallback(self.refuse_as.fallback_rule())
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {
@@ -373,8 +363,8 @@ mod tests {
         for id in 1..=3 {
             assert_eq!(e.admit(&att(0, id, 0)), Admission::Admit);
         }
-        // The min_rtt window pins the limit to min_concurrency = 3.
-        assert_eq!(e.admit(&att(0, 4, 0)), Admission::Refuse(Refusal::Rejected));
+        // The min_rtt window pins the limit to min_concurrency = 3; over it, Envoy's 503.
+        assert_eq!(e.admit(&att(0, 4, 0)), Admission::Refuse(Refusal::Unavailable));
         assert!(e.in_min_rtt_window());
         for id in 1..=3 {
             e.complete(&done(MILLISECOND, id, 0, 0, CallOutcome::Success));

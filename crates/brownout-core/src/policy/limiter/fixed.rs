@@ -13,7 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::super::{
-    Admission, Attempt, BuildCtx, Completed, ConfigError, Policy, PolicyConfig, QueueOrder, Refusal, Status,
+    Admission, Attempt, BuildCtx, Completed, ConfigError, Facts, FallbackRule, Policy, PolicyConfig, QueueOrder,
+    Refusal, Status,
 };
 use super::gate::{GateConfig, rejected};
 use crate::engine::Time;
@@ -71,9 +72,9 @@ pub enum RefuseAs {
 }
 
 impl RefuseAs {
-    /// The class's fallback answers the refusal.
-    pub fn falls_back(self) -> bool {
-        self == RefuseAs::Fallback
+    /// Whose fallback answers the refusal: every class's for `Fallback`, no class's else.
+    pub fn fallback_rule(self) -> FallbackRule {
+        FallbackRule::when(self == RefuseAs::Fallback)
     }
 
     /// As a [`Refusal`].
@@ -112,24 +113,8 @@ impl FixedConfig {
 impl PolicyConfig for FixedConfig {
     const KIND: &'static str = "limiter";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Limiter
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        self.refuse_as.falls_back()
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> Facts {
+        Facts::plain(crate::metrics::LayerKind::Limiter).fallback(self.refuse_as.fallback_rule())
     }
 
     fn validate(&self, classes: &[&str]) -> Result<(), ConfigError> {

@@ -19,7 +19,7 @@ use super::fixed::RefuseAs;
 use super::gate::{Adaptive, GateConfig, LimitAlgorithm, Sample, rejected};
 use crate::engine::Time;
 use crate::policy::why::{Cause, Why};
-use crate::policy::{BuildCtx, ConfigError, Policy, PolicyConfig};
+use crate::policy::{BuildCtx, ConfigError, Facts, Policy, PolicyConfig};
 use crate::units::Dur;
 
 /// Gradient2 limiter configuration (Netflix names and defaults).
@@ -202,24 +202,8 @@ impl Gradient2Config {
 impl PolicyConfig for Gradient2Config {
     const KIND: &'static str = "gradient2";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Limiter
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        self.refuse_as.falls_back()
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> Facts {
+        Facts::plain(crate::metrics::LayerKind::Limiter).fallback(self.refuse_as.fallback_rule())
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

@@ -22,7 +22,7 @@ use super::gate::{Adaptive, GateConfig, LimitAlgorithm, Sample, rejected};
 use crate::engine::{Time, counter_f64, label_hash};
 use crate::policy::BuildCtx;
 use crate::policy::why::{Cause, Why};
-use crate::policy::{ConfigError, Policy, PolicyConfig};
+use crate::policy::{ConfigError, Facts, Policy, PolicyConfig};
 use crate::units::Dur;
 
 /// Vegas limiter configuration (Netflix names and defaults).
@@ -211,24 +211,8 @@ impl VegasConfig {
 impl PolicyConfig for VegasConfig {
     const KIND: &'static str = "vegas";
 
-    fn layer_kind(&self) -> crate::metrics::LayerKind {
-        crate::metrics::LayerKind::Limiter
-    }
-
-    fn refuses_into_fallback(&self, _class: &str) -> bool {
-        self.refuse_as.falls_back()
-    }
-
-    fn window_samples(&self) -> f64 {
-        0.0
-    }
-
-    fn attempts_per_call(&self) -> f64 {
-        1.0
-    }
-
-    fn may_call_again(&self) -> bool {
-        false
+    fn facts(&self) -> Facts {
+        Facts::plain(crate::metrics::LayerKind::Limiter).fallback(self.refuse_as.fallback_rule())
     }
 
     fn validate(&self, _classes: &[&str]) -> Result<(), ConfigError> {

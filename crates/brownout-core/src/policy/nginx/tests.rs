@@ -133,6 +133,11 @@ fn upstream(max_conns: u32, servers: u32, tries: u32, next: Vec<NextUpstream>) -
         proxy_read_timeout: Dur::ms(500),
         proxy_next_upstream: next,
         proxy_next_upstream_tries: tries,
+        proxy_next_upstream_timeout: None,
+        proxy_connect_timeout: None,
+        keepalive: 0,
+        keepalive_timeout: Dur::ms(60_000),
+        keepalive_requests: 1000,
     }
 }
 
@@ -147,7 +152,9 @@ fn max_conns_is_a_limiter_of_their_sum_answering_502_and_read_timeout_starts_at_
     let PolicySpec::Limiter(l) = &layers[0] else { panic!("{layers:?}") };
     assert_eq!((l.permits, l.queue, l.refuse_as), (20, 0, RefuseAs::BadGateway));
     let PolicySpec::Timeout(t) = &layers[1] else { panic!("{layers:?}") };
-    assert_eq!((t.timeout, t.starts), (Dur::ms(500), TimeoutStart::Connection));
+    // An inactivity timeout (re-armed between reads by ngx_event_pipe): with no body
+    // transfer time, the Connection start.
+    assert_eq!((t.timeout, t.starts), (Dur::ms(500), TimeoutStart::Inactivity));
     // Three servers: round robin skips the full ones (ngx_http_upstream_get_peer), so the
     // limit is 3 x 20.
     let PolicySpec::Limiter(l) = &upstream(20, 3, 1, error_timeout()).expand()[0] else { panic!() };

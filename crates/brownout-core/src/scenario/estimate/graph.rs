@@ -52,7 +52,7 @@ type Deepest = (f64, Vec<(usize, f64)>);
 
 /// Attempts per call a stack's retry layers allow (the product of their `max_attempts`).
 pub(super) fn stack_attempts(stack: &[Layer]) -> f64 {
-    stack.iter().map(|l| l.policy.attempts_per_call()).product()
+    stack.iter().map(|l| l.policy.facts().attempts_per_call).product()
 }
 
 /// The most attempts one gateway attempt can cause at the bottom of the graph in policy set

@@ -24,13 +24,18 @@ pub struct Decide {
 }
 
 /// One constraint: `(class: "authorize", metric: "in_time_ratio", phase: "brownout", op: Ge,
-/// value: 0.99)`.
+/// value: 0.99)`, or per dependency `(dependency: "pricing", metric: "amplification", op: Le,
+/// value: 1.5)`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Constraint {
     /// Class, for per-class metrics.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<String>,
+    /// Dependency, for per-dependency metrics of a service graph (`calls`, `amplification`,
+    /// `total_p95_ms`, ...: one of `dependencies` by name; not with `class`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dependency: Option<String>,
     /// Catalogue metric name.
     pub metric: String,
     /// Phase the metric is measured over (default: the whole run).

@@ -225,18 +225,31 @@ pub struct Dependency {
     /// delays the caller and never holds a dependency server.
     #[serde(default)]
     pub hop: Delay,
+    /// Time from the answer's first byte to its last at the caller: the body's transfer
+    /// (default 0: the answer arrives whole). It delays the caller and holds no server; an
+    /// inactivity timeout (`Timeout`'s `starts: Inactivity`) times the first byte and the
+    /// body apart.
+    #[serde(default, skip_serializing_if = "no_transfer")]
+    #[schemars(!skip_serializing_if)]
+    pub transfer: Dur,
     /// Several replicas behind client-side load balancing (None = one replica).
     #[serde(default)]
     pub replicas: Option<Replicas>,
     /// What the dependency does with a call its caller abandoned (attempt timeout, hedge
     /// loser, instance restart): keep working on it, or stop once the cancel arrives.
     #[serde(default, skip_serializing_if = "Cancellation::is_keep_working")]
+    #[schemars(!skip_serializing_if)]
     pub cancellation: Cancellation,
     /// This dependency is a service with workers, a policy stack and a call plan of its own
     /// (None: a leaf, served by its servers as `latency`, `capacity` and `replicas` say).
     /// Its `latency` is then its own work per call, before its plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<Service>,
+}
+
+/// No body transfer time (the default, not written back).
+fn no_transfer(d: &Dur) -> bool {
+    d.ns() == 0
 }
 
 /// What happens at the dependency to a call the caller abandoned.
@@ -284,6 +297,10 @@ pub struct Replicas {
     /// always takes calls).
     #[serde(default)]
     pub outlier_detection: Option<OutlierDetection>,
+    /// HAProxy's active health checks in each gateway instance (`server ... check inter 2s
+    /// fall 3 rise 2`; None = no checks): a replica found down takes no calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_check: Option<super::HealthCheck>,
 }
 
 /// Envoy's cluster `outlier_detection`, its field names and defaults (see `model::outlier`
@@ -540,6 +557,7 @@ pub struct Capacity {
     /// Which waiting call a free server takes: `Fifo` (default, the oldest) or `Lifo` (the
     /// newest, so under overload fresh calls are served in time and old ones wait on).
     #[serde(default, skip_serializing_if = "Discipline::is_fifo")]
+    #[schemars(!skip_serializing_if)]
     pub discipline: Discipline,
     /// A call that waited longer than this when a server reaches it is shed: answered 503 at
     /// once, using no service (its caller has likely given up). None = never.
@@ -559,6 +577,7 @@ pub struct Capacity {
     /// `discipline`, `max_wait` and `codel` do not apply, and at most `servers + queue`
     /// calls are present: one more is answered 503 at once.
     #[serde(default, skip_serializing_if = "Sharing::is_queue")]
+    #[schemars(!skip_serializing_if)]
     pub sharing: Sharing,
 }
 

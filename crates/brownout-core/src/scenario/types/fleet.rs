@@ -40,7 +40,8 @@ pub struct Fleet {
     pub restarts: Vec<Restart>,
 }
 
-/// A window during which some gateway instances cannot reach the dependency.
+/// A window during which some gateway instances cannot reach the dependency (or the named
+/// dependencies of several).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Partition {
@@ -52,6 +53,11 @@ pub struct Partition {
     pub instances: Vec<u32>,
     /// What a call from a cut-off instance does.
     pub mode: PartitionMode,
+    /// The dependencies cut off (names from `dependencies`; empty = every dependency, the
+    /// one `dependency` included). A partition naming `["pricing"]` cuts the instances'
+    /// calls to pricing alone; their calls to the other dependencies go through.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<String>,
 }
 
 /// How calls across a partition fail.
@@ -112,6 +118,57 @@ pub struct Pool {
     pub max_connections: u32,
     /// Longest wait to acquire a connection; after it the attempt fails as an error.
     pub acquire_timeout: Dur,
+    /// Setting up a new connection (TCP, TLS): how long it takes and how long it may take.
+    /// Left out: a connection is ready at once and reused forever, and `keep_alive` must be
+    /// left out too. Given, an attempt takes an idle open connection if there is one (no
+    /// set-up), else opens one, holding its slot of the pool while it connects
+    /// (docs/proxies.md, "Connections with a life").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<Connect>,
+    /// Which connections are kept open for the next call once their call succeeds (needs
+    /// `connect`). Left out with `connect` given: none, every call opens its own connection
+    /// and closes it after (HTTP `Connection: close`, nginx without `keepalive`). A timed-out
+    /// or failed call always closes its connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_alive: Option<KeepAlive>,
+}
+
+/// How a pool's new connection is set up (`Pool::connect`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Connect {
+    /// The set-up time of a new connection (connect and TLS handshake): a duration, or a
+    /// distribution written as a dependency's latency, drawn for each new connection from
+    /// the attempt's own counter (request key, attempt, "connect"). The attempt holds its
+    /// pool slot meanwhile; an `Attempt` timeout covers the set-up, a `Connection` timeout
+    /// starts after it.
+    pub latency: Delay,
+    /// Longest set-up (> 0): a set-up that would take longer fails the attempt when it runs
+    /// out, as an `error` with cause `connect_timeout` (HAProxy `timeout connect`, a 503;
+    /// nginx `proxy_connect_timeout`, a 504), and the connection is never opened. Left out:
+    /// no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<Dur>,
+}
+
+/// Which connections a pool keeps open for later calls (`Pool::keep_alive`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeepAlive {
+    /// An idle connection unused this long (> 0) is closed: the next call opens a new one
+    /// (nginx `keepalive_timeout`, Go's `IdleConnTimeout`). Left out: idle connections stay
+    /// open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<Dur>,
+    /// A connection is closed after this many calls (>= 1; nginx `keepalive_requests`).
+    /// Left out: no limit (HAProxy has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_requests: Option<u32>,
+    /// At most this many idle connections (>= 1) per instance and dependency: a connection
+    /// going idle beyond it closes the one idle longest (nginx `keepalive N`, Go's
+    /// `MaxIdleConnsPerHost`). Left out: no limit (at most the pool's connections are idle).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_idle: Option<u32>,
 }
 
 /// A connection pool of one dependency's own (`fleet.pools`).
@@ -126,4 +183,12 @@ pub struct DependencyPool {
     /// Left out, the fleet `pool`'s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acquire_timeout: Option<Dur>,
+    /// Its connections' set-up, as the fleet pool's `connect`. Left out, the fleet `pool`'s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<Connect>,
+    /// Its connections' reuse, as the fleet pool's `keep_alive`. Left out, the fleet
+    /// `pool`'s (when this pool's `connect` is left out too: a pool that gives its own
+    /// `connect` gives its own `keep_alive`, or keeps none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_alive: Option<KeepAlive>,
 }

@@ -82,8 +82,8 @@ impl Scenario {
         if self.dependencies.is_empty() { std::slice::from_ref(&self.dependency) } else { &self.dependencies }
     }
 
-    /// The first dependency: the one whose timeline names the derived phases and that the
-    /// one-dependency figures (`decide`'s bounds, `verify`) describe.
+    /// The first dependency: the one the one-dependency figures (`verify`'s models)
+    /// describe. Derived phases and `decide`'s bounds read every dependency.
     pub fn primary(&self) -> &Dependency {
         &self.deps()[0]
     }

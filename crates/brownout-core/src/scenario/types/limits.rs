@@ -18,17 +18,20 @@ pub struct Limits {
     /// Memory a run of every policy set, or a sweep on this scenario, is estimated to need,
     /// e.g. `"4GiB"` (the default) or `"512MiB"`.
     #[serde(skip_serializing_if = "is_default_memory")]
+    #[schemars(!skip_serializing_if)]
     #[schemars(with = "String")]
     pub max_memory: bytesize::ByteSize,
     /// Attempts one request may make: the product of its retry layers' `max_attempts`, a
     /// `DotnetStandard` layer counting `max_retry_attempts + 1` (default 1000). The run also
     /// stops retrying a request once it has made this many attempts.
     #[serde(skip_serializing_if = "is_default_attempts")]
+    #[schemars(!skip_serializing_if)]
     pub max_attempts: u64,
     /// Bytes a run is estimated to write (`timeseries.csv`: windows x classes x policies rows;
     /// `summary.json`: every policy set's figures per class and per phase), e.g. `"4GiB"` (the
     /// default) or `"20GiB"`. A scenario estimated to write more is refused before it runs.
     #[serde(skip_serializing_if = "is_default_output")]
+    #[schemars(!skip_serializing_if)]
     #[schemars(with = "String")]
     pub max_output: bytesize::ByteSize,
 }

@@ -11,6 +11,7 @@ mod dependency;
 mod expect;
 mod fleet;
 mod graph;
+mod health;
 mod limits;
 mod phases;
 mod policies;
@@ -29,6 +30,7 @@ pub use dependency::*;
 pub use expect::*;
 pub use fleet::*;
 pub use graph::*;
+pub use health::*;
 pub use limits::*;
 pub use phases::*;
 pub use policies::*;
@@ -54,6 +56,7 @@ pub struct Scenario {
     /// seeds derived from it; `--replications` overrides), and the report gives means with
     /// 95 % intervals and stars only where the differences are significant (1..=1000).
     #[serde(default = "default_replications", skip_serializing_if = "is_one")]
+    #[schemars(!skip_serializing_if)]
     pub replications: u32,
     /// Simulated time to run (> 0).
     pub horizon: Dur,
@@ -67,6 +70,7 @@ pub struct Scenario {
     /// in-time ratio; every field may be left out (defaults `(tolerance: 0.02, hold: 3,
     /// baseline: 10, degraded_below: 0.9)`).
     #[serde(default, skip_serializing_if = "Recovery::is_default")]
+    #[schemars(!skip_serializing_if)]
     pub recovery: Recovery,
     /// The caller fleet: gateway instances with worker slots and a connection pool.
     pub fleet: Fleet,
@@ -89,7 +93,7 @@ pub struct Scenario {
     /// The policies to compare (at least one set); each runs on the same traffic.
     pub policies: Vec<PolicySet>,
     /// Named time windows reported beside the whole run (e.g. the incident); when empty,
-    /// phases are derived from the dependency's drift, modes and replica slowdowns.
+    /// phases are derived from the drift, modes and replica slowdowns of every dependency.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<Phase>,
     /// Assertions checked after the run (`brownout run` exits 1 if one fails).

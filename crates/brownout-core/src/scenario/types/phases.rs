@@ -10,7 +10,11 @@
 //! to the degraded span; the *recovery* from the degraded span to the drift's return to its
 //! final factor; *before* and *after* fill the measured span around them. Each is clipped to
 //! `[warmup, horizon)` and dropped when empty. A flat dependency gets no phases; periodic and
-//! CSV drifts and the error-rate profile are not used (no single episode to name).
+//! CSV drifts and the error-rate profile are not used (no single episode to name). With
+//! several `dependencies`, the incident spans all of theirs: degraded from the first
+//! dependency's degraded span to the last one's, ramping from the earliest onset and
+//! recovering until the last return (`derive_all`), so a brownout of any dependency, not only
+//! the first, names the phases.
 
 use serde::{Deserialize, Serialize};
 
@@ -66,7 +70,8 @@ pub struct ResolvedPhase {
 /// Names of the derived phases, in time order.
 pub const DERIVED_NAMES: [&str; 5] = ["before", "ramp", "degraded", "recovery", "after"];
 
-/// The phases a run of `s` reports: the scenario's, else those derived from its dependency.
+/// The phases a run of `s` reports: the scenario's, else those derived from its
+/// dependencies' timelines (the incident spans every dependency's: [`derive_all`]).
 pub fn phases_of(s: &Scenario) -> Vec<ResolvedPhase> {
     if !s.phases.is_empty() {
         let one = |p: &Phase| ResolvedPhase {
@@ -77,7 +82,7 @@ pub fn phases_of(s: &Scenario) -> Vec<ResolvedPhase> {
         };
         return s.phases.iter().map(one).collect();
     }
-    derive(s.primary(), s.warmup.ns(), s.horizon.ns())
+    derive_all(s.deps(), s.warmup.ns(), s.horizon.ns())
 }
 
 /// Checks the scenario's phases: each named once, non-empty, inside `[warmup, horizon]`,
@@ -201,13 +206,22 @@ fn jumps(d: &Dependency) -> Vec<(Time, Time)> {
 
 /// Derive phases from the dependency's timeline (see the module docs).
 pub fn derive(d: &Dependency, warmup: Time, horizon: Time) -> Vec<ResolvedPhase> {
-    let episode = drift_points(&d.drift).and_then(|p| drift_episode(&p));
-    let mut spans = jumps(d);
-    spans.extend(episode.as_ref().map(|e| e.peak));
+    derive_all(std::slice::from_ref(d), warmup, horizon)
+}
+
+/// Derive phases from several dependencies' timelines: the incident is the union of theirs.
+/// It is degraded from the first moment any dependency is (a mode, a slowed replica or a
+/// drift at its peak) to the last, ramps from the earliest drift onset and recovers until
+/// the last drift is back; with one dependency, [`derive()`].
+pub fn derive_all(deps: &[Dependency], warmup: Time, horizon: Time) -> Vec<ResolvedPhase> {
+    let episodes: Vec<Episode> =
+        deps.iter().filter_map(|d| drift_points(&d.drift).and_then(|p| drift_episode(&p))).collect();
+    let mut spans: Vec<(Time, Time)> = deps.iter().flat_map(jumps).collect();
+    spans.extend(episodes.iter().map(|e| e.peak));
     let Some(deg0) = spans.iter().map(|s| s.0).min() else { return Vec::new() };
     let deg1 = spans.iter().map(|s| s.1).max().unwrap_or(Time::MAX);
-    let ramp0 = episode.as_ref().map_or(deg0, |e| e.onset.min(deg0));
-    let rec1 = episode.as_ref().map_or(deg1, |e| e.back.max(deg1));
+    let ramp0 = episodes.iter().map(|e| e.onset).fold(deg0, Time::min);
+    let rec1 = episodes.iter().map(|e| e.back).fold(deg1, Time::max);
     let bounds = [(warmup, ramp0), (ramp0, deg0), (deg0, deg1), (deg1, rec1), (rec1, horizon)];
     DERIVED_NAMES
         .iter()

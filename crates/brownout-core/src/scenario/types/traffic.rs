@@ -29,6 +29,7 @@ pub struct Class {
     pub fallback: Fallback,
     /// What the fallback answers with (default: the catalogue's last-known value).
     #[serde(default, skip_serializing_if = "crate::scenario::FallbackAnswer::is_catalogue")]
+    #[schemars(!skip_serializing_if)]
     pub fallback_answer: crate::scenario::FallbackAnswer,
     /// Fraction of this class's answers that turn into an order (business model), in [0, 1].
     #[serde(default)]

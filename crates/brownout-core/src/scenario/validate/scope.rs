@@ -1,6 +1,7 @@
 //! Checks of what is scoped to dependencies: the gateway's pools of their own
-//! (`fleet.pools`) and policy layers scoped to dependencies (`Layer::dependencies`), each at
-//! the name that is wrong.
+//! (`fleet.pools`), policy layers scoped to dependencies (`Layer::dependencies`) and
+//! partitions cutting some dependencies (`Partition::dependencies`), each at the name that is
+//! wrong.
 
 use std::collections::BTreeMap;
 
@@ -35,6 +36,22 @@ pub(super) fn validate_pools(s: &Scenario) -> Result<(), Invalid> {
     }
     if s.fleet.pools.len() > usize::from(u8::MAX) - 1 {
         return Err(bad("fleet.pools", format!("at most {} pools of their own", u8::MAX - 1)));
+    }
+    Ok(())
+}
+
+/// Every name in a partition's `dependencies` is a dependency of the scenario.
+pub(super) fn validate_partitions(s: &Scenario) -> Result<(), Invalid> {
+    let known: Vec<&str> = s.deps().iter().map(|d| d.name.as_str()).collect();
+    for (k, p) in s.fleet.partitions.iter().enumerate() {
+        for (m, d) in p.dependencies.iter().enumerate() {
+            if d.is_empty() || !known.contains(&d.as_str()) {
+                return Err(bad(
+                    format!("fleet.partitions[{k}].dependencies[{m}]"),
+                    format!("a partition of unknown dependency \"{d}\" (known: {})", known.join(", ")),
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -331,6 +331,16 @@ fn check_metric(written: &str, base: &Scenario) -> Result<(), String> {
     if let Some(p) = phase {
         scenario::check_phase_name(base, p).map_err(|e| format!("metric \"{written}\": {e}"))?;
     }
+    if let Some((dependency, name)) = crate::metrics::catalogue::split_dependency(m) {
+        scenario::check_dependency_name(base, dependency).map_err(|e| format!("metric \"{m}\": {e}"))?;
+        if find(Scope::Dependency, name).is_none() {
+            return Err(format!(
+                "metric \"{m}\": unknown per-dependency metric \"{name}\" (expected one of: {})",
+                names(Scope::Dependency)
+            ));
+        }
+        return Ok(());
+    }
     match m.split_once('/') {
         Some((class, name)) => {
             if !base.classes.iter().any(|c| c.name == class) {
