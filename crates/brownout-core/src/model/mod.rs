@@ -65,6 +65,9 @@ pub struct Model {
     /// Per pool (0 the fleet's `pool`, k `fleet.pools[k - 1]`), its connection life; None
     /// where connections are ready at once and reused forever.
     conns: Vec<Vec<Option<connlife::ConnLife>>>,
+    /// Per policy set, the layers a run builds on every instance: the set's stack, then each
+    /// service's stack in that set (`graph::run_stack`), and whose each layer is.
+    stacks: Vec<graph::RunStack>,
 }
 
 /// The scenario with every preset stack layer (`DotnetStandard`) replaced by the layers it
@@ -72,14 +75,27 @@ pub struct Model {
 fn expand_presets(scenario: &Scenario) -> Scenario {
     let mut s = scenario.clone();
     for p in &mut s.policies {
-        p.stack = (p.stack.iter())
-            .flat_map(|layer| match layer.policy.preset_layers() {
-                Some(layers) => layers.into_iter().map(|policy| Layer { policy, ..layer.clone() }).collect(),
-                None => vec![layer.clone()],
-            })
-            .collect();
+        p.stack = expand_layers(&p.stack);
+        for own in &mut p.services {
+            own.stack = expand_layers(&own.stack);
+        }
+    }
+    for d in s.dependencies.iter_mut() {
+        if let Some(svc) = &mut d.service {
+            svc.stack = expand_layers(&svc.stack);
+        }
     }
     s
+}
+
+/// `stack` with every preset layer replaced by the layers it stands for.
+fn expand_layers(stack: &[Layer]) -> Vec<Layer> {
+    (stack.iter())
+        .flat_map(|layer| match layer.policy.preset_layers() {
+            Some(layers) => layers.into_iter().map(|policy| Layer { policy, ..layer.clone() }).collect(),
+            None => vec![layer.clone()],
+        })
+        .collect()
 }
 
 impl Model {
@@ -97,16 +113,6 @@ impl Model {
         dir: &Path,
         plugins: Plugins,
     ) -> Result<Self, BuildError> {
-        // `check` reads services that call services (issue 33); the world does not run them
-        // yet, and running one as a leaf would report figures of a graph it did not simulate.
-        if let Some(k) = scenario.deps().iter().position(|d| d.service.is_some()) {
-            return Err(BuildError::Input(format!(
-                "{}.service: services that call services pass `check`, but this build does not simulate \
-                 them yet (issue 33); make \"{}\" a leaf dependency to run the scenario",
-                scenario.dep_path(k),
-                scenario.deps()[k].name
-            )));
-        }
         let mut ctx = BuildCtx::new(scenario.classes.iter().map(|c| c.name.clone()).collect())
             .on_instance(0, scenario.fleet.instances)
             .with_plugins(plugins.clone());
@@ -150,6 +156,13 @@ impl Model {
                 return Err(BuildError::TooManyLayers { policy: p.name.clone(), layers: p.stack.len() });
             }
         }
+        let stacks: Vec<graph::RunStack> = (0..scenario.policies.len()).map(|i| graph::run_stack(scenario, i)).collect();
+        for (p, st) in scenario.policies.iter().zip(&stacks) {
+            // Layers are numbered by a byte in the world: the gateway's and every service's.
+            if st.layers.len() > u8::MAX as usize {
+                return Err(BuildError::TooManyLayers { policy: p.name.clone(), layers: st.layers.len() });
+            }
+        }
         Ok(Self {
             scenario: scenario.clone(),
             seed,
@@ -170,6 +183,7 @@ impl Model {
                 .map_err(BuildError::Input)?,
             plugins,
             conns,
+            stacks,
         })
     }
 }
@@ -218,6 +232,11 @@ impl Model {
     /// of policy set `set`, if it has one.
     pub(crate) fn conn_life(&self, set: usize, p: usize) -> Option<&connlife::ConnLife> {
         self.conns.get(set).and_then(|s| s.get(p)).and_then(Option::as_ref)
+    }
+
+    /// The layers policy set `set`'s runs build: its stack, then its services' stacks.
+    pub(crate) fn run_stack(&self, set: usize) -> &graph::RunStack {
+        &self.stacks[set]
     }
 
     /// Dependency `d`'s behaviour (an id: index into `Scenario::deps`).

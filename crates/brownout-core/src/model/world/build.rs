@@ -6,7 +6,9 @@ impl<'m, R: Record, F: Features> World<'m, R, F> {
     pub(super) fn new(m: &'m Model, policy: usize, timeseries: bool) -> Self {
         let s = &m.scenario;
         let n = s.fleet.instances;
-        let insts: Vec<Inst> = (0..n).map(|instance| build_instance(m, policy, instance)).collect();
+        // The gateway's instances, then one per service (`services.rs`).
+        let services = m.graph.as_ref().map_or(0, |g| g.services.len() as u32);
+        let insts: Vec<Inst> = (0..n + services).map(|instance| build_instance(m, policy, instance)).collect();
         let layout = build_layout(m, policy, &insts[0]);
         let rec = build_recorder(m, policy, &layout, timeseries);
         // Every dependency's replicas in one row (`Upstream::base`).
@@ -40,6 +42,7 @@ impl<'m, R: Record, F: Features> World<'m, R, F> {
                 dep_in_flight: if m.graph.is_some() { vec![0; s.deps().len()] } else { Vec::new() },
             },
             plans: Plans::default(),
+            svc: services::Svc::new(m),
             draws: Draws::new(m.seed),
             stock: s.catalogue.as_ref().map(|c| Stock::new(c, n, m.seed)),
             last_answers: LastAnswers::new(s, n),
@@ -102,8 +105,10 @@ impl<'m, R: Record, F: Features> World<'m, R, F> {
 /// Policy layer `spec` of the run's policy set, freshly built for `instance`.
 pub(super) fn build_layer(m: &Model, spec: &crate::scenario::Layer, layer: usize, instance: u32) -> LayerRt {
     let s = &m.scenario;
+    // A service is one instance of its own; its layers are built as a one-instance fleet's.
+    let (instance, of) = if instance < s.fleet.instances { (instance, s.fleet.instances) } else { (0, 1) };
     let ctx = BuildCtx::new(s.classes.iter().map(|c| c.name.clone()).collect())
-        .on_instance(instance, s.fleet.instances)
+        .on_instance(instance, of)
         .with_plugins(m.plugins.clone())
         .with_seed(m.seed())
         .at_layer(layer as u32);
@@ -113,9 +118,11 @@ pub(super) fn build_layer(m: &Model, spec: &crate::scenario::Layer, layer: usize
     LayerRt { policy, queue: waitq::WaitQueue::default(), waiting: 0, wake: None, wake_generation: 0, last, watch }
 }
 
-/// Gateway instance `instance` with idle slots and pool and its own policy stack.
+/// Instance `instance` (a gateway's, or past them a service's) with idle slots and pool and
+/// its own policy stack (every layer of the run's stack: each instance uses its own part).
 fn build_instance(m: &Model, policy: usize, instance: u32) -> Inst {
     let s = &m.scenario;
+    let gateway = instance < s.fleet.instances;
     Inst {
         workers: 0,
         worker_q: VecDeque::new(),
@@ -123,13 +130,13 @@ fn build_instance(m: &Model, policy: usize, instance: u32) -> Inst {
         conns: 0,
         pool_q: VecDeque::new(),
         pool_waiting: 0,
-        own: s.fleet.pools.iter().map(|_| OwnPool::default()).collect(),
-        idle: if (0..=s.fleet.pools.len()).any(|p| m.conn_life(policy, p).is_some()) {
+        own: if gateway { s.fleet.pools.iter().map(|_| OwnPool::default()).collect() } else { Vec::new() },
+        idle: if gateway && (0..=s.fleet.pools.len()).any(|p| m.conn_life(policy, p).is_some()) {
             vec![VecDeque::new(); s.deps().len()]
         } else {
             Vec::new()
         },
-        layers: s.policies[policy].stack.iter().enumerate().map(|(j, l)| build_layer(m, l, j, instance)).collect(),
+        layers: (m.run_stack(policy).layers.iter().enumerate()).map(|(j, l)| build_layer(m, l, j, instance)).collect(),
         degraded: 0,
         clients: s.deps().iter().enumerate().map(|(k, d)| build_client(m, k, d, instance)).collect(),
     }
@@ -189,26 +196,43 @@ fn build_client(m: &Model, k: usize, d: &crate::scenario::Dependency, instance: 
 /// instance).
 fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
     let s = &m.scenario;
-    let set = &s.policies[policy];
+    let run = m.run_stack(policy);
+    let stack = &run.layers;
     let deps = s.deps();
-    // Rows of the layout: one per class, or one per (class, dependency) when a layer names
+    // Plan ids: the classes, then the services (`model::graph::Graph`), each with its own rows.
+    let services = m.graph.as_ref().map_or(0, |g| g.services.len());
+    let ids = s.classes.len() + services;
+    // The dependencies plan id `c` calls (a service's, those of its plan).
+    let called = |c: usize| -> Vec<String> {
+        match m.graph.as_ref().and_then(|g| g.service_dep(c)) {
+            None => s.dependencies_called(&s.classes[c]).into_iter().map(str::to_string).collect(),
+            Some(d) => {
+                let svc = deps[d as usize].service.as_ref().expect("a service");
+                let calls = svc.calls.iter().flat_map(|step| step.calls().iter().filter_map(crate::scenario::Step::dependency));
+                calls.map(str::to_string).collect()
+            }
+        }
+    };
+    // Rows of the layout: one per plan id, or one per (plan id, dependency) when a layer names
     // dependencies (`World::route_of`); without, nothing looks up a call's dependency.
-    let stride = if set.stack.iter().any(|l| !l.dependencies.is_empty()) { deps.len() } else { 0 };
-    let for_class =
-        |l: &crate::scenario::Layer, c: &crate::scenario::Class| l.classes.is_empty() || l.classes.contains(&c.name);
+    let stride = if stack.iter().any(|l| !l.dependencies.is_empty()) { deps.len() } else { 0 };
+    // A gateway layer sees the classes it names; a service's layer that service's calls.
+    let for_class = |i: usize, c: usize| match run.owner[i] {
+        None => c < s.classes.len() && (stack[i].classes.is_empty() || stack[i].classes.contains(&s.classes[c].name)),
+        Some(k) => c == s.classes.len() + k as usize,
+    };
     let for_dep =
         |l: &crate::scenario::Layer, d: &str| l.dependencies.is_empty() || l.dependencies.iter().any(|n| n == d);
     let routes: Vec<(usize, Option<&str>)> = if stride == 0 {
-        (0..s.classes.len()).map(|c| (c, None)).collect()
+        (0..ids).map(|c| (c, None)).collect()
     } else {
-        (0..s.classes.len()).flat_map(|c| deps.iter().map(move |d| (c, Some(d.name.as_str())))).collect()
+        (0..ids).flat_map(|c| deps.iter().map(move |d| (c, Some(d.name.as_str())))).collect()
     };
     let class_layers: Vec<Vec<u8>> = routes
         .iter()
         .map(|&(c, dep)| {
-            let c = &s.classes[c];
-            let passes = |l: &crate::scenario::Layer| for_class(l, c) && dep.is_none_or(|d| for_dep(l, d));
-            set.stack.iter().enumerate().filter(|(_, l)| passes(l)).map(|(i, _)| i as u8).collect()
+            let passes = |i: usize| for_class(i, c) && dep.is_none_or(|d| for_dep(&stack[i], d));
+            (0..stack.len()).filter(|&i| passes(i)).map(|i| i as u8).collect()
         })
         .collect();
     // At arrival a request hears from the layers of its class that any of its calls pass
@@ -216,13 +240,14 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
     // dependencies wraps their clients, as tower's TpsBudget wraps the service it deposits
     // for: it hears of each call to them as it is sent instead (`call_layers`).
     let planned = |c: usize| m.graph.as_ref().is_some_and(|g| g.plans[c].is_some());
-    let arrival_layers: Vec<Vec<u8>> = (s.classes.iter().enumerate())
-        .map(|(ci, c)| {
-            let called = s.dependencies_called(c);
-            let per_call = |l: &crate::scenario::Layer| planned(ci) && !l.dependencies.is_empty();
-            let passes =
-                |l: &crate::scenario::Layer| for_class(l, c) && called.iter().any(|d| for_dep(l, d)) && !per_call(l);
-            set.stack.iter().enumerate().filter(|(_, l)| passes(l)).map(|(i, _)| i as u8).collect()
+    let arrival_layers: Vec<Vec<u8>> = (0..ids)
+        .map(|c| {
+            let called = called(c);
+            let per_call = |l: &crate::scenario::Layer| planned(c) && !l.dependencies.is_empty();
+            let passes = |i: usize| {
+                for_class(i, c) && called.iter().any(|d| for_dep(&stack[i], d)) && !per_call(&stack[i])
+            };
+            (0..stack.len()).filter(|&i| passes(i)).map(|i| i as u8).collect()
         })
         .collect();
     let call_layers: Vec<Vec<u8>> = if stride == 0 {
@@ -230,7 +255,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
     } else {
         (routes.iter().zip(&class_layers))
             .map(|(&(c, _), ls)| {
-                let scoped = |&&l: &&u8| !set.stack[l as usize].dependencies.is_empty();
+                let scoped = |&&l: &&u8| !stack[l as usize].dependencies.is_empty();
                 if planned(c) { ls.iter().filter(scoped).copied().collect() } else { Vec::new() }
             })
             .collect()
@@ -248,7 +273,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         .zip(&routes)
         .map(|((ls, &start), &(c, _))| {
             (0..start as usize)
-                .filter(|&p| matches!(set.stack[ls[p] as usize].policy, crate::policy::PolicySpec::Timeout(_)))
+                .filter(|&p| matches!(stack[ls[p] as usize].policy, crate::policy::PolicySpec::Timeout(_)))
                 .filter_map(|p| {
                     let (t, unwind) = first.layers[ls[p] as usize].policy.attempt_timeout(c as ClassId)?;
                     Some((p as u8, t, unwind))
@@ -257,7 +282,9 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         })
         .collect();
     let depth = class_layers.iter().map(Vec::len).max().unwrap_or(0);
-    let find = |f: &dyn Fn(&Status) -> bool| first.layers.iter().position(|l| f(&l.last)).map(|i| i as u8);
+    // The breaker and limit the recorder follows per instance are the gateway's.
+    let gateway = &first.layers[..run.gateway];
+    let find = |f: &dyn Fn(&Status) -> bool| gateway.iter().position(|l| f(&l.last)).map(|i| i as u8);
     Layout {
         class_layers,
         stride,
@@ -265,19 +292,20 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         call_layers,
         inner_start,
         request_timeouts,
-        fleet: set
-            .stack
-            .iter()
-            .map(|l| match l.scope {
+        fleet: (stack.iter().zip(&run.owner))
+            .map(|(l, owner)| match l.scope {
+                // A service is one instance: its layers are its own.
+                _ if owner.is_some() => None,
                 Scope::Instance => None,
                 Scope::Fleet { propagation } => Some(propagation.ns()),
             })
             .collect(),
         breaker_layer: find(&|st| st.breaker.is_some()),
         limit_layer: find(&|st| st.limit.is_some()),
-        kinds: set.stack.iter().map(|l| l.policy.facts().layer).collect(),
+        kinds: stack.iter().map(|l| l.policy.facts().layer).collect(),
         hooks: first.layers.iter().map(|l| l.policy.hooks()).collect(),
         depth,
+        gateway_layers: run.gateway,
     }
 }
 
@@ -342,7 +370,7 @@ fn build_recorder<R: Record>(m: &Model, policy: usize, layout: &Layout, timeseri
             let size = pool_spec(s, pool as usize).0;
             rec.graph(crate::metrics::GraphEvent::UsesPool { dep: d as u16, pool, size });
         }
-        for (l, spec) in s.policies[policy].stack.iter().enumerate() {
+        for (l, spec) in m.run_stack(policy).layers.iter().enumerate() {
             let (kind, breaker) = (spec.policy.kind(), layout.kinds[l] == LayerKind::Breaker);
             for dep in scoped_deps(s, spec) {
                 rec.graph(crate::metrics::GraphEvent::LayerScoped { dep, kind, breaker });

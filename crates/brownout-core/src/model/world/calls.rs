@@ -42,6 +42,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let unwind = self.unwind_of(tok, unwind);
         let p = self.pool_id(tok);
         let free = self.pool_free(inst, p);
+        let (_, acquire_timeout) = self.pool_limits(inst, p);
         let r = self.reqs.get_mut(tok).expect("live request");
         r.time.attempt_deadline = deadline;
         r.time.unwind = unwind;
@@ -49,7 +50,6 @@ impl<R: Record, F: Features> World<'_, R, F> {
         if free {
             self.take_connection(now, q, tok);
         } else {
-            let (_, acquire_timeout) = build::pool_spec(&self.m.scenario, p);
             let i = &mut self.gateway.insts[inst as usize];
             i.pool_waiting += 1;
             let waiting = i.pool_waiting;
@@ -61,7 +61,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
             r.phase = Phase::PoolQueue;
             let at = now.saturating_add(acquire_timeout).min(r.time.attempt_deadline);
             self.timer(q, tok, at, Timer::Attempt);
-            self.rec.pool_waiting(now, inst, waiting);
+            self.rec_pool_waiting(now, inst, waiting);
         }
     }
 
@@ -72,7 +72,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let r = self.reqs.get_mut(tok).expect("live request");
         r.phase = Phase::Calling;
         let (class, arrived, waited) = (r.who.class, r.time.arrived, now - r.time.attempt_start);
-        self.rec.conn_wait(arrived, class as usize, waited);
+        self.rec_conn_wait(arrived, class, waited);
         self.graph_conn_wait(tok, arrived, waited);
         let call = self.open_call(now, q, tok, false, conn);
         if let Some(c) = self.upstream.calls.get_mut(call) {
@@ -159,7 +159,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
         i.conns += 1;
         let conns = i.conns;
-        self.rec.pool(now, inst, conns);
+        self.rec_pool(now, inst, conns);
         self.graph_pool(now, inst, p);
         let call = self.upstream.calls.insert(Call {
             req: Some(tok),
@@ -281,6 +281,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
         let c = self.upstream.calls.remove(call).expect("live call");
         debug_assert!(c.req.is_none() && c.reached && !c.counted, "only an abandoned call is cancelled");
+        if F::GRAPH && self.m.graph.as_ref().is_some_and(|g| g.service_class(c.dep).is_some()) {
+            self.cancel_service(now, q, call);
+        }
         dec!(self.upstream.in_flight);
         self.rec.dep_cancelled(now, self.upstream.in_flight);
         if let Some(n) = self.upstream.dep_in_flight.get_mut(c.dep as usize) {
@@ -371,6 +374,13 @@ impl<R: Record, F: Features> World<'_, R, F> {
             *n += 1;
             let n = *n;
             self.rec.graph(GraphEvent::Start { now, dep: c.dep, in_flight: n });
+        }
+        if F::GRAPH
+            && let Some(class) = self.m.graph.as_ref().and_then(|g| g.service_class(c.dep))
+        {
+            // A service answers it with a request of its own (`services.rs`).
+            self.service_call(now, q, call, class);
+            return;
         }
         let r = self.upstream.base[c.dep as usize] + replica as usize;
         match self.m.dep(c.dep).capacity {
@@ -527,7 +537,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
             dec!(i.own[p - 1].conns);
         }
         let conns = i.conns;
-        self.rec.pool(now, inst, conns);
+        self.rec_pool(now, inst, conns);
         self.graph_pool(now, inst, p);
         loop {
             let i = &mut self.gateway.insts[inst as usize];
@@ -536,7 +546,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
             };
             if self.reqs.get(next).is_some_and(|r| r.phase == Phase::PoolQueue) {
                 dec!(self.gateway.insts[inst as usize].pool_waiting);
-                self.rec.pool_waiting(now, inst, self.gateway.insts[inst as usize].pool_waiting);
+                self.rec_pool_waiting(now, inst, self.gateway.insts[inst as usize].pool_waiting);
                 self.take_connection(now, q, next);
                 break;
             }
@@ -546,7 +556,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// The pool request `tok`'s calls take connections from (`Gateway::pool_of`): 0, the
     /// fleet's `pool`, without `fleet.pools`, where no dependency is looked up.
     pub(super) fn pool_id(&self, tok: Token) -> usize {
-        if !F::GRAPH || self.gateway.pool_of.is_empty() {
+        if !F::GRAPH || self.gateway.pool_of.is_empty() || self.is_service_inst(self.reqs.get(tok).expect("live request").who.instance) {
             0
         } else {
             self.gateway.pool_of[self.dep_of(tok) as usize] as usize
@@ -556,7 +566,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// In a run with a service graph, tell the recorder pool `p`'s connections out on
     /// instance `inst` (`GraphEvent::Pool`): its own pool's, or the fleet pool's part of them.
     pub(super) fn graph_pool(&mut self, now: Time, inst: u32, p: usize) {
-        if self.upstream.dep_in_flight.is_empty() {
+        if self.upstream.dep_in_flight.is_empty() || self.is_service_inst(inst) {
             return;
         }
         let i = &self.gateway.insts[inst as usize];
@@ -578,7 +588,8 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let i = &self.gateway.insts[inst as usize];
         if p == 0 {
             let own = if F::GRAPH { i.own.iter().map(|o| o.conns).sum::<u32>() } else { 0 };
-            i.conns - own < self.m.scenario.fleet.pool.max_connections
+            let size = if self.is_service_inst(inst) { self.pool_limits(inst, 0).0 } else { self.m.scenario.fleet.pool.max_connections };
+            i.conns - own < size
         } else {
             i.own[p - 1].conns < build::pool_spec(&self.m.scenario, p).0
         }
@@ -594,8 +605,8 @@ impl<R: Record, F: Features> World<'_, R, F> {
                 let outcome = if now >= r.time.attempt_deadline { CallOutcome::Timeout } else { CallOutcome::Error };
                 r.phase = Phase::Dequeued; // its pool queue entry is now stale
                 dec!(self.gateway.insts[inst as usize].pool_waiting);
-                self.rec.pool_waiting(now, inst, self.gateway.insts[inst as usize].pool_waiting);
-                self.rec.conn_wait(arrived, class as usize, waited);
+                self.rec_pool_waiting(now, inst, self.gateway.insts[inst as usize].pool_waiting);
+                self.rec_conn_wait(arrived, class, waited);
                 self.graph_conn_wait(tok, arrived, waited);
                 self.attempt_end_as(now, q, tok, outcome, Cause::PoolAcquireTimeout);
             }

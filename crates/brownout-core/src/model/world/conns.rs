@@ -46,6 +46,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// it never depends on other requests.
     pub(super) fn checkout(&mut self, now: Time, tok: Token, hedged: bool) -> Checkout {
         let dep = self.dep_of(tok);
+        if self.is_service_inst(self.reqs.get(tok).expect("live request").who.instance) {
+            return Checkout::READY; // a service's connections are ready at once (docs/graphs.md)
+        }
         let Some(life) = self.m.conn_life(self.policy, self.pool_of_dep(dep)) else { return Checkout::READY };
         let r = self.reqs.get(tok).expect("live request");
         let (inst, key) = (r.who.instance as usize, ((r.who.class as u64) << 48) ^ r.who.key);
@@ -67,6 +70,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// connections and it has calls left (`keep_alive.max_requests`). Before the slot is
     /// released, so the next waiter finds it.
     pub(super) fn keep_open(&mut self, now: Time, c: &Call) {
+        if self.is_service_inst(c.instance) {
+            return;
+        }
         let Some(life) = self.m.conn_life(self.policy, self.pool_of_dep(c.dep)) else { return };
         if life.reusable(c.uses) {
             let idle = &mut self.gateway.insts[c.instance as usize].idle[c.dep as usize];

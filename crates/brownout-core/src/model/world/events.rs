@@ -29,9 +29,16 @@ impl<R: Record, F: Features> World<'_, R, F> {
             Some(why) => why.to_string(),
             None => self.layer(inst, l).policy.reason(),
         };
-        let spec = &self.m.scenario.policies[self.policy].stack[l as usize];
+        let run = self.m.run_stack(self.policy);
+        let spec = &run.layers[l as usize];
         let (kind, dependencies) = (spec.policy.kind(), spec.dependencies.clone());
-        let affected = if fleet { 0..self.gateway.insts.len() as u32 } else { inst..inst + 1 };
+        // A service's layer is named by its service (its one instance is numbered after the
+        // gateway's in the log, as in the world).
+        let service = run.owner[l as usize].map(|k| {
+            let g = self.m.graph.as_ref().expect("services have a graph");
+            self.m.scenario.deps()[g.services[k as usize] as usize].name.clone()
+        });
+        let affected = if fleet { 0..self.m.scenario.fleet.instances } else { inst..inst + 1 };
         let log = self.trace.log.as_mut().expect("called only with a log");
         for instance in affected {
             for (aspect, from, to) in changes.iter().flatten() {
@@ -50,7 +57,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
                     to: to.clone(),
                     reason: reason.clone(),
                     dependencies: dependencies.clone(),
-                    service: None,
+                    service: service.clone(),
                 });
             }
         }

@@ -33,7 +33,7 @@ impl Uses {
     pub(super) fn of(m: &Model, policy: usize, opts: &RunOptions, record: bool) -> Self {
         let s = &m.scenario;
         Self {
-            stack: !s.policies[policy].stack.is_empty(),
+            stack: !m.run_stack(policy).layers.is_empty(),
             graph: m.graph.is_some() || s.deps().len() > 1 || !s.fleet.pools.is_empty(),
             replicas: s.deps().iter().any(|d| d.replicas.is_some()) || !s.fleet.partitions.is_empty(),
             extras: s.business.is_some()

@@ -38,8 +38,13 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
         let fleet = &self.m.scenario.fleet;
         for (i, inst) in self.gateway.insts.iter().enumerate() {
-            assert!(inst.workers <= fleet.workers.slots, "instance {i}: {} workers busy", inst.workers);
-            assert!(inst.conns <= self.m.scenario.pool_connections(), "instance {i}: {} connections", inst.conns);
+            assert!(inst.workers <= self.workers_of(i as u32).slots, "instance {i}: {} workers busy", inst.workers);
+            let most = if self.is_service_inst(i as u32) {
+                self.pool_limits(i as u32, 0).0
+            } else {
+                self.m.scenario.pool_connections()
+            };
+            assert!(inst.conns <= most, "instance {i}: {} connections", inst.conns);
             for (p, pool) in inst.own.iter().enumerate() {
                 assert!(
                     pool.conns <= fleet.pools[p].max_connections,
@@ -49,7 +54,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
                 assert_eq!(pool.conns, own[i][p], "instance {i} pool {p}: connections = those requests hold");
             }
             let shared = inst.conns - inst.own.iter().map(|o| o.conns).sum::<u32>();
-            assert!(shared <= fleet.pool.max_connections, "instance {i}: {shared} connections of the fleet's pool");
+            if !self.is_service_inst(i as u32) {
+                assert!(shared <= fleet.pool.max_connections, "instance {i}: {shared} connections of the fleet's pool");
+            }
             assert_eq!(inst.workers, workers[i], "instance {i}: busy workers = requests holding one");
             assert_eq!(inst.conns, conns[i], "instance {i}: connections = those requests hold");
             assert_eq!(inst.worker_waiting, slot_waiting[i], "instance {i}: slot waiters");

@@ -125,12 +125,22 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let (inst, class, waited, arrived) = (r.who.instance, r.who.class, now - r.time.arrived, r.time.arrived);
         r.worker = true;
         r.phase = Phase::Started;
+        debug_assert!(
+            self.gateway.insts[inst as usize].workers < self.workers_of(inst).slots,
+            "a worker slot beyond the limit"
+        );
         let i = &mut self.gateway.insts[inst as usize];
-        debug_assert!(i.workers < self.m.scenario.fleet.workers.slots, "a worker slot beyond the limit");
         i.workers += 1;
         let busy = i.workers;
-        self.rec.workers(now, inst, busy);
-        self.rec.slot_wait(arrived, class as usize, waited);
+        self.rec_workers(now, inst, busy);
+        self.rec_slot_wait(arrived, class, waited);
+        if self.is_service_class(class) {
+            // A service's own work before its plan, drawn as a leaf's service time.
+            let d = self.service_work(now, tok);
+            self.reqs.get_mut(tok).expect("live request").phase = Phase::Local;
+            self.timer(q, tok, now.saturating_add(d), Timer::LocalWork);
+            return;
+        }
         match &self.m.work[class as usize] {
             Some(dist) => {
                 let r = self.reqs.get(tok).expect("live request");
@@ -147,7 +157,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let i = &mut self.gateway.insts[instance as usize];
         dec!(i.workers);
         let busy = i.workers;
-        self.rec.workers(now, instance, busy);
+        self.rec_workers(now, instance, busy);
         while let Some(next) = self.gateway.insts[instance as usize].worker_q.pop_front() {
             if self.reqs.get(next).is_some_and(|r| r.phase == Phase::SlotQueue) {
                 dec!(self.gateway.insts[instance as usize].worker_waiting);
@@ -160,7 +170,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
 
     pub(super) fn after_local(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
         let class = self.reqs.get(tok).expect("live request").who.class;
-        if self.m.scenario.classes[class as usize].calls_dependency {
+        if self.is_service_class(class) || self.m.scenario.classes[class as usize].calls_dependency {
             self.begin_calls(now, q, tok);
         } else {
             self.respond(now, q, tok, Outcome::Ok, None);
@@ -210,7 +220,6 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
         // Its open connections are reset with it.
         i.idle.iter_mut().for_each(VecDeque::clear);
-        self.rec.pool_waiting(now, instance, 0);
         for client in &mut i.clients {
             client.outstanding.fill(0);
             if let Some(o) = &mut client.outlier {
@@ -220,8 +229,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
                 h.restart(now);
             }
         }
-        self.rec.workers(now, instance, 0);
-        self.rec.pool(now, instance, 0);
+        self.rec_pool_waiting(now, instance, 0);
+        self.rec_workers(now, instance, 0);
+        self.rec_pool(now, instance, 0);
         for p in 0..=self.gateway.insts[instance as usize].own.len() {
             self.graph_pool(now, instance, p);
         }
@@ -238,8 +248,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
 
     /// Fresh policy state for an instance (fleet-wide layers live in the store and survive).
     fn rebuild_layers(&mut self, now: Time, q: &mut EventQueue<Ev>, instance: u32) {
-        let set = &self.m.scenario.policies[self.policy];
-        for (l, spec) in set.stack.iter().enumerate() {
+        let run = self.m.run_stack(self.policy);
+        // A restart is a gateway instance's: its own layers are rebuilt.
+        for (l, spec) in run.layers[..run.gateway].iter().enumerate() {
             if self.layout.fleet[l].is_some() || spec.persistent {
                 continue;
             }
@@ -283,7 +294,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
                     // It leaves the queue it waits in (its entry becomes a tombstone).
                     let l = self.layout.class_layers[route][pos];
                     let parked = self.reqs.get(tok).expect("live request").time.attempt_start;
-                    self.rec.layer_waited(now, parked, self.layout.kinds[l as usize]);
+                    self.layer_waited(now, parked, l);
                     dec!(self.layer_mut(inst, l).waiting);
                     let att = self.attempt_of(now, tok, l);
                     self.layer_mut(inst, l).policy.left_queue(&att);

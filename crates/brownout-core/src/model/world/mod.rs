@@ -28,6 +28,7 @@ mod lifecycle;
 mod outcome;
 mod plan;
 mod replicas;
+mod services;
 mod sharing;
 mod stack;
 mod state;
@@ -215,6 +216,8 @@ struct World<'m, R, F = General> {
     upstream: Upstream,
     /// The call plans' state (empty without plans).
     plans: Plans,
+    /// Where the services sit among instances and plan ids (`services.rs`).
+    svc: services::Svc,
     /// Counter-based draws, keyed once per run.
     draws: Draws,
     /// True stock and the fallback caches, when there is a catalogue.
@@ -329,6 +332,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
                 continue; // a call of a plan: its request is judged
             }
             let r = self.reqs.get(tok).expect("a listed token is live");
+            if self.is_service_class(r.who.class) {
+                continue; // a service's: the request behind its call is judged
+            }
             let (class, arrived) = (r.who.class as usize, r.time.arrived);
             self.rec.at_horizon(horizon, class, arrived);
         }
@@ -413,7 +419,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
                 r.phase = Phase::Responding;
                 let (inst, class, arrived) = (r.who.instance, r.who.class, r.time.arrived);
                 dec!(self.gateway.insts[inst as usize].worker_waiting);
-                self.rec.slot_wait(arrived, class as usize, now - arrived);
+                self.rec_slot_wait(arrived, class, now - arrived);
                 self.fail_as(tok, Cause::WorkerSlotsFull);
                 self.respond(now, q, tok, Outcome::Rejected, None);
             }
@@ -424,7 +430,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
                 r.phase = Phase::Dequeued; // its queue entry is now a tombstone
                 let parked = r.time.attempt_start;
                 let l = self.layout.class_layers[self.route_of(class, tok)][pos];
-                self.rec.layer_waited(now, parked, self.layout.kinds[l as usize]);
+                self.layer_waited(now, parked, l);
                 dec!(self.layer_mut(inst, l).waiting);
                 let att = self.attempt_of(now, tok, l);
                 self.layer_mut(inst, l).policy.left_queue(&att);

@@ -264,6 +264,11 @@ impl<R: Record, F: Features> World<'_, R, F> {
             self.respond(now, q, tok, outcome, None);
             return;
         }
+        if self.is_service_class(self.reqs.get(tok).expect("live request").who.class) {
+            // A service has no fallback of its own: its caller's layers decide.
+            self.respond(now, q, tok, outcome, None);
+            return;
+        }
         let r = self.reqs.get(tok).expect("live request");
         let class = &self.m.scenario.classes[r.who.class as usize];
         let allowed = match (refusal, class.fallback) {
@@ -312,6 +317,12 @@ impl<R: Record, F: Features> World<'_, R, F> {
             self.child_responds(now, q, tok);
             return;
         }
+        if self.is_service_class(self.reqs.get(tok).expect("live request").who.class) {
+            // A service's answer has no response overhead of the gateway's: it travels back.
+            self.service_answers(now, q, tok);
+            return;
+        }
+        let r = self.reqs.get_mut(tok).expect("live request");
         let (fixed, overhead) = match &self.m.overhead {
             DelayDist::Fixed(t) => (true, *t),
             // One draw per request: a request responds once.

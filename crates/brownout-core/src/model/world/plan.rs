@@ -19,8 +19,8 @@ impl<R: Record, F: Features> World<'_, R, F> {
         F::GRAPH && self.m.graph.is_some() && self.plans.links[tok.index as usize].parent.is_some()
     }
 
-    /// Its class's plan, if the request has one.
-    fn plan_of(&self, class: ClassId) -> Option<&'_ [PlanStep]> {
+    /// Its class's plan (or its service's), if the request has one.
+    pub(super) fn plan_of(&self, class: ClassId) -> Option<&'_ [PlanStep]> {
         self.m.graph.as_ref().and_then(|g| g.plans[class as usize].as_deref())
     }
 
@@ -34,7 +34,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
     }
 
-    fn set_link(&mut self, tok: Token, link: Link) {
+    pub(super) fn set_link(&mut self, tok: Token, link: Link) {
         let slot = tok.index as usize;
         if self.plans.links.len() <= slot {
             self.plans.links.resize(slot + 1, Link::default());
@@ -129,8 +129,11 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let link = self.plans.links[kid.index as usize];
         self.reqs.discard(kid);
         self.rec.graph(GraphEvent::Call { arrived, dep: link.dep, attempts: calls });
-        let outcome = Some(answer.outcome);
-        self.rec.graph(GraphEvent::CallEnded { arrived, class: kid_class, call: link.flat, outcome });
+        let gateway = !self.is_service_class(kid_class as ClassId);
+        if gateway {
+            let outcome = Some(answer.outcome);
+            self.rec.graph(GraphEvent::CallEnded { arrived, class: kid_class, call: link.flat, outcome });
+        }
         dec!(self.plans.children);
         let parent = link.parent.expect("a child");
         let Some(p) = self.reqs.get_mut(parent).filter(|p| p.phase == Phase::Plan) else { return };
@@ -170,7 +173,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
         run.generation = run.generation.wrapping_add(1);
         // The call that decided the step ended it: the critical path runs through it.
         let (failure_dep, soft_dep, took) = (run.failure_dep, run.soft_dep, now - run.step_start);
-        self.rec.graph(GraphEvent::StepDecided { arrived, class: kid_class, call: link.flat, ns: took });
+        if gateway {
+            self.rec.graph(GraphEvent::StepDecided { arrived, class: kid_class, call: link.flat, ns: took });
+        }
         let pl = &mut self.plans.links[slot];
         // A late answer is blamed on the call that held the critical path longest: with a slow
         // pricing step and then a fast payment, "late because pricing was slow".
@@ -203,7 +208,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
     }
 
     /// Cancel the calls of the parent's step that are still out: the caller no longer waits.
-    fn drop_kids(&mut self, now: Time, q: &mut EventQueue<Ev>, parent: Token) {
+    pub(super) fn drop_kids(&mut self, now: Time, q: &mut EventQueue<Ev>, parent: Token) {
         let kids = std::mem::take(&mut self.plans.runs[parent.index as usize].kids);
         for &kid in &kids {
             if self.reqs.get(kid).is_some() && self.plans.links[kid.index as usize].parent == Some(parent) {
@@ -217,6 +222,25 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// the dependency when cancellation propagates), its connections and queue places freed,
     /// and the layers it passed hear it was not executed.
     pub(super) fn drop_child(&mut self, now: Time, q: &mut EventQueue<Ev>, kid: Token) {
+        self.unhook(now, q, kid);
+        let r = self.reqs.get(kid).expect("live request");
+        let (calls, arrived, kid_class) = (r.calls, r.time.arrived, r.who.class as usize);
+        let link = self.plans.links[kid.index as usize];
+        self.rec.graph(GraphEvent::Call { arrived, dep: link.dep, attempts: calls });
+        if !self.is_service_class(kid_class as ClassId) {
+            self.rec.graph(GraphEvent::CallEnded { arrived, class: kid_class, call: link.flat, outcome: None });
+        }
+        if let Some(p) = link.parent.and_then(|p| self.reqs.get_mut(p)) {
+            p.calls += calls;
+        }
+        self.reqs.discard(kid);
+        dec!(self.plans.children);
+    }
+
+    /// Take request `kid` out of wherever it is before it is dropped: its calls abandoned
+    /// (cancelled at the dependency when cancellation propagates), its connections and queue
+    /// places freed, and the layers it passed told it was not executed.
+    pub(super) fn unhook(&mut self, now: Time, q: &mut EventQueue<Ev>, kid: Token) {
         let r = self.reqs.get(kid).expect("live request");
         let (route, inst, pos, phase) =
             (self.route_of(r.who.class as usize, kid), r.who.instance, r.attempt.pos as usize, r.phase);
@@ -234,7 +258,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
             Phase::LayerQueue => {
                 let l = self.layout.class_layers[route][pos];
                 let parked = self.reqs.get(kid).expect("live request").time.attempt_start;
-                self.rec.layer_waited(now, parked, self.layout.kinds[l as usize]);
+                self.layer_waited(now, parked, l);
                 dec!(self.layer_mut(inst, l).waiting);
                 let att = self.attempt_of(now, kid, l);
                 self.layer_mut(inst, l).policy.left_queue(&att);
@@ -245,7 +269,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
                 let i = &mut self.gateway.insts[inst as usize];
                 dec!(i.pool_waiting);
                 let waiting = i.pool_waiting;
-                self.rec.pool_waiting(now, inst, waiting);
+                if !self.is_service_inst(inst) {
+                    self.rec_pool_waiting(now, inst, waiting);
+                }
                 self.cancel_from(now, q, kid, 0);
             }
             Phase::Backoff if inner > 0 => {
@@ -259,16 +285,6 @@ impl<R: Record, F: Features> World<'_, R, F> {
             }
             _ => {}
         }
-        let r = self.reqs.get(kid).expect("live request");
-        let (calls, arrived, kid_class) = (r.calls, r.time.arrived, r.who.class as usize);
-        let link = self.plans.links[kid.index as usize];
-        self.rec.graph(GraphEvent::Call { arrived, dep: link.dep, attempts: calls });
-        self.rec.graph(GraphEvent::CallEnded { arrived, class: kid_class, call: link.flat, outcome: None });
-        if let Some(p) = link.parent.and_then(|p| self.reqs.get_mut(p)) {
-            p.calls += calls;
-        }
-        self.reqs.discard(kid);
-        dec!(self.plans.children);
     }
 }
 

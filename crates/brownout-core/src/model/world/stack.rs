@@ -20,12 +20,12 @@ impl<R: Record, F: Features> World<'_, R, F> {
 
     pub(super) fn attempt_of(&self, now: Time, tok: Token, layer: u8) -> Attempt {
         let r = self.reqs.get(tok).expect("live request");
-        let class = &self.m.scenario.classes[r.who.class as usize];
+        let (priority, deadline) = self.class_terms(r.who.class);
         Attempt::new(now, r.who.class, r.attempt.id)
             .number(r.attempt.number)
-            .priority(class.priority)
+            .priority(priority)
             .queued(self.layer(r.who.instance, layer).waiting)
-            .request(r.time.arrived, r.time.arrived + class.deadline.ns())
+            .request(r.time.arrived, r.time.arrived.saturating_add(deadline))
     }
 
     pub(super) fn begin_attempt(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token) {
@@ -68,7 +68,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
             } else {
                 Admission::Admit // the policy admits everything and keeps no count of it
             };
-            self.rec.layer_offered(now, self.layout.kinds[l as usize]);
+            self.layer_offered(now, l);
             match decision {
                 Admission::Admit => {
                     self.set_admitted(tok, pos, now);
@@ -81,7 +81,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
                 Admission::WaitEvicting { max_wait, evict } => {
                     let (pos, victim) = self.waiter_with_id(inst, l, evict).expect("a layer evicts its own waiter");
                     let parked = self.reqs.get(victim).expect("live request").time.attempt_start;
-                    self.rec.layer_waited(now, parked, self.layout.kinds[l as usize]);
+                    self.layer_waited(now, parked, l);
                     let layer = self.layer_mut(inst, l);
                     layer.queue.remove(pos);
                     dec!(layer.waiting);
@@ -103,7 +103,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
 
     /// Park an attempt in layer `l`'s wait queue.
     fn park(&mut self, now: Time, q: &mut EventQueue<Ev>, tok: Token, inst: u32, l: u8, max_wait: Time) {
-        self.rec.layer_queued(now, self.layout.kinds[l as usize]);
+        self.layer_queued(now, l);
         let (request, _) = self.request_deadline(tok);
         let r = self.reqs.get_mut(tok).expect("live request");
         r.phase = Phase::LayerQueue;
@@ -115,7 +115,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
             self.timer_fixed(q, tok, max_wait, Timer::LayerWait);
         }
         let r = self.reqs.get(tok).expect("live request");
-        let (generation, priority) = (r.generation, self.m.scenario.classes[r.who.class as usize].priority);
+        let (generation, priority) = (r.generation, self.class_terms(r.who.class).0);
         let layer = self.layer_mut(inst, l);
         layer.queue.push(tok, generation, priority);
         layer.waiting += 1;
@@ -306,7 +306,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
                     break;
                 }
                 let parked = self.reqs.get(head).expect("live request").time.attempt_start;
-                self.rec.layer_waited(now, parked, self.layout.kinds[l as usize]);
+                self.layer_waited(now, parked, l);
                 let layer = self.layer_mut(inst, l);
                 layer.queue.remove(pos);
                 dec!(layer.waiting);
@@ -400,7 +400,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
             return;
         }
         let s = &self.m.scenario;
-        for dep in build::scoped_deps(s, &s.policies[self.policy].stack[l as usize]) {
+        for dep in build::scoped_deps(s, &self.m.run_stack(self.policy).layers[l as usize]) {
             self.rec.graph(crate::metrics::GraphEvent::BreakerOpen { now, dep, delta });
         }
     }

@@ -346,6 +346,9 @@ pub(super) struct Layout {
     pub hooks: Vec<Hooks>,
     /// The most layers any class passes: the stride of `World::admitted`.
     pub depth: usize,
+    /// The gateway's layers (count): the layers after them are the services'
+    /// (`model::graph::RunStack`), whose figures the recorder does not count as the gateway's.
+    pub gateway_layers: usize,
 }
 
 // ---- traffic ---------------------------------------------------------------------------
@@ -450,6 +453,10 @@ pub(super) struct Link {
     pub critical: Option<u16>,
     /// How long that step took, ns.
     pub critical_ns: Time,
+    /// For a service's request: the call it answers (`services.rs`).
+    pub answers: Option<Token>,
+    /// For a service's request: the round trip its answer takes back to the caller, ns.
+    pub hop: Time,
 }
 
 /// A request's progress through its plan (by slab slot of `reqs`). Written by `plan`.
