@@ -156,7 +156,8 @@ impl Model {
                 return Err(BuildError::TooManyLayers { policy: p.name.clone(), layers: p.stack.len() });
             }
         }
-        let stacks: Vec<graph::RunStack> = (0..scenario.policies.len()).map(|i| graph::run_stack(scenario, i)).collect();
+        let stacks: Vec<graph::RunStack> =
+            (0..scenario.policies.len()).map(|i| graph::run_stack(scenario, i)).collect();
         for (p, st) in scenario.policies.iter().zip(&stacks) {
             // Layers are numbered by a byte in the world: the gateway's and every service's.
             if st.layers.len() > u8::MAX as usize {

@@ -208,7 +208,8 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
             None => s.dependencies_called(&s.classes[c]).into_iter().map(str::to_string).collect(),
             Some(d) => {
                 let svc = deps[d as usize].service.as_ref().expect("a service");
-                let calls = svc.calls.iter().flat_map(|step| step.calls().iter().filter_map(crate::scenario::Step::dependency));
+                let calls =
+                    svc.calls.iter().flat_map(|step| step.calls().iter().filter_map(crate::scenario::Step::dependency));
                 calls.map(str::to_string).collect()
             }
         }
@@ -244,9 +245,8 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         .map(|c| {
             let called = called(c);
             let per_call = |l: &crate::scenario::Layer| planned(c) && !l.dependencies.is_empty();
-            let passes = |i: usize| {
-                for_class(i, c) && called.iter().any(|d| for_dep(&stack[i], d)) && !per_call(&stack[i])
-            };
+            let passes =
+                |i: usize| for_class(i, c) && called.iter().any(|d| for_dep(&stack[i], d)) && !per_call(&stack[i]);
             (0..stack.len()).filter(|&i| passes(i)).map(|i| i as u8).collect()
         })
         .collect();

@@ -556,7 +556,10 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// The pool request `tok`'s calls take connections from (`Gateway::pool_of`): 0, the
     /// fleet's `pool`, without `fleet.pools`, where no dependency is looked up.
     pub(super) fn pool_id(&self, tok: Token) -> usize {
-        if !F::GRAPH || self.gateway.pool_of.is_empty() || self.is_service_inst(self.reqs.get(tok).expect("live request").who.instance) {
+        if !F::GRAPH
+            || self.gateway.pool_of.is_empty()
+            || self.is_service_inst(self.reqs.get(tok).expect("live request").who.instance)
+        {
             0
         } else {
             self.gateway.pool_of[self.dep_of(tok) as usize] as usize
@@ -588,7 +591,11 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let i = &self.gateway.insts[inst as usize];
         if p == 0 {
             let own = if F::GRAPH { i.own.iter().map(|o| o.conns).sum::<u32>() } else { 0 };
-            let size = if self.is_service_inst(inst) { self.pool_limits(inst, 0).0 } else { self.m.scenario.fleet.pool.max_connections };
+            let size = if self.is_service_inst(inst) {
+                self.pool_limits(inst, 0).0
+            } else {
+                self.m.scenario.fleet.pool.max_connections
+            };
             i.conns - own < size
         } else {
             i.own[p - 1].conns < build::pool_spec(&self.m.scenario, p).0
