@@ -220,15 +220,3 @@ fn a_gateway_layer_scoped_to_a_service_s_callee_is_refused_with_where_it_belongs
         "service \"pricing\" calls it: put the layer in its stack",
     );
 }
-
-#[test]
-fn a_scenario_with_a_service_is_not_run_as_a_leaf() {
-    // The world does not simulate services yet: building the model refuses, naming the
-    // service, rather than run pricing as a 2 ms leaf and report a graph it did not run.
-    let s = load_text(Path::new("services.ron"), GOOD).unwrap_or_else(|e| panic!("{e}"));
-    let Err(e) = brownout::model::Model::build(&s, s.seed, Path::new(".")) else {
-        panic!("a scenario with a service must not run");
-    };
-    let m = e.to_string();
-    assert!(m.contains("dependencies[1].service") && m.contains("\"pricing\""), "{m}");
-}

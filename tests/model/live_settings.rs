@@ -84,10 +84,7 @@ const EXEMPT: &[(&str, &str, &str)] = &[
     ("Phase", "name", "a label"),
     ("Step.Optional", "dependency", "names one of the scenario's dependencies (a reference, not a quantity)"),
     ("DependencyPool", "dependency", "names one of the scenario's dependencies (a reference, not a quantity)"),
-    ("Dependency", "service", "a service is checked but not run yet: a run refuses it (tests/io/service_input.rs)"),
-    ("Service", "*", "a service is checked but not run yet: a run refuses it (tests/io/service_input.rs)"),
-    ("ServiceStack", "*", "a service's stack is checked but not run yet (tests/io/service_input.rs)"),
-    ("PolicySet", "services", "a service's stack is checked but not run yet (tests/io/service_input.rs)"),
+    ("ServiceStack", "service", "names one of the scenario's services (a reference, not a quantity)"),
     (
         "NginxLimitReqConfig",
         "status",
@@ -346,7 +343,7 @@ fn probes() -> Vec<(PathBuf, Scenario)> {
     // The connection probe twice: a pool of a dependency's own shares its settings' types
     // with the fleet's pool, so its own fields get their turn once those are shown live.
     let conns_again = CONNS.replace("seed: 29", "seed: 31");
-    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES, SERVER, GRAPH, SHARED, NGINX, HAPROXY, CONNS, &conns_again]
+    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES, SERVER, GRAPH, SHARED, NGINX, HAPROXY, CONNS, &conns_again, SERVICES]
         .into_iter()
         .map(|text| (at.clone(), brownout::scenario::load_text(&at, text).unwrap_or_else(|e| panic!("{e}"))))
         .collect()
@@ -598,6 +595,29 @@ const GRAPH: &str = r#"Scenario(
         (name: "timeout", stack: [(policy: Timeout((timeout: "300ms")))]),
         (name: "scoped", stack: [(policy: Timeout((timeout: "90ms")), dependencies: ["a", "db"]),
             (policy: Timeout((timeout: "300ms")))]),
+    ],
+)"#;
+
+/// The services probe: a service (its own slots with a queue and a wait limit, a pool, a
+/// stack, a plan with a quorum and an optional call) that a busy page calls, and a policy
+/// set giving it another stack.
+const SERVICES: &str = r#"Scenario(
+    name: "probe11", seed: 31, horizon: "30s", warmup: "2s", window: "2s",
+    fleet: (workers: (slots: 400), pool: (max_connections: 400, acquire_timeout: "1s")),
+    classes: [(name: "page", arrivals: Poisson(rate_per_s: 100), deadline: "800ms", calls: [Call("pricing")])],
+    dependencies: [
+        (name: "pricing", latency: Exponential(mean: "5ms"), cancellation: Propagate(delay: "1ms"),
+         service: (workers: (slots: 6, queue: 8, max_wait: "60ms"), pool: (max_connections: 5, acquire_timeout: "30ms"),
+                   stack: [(policy: Timeout((timeout: "120ms")), dependencies: ["tax"])],
+                   calls: [Parallel(join: Quorum(1), calls: [Call("tax"), Call("tax")]),
+                           Optional(dependency: "rates", cost: "5ms")])),
+        (name: "tax", latency: LogNormal(median: "30ms", sigma: 1.0), error_rate: Constant(0.1)),
+        (name: "rates", latency: Exponential(mean: "10ms"), error_rate: Constant(0.3)),
+    ],
+    policies: [
+        (name: "own"),
+        (name: "set", stack: [(policy: Timeout((timeout: "200ms")))],
+         services: [(service: "pricing", stack: [(policy: Retry((max_attempts: 2))), (policy: Timeout((timeout: "80ms")))])]),
     ],
 )"#;
 
