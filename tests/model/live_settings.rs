@@ -343,10 +343,25 @@ fn probes() -> Vec<(PathBuf, Scenario)> {
     // The connection probe twice: a pool of a dependency's own shares its settings' types
     // with the fleet's pool, so its own fields get their turn once those are shown live.
     let conns_again = CONNS.replace("seed: 29", "seed: 31");
-    [PROBE, PROBE2, STEP, &periodic, &pooled, EDGES, SERVER, GRAPH, SHARED, NGINX, HAPROXY, CONNS, &conns_again, SERVICES]
-        .into_iter()
-        .map(|text| (at.clone(), brownout::scenario::load_text(&at, text).unwrap_or_else(|e| panic!("{e}"))))
-        .collect()
+    [
+        PROBE,
+        PROBE2,
+        STEP,
+        &periodic,
+        &pooled,
+        EDGES,
+        SERVER,
+        GRAPH,
+        SHARED,
+        NGINX,
+        HAPROXY,
+        CONNS,
+        &conns_again,
+        SERVICES,
+    ]
+    .into_iter()
+    .map(|text| (at.clone(), brownout::scenario::load_text(&at, text).unwrap_or_else(|e| panic!("{e}"))))
+    .collect()
 }
 
 /// The probe: a small fleet through a dependency incident (a latency brownout, errors, a slow

@@ -164,3 +164,33 @@ fn a_caller_that_gives_up_cancels_the_calls_below_when_cancellation_propagates()
     assert_eq!(kept.classes[0].ok_ratio, 0.0);
     assert_eq!(cancelled.classes[0].ok_ratio, 0.0);
 }
+
+#[test]
+fn the_event_log_names_a_services_layer_by_its_service() {
+    // Tax always fails; pricing's breaker on it (after a retry) opens after 3 failures in a
+    // row. The log names pricing, its one instance (0) and the breaker's place in pricing's
+    // own stack (1, after the retry), and the dependency the layer is scoped to.
+    let text = r#"Scenario(
+    name: "log", horizon: "5s", seed: 5,
+    fleet: (workers: (slots: 100), pool: (max_connections: 100, acquire_timeout: "1s")),
+    classes: [(name: "page", arrivals: Poisson(rate_per_s: 20), deadline: "1s", calls: [Call("pricing")])],
+    dependencies: [
+        (name: "pricing", latency: Constant("1ms"), service: (workers: (slots: 10), calls: [Call("tax")],
+            stack: [(policy: Retry((max_attempts: 2))),
+                    (policy: ConsecutiveBreaker((failures: 3, break_duration: "1s")), dependencies: ["tax"])])),
+        (name: "tax", latency: Constant("1ms"), error_rate: Constant(1.0)),
+    ],
+    policies: [(name: "gateway bare")],
+)"#;
+    let s = common::scenario(text);
+    let model = brownout::model::Model::build(&s, s.seed, std::path::Path::new(".")).unwrap();
+    let opts = brownout::model::RunOptions::new().with_events(50);
+    let result = brownout::runner::run_all(&model, opts, false).unwrap();
+    let log = &result.runs[0].log;
+    let opened = log.events.iter().find(|e| e.to == "open").expect("the breaker opened");
+    assert_eq!(opened.service.as_deref(), Some("pricing"));
+    assert_eq!((opened.instance, opened.layer), (0, 1));
+    assert_eq!(opened.dependencies, ["tax"]);
+    // The gateway has no layer: every event is the service's.
+    assert!(log.events.iter().all(|e| e.service.as_deref() == Some("pricing")));
+}
