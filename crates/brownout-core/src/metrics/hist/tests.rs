@@ -64,7 +64,7 @@ fn a_list_holds_four_bytes_a_value_and_spills_what_does_not_fit() {
 /// A spilled histogram of 4-byte counts holding `n` values of `v` (recorded in bulk, as
 /// 4 billion single records would take minutes).
 fn narrow_with(v: u64, n: u64) -> UsHist {
-    let mut h: Histogram<u32> = hist();
+    let mut h: Flat<u32> = Flat::new();
     h.record_n(v, n as u32).unwrap();
     UsHist { few: Vec::new(), hist: Some(Counts::N32(h)), spilled: true }
 }
