@@ -325,6 +325,17 @@ impl<const E: usize> Lat<E> {
             return out;
         }
         let n = self.vals.few.len();
+        // Many values in a narrow range (a busy window): counting them into HDR buckets and
+        // walking the counts once (about 20 instructions a value and 7 a count walked, ci
+        // build) costs less than the selections (about 35 a value for one quantile, 65 for
+        // two, measured on M/M/c's windows), and gives the same figures: a quantile is
+        // reported as its bucket's top (or bottom), which the bucket's counts determine. A
+        // wide range with few values keeps the selections: counting takes over from 0.4 values
+        // per count for one quantile (about where the two cost the same) and 0.2 for two.
+        let top = us(self.max_ns);
+        if 5 * N * n >= 2 * Flat::<u32>::walk_to(top) {
+            return Flat::<u32>::of_list(&self.vals.few, top).quantiles(qs).map(|u| self.clamp_ms(u));
+        }
         let mut from = 0;
         for (i, &q) in qs.iter().enumerate() {
             debug_assert!(i == 0 || q >= qs[i - 1], "quantiles in ascending order");

@@ -131,6 +131,54 @@ impl<T: Width> Flat<T> {
         0
     }
 
+    /// Quantiles `qs` (ascending) at once, each exactly as [`Flat::value_at_quantile`] gives
+    /// it: one walk over the counts, each quantile's running count taken up from where the
+    /// previous one stopped.
+    pub(super) fn quantiles<const N: usize>(&self, qs: [f64; N]) -> [u64; N] {
+        let mut out = [0; N];
+        let (mut next, mut run) = (0usize, 0u64);
+        for (o, &q) in out.iter_mut().zip(&qs) {
+            let q = if q > 1.0 { 1.0 } else { q };
+            let at = ((q * self.total as f64).ceil() as u64).max(1);
+            while run < at && next < self.counts.len() {
+                run += self.counts[next].into();
+                next += 1;
+            }
+            if run >= at {
+                *o = bucket_value(q, value_of(next - 1));
+            }
+        }
+        out
+    }
+
+    /// Empty, with counts allocated up to `v`'s.
+    pub(super) fn up_to(v: u64) -> Self {
+        let mut f = Self::new();
+        let i = index_of(v.min(HIGH_US));
+        if i >= f.counts.len() {
+            f.grow(i);
+        }
+        f
+    }
+
+    /// The counts of listed values, none above `top`: the array is sized once for `top`, and
+    /// no value needs the clamp at a day (a list holds values up to `u32::MAX` us, 71
+    /// minutes) nor a count of its own to the total.
+    pub(super) fn of_list(few: &[u32], top: u64) -> Self {
+        let mut f = Self::up_to(top);
+        for &v in few {
+            let i = index_of(u64::from(v));
+            f.counts[i] = f.counts[i] + T::ONE;
+        }
+        f.total = few.len() as u64;
+        f
+    }
+
+    /// The number of counts a walk up to `v`'s passes.
+    pub(super) fn walk_to(v: u64) -> usize {
+        index_of(v.min(HIGH_US)) + 1
+    }
+
     /// Forget every value, keeping the array.
     pub(super) fn reset(&mut self) {
         self.counts.fill(T::default());
@@ -182,7 +230,8 @@ mod tests {
         // The oracle is hdrhistogram's own one-day histogram: a value lands at the index whose
         // lowest value is the crate's lowest equivalent, and indexes are dense in value order.
         let h = Histogram::<u64>::new_with_bounds(1, HIGH_US, 3).expect("valid bounds");
-        assert_eq!(index_of(HIGH_US) + 1, h.distinct_values());
+        // The crate's array ends with the half-bucket that holds its highest value.
+        assert_eq!(((index_of(HIGH_US) >> HALF_MAG) + 1) << HALF_MAG, h.distinct_values());
         let mut probe = vec![0, 1, 2, 1023, 1024, 2047, 2048, 2049, 4095, 4096, 1 << 20, HIGH_US - 1, HIGH_US];
         probe.extend((0..37).flat_map(|k| [(1u64 << k) - 1, 1 << k, (1 << k) + 1, 3 << k]));
         for v in probe.into_iter().filter(|&v| v <= HIGH_US) {

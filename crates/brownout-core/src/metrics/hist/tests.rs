@@ -378,3 +378,26 @@ fn us_hist_matches_the_one_hour_histogram_policies_used() {
         assert!(u.is_empty());
     }
 }
+
+#[test]
+fn counted_quantiles_of_a_busy_window_are_the_selections() {
+    // A busy window: thousands of values in a narrow range take the counting path of
+    // `quantiles_ms` (5 N n >= 2 x the counts walked); a few values in a wide range take
+    // the selections. Both equal one selection per quantile (`q_ms` on a copy) and the
+    // oracle's quantiles, clamped to the observed range.
+    let mut rng = crate::engine::stream(13, "test/busy-window");
+    for (n, spread) in [(9_000u64, 50 * MILLISECOND), (5_000, 3 * SECOND), (40, 20 * SECOND), (2, 1)] {
+        let (mut l, mut h) = (Lat::new(), full());
+        for _ in 0..n {
+            let ns = 1 + rand::Rng::next_u64(&mut rng) % spread;
+            l.record(ns);
+            h.saturating_record(us(ns));
+        }
+        let qs = [0.0, 0.5, 0.95, 0.99, 1.0];
+        let one: Vec<f64> = qs.iter().map(|&q| l.q_ms(q)).collect();
+        let oracle: Vec<f64> = qs.iter().map(|&q| l.clamp_ms(h.value_at_quantile(q))).collect();
+        assert_eq!(one, oracle, "n {n}");
+        assert_eq!(l.quantiles_ms(qs).to_vec(), one, "n {n}");
+        assert_eq!(l.quantiles_ms([0.95]).to_vec(), vec![one[2]], "n {n}");
+    }
+}
