@@ -16,12 +16,25 @@ pub struct Gauge {
     peak: f64,
     /// Lowest level held from `from` on (+inf until the span has begun).
     low: f64,
+    /// `value` is already among the extremes (it was set from `from` on, or held into the
+    /// span): the next `advance` need not look at it again.
+    seen: bool,
 }
 
 impl Gauge {
     /// A gauge starting at `value`, integrating from `from`, saturated at `cap`.
     pub fn new(value: f64, from: Time, cap: f64) -> Self {
-        Self { value, last: 0, from, integral: 0.0, saturated_ns: 0, cap, peak: f64::NEG_INFINITY, low: f64::INFINITY }
+        Self {
+            value,
+            last: 0,
+            from,
+            integral: 0.0,
+            saturated_ns: 0,
+            cap,
+            peak: f64::NEG_INFINITY,
+            low: f64::INFINITY,
+            seen: false,
+        }
     }
 
     /// Set the level before the run starts (nothing is integrated or seen yet): several
@@ -30,6 +43,14 @@ impl Gauge {
     pub fn start_at(&mut self, value: f64) {
         debug_assert!(self.last == 0 && self.integral == 0.0, "a starting level is set before any change");
         self.value = value;
+        self.seen = false;
+    }
+
+    /// Hold `value` from now on without a change at a time (a level copied from a gauge that
+    /// saw the changes): like a starting level, it is yet to be seen.
+    pub fn hold(&mut self, value: f64) {
+        self.value = value;
+        self.seen = false;
     }
 
     /// Include `value` in the extremes. Plain comparisons rather than `f64::max`/`min`, whose
@@ -62,8 +83,12 @@ impl Gauge {
         let start = self.last.max(self.from);
         if now > start {
             // The level held over [start, now), a part of the span: one of its extremes
-            // candidates, so the level held when the span starts counts before any change.
-            self.see(self.value);
+            // candidates, so the level held when the span starts counts before any change
+            // (a level set within the span was seen when it was set).
+            if !self.seen {
+                self.see(self.value);
+                self.seen = true;
+            }
             let dt = now - start;
             self.integral += self.value * super::to_f64(dt);
             if self.value >= self.cap {
@@ -78,7 +103,8 @@ impl Gauge {
     pub fn set(&mut self, now: Time, value: f64) {
         self.advance(now);
         self.value = value;
-        if now >= self.from {
+        self.seen = now >= self.from;
+        if self.seen {
             self.see(value);
         }
     }
@@ -135,6 +161,42 @@ mod tests {
         k.set(5, 40.0);
         k.set(100, 20.0);
         assert_eq!((k.peak(200), k.low(200)), (20.0, 20.0));
+    }
+
+    proptest::proptest! {
+        /// The extremes, against their definition: every level set from `from` on, and every
+        /// level held for some time within [from, end), taken from the list of changes; with
+        /// neither, the level held at the end.
+        #[test]
+        fn extremes_are_the_levels_held_or_set_in_the_span(
+            from in 0u64..50,
+            start in 0.0f64..5.0,
+            changes in proptest::collection::vec((0u64..10, 0.0f64..5.0), 0..12),
+            tail in 0u64..20,
+        ) {
+            let mut g = Gauge::new(start, from, 3.0);
+            // (set at, level), the first level from time 0.
+            let mut held = vec![(0u64, start)];
+            let mut t = 0;
+            for &(dt, v) in &changes {
+                t += dt;
+                g.set(t, v);
+                held.push((t, v));
+            }
+            let end = t + tail;
+            let mut seen: Vec<f64> = Vec::new();
+            for (i, &(at, v)) in held.iter().enumerate() {
+                let until = held.get(i + 1).map_or(end, |&(next, _)| next.min(end));
+                if (i > 0 && at >= from) || at.max(from) < until {
+                    seen.push(v);
+                }
+            }
+            let last = held.last().expect("a first level").1;
+            let peak = seen.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let low = seen.iter().copied().fold(f64::INFINITY, f64::min);
+            let want = if seen.is_empty() { (last, last) } else { (peak, low) };
+            proptest::prop_assert_eq!((g.peak(end), g.low(end)), want);
+        }
     }
 
     #[test]

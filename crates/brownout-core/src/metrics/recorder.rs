@@ -221,7 +221,7 @@ impl Recorder {
         ];
         for (mine, theirs) in pairs {
             for (g, o) in mine.iter_mut().zip(theirs) {
-                g.value = o.value;
+                g.hold(o.value);
             }
         }
     }
@@ -323,19 +323,20 @@ impl Record for Recorder {
     fn finish_blamed(&mut self, f: Finished, blame: Blame) {
         let Finished { now, instance, class, arrived, outcome, staleness, cause, order, dependency_calls } = f;
         let latency = now - arrived;
-        let level = &mut self.win.classes[class].in_flight;
-        *level = level.saturating_sub(1);
-        let fallback = self.s.fallbacks[class];
-        let answered = match outcome {
-            Outcome::Ok => true,
-            Outcome::Fallback => !matches!(fallback, FallbackUse::Closed(_)),
-            _ => false,
-        };
-        // A catalogue fallback costs nothing per use; its costs come with the order.
-        let use_cost = if outcome == Outcome::Fallback && fallback != FallbackUse::Catalogue {
-            Some(fallback.cost())
-        } else {
-            None
+        let w = &mut self.win.classes[class];
+        w.in_flight = w.in_flight.saturating_sub(1);
+        // The class's fallback is looked up only for a fallback answer. A catalogue fallback
+        // costs nothing per use; its costs come with the order.
+        let (answered, use_cost) = match outcome {
+            Outcome::Ok => (true, None),
+            Outcome::Fallback => {
+                let fallback = self.s.fallbacks[class];
+                (
+                    !matches!(fallback, FallbackUse::Closed(_)),
+                    (fallback != FallbackUse::Catalogue).then(|| fallback.cost()),
+                )
+            }
+            _ => (false, None),
         };
         let in_time = latency <= self.s.deadlines[class];
         let wrong = staleness.is_some_and(|(_, w)| w);
@@ -347,7 +348,6 @@ impl Record for Recorder {
             t.in_time(arrived, class);
         }
         if self.s.timeseries {
-            let w = &mut self.win.classes[class];
             w.outcomes.bump(outcome);
             w.latency.record(latency);
             if answered && in_time {
@@ -355,13 +355,16 @@ impl Record for Recorder {
             }
             w.missed += !in_time as u64;
             let (cs, cr, cl) = self.s.costs;
-            // At most one of the three holds; adding nothing leaves the (non-negative) sum as is.
-            if order.substitution {
-                w.cost += cs;
-            } else if order.refund {
-                w.cost += cr;
-            } else if order.lost {
-                w.cost += cl;
+            // At most one of the three holds; adding nothing leaves the (non-negative) sum as
+            // is. Most requests have no business effect: one test for all three.
+            if order != OrderEffect::default() {
+                if order.substitution {
+                    w.cost += cs;
+                } else if order.refund {
+                    w.cost += cr;
+                } else if order.lost {
+                    w.cost += cl;
+                }
             }
             if let Some(c) = use_cost {
                 w.cost += c;
