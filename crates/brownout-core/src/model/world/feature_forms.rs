@@ -51,9 +51,22 @@ fn agrees<F: Features>(m: &Model, policy: usize, what: &str) -> bool {
     true
 }
 
+/// `s` cut to `CUT`, or shorter for a fleet of more than ten instances (each carries the
+/// same load, so a fleet of 1,000 cut to 0.6 s runs as many requests as one of 10 in 60 s).
+fn cut(s: &mut crate::scenario::Scenario) {
+    let cut = CUT / (u64::from(s.fleet.instances) / 10).max(1);
+    if s.horizon.ns() > cut && s.phases.iter().all(|p| p.end.ns() <= cut) {
+        s.horizon = Dur(cut);
+        s.warmup = Dur(s.warmup.ns().min(cut / 4));
+    }
+}
+
 #[test]
 fn every_form_a_shipped_scenario_may_take_reports_what_the_general_form_reports() {
     let (mut compared, mut runs) = (Vec::new(), 0);
+    // (with phases, the form `run` takes) of every run that takes a lean form.
+    let mut taken = std::collections::BTreeSet::new();
+    let mut taken_by = Vec::new();
     for path in shipped() {
         let mut s = match crate::scenario::load(&path) {
             Ok(s) => s,
@@ -62,46 +75,73 @@ fn every_form_a_shipped_scenario_may_take_reports_what_the_general_form_reports(
             Err(e) if !cfg!(feature = "import") && e.to_string().contains("`import` feature") => continue,
             Err(e) => panic!("{e}"),
         };
-        if s.horizon.ns() > CUT && s.warmup.ns() < CUT / 2 && s.phases.iter().all(|p| p.end.ns() <= CUT) {
-            s.horizon = Dur(CUT);
-        }
+        cut(&mut s);
         let m = Model::build(&s, s.seed, path.parent().unwrap()).unwrap();
+        let phases = !crate::scenario::phases_of(&s).is_empty();
         for p in 0..s.policies.len() {
             runs += 1;
             let what = format!("{} / {}", path.display(), s.policies[p].name);
             // Each compiled form but the general one (the reference), when it covers the run.
-            let lean = agrees::<Lean<false>>(&m, p, &what);
-            let stack = agrees::<Lean<true>>(&m, p, &what);
-            if lean || stack {
+            let lean = agrees::<Lean<false, false>>(&m, p, &what);
+            let stack = agrees::<Lean<true, false>>(&m, p, &what);
+            let extras = agrees::<Lean<true, true>>(&m, p, &what);
+            let form = Form::leanest(Uses::of(&m, p, &RunOptions::new().with_timeseries(true), false));
+            // The form `run` takes is one of those just compared.
+            assert_eq!(form != Form::General, lean || stack || extras, "{what}");
+            if form != Form::General {
+                taken.insert((phases, form));
+                taken_by.push((what.clone(), form));
                 compared.push(what);
             }
         }
     }
-    // The lean forms are what the bench models and several shipped scenarios take.
+    // The lean forms are what the bench models and most shipped scenarios take, with the
+    // phase recorders and without.
     let names = compared.join("\n");
-    assert!(compared.len() >= 10, "only {} of {runs} runs take a lean form:\n{names}", compared.len());
-    for must in ["bench/mmc.ron", "bench/timeout-race.ron", "bench/timeout-race-bulkhead.ron"] {
-        assert!(compared.iter().any(|w| w.contains(must)), "{must} takes no lean form:\n{names}");
+    assert!(compared.len() >= 40, "only {} of {runs} runs take a lean form:\n{names}", compared.len());
+    for phases in [false, true] {
+        for form in [Form::Lean, Form::LeanStack, Form::LeanStackExtras] {
+            assert!(taken.contains(&(phases, form)), "no run with phases {phases} takes {form:?}:\n{names}");
+        }
+    }
+    for (must, form) in [
+        ("bench/mmc.ron", Form::Lean),
+        ("bench/timeout-race.ron", Form::LeanStack),
+        ("bench/timeout-race-bulkhead.ron", Form::LeanStack),
+        ("scenarios/grocery.ron", Form::LeanStackExtras),
+        ("bench/fleet-1000.ron", Form::LeanStackExtras),
+    ] {
+        let forms: Vec<Form> = taken_by.iter().filter(|(w, _)| w.contains(must)).map(|(_, f)| *f).collect();
+        assert!(!forms.is_empty() && forms.iter().all(|f| *f == form), "{must} takes {forms:?}, not {form:?}");
     }
 }
 
 #[test]
 fn a_form_without_a_feature_the_run_uses_is_not_chosen() {
-    // grocery uses the catalogue, business costs and reloads: the general form only.
+    // grocery uses the catalogue and business costs: the lean form with extras, no leaner.
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/grocery.ron");
     let s = crate::scenario::load(&path).unwrap();
     let m = Model::build(&s, s.seed, path.parent().unwrap()).unwrap();
     let u = Uses::of(&m, 0, &RunOptions::new(), false);
-    assert!(u.extras && !Lean::<true>::covers(u) && !Lean::<false>::covers(u) && General::covers(u));
+    assert!(u.extras && !Lean::<true, false>::covers(u) && !Lean::<false, false>::covers(u));
+    assert!(Lean::<true, true>::covers(u) && General::covers(u));
+    assert_eq!(Form::leanest(u), Form::LeanStackExtras);
+    // slow-replica has replicas: no lean form keeps them.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/slow-replica.ron");
+    let s = crate::scenario::load(&path).unwrap();
+    let m = Model::build(&s, s.seed, path.parent().unwrap()).unwrap();
+    let u = Uses::of(&m, 0, &RunOptions::new(), false);
+    assert!(u.replicas && !Lean::<true, true>::covers(u));
+    assert_eq!(Form::leanest(u), Form::General);
     // Records, first events or an event log need the trace, whatever else the run uses.
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/bench/mmc.ron");
     let s = crate::scenario::load(&path).unwrap();
     let m = Model::build(&s, s.seed, path.parent().unwrap()).unwrap();
-    assert!(Lean::<false>::covers(Uses::of(&m, 0, &RunOptions::new(), false)));
+    assert!(Lean::<false, false>::covers(Uses::of(&m, 0, &RunOptions::new(), false)));
     for opts in [RunOptions::new().with_trace_limit(1), RunOptions::new().with_events(1)] {
-        assert!(!Lean::<false>::covers(Uses::of(&m, 0, &opts, false)));
+        assert!(!Lean::<false, false>::covers(Uses::of(&m, 0, &opts, false)));
     }
-    assert!(!Lean::<false>::covers(Uses::of(&m, 0, &RunOptions::new(), true)));
+    assert!(!Lean::<false, false>::covers(Uses::of(&m, 0, &RunOptions::new(), true)));
     assert_eq!(
         Uses::of(&m, 0, &RunOptions::new().with_events(1), true),
         Uses { stack: false, graph: false, replicas: false, extras: false, trace: true }

@@ -82,14 +82,47 @@ impl Features for General {
     const TRACE: bool = true;
 }
 
-/// One dependency without replicas, no extras, nothing traced beyond the hash; the policy
-/// stack's work when `STACK` (the reference models: M/M/c without, the timeout races with).
-pub(super) struct Lean<const STACK: bool>(PhantomData<()>);
+/// One dependency without replicas, nothing traced beyond the hash; the policy stack's work
+/// when `STACK` (the reference models: M/M/c without, the timeout races with), and business
+/// orders, reloads, closed-loop users and caches when `EXTRAS` (grocery and the fleets).
+pub(super) struct Lean<const STACK: bool, const EXTRAS: bool>(PhantomData<()>);
 
-impl<const S: bool> Features for Lean<S> {
+impl<const S: bool, const E: bool> Features for Lean<S, E> {
     const STACK: bool = S;
     const GRAPH: bool = false;
     const REPLICAS: bool = false;
-    const EXTRAS: bool = false;
+    const EXTRAS: bool = E;
     const TRACE: bool = false;
+}
+
+/// The forms a run may be compiled in, leanest first: `world::run` takes
+/// [`Form::leanest`] and maps it to its type, under either recorder form (with or without
+/// phases). A lean form with extras and no stack is not compiled: no shipped scenario would
+/// take it (a world costs its compile time once per recorder form), and `LeanStackExtras`
+/// covers such a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Form {
+    /// `Lean<false, false>`: no policy layer, no extras.
+    Lean,
+    /// `Lean<true, false>`: a policy stack, no extras.
+    LeanStack,
+    /// `Lean<true, true>`: a policy stack and the per-request extras.
+    LeanStackExtras,
+    /// [`General`]: every feature.
+    General,
+}
+
+impl Form {
+    /// The leanest compiled form that keeps every feature `u` uses.
+    pub(super) fn leanest(u: Uses) -> Self {
+        if Lean::<false, false>::covers(u) {
+            Self::Lean
+        } else if Lean::<true, false>::covers(u) {
+            Self::LeanStack
+        } else if Lean::<true, true>::covers(u) {
+            Self::LeanStackExtras
+        } else {
+            Self::General
+        }
+    }
 }

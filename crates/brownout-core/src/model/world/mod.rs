@@ -49,7 +49,7 @@ use crate::policy::{
 };
 use crate::scenario::{Balancing, Fallback, PartitionMode, Scope};
 use conns::Checkout;
-use features::{Features, General, Lean, Uses};
+use features::{Features, Form, General, Lean, Uses};
 use state::{
     Answer, Call, Client, Gateway, Identity, Inst, LayerRt, Layout, OwnPool, Phase, Plans, Progress, Req, Trace,
     Traffic, Upstream,
@@ -248,17 +248,32 @@ pub(super) fn run<'m>(
     // Chosen once per run rather than branched on per call: a world without phases records
     // straight into the whole run's recorder, so phases cost nothing when off (BENCHMARKS.md,
     // "phases' cost when off").
-    // The features are chosen the same way (`features.rs`): the leanest compiled form that
-    // keeps every feature the run uses. A run with phases takes the general form.
-    let uses = Uses::of(m, policy, &opts, record);
-    if !crate::scenario::phases_of(&m.scenario).is_empty() {
-        run_as::<Recorders, General>(m, policy, opts, record, observer, sink)
-    } else if Lean::<false>::covers(uses) {
-        run_as::<Recorder, Lean<false>>(m, policy, opts, record, observer, sink)
-    } else if Lean::<true>::covers(uses) {
-        run_as::<Recorder, Lean<true>>(m, policy, opts, record, observer, sink)
+    // The features are chosen the same way (`features.rs`), and apart from the recorder: the
+    // leanest compiled form that keeps every feature the run uses, with or without phases.
+    let form = Form::leanest(Uses::of(m, policy, &opts, record));
+    if crate::scenario::phases_of(&m.scenario).is_empty() {
+        run_form::<Recorder>(form, m, policy, opts, record, observer, sink)
     } else {
-        run_as::<Recorder, General>(m, policy, opts, record, observer, sink)
+        run_form::<Recorders>(form, m, policy, opts, record, observer, sink)
+    }
+}
+
+/// Runs in recorder form `R` and the compiled form `form` stands for: the one place a
+/// [`Form`] becomes its type.
+fn run_form<'m, R: Record>(
+    form: Form,
+    m: &'m Model,
+    policy: usize,
+    opts: RunOptions,
+    record: bool,
+    observer: Option<&'m (dyn Fn(Time) + Sync)>,
+    sink: Option<Box<dyn crate::metrics::RowSink>>,
+) -> Result<(RunResult, Records), RunError> {
+    match form {
+        Form::Lean => run_as::<R, Lean<false, false>>(m, policy, opts, record, observer, sink),
+        Form::LeanStack => run_as::<R, Lean<true, false>>(m, policy, opts, record, observer, sink),
+        Form::LeanStackExtras => run_as::<R, Lean<true, true>>(m, policy, opts, record, observer, sink),
+        Form::General => run_as::<R, General>(m, policy, opts, record, observer, sink),
     }
 }
 
