@@ -40,6 +40,7 @@ mod request_timeout;
 mod scale;
 mod server_queue;
 mod server_shed_retry;
+mod service_properties;
 mod sharing;
 mod slo;
 mod stream;
