@@ -202,8 +202,8 @@ fn chain_of(s: &Scenario, class: usize) -> Result<Chain, String> {
     let d = &deps[dep];
     plain(d)?;
     let leaf_fails = match d.error_rate {
-        Profile::Constant(p) if p == 0.0 => false,
-        Profile::Constant(p) if p == 1.0 => true,
+        Profile::Constant(0.0) => false,
+        Profile::Constant(1.0) => true,
         _ => return Err(format!("leaf {}: error_rate Constant(0.0) or Constant(1.0)", d.name)),
     };
     let leaf_constant = constant_latency_s(&d.latency).is_some();
