@@ -41,6 +41,7 @@ mod scale;
 mod server_queue;
 mod server_shed_retry;
 mod service_world;
+mod service_properties;
 mod sharing;
 mod slo;
 mod stream;

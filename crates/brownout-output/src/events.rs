@@ -221,3 +221,58 @@ fn timeline(events: &[LayerEvent], horizon_s: f64) -> String {
     svg.push_str("</svg>\n");
     format!("<figure>{svg}<figcaption>Transitions over the run (hover a mark for its reason).</figcaption></figure>\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::events::Aspect;
+
+    /// A breaker's opening, in the gateway's stack or in service `service`'s.
+    fn opened(service: Option<&str>, dependencies: &[&str]) -> LayerEvent {
+        LayerEvent {
+            t: 1_500_000_000,
+            instance: 0,
+            fleet: false,
+            layer: 1,
+            kind: "consecutive-breaker",
+            aspect: Aspect::Breaker,
+            from: "closed".into(),
+            to: "open".into(),
+            reason: "5 failures in a row".into(),
+            dependencies: dependencies.iter().map(|d| d.to_string()).collect(),
+            service: service.map(str::to_string),
+        }
+    }
+
+    fn line<'a>(e: &'a LayerEvent) -> Line<'a> {
+        Line {
+            t_s: e.t as f64 / 1e9,
+            policy: "p",
+            instance: e.instance,
+            fleet: e.fleet,
+            layer: e.layer,
+            kind: e.kind,
+            what: e.aspect.name(),
+            from: &e.from,
+            to: &e.to,
+            reason: &e.reason,
+            dependencies: &e.dependencies,
+            service: e.service.as_deref(),
+        }
+    }
+
+    #[test]
+    fn a_service_s_layer_is_named_with_its_service_and_the_gateway_s_is_not() {
+        // docs/events.md: `tax: 0 #0 timeout` for a service's layer; the gateway's as before.
+        let gateway = opened(None, &["pricing"]);
+        let service = opened(Some("pricing"), &["tax"]);
+        assert_eq!(place(&gateway), "0 #1 consecutive-breaker [pricing]");
+        assert_eq!(place(&service), "pricing: 0 #1 consecutive-breaker [tax]");
+        let json = |e: &LayerEvent| serde_json::to_value(line(e)).unwrap();
+        assert_eq!(json(&service)["service"], "pricing");
+        assert_eq!(json(&service)["dependencies"], serde_json::json!(["tax"]));
+        // Left out for the gateway's stack, so logs without services keep their bytes.
+        assert!(json(&gateway).get("service").is_none());
+        assert!(json(&opened(None, &[])).get("dependencies").is_none());
+    }
+}

@@ -10,6 +10,7 @@ use crate::charts::{Rendered, render, run_charts, sweep};
 use crate::metrics::WindowRow;
 use crate::metrics::summary::ScenarioSummary;
 use crate::report;
+use crate::scenario::Scenario;
 use crate::{html, interactive, read_regular, report_md, series, slo_alerts, write_atomic};
 
 /// Write each chart as `charts/<stem>.png` and `.svg` under `dir`; returns the PNG paths
@@ -70,9 +71,17 @@ fn load_series(dir: &Path, summary: &ScenarioSummary) -> Result<series::Series> 
     series::read_series(&path, summary)
 }
 
-/// The run's charts from its (coalesced) series.
-fn series_charts(summary: &ScenarioSummary, s: &series::Series) -> Result<Vec<Rendered>> {
-    run_charts(&series::charted(summary, s.factor), &s.rows)
+/// The run's charts from its (coalesced) series; `scenario` draws the graph's services.
+fn series_charts(summary: &ScenarioSummary, s: &series::Series, scenario: Option<&Scenario>) -> Result<Vec<Rendered>> {
+    run_charts(&series::charted(summary, s.factor), &s.rows, scenario)
+}
+
+/// The scenario saved beside the results (`scenario.ron`), when it is there and reads.
+fn saved_scenario(dir: &Path) -> Option<Scenario> {
+    read_regular(&dir.join("scenario.ron"))
+        .ok()
+        .and_then(|t| String::from_utf8(t).ok())
+        .and_then(|t| crate::scenario::parse(&dir.join("scenario.ron"), &t).ok())
 }
 
 /// After a run whose `timeseries.csv` is already in `dir`: as [`write_run_with`], the series
@@ -80,7 +89,8 @@ fn series_charts(summary: &ScenarioSummary, s: &series::Series) -> Result<Vec<Re
 pub fn write_run_saved(dir: &Path, description: &str, summary: &ScenarioSummary, extra: String) -> Result<Vec<String>> {
     let s = load_series(dir, summary)?;
     let panels = slo_alerts::section(summary, &s.rows, s.factor) + &interactive::section(summary, &s.rows, s.factor);
-    write_charts(dir, description, summary, series_charts(summary, &s)?, [panels, extra])
+    let charts = series_charts(summary, &s, saved_scenario(dir).as_ref())?;
+    write_charts(dir, description, summary, charts, [panels, extra])
 }
 
 /// After a run: render its charts into `dir/charts/` and write `dir/report.html`.
@@ -98,7 +108,7 @@ pub fn write_run_with(
     extra: String,
 ) -> Result<Vec<String>> {
     let panels = slo_alerts::section(summary, rows, 1) + &interactive::section(summary, rows, 1);
-    write_charts(dir, description, summary, run_charts(summary, rows)?, [panels, extra])
+    write_charts(dir, description, summary, run_charts(summary, rows, None)?, [panels, extra])
 }
 
 /// Write `charts` and `report.html` (the interactive panels before the charts, `extra` after
@@ -134,16 +144,14 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<String>> {
     if has_run {
         let summary = load_summary(dir)?;
         let rows = load_series(dir, &summary)?;
-        // The saved scenario gives the description and the expectations; it is optional.
-        let scenario = read_regular(&dir.join("scenario.ron"))
-            .ok()
-            .and_then(|t| String::from_utf8(t).ok())
-            .and_then(|t| crate::scenario::parse(&dir.join("scenario.ron"), &t).ok());
+        // The saved scenario gives the description, the expectations and the graph's
+        // services; it is optional.
+        let scenario = saved_scenario(dir);
         let description = scenario.as_ref().map_or("", |s| s.description.as_str());
         sections.push(html::run_section(description, &summary));
         sections.push(slo_alerts::section(&summary, &rows.rows, rows.factor));
         sections.push(interactive::section(&summary, &rows.rows, rows.factor));
-        charts.extend(series_charts(&summary, &rows)?);
+        charts.extend(series_charts(&summary, &rows, scenario.as_ref())?);
         unique_stems(&mut charts);
         title = format!("brownout report: {}", summary.scenario);
         if let Some(s) = &scenario {

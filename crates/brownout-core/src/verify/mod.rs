@@ -5,5 +5,6 @@ mod bucket;
 mod graph;
 mod loss_k;
 mod ps;
+mod services;
 pub mod suite;
 pub mod theory;

@@ -319,11 +319,16 @@ pub(crate) fn render(chart: &Chart) -> Result<Rendered> {
     Ok(Rendered { stem: chart.stem.clone(), title: chart.title.clone(), svg, png: png.into_inner() })
 }
 
-/// Render every chart of a run (time series, then per-class comparisons).
-pub(crate) fn run_charts(summary: &ScenarioSummary, rows: &[WindowRow]) -> Result<Vec<Rendered>> {
+/// Render every chart of a run (time series, then per-class comparisons); `scenario`, when
+/// at hand, gives the graph chart the services' calls and stacks.
+pub(crate) fn run_charts(
+    summary: &ScenarioSummary,
+    rows: &[WindowRow],
+    scenario: Option<&crate::scenario::Scenario>,
+) -> Result<Vec<Rendered>> {
     let mut charts = timeseries::charts(summary, rows);
     charts.extend(compare::charts(summary));
-    charts.extend(graph::charts(summary));
+    charts.extend(graph::charts_with(summary, scenario));
     charts.extend(dep_panels::charts(summary));
     charts.iter().map(render).collect()
 }

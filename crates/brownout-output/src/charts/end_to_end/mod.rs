@@ -162,8 +162,8 @@ fn run_time_axis_reads_minutes_beyond_ten_minutes() {
 #[test]
 fn run_rendering_is_deterministic() {
     let (s, rows) = small_run();
-    let a = charts::run_charts(&s, &rows).unwrap();
-    let b = charts::run_charts(&s, &rows).unwrap();
+    let a = charts::run_charts(&s, &rows, None).unwrap();
+    let b = charts::run_charts(&s, &rows, None).unwrap();
     assert_eq!(a.len(), b.len());
     for (x, y) in a.iter().zip(&b) {
         assert!(x.svg == y.svg, "{}.svg differs between renders", x.stem);
