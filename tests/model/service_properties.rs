@@ -441,7 +441,7 @@ proptest! {
     #![proptest_config(config(32))]
 
     #[test]
-    #[ignore = "needs services in the world (svc2)"]
+
     fn every_request_counts_once_through_services(s in services(stack().boxed()), seed in any::<u64>()) {
         for r in run_all(&s, seed) {
             let sum = &r.summary;
@@ -469,7 +469,7 @@ proptest! {
     }
 
     #[test]
-    #[ignore = "needs services in the world (svc2)"]
+
     fn no_attempt_at_any_layer_outlives_its_timeout_nor_exceeds_the_path_s_attempts(
         s in services(timed_stack().boxed()),
         seed in any::<u64>(),
