@@ -1,6 +1,7 @@
 //! Building a world for one run, in named steps, and the events that start it.
 
 use super::*;
+use crate::policy::retry::ReplicaRule;
 
 impl<'m, R: Record, F: Features> World<'m, R, F> {
     pub(super) fn new(m: &'m Model, policy: usize, timeseries: bool) -> Self {
@@ -257,6 +258,16 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         })
         .collect();
     let depth = class_layers.iter().map(Vec::len).max().unwrap_or(0);
+    let replica_rule = class_layers
+        .iter()
+        .map(|ls| {
+            let rule = |&l: &u8| match &set.stack[l as usize].policy {
+                crate::policy::PolicySpec::Retry(r) if r.replica != ReplicaRule::Rebalance => Some(r.replica),
+                _ => None,
+            };
+            ls.iter().rev().find_map(rule).unwrap_or_default()
+        })
+        .collect();
     let find = |f: &dyn Fn(&Status) -> bool| first.layers.iter().position(|l| f(&l.last)).map(|i| i as u8);
     Layout {
         class_layers,
@@ -278,6 +289,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         kinds: set.stack.iter().map(|l| l.policy.facts().layer).collect(),
         hooks: first.layers.iter().map(|l| l.policy.hooks()).collect(),
         depth,
+        replica_rule,
     }
 }
 

@@ -10,6 +10,7 @@ use crate::metrics::events::EventLog;
 use crate::metrics::{Cause, LayerKind, Outcome};
 use crate::model::arrivals::ArrivalGen;
 use crate::model::records::Records;
+use crate::policy::retry::ReplicaRule;
 use crate::policy::{ClassId, Hooks, Policy, Status};
 
 // ---- one request ---------------------------------------------------------------------
@@ -98,7 +99,14 @@ pub(super) struct AttemptState {
     pub call: Option<Token>,
     /// Pool connections held (the call and the hedge: 0 to 2).
     pub conns: u8,
+    /// The replica the latest attempt's call was assigned ([`NO_REPLICA`] before one was),
+    /// kept for a retry that stays on it (`Layout::replica_rule`). Written and read by
+    /// `replicas::replica_of_call`.
+    pub replica: u32,
 }
+
+/// `AttemptState::replica` before any call was assigned one.
+pub(super) const NO_REPLICA: u32 = u32::MAX;
 
 /// The attempt's hedge. Written and read by `calls`.
 #[derive(Debug, Clone, Copy)]
@@ -158,7 +166,7 @@ impl Req {
             generation: 0,
             worker: false,
             calls: 0,
-            attempt: AttemptState { number: 0, id: 0, pos: 0, timed: false, call: None, conns: 0 },
+            attempt: AttemptState { number: 0, id: 0, pos: 0, timed: false, call: None, conns: 0, replica: NO_REPLICA },
             hedge: HedgeState { call: None, generation: 0 },
             answer: Answer { outcome: Outcome::Ok, staleness: None, cause: None },
         }
@@ -346,6 +354,9 @@ pub(super) struct Layout {
     pub hooks: Vec<Hooks>,
     /// The most layers any class passes: the stride of `World::admitted`.
     pub depth: usize,
+    /// Per route, which replica a retry's call goes to: the rule of its innermost retry
+    /// layer that has one (HAProxy's, `policy::retry::ReplicaRule`), else balanced anew.
+    pub replica_rule: Vec<ReplicaRule>,
 }
 
 // ---- traffic ---------------------------------------------------------------------------
