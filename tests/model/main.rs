@@ -31,6 +31,7 @@ mod outcomes;
 mod overheads;
 mod periodic_arrivals;
 mod phases;
+mod plan_budget;
 mod population;
 mod properties;
 mod r02;

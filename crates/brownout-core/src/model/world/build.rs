@@ -213,28 +213,30 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         })
         .collect();
     // At arrival a request hears from the layers of its class that any of its calls pass
-    // (`Policy::on_request`: a retry budget's deposit), once. With a plan, a layer scoped to
-    // dependencies wraps their clients, as tower's TpsBudget wraps the service it deposits
-    // for: it hears of each call to them as it is sent instead (`call_layers`).
+    // (`Policy::on_request`: a retry budget's deposit), once. With a plan, each call runs
+    // through the class's stack as a request of its own, so every layer it passes wraps the
+    // client that sends it and hears of each call as it is sent instead (`call_layers`),
+    // scoped to its dependency or not: tower's TpsBudget deposits per request to the service
+    // it wraps, Finagle's `RequeueFilter.apply` per request through the filter
+    // (`retryBudget.deposit()`), Envoy's retry budget is a share of the cluster's active
+    // upstream requests.
     let planned = |c: usize| m.graph.as_ref().is_some_and(|g| g.plans[c].is_some());
     let arrival_layers: Vec<Vec<u8>> = (s.classes.iter().enumerate())
         .map(|(ci, c)| {
+            if planned(ci) {
+                return Vec::new();
+            }
             let called = s.dependencies_called(c);
-            let per_call = |l: &crate::scenario::Layer| planned(ci) && !l.dependencies.is_empty();
-            let passes =
-                |l: &crate::scenario::Layer| for_class(l, c) && called.iter().any(|d| for_dep(l, d)) && !per_call(l);
+            let passes = |l: &crate::scenario::Layer| for_class(l, c) && called.iter().any(|d| for_dep(l, d));
             set.stack.iter().enumerate().filter(|(_, l)| passes(l)).map(|(i, _)| i as u8).collect()
         })
         .collect();
-    let call_layers: Vec<Vec<u8>> = if stride == 0 {
-        Vec::new()
-    } else {
+    let call_layers: Vec<Vec<u8>> = if (0..s.classes.len()).any(planned) {
         (routes.iter().zip(&class_layers))
-            .map(|(&(c, _), ls)| {
-                let scoped = |&&l: &&u8| !set.stack[l as usize].dependencies.is_empty();
-                if planned(c) { ls.iter().filter(scoped).copied().collect() } else { Vec::new() }
-            })
+            .map(|(&(c, _), ls)| if planned(c) { ls.clone() } else { Vec::new() })
             .collect()
+    } else {
+        Vec::new()
     };
     let inner_start: Vec<u8> = class_layers
         .iter()

@@ -327,12 +327,12 @@ pub(super) struct Layout {
     /// classes, and no request's dependency is looked up).
     pub stride: usize,
     /// Per class, the layers a request hears from at its arrival (`Policy::on_request`):
-    /// those of its class that any of its calls pass, but for a class with a plan not those
-    /// scoped to dependencies (they hear of each call: `call_layers`).
+    /// those of its class that any of its calls pass; none for a class with a plan (its
+    /// layers hear of each call: `call_layers`).
     pub arrival_layers: Vec<Vec<u8>>,
-    /// Per route (with layers scoped to dependencies; empty otherwise), the layers scoped to
-    /// dependencies that hear of each call of a plan to the route's dependency as it is sent
-    /// (a retry budget wrapping that dependency's client deposits per call).
+    /// Per route (empty when no class has a plan), the layers that hear of each call of a
+    /// plan on the route as it is sent: every layer the call passes, scoped to its
+    /// dependency or not (a retry budget wrapping the client deposits per call).
     pub call_layers: Vec<Vec<u8>>,
     /// Per route, the index in `class_layers` of its first retry layer (0: none); layers from
     /// there inward see every attempt, those outside one call per request.
