@@ -10,6 +10,7 @@ mod common;
 mod api;
 mod bench_models;
 mod cancellation;
+mod connect_estimate;
 mod connlife;
 mod crn;
 mod defects;

@@ -526,11 +526,14 @@ fn reload_multiplier(r: &super::Reload, horizon: Time) -> f64 {
 
 /// Events every request of the class causes: its arrival, its local work, its dependency
 /// calls (one, or each call of its plan: fan-out multiplies them, and each call of a plan
-/// counts the attempts its stack allows, [`plan_attempts`]), its response after the overhead.
+/// counts the attempts its stack allows, [`plan_attempts`]), the set-ups of the new
+/// connections they certainly open ([`connects::connect_events`]), its response after the
+/// overhead.
 fn events_per_request(s: &Scenario, c: &super::Class) -> f64 {
     let calls = if c.calls.is_empty() { 1.0 } else { plan_attempts(s, c) };
     1.0 + f64::from(u8::from(c.work.is_some()))
         + f64::from(u8::from(c.calls_dependency)) * calls
+        + connects::connect_events(s, c)
         + f64::from(u8::from(!s.fleet.overhead.is_zero()))
 }
 
@@ -584,6 +587,8 @@ fn check_attempts(s: &Scenario) -> Result<(), Refusal> {
     }
     Ok(())
 }
+
+mod connects;
 
 #[cfg(test)]
 mod tests;
