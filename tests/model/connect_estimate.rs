@@ -7,20 +7,27 @@ use std::path::Path;
 
 use brownout::scenario::load_text;
 
-/// 1,000 requests a second for an hour, one call each, through a pool of `pool` extra
-/// settings, under `stack`, with `limits.max_events` = 9,000,000.
-fn connecting(pool: &str, stack: &str) -> Result<(), String> {
+/// 1,000 requests a second for an hour of class `c` (its `calls`, if any, appended), through
+/// the fleet pool with the extra settings `pool`, to `deps`, under `stack`, with
+/// `limits.max_events` = `max_events`, loaded (so estimated) as `brownout check` loads it.
+pub(crate) fn hour_of_load(pool: &str, calls: &str, deps: &str, stack: &str, max_events: u64) -> Result<(), String> {
     let text = format!(
         r#"Scenario(
-    name: "connecting", horizon: "1h",
+    name: "hour", horizon: "1h",
     fleet: (workers: (slots: 1000), pool: (max_connections: 1000, acquire_timeout: "1s"{pool})),
-    classes: [(name: "c", arrivals: Poisson(rate_per_s: 1000), deadline: "1s")],
-    dependency: (latency: Constant("1ms")),
+    classes: [(name: "c", arrivals: Poisson(rate_per_s: 1000), deadline: "1s"{calls})],
+    {deps},
     policies: [(name: "p", stack: [{stack}])],
-    limits: (max_events: 9000000),
+    limits: (max_events: {max_events}),
 )"#
     );
-    load_text(Path::new("connecting.ron"), &text).map(|_| ()).map_err(|e| e.to_string())
+    load_text(Path::new("hour.ron"), &text).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// One call each to a 1 ms dependency, through a pool of `pool` extra settings, under
+/// `stack`, with `limits.max_events` = 9,000,000.
+fn connecting(pool: &str, stack: &str) -> Result<(), String> {
+    hour_of_load(pool, "", r#"dependency: (latency: Constant("1ms"))"#, stack, 9_000_000)
 }
 
 #[test]

@@ -298,19 +298,10 @@ fn a_budget_scoped_to_a_dependency_deposits_per_call_to_it() {
 // ---- the event estimate counts a plan's retries ------------------------------------------
 
 /// 1,000 requests a second for an hour calling `a` then `b`, under `stack`, with
-/// `limits.max_events` = 50,000,000.
+/// `limits.max_events` = 50,000,000 (`connect_estimate::hour_of_load`).
 fn retried(stack: &str) -> Result<(), String> {
-    let text = format!(
-        r#"Scenario(
-    name: "retried", horizon: "1h",
-    fleet: (workers: (slots: 1000), pool: (max_connections: 1000, acquire_timeout: "1s")),
-    classes: [(name: "c", arrivals: Poisson(rate_per_s: 1000), deadline: "1s", calls: [Call("a"), Call("b")])],
-    dependencies: [(name: "a", latency: Constant("1ms")), (name: "b", latency: Constant("1ms"))],
-    policies: [(name: "p", stack: [{stack}])],
-    limits: (max_events: 50000000),
-)"#
-    );
-    load_text(Path::new("retried.ron"), &text).map(|_| ()).map_err(|e| e.to_string())
+    let deps = r#"dependencies: [(name: "a", latency: Constant("1ms")), (name: "b", latency: Constant("1ms"))]"#;
+    crate::connect_estimate::hour_of_load("", r#", calls: [Call("a"), Call("b")]"#, deps, stack, 50_000_000)
 }
 
 #[test]
