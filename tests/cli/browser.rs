@@ -10,19 +10,15 @@ use std::process::Command;
 
 use common::{BIN, brownout};
 
-/// A small run with a `decide` section: 40 requests to a 10 ms dependency, one set that times
-/// out every call, one that does not.
-const SCENARIO: &str = r#"Scenario(
-    name: "browser", horizon: "5s", window: "500ms", replications: 2,
-    fleet: (instances: 1, workers: (slots: 20), pool: (max_connections: 20, acquire_timeout: "1s")),
-    classes: [(name: "api", arrivals: Poisson(rate_per_s: 8.0), deadline: "1s")],
-    dependency: (latency: Constant("10ms"), modes: [(at: "2s", mode: Slow("300ms")), (at: "3s", mode: Healthy)]),
-    policies: [
-        (name: "direct", stack: [(policy: Timeout((timeout: "800ms")))]),
-        (name: "tight", stack: [(policy: Timeout((timeout: "5ms")))]),
-    ],
-    decide: (minimize: "api/p95_ms", subject_to: [(class: "api", metric: "in_time_ratio", op: Ge, value: 0.9)]),
-)"#;
+/// A small run with a `decide` section (`common::slowed_scenario`): 40 requests to a 10 ms
+/// dependency, one set that times out every call, one that does not.
+fn scenario() -> String {
+    common::slowed_scenario(
+        "browser",
+        "replications: 2,",
+        r#"decide: (minimize: "api/p95_ms", subject_to: [(class: "api", metric: "in_time_ratio", op: Ge, value: 0.9)]),"#,
+    )
+}
 
 /// One policy, one axis: the sweep whose best-setting chart had `height="-10"` bars, with a
 /// `decide` section so its page carries a recommendation too.
@@ -49,8 +45,8 @@ fn reports_render_with_visible_charts_and_the_recommendation_in_chromium() {
     );
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    std::fs::write(dir.join("s.ron"), SCENARIO).unwrap();
-    let one_policy = SCENARIO.replace(r#"(name: "tight", stack: [(policy: Timeout((timeout: "5ms")))]),"#, "");
+    std::fs::write(dir.join("s.ron"), scenario()).unwrap();
+    let one_policy = scenario().replace(r#"(name: "tight", stack: [(policy: Timeout((timeout: "5ms")))]),"#, "");
     std::fs::write(dir.join("one.ron"), one_policy.replace("decide: (", "// decide: (")).unwrap();
     std::fs::write(dir.join("sweep.ron"), SWEEP.replace("s.ron", "one.ron")).unwrap();
     let run = brownout(&["run", "s.ron", "--out", "run"], dir);

@@ -13,17 +13,10 @@ use serde_json::Value;
 
 /// One class at 8/s to a dependency answering in 10 ms, slowed by 300 ms during [2 s, 3 s):
 /// `direct` waits it out (p95 10 + 300 = 310 ms in the slow windows), `tight` times every call
-/// out at 5 ms, so it answers nothing and every request takes 5 ms.
-const SCENARIO: &str = r#"Scenario(
-    name: "interactive", horizon: "5s", window: "500ms",
-    fleet: (instances: 1, workers: (slots: 20), pool: (max_connections: 20, acquire_timeout: "1s")),
-    classes: [(name: "api", arrivals: Poisson(rate_per_s: 8.0), deadline: "1s")],
-    dependency: (latency: Constant("10ms"), modes: [(at: "2s", mode: Slow("300ms")), (at: "3s", mode: Healthy)]),
-    policies: [
-        (name: "direct", stack: [(policy: Timeout((timeout: "800ms")))]),
-        (name: "tight", stack: [(policy: Timeout((timeout: "5ms")))]),
-    ],
-)"#;
+/// out at 5 ms, so it answers nothing and every request takes 5 ms (`common::slowed_scenario`).
+fn scenario() -> String {
+    common::slowed_scenario("interactive", "", "")
+}
 
 fn browser() -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -60,7 +53,7 @@ fn hover_toggle_and_zoom_show_the_runs_series_in_chromium() {
     );
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    std::fs::write(dir.join("s.ron"), SCENARIO).unwrap();
+    std::fs::write(dir.join("s.ron"), scenario()).unwrap();
     let run = brownout(&["run", "s.ron", "--out", "run", "--quiet"], dir);
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     let csv_text = std::fs::read_to_string(dir.join("run/timeseries.csv")).unwrap();

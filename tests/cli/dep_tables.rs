@@ -6,25 +6,15 @@ use crate::common;
 
 use common::brownout;
 
-/// Checkout reads inventory (10 ms) and pricing (20 ms) at once, then pays (30 ms): a request
-/// every 100 ms, 1 s deadline (docs/graphs.md's worked example).
-const GRAPH: &str = r#"Scenario(
-    name: "graph", horizon: "7s",
-    fleet: (instances: 1, workers: (slots: 50), pool: (max_connections: 50, acquire_timeout: "1s")),
-    classes: [(name: "checkout", arrivals: Periodic(rate_per_s: 10.0), deadline: "1s",
-        calls: [Parallel(calls: [Call("inventory"), Call("pricing")]), Call("payment")])],
-    dependencies: [
-        (name: "inventory", latency: Constant("10ms")),
-        (name: "pricing", latency: Constant("20ms")),
-        (name: "payment", latency: Constant("30ms")),
-    ],
-    policies: [(name: "direct", stack: [])],
-)"#;
+/// docs/graphs.md's worked example (`common::checkout_graph`) over 7 s, no policy.
+fn graph() -> String {
+    common::checkout_graph(r#"horizon: "7s""#, r#"(name: "direct", stack: [])"#)
+}
 
 #[test]
 fn several_dependencies_get_their_table_and_one_gets_none() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("g.ron"), GRAPH).unwrap();
+    std::fs::write(tmp.path().join("g.ron"), graph()).unwrap();
     let o = brownout(&["run", "g.ron", "--out", "out"], tmp.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
@@ -40,7 +30,7 @@ fn several_dependencies_get_their_table_and_one_gets_none() {
     let html = std::fs::read_to_string(tmp.path().join("out/report.html")).unwrap();
     assert!(html.contains("<h2>Dependencies</h2>"));
     // The one-dependency form: none of it.
-    let one = GRAPH
+    let one = graph()
         .replace("calls: [Parallel(calls: [Call(\"inventory\"), Call(\"pricing\")]), Call(\"payment\")]", "")
         .replace(
             "dependencies: [\n        (name: \"inventory\", latency: Constant(\"10ms\")),\n        (name: \"pricing\", latency: Constant(\"20ms\")),\n        (name: \"payment\", latency: Constant(\"30ms\")),\n    ],",

@@ -6,31 +6,27 @@
 //! all done by the 2.09 s horizon; pricing decides the parallel step (20 of 50 ms) and
 //! payment its own (30 of 50 ms).
 
-use crate::common::brownout;
+use crate::common::{self, brownout};
 
-const GRAPH: &str = r#"Scenario(
-    name: "graph", horizon: "2090ms", warmup: "0s",
-    fleet: (instances: 1, workers: (slots: 50), pool: (max_connections: 50, acquire_timeout: "1s")),
-    classes: [(name: "checkout", arrivals: Periodic(rate_per_s: 10.0), deadline: "1s",
-        calls: [Parallel(calls: [Call("inventory"), Call("pricing")]), Call("payment")])],
-    dependencies: [
-        (name: "inventory", latency: Constant("10ms")),
-        (name: "pricing", latency: Constant("20ms")),
-        (name: "payment", latency: Constant("30ms")),
-    ],
-    policies: [
+/// The worked example (`common::checkout_graph`) to 2.09 s, without and with layers scoped
+/// to its edges.
+fn graph() -> String {
+    common::checkout_graph(
+        r#"horizon: "2090ms", warmup: "0s""#,
+        r#"
         (name: "direct", stack: []),
         (name: "per-edge", stack: [
             (policy: ConsecutiveBreaker((failures: 5, break_duration: "30s")), dependencies: ["pricing"]),
             (policy: Timeout((timeout: "200ms")), dependencies: ["pricing", "payment"]),
         ]),
-    ],
-)"#;
+    "#,
+    )
+}
 
 #[test]
 fn the_report_draws_each_edge_with_its_layers_and_figures() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("g.ron"), GRAPH).unwrap();
+    std::fs::write(tmp.path().join("g.ron"), graph()).unwrap();
     let o = brownout(&["run", "g.ron", "--quiet", "--out", "out"], tmp.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let md = std::fs::read_to_string(tmp.path().join("out/report.md")).unwrap();

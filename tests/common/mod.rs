@@ -60,6 +60,46 @@ pub fn erlang_scenario(horizon: &str) -> String {
     )
 }
 
+/// docs/graphs.md's worked example: checkout reads inventory (10 ms) and pricing (20 ms) at
+/// once, then pays (30 ms), a request every 100 ms with a 1 s deadline, on one instance.
+/// `run` is the run's own fields (`horizon: "7s"`), `policies` its policy sets.
+pub fn checkout_graph(run: &str, policies: &str) -> String {
+    format!(
+        r#"Scenario(
+    name: "graph", {run},
+    fleet: (instances: 1, workers: (slots: 50), pool: (max_connections: 50, acquire_timeout: "1s")),
+    classes: [(name: "checkout", arrivals: Periodic(rate_per_s: 10.0), deadline: "1s",
+        calls: [Parallel(calls: [Call("inventory"), Call("pricing")]), Call("payment")])],
+    dependencies: [
+        (name: "inventory", latency: Constant("10ms")),
+        (name: "pricing", latency: Constant("20ms")),
+        (name: "payment", latency: Constant("30ms")),
+    ],
+    policies: [{policies}],
+)"#
+    )
+}
+
+/// One class at 8/s to a dependency answering in 10 ms, slowed by 300 ms during [2 s, 3 s),
+/// over 5 s in 500 ms windows: `direct` waits it out under an 800 ms timeout, `tight` times
+/// every call out at 5 ms. `name` names it, `run` adds top-level fields before the fleet
+/// (`replications: 2, `), `tail` after the policies (`decide: (..),`).
+pub fn slowed_scenario(name: &str, run: &str, tail: &str) -> String {
+    format!(
+        r#"Scenario(
+    name: "{name}", horizon: "5s", window: "500ms", {run}
+    fleet: (instances: 1, workers: (slots: 20), pool: (max_connections: 20, acquire_timeout: "1s")),
+    classes: [(name: "api", arrivals: Poisson(rate_per_s: 8.0), deadline: "1s")],
+    dependency: (latency: Constant("10ms"), modes: [(at: "2s", mode: Slow("300ms")), (at: "3s", mode: Healthy)]),
+    policies: [
+        (name: "direct", stack: [(policy: Timeout((timeout: "800ms")))]),
+        (name: "tight", stack: [(policy: Timeout((timeout: "5ms")))]),
+    ],
+    {tail}
+)"#
+    )
+}
+
 /// Run the binary with `args` in `cwd`.
 pub fn brownout(args: &[&str], cwd: &Path) -> Output {
     Command::new(BIN).args(args).current_dir(cwd).output().unwrap()

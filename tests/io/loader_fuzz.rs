@@ -44,13 +44,8 @@ fn scenarios_dir() -> PathBuf {
 /// Every shipped scenario file's text (top level and `verify/`).
 fn seeds() -> Vec<Vec<u8>> {
     let mut files = Vec::new();
-    for dir in [scenarios_dir(), scenarios_dir().join("verify")] {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "ron"))
-            .collect();
-        paths.sort();
+    for folder in ["scenarios", "scenarios/verify"] {
+        let paths = crate::common::ron_files(folder);
         // A scenario with Import layers is valid only once `load` has read the imported files.
         files.extend(
             paths.iter().map(|p| std::fs::read(p).unwrap()).filter(|t| !t.windows(8).any(|w| w == b"Import((")),

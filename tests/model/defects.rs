@@ -130,6 +130,7 @@ fn retry(backoff: Dur, multiplier: f64, max_backoff: Option<Dur>) -> PolicySpec 
         on_connect_failure: None,
         refused_delay: None,
         max_elapsed: None,
+        replica: Default::default(),
     })
 }
 

@@ -276,23 +276,11 @@ fn a_partition_of_an_unknown_dependency_is_refused_at_its_name() {
 // ---- retry budgets hear of each call scoped to them --------------------------------------
 
 /// One request calling `a` twice (optional, always failing, 10 ms) and then `b` (10 ms),
-/// retried once after 1 ms, under tower's budget with ttl 1 s, no reserve and 50 % (each
-/// deposit 1, each retry withdraws floor(1 / 0.5) = 2), the budget's layer taking `scope`.
+/// retried once under tower's budget (`plan_budget::budgeted`), the budget's layer taking
+/// `scope`.
 fn budgeted(scope: &str) -> String {
-    format!(
-        r#"Scenario(
-    name: "budget", horizon: "2s", warmup: "0s",
-    fleet: (instances: 1, workers: (slots: 10), pool: (max_connections: 10, acquire_timeout: "1s")),
-    classes: [(name: "c", arrivals: Scripted(times: ["0ms"]), deadline: "1s",
-        calls: [Optional(dependency: "a"), Optional(dependency: "a"), Call("b")])],
-    dependencies: [(name: "a", latency: Constant("10ms"), error_rate: Constant(1.0)),
-                   (name: "b", latency: Constant("10ms"))],
-    policies: [(name: "p", stack: [
-        (policy: Retry((max_attempts: 2, backoff: "1ms"))),
-        (policy: RetryBudget((ttl: "1s", min_per_sec: 0, retry_percent: 0.5)){scope}),
-    ])],
-)"#
-    )
+    let calls = r#"[Optional(dependency: "a"), Optional(dependency: "a"), Call("b")]"#;
+    crate::plan_budget::budgeted(calls, scope)
 }
 
 #[test]
@@ -302,26 +290,18 @@ fn a_budget_scoped_to_a_dependency_deposits_per_call_to_it() {
     // cannot withdraw 2; the second deposits, the balance is 2, its failure is retried.
     // Attempts at a: 1 + 2 = 3, and b's one call: 4 dependency calls.
     assert_eq!(common::run_first(&budgeted(r#", dependencies: ["a"]"#)).dependency.calls, 4);
-    // Unscoped, it hears of the request once at its arrival: one deposit, no retry: 2 + 1.
-    assert_eq!(common::run_first(&budgeted("")).dependency.calls, 3);
+    // Unscoped, it wraps every client the calls pass through and hears of each call as
+    // well (b's deposits too, after a's): the same 4 (`plan_budget.rs`).
+    assert_eq!(common::run_first(&budgeted("")).dependency.calls, 4);
 }
 
 // ---- the event estimate counts a plan's retries ------------------------------------------
 
 /// 1,000 requests a second for an hour calling `a` then `b`, under `stack`, with
-/// `limits.max_events` = 50,000,000.
+/// `limits.max_events` = 50,000,000 (`connect_estimate::hour_of_load`).
 fn retried(stack: &str) -> Result<(), String> {
-    let text = format!(
-        r#"Scenario(
-    name: "retried", horizon: "1h",
-    fleet: (workers: (slots: 1000), pool: (max_connections: 1000, acquire_timeout: "1s")),
-    classes: [(name: "c", arrivals: Poisson(rate_per_s: 1000), deadline: "1s", calls: [Call("a"), Call("b")])],
-    dependencies: [(name: "a", latency: Constant("1ms")), (name: "b", latency: Constant("1ms"))],
-    policies: [(name: "p", stack: [{stack}])],
-    limits: (max_events: 50000000),
-)"#
-    );
-    load_text(Path::new("retried.ron"), &text).map(|_| ()).map_err(|e| e.to_string())
+    let deps = r#"dependencies: [(name: "a", latency: Constant("1ms")), (name: "b", latency: Constant("1ms"))]"#;
+    crate::connect_estimate::hour_of_load("", r#", calls: [Call("a"), Call("b")]"#, deps, stack, 50_000_000)
 }
 
 #[test]

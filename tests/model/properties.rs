@@ -18,7 +18,7 @@
 //! every layer of every shipped scenario (all policy kinds, their realistic settings) plus
 //! parametrised timeouts, retries, breakers and limiters.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
@@ -165,15 +165,8 @@ fn timeout() -> impl Strategy<Value = PolicySpec> {
 fn shipped_policies() -> &'static [PolicySpec] {
     static POOL: OnceLock<Vec<PolicySpec>> = OnceLock::new();
     POOL.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "ron"))
-            .collect();
-        paths.sort();
         let mut pool = Vec::new();
-        for p in paths {
+        for p in crate::common::ron_files("scenarios") {
             let s = load(&p).unwrap_or_else(|e| panic!("{e}"));
             for set in &s.policies {
                 for layer in &set.stack {

@@ -13,6 +13,7 @@ mod connlife_import;
 mod differential;
 mod dotnet;
 mod envoy;
+mod haproxy_redispatch;
 mod haproxy_retries;
 mod import;
 mod import_dependency;

@@ -14,6 +14,7 @@ mod one_rule;
 mod sensitivity;
 mod shard_merge;
 mod shard_merge_json;
+mod stale_outputs;
 mod sweep;
 mod sweep_answers;
 mod sweep_links;

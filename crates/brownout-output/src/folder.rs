@@ -429,6 +429,33 @@ pub fn record<P: AsRef<Path>>(lock: &Lock, written: impl IntoIterator<Item = P>)
     write_manifest(dir, &m)
 }
 
+/// Remove from folder `dir` the files its manifest lists that the writer at hand writes
+/// (`owns`, by their `/`-separated path in the folder) and that its new results do not
+/// hold (`written`): what an earlier write left that the new one has no counterpart for (a
+/// chart of a metric no longer swept, the recommendation of a dropped `decide`), so a
+/// folder written in place never mixes two writes. They leave the manifest too. A folder
+/// without a manifest (written before manifests) is left as it is: nothing in it is known
+/// to be brownout's.
+pub(crate) fn prune(dir: &Path, owns: impl Fn(&str) -> bool, written: &BTreeSet<String>) -> Result<()> {
+    let Some(mut m) = read_manifest(dir)? else { return Ok(()) };
+    let stale: Vec<String> = m.files.iter().filter(|f| owns(f) && !written.contains(*f)).cloned().collect();
+    if stale.is_empty() {
+        return Ok(());
+    }
+    for f in &stale {
+        let path = dir.join(f);
+        // symlink_metadata: a link in its place is removed itself, never followed.
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if !meta.is_dir() => {
+                std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?
+            }
+            _ => {}
+        }
+        m.files.remove(f);
+    }
+    write_manifest(dir, &m)
+}
+
 /// A folder being written, to be swapped in for the target by [`Staged::commit`].
 #[derive(Debug)]
 pub(crate) struct Staged {

@@ -413,6 +413,9 @@ pub(crate) fn write_results(dir: &Path, files: &Rendered) -> Result<Vec<PathBuf>
 }
 
 /// `recommendation.json`: the recommendation's fields, plus the per-condition table behind it.
+/// A sweep's recommendation file, in its folder when the spec has a `decide` section.
+const RECOMMENDATION: &str = "recommendation.json";
+
 fn write_recommendation(dir: &Path, d: &crate::sweep::decide::SweepDecision) -> Result<PathBuf> {
     #[derive(Serialize)]
     struct File<'a> {
@@ -421,7 +424,7 @@ fn write_recommendation(dir: &Path, d: &crate::sweep::decide::SweepDecision) -> 
         conditions: Vec<crate::sweep::decide::ConditionOut<'a>>,
     }
     let file = File { recommendation: &d.recommendation, conditions: d.condition_table() };
-    let path = dir.join("recommendation.json");
+    let path = dir.join(RECOMMENDATION);
     let mut bytes = serde_json::to_vec_pretty(&file)?;
     bytes.push(b'\n');
     crate::write_atomic(&path, &bytes)?;
@@ -454,6 +457,13 @@ pub fn write_sweep(dir: &Path, plan: &PlanInfo, records: &[RunRecord]) -> Result
     }
     let chart_files = crate::pages::plot_dir(dir)?;
     let charts = chart_files.len();
+    // Written in place: what an earlier render wrote that this one does not is removed.
+    let mut written: BTreeSet<String> =
+        chart_files.iter().flat_map(|c| [c.clone(), c.replace(".png", ".svg")]).collect();
+    if decision.is_some() {
+        written.insert(RECOMMENDATION.into());
+    }
+    crate::folder::prune(dir, |f| f.starts_with("charts/") || f == RECOMMENDATION, &written)?;
     Ok(SweepWritten { files, charts, chart_files, recommendation: decision.map(|d| d.recommendation) })
 }
 

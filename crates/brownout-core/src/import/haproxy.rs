@@ -259,7 +259,8 @@ fn read(section: &Section, s: &mut Settings, out: &mut Imported) -> Result<(), I
                 let origin =
                     out.origin(line.at(0), &format!("{} redispatch", if key == "no" { "no option" } else { "option" }));
                 // `src/cfgparse-listen.c`: `option redispatch 0` clears the option; any other
-                // interval changes only which retry of a one-server backend is redispatched.
+                // interval changes only which retry is redispatched with one server up
+                // (`policy::haproxy::redispatches`), which cannot change its replica.
                 let interval = match word(at + 1) {
                     "" => -1,
                     text => text.parse::<i64>().map_err(|_| ImportError {
@@ -274,7 +275,7 @@ fn read(section: &Section, s: &mut Settings, out: &mut Imported) -> Result<(), I
                     out.warn(
                         line.at(at + 1),
                         "option redispatch",
-                        "the interval is taken as -1 (the last retry): brownout redispatches every retry with several servers, none with one",
+                        "the interval is left out: it adds a redispatch only with one server up, the retry's own, which balancing picks again (`stream_choose_redispatch`)",
                     );
                 }
                 s.redispatch = Some((on, line.at(0), origin));

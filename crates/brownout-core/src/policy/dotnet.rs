@@ -171,6 +171,7 @@ impl DotnetStandardConfig {
                 on_connect_failure: None,
                 refused_delay: None,
                 max_elapsed: None,
+                replica: Default::default(),
             }),
             PolicySpec::Polly(PollyConfig {
                 failure_ratio: self.failure_ratio,

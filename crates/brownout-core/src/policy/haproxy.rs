@@ -52,10 +52,14 @@
 //!
 //! A connection failure is a call a partition cut off: `FailFast` is a refused connection,
 //! `Hang` one that times out after the partition's `connect_timeout`, which stands for
-//! `timeout connect` where the pool has no `connect` set-up. Which replica a retry
-//! reaches: brownout balances every attempt anew, so a retry without `option redispatch`
-//! may reach another replica where HAProxy keeps the server; a partition cuts every replica
-//! alike, so no figure depends on it.
+//! `timeout connect` where the pool has no `connect` set-up.
+//!
+//! Which replica (the dependency's `replicas` are the backend's servers) a retry reaches
+//! follows [`redispatches`]: HAProxy assigns the server before it connects (`src/backend.c`,
+//! `assign_server`, then `connect_server`), so a call a partition cuts off has taken its
+//! replica too, and a retry stays on it (`back_handle_st_cer` leaves the stream assigned,
+//! `SC_ST_ASS`) unless it is redispatched, when it is balanced anew (the `Retry`'s
+//! [`ReplicaRule::Haproxy`]).
 //!
 //! What brownout leaves out: `retry-on` conditions other than `conn-failure` (layer-7 retries),
 //! health checks and balancing across servers (the dependency's `replicas` balance; one
@@ -65,7 +69,7 @@ use serde::{Deserialize, Serialize};
 
 use super::limiter::fixed::{FixedConfig, RefuseAs};
 use super::pool_rules::{KeepRule, PoolRules};
-use super::retry::RetryConfig;
+use super::retry::{ReplicaRule, RetryConfig};
 use super::timeout::{TimeoutConfig, TimeoutStart};
 use super::{BuildCtx, ConfigError, Policy, PolicyConfig, PolicySpec};
 use crate::engine::Time;
@@ -105,10 +109,13 @@ pub struct HaproxyBackendConfig {
     /// HAProxy's.
     #[serde(default = "three")]
     pub retries: u32,
-    /// `option redispatch`: a retry may go to another server. With more than one server every
-    /// retry is redispatched at once, through the queue again and without the turn-around
-    /// delay; with one (or without the option) a retry keeps its place and waits
-    /// min(`timeout_connect`, 1 s) after a refused connection. Default false, HAProxy's.
+    /// `option redispatch`: a retry may go to another server. Without it every retry goes
+    /// back to the replica its first attempt was assigned. With it a retry is balanced anew
+    /// over the dependency's `replicas` when more than one is up or health checks found its
+    /// own down; with more than one server it is redispatched at once, through the queue
+    /// again and without the turn-around delay; with one (or without the option) a retry
+    /// keeps its place and waits min(`timeout_connect`, 1 s) after a refused connection.
+    /// Default false, HAProxy's.
     #[serde(default)]
     pub redispatch: bool,
     /// The backend's `server` lines (>= 1, default 1): whether a redispatch can reach another
@@ -175,6 +182,7 @@ impl HaproxyBackendConfig {
             on_connect_failure: Some(true),
             refused_delay: (!self.redispatches()).then_some(turn_around),
             max_elapsed: None,
+            replica: ReplicaRule::Haproxy { redispatch: self.redispatch },
         }))
     }
 
@@ -258,5 +266,72 @@ impl PolicyConfig for HaproxyBackendConfig {
     fn build(&self, _ctx: &BuildCtx) -> Box<dyn Policy> {
         // Expanded by the model before building; built alone it admits everything.
         Box::new(super::dotnet::Unexpanded)
+    }
+}
+
+/// Whether an HAProxy retry leaves the server of the attempt before for another, as
+/// `include/haproxy/stream.h`, `stream_choose_redispatch`, decides (called by
+/// `src/backend.c`, `back_handle_st_cer`, after `conn_retries++`): never without `option
+/// redispatch` (`option`); with it, when the server is no longer up (`cur_state <
+/// SRV_ST_RUNNING`: health checks found it down, `server_up` false), or when more than one
+/// server is up (`srv_act > 1`, `active` here) and neither persistence (`SF_DIRECT`: brownout
+/// has no cookies) nor a hash balancing (`BE_LB_KIND_HI`: brownout's balancings are round
+/// robin, random, least outstanding and two choices) pins the stream. The interval clause
+/// (`redispatch_after`, `option redispatch <n>`: every n-th retry; -1, the default, the last)
+/// is left out: it can only add a redispatch when one server is up and it is the stream's
+/// own, and balancing over that one server picks it again.
+pub fn redispatches(option: bool, server_up: bool, active: u32) -> bool {
+    option && (!server_up || active > 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn retry_of(config: &HaproxyBackendConfig) -> RetryConfig {
+        match config.retry() {
+            Some(PolicySpec::Retry(r)) => r,
+            other => panic!("not a Retry: {other:?}"),
+        }
+    }
+
+    fn backend(redispatch: bool) -> HaproxyBackendConfig {
+        let mut c: HaproxyBackendConfig = ron::from_str("(retries: 3)").expect("parses");
+        c.redispatch = redispatch;
+        c
+    }
+
+    #[test]
+    fn without_option_redispatch_a_retry_keeps_its_server() {
+        // `stream_choose_redispatch`: the first test is `s->be->options & PR_O_REDISP`;
+        // without it the `else` branch sets `SC_ST_ASS`, the server assigned before.
+        for (up, active) in [(true, 1), (true, 3), (false, 0), (false, 2)] {
+            assert!(!redispatches(false, up, active), "up {up}, active {active}");
+        }
+        assert!(retry_of(&backend(false)).replica.keeps(true, 3));
+    }
+
+    #[test]
+    fn with_option_redispatch_and_several_servers_up_every_retry_is_redispatched() {
+        // `stream_choose_redispatch`: `!(s->flags & SF_DIRECT) && s->be->srv_act > 1` and a
+        // balancing that is not a hash: `sess_change_server(s, NULL)`, `SC_ST_REQ`.
+        assert!(redispatches(true, true, 2));
+        assert!(!retry_of(&backend(true)).replica.keeps(true, 3));
+    }
+
+    #[test]
+    fn with_option_redispatch_a_server_found_down_is_left() {
+        // `stream_choose_redispatch`: `__objt_server(s->target)->cur_state <
+        // SRV_ST_RUNNING` redispatches whatever the number of servers.
+        assert!(redispatches(true, false, 1));
+        assert!(redispatches(true, false, 0));
+    }
+
+    #[test]
+    fn with_option_redispatch_and_one_server_up_a_retry_stays_on_it() {
+        // One server up, the stream's own: neither the `srv_act > 1` clause nor the server
+        // state redispatches; the interval clause would, onto that same server.
+        assert!(!redispatches(true, true, 1));
+        assert!(retry_of(&backend(true)).replica.keeps(true, 1));
     }
 }

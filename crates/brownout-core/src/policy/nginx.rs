@@ -223,6 +223,8 @@ impl NginxUpstreamConfig {
                 on_connect_failure: None,
                 refused_delay: None,
                 max_elapsed: self.proxy_next_upstream_timeout,
+                // nginx's next upstream is the next server (`ngx_http_upstream_next`).
+                replica: Default::default(),
             }));
         }
         if self.max_conns > 0 {

@@ -71,6 +71,39 @@ pub struct RetryConfig {
     /// `ngx_http_upstream_init_request` before the first try). Unset (the default): no bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_elapsed: Option<Dur>,
+    /// Which replica a retry's call goes to. Set only by a proxy preset that expands into
+    /// this layer (`HaproxyBackend`); never written in a scenario, where every `Retry`
+    /// balances each attempt anew.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub replica: ReplicaRule,
+}
+
+/// Which replica a retry's call goes to, among a dependency's `replicas`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReplicaRule {
+    /// Every attempt is balanced anew: a client library's retry, nginx's next upstream.
+    #[default]
+    Rebalance,
+    /// HAProxy's `retries`: a retry stays on the server of the attempt before unless it is
+    /// redispatched (`redispatch`: `option redispatch` is set), by
+    /// [`super::haproxy::redispatches`].
+    Haproxy {
+        /// `option redispatch`.
+        redispatch: bool,
+    },
+}
+
+impl ReplicaRule {
+    /// Whether a retry keeps the replica of the attempt before: `server_up` says whether
+    /// health checks find that replica up (true without checks), `active` how many of the
+    /// dependency's replicas they find up.
+    pub fn keeps(self, server_up: bool, active: u32) -> bool {
+        match self {
+            ReplicaRule::Rebalance => false,
+            ReplicaRule::Haproxy { redispatch } => !super::haproxy::redispatches(redispatch, server_up, active),
+        }
+    }
 }
 
 fn one() -> f64 {
@@ -210,6 +243,7 @@ mod tests {
             on_connect_failure: None,
             refused_delay: None,
             max_elapsed: None,
+            replica: Default::default(),
         });
         assert_eq!(r.retry_delay(&ask(1)), Some(100 * MILLISECOND));
         assert_eq!(r.retry_delay(&ask(2)), Some(200 * MILLISECOND));
@@ -231,6 +265,7 @@ mod tests {
             on_connect_failure: None,
             refused_delay: None,
             max_elapsed: None,
+            replica: Default::default(),
         };
         let timeout = RetryAsk::new(0, 0, 1, CallOutcome::Timeout, 0.5);
         let refused = |how| ask(1).failure(Failure::Refused(how));
@@ -261,6 +296,7 @@ mod tests {
             on_connect_failure,
             refused_delay,
             max_elapsed: None,
+            replica: Default::default(),
         };
         let refused = ask(1).failure(Failure::Connect(ConnectFailure::Refused));
         let hung = ask(1).failure(Failure::Connect(ConnectFailure::TimedOut));
@@ -293,6 +329,7 @@ mod tests {
             on_connect_failure: None,
             refused_delay: None,
             max_elapsed: None,
+            replica: Default::default(),
         });
         // delay * (1 - 1.0 * 0.5) = 50 ms.
         assert_eq!(r.retry_delay(&ask(1)), Some(50 * MILLISECOND));
@@ -313,6 +350,7 @@ mod tests {
             on_connect_failure: None,
             refused_delay: None,
             max_elapsed: None,
+            replica: Default::default(),
         };
         for m in [1e30, f64::INFINITY] {
             let mut r = Retry::new(&cfg(m, Dur::ms(100)));

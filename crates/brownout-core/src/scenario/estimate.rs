@@ -527,7 +527,9 @@ fn reload_multiplier(r: &super::Reload, horizon: Time) -> f64 {
 
 /// Events every request of the class causes: its arrival, its local work, its dependency
 /// calls (one, or each call of its plan: fan-out multiplies them, and each call of a plan
-/// counts the attempts its stack allows, [`plan_attempts`]), its response after the overhead.
+/// counts the attempts its stack allows, [`plan_attempts`]), the set-ups of the new
+/// connections they certainly open ([`connects::connect_events`]), its response after the
+/// overhead.
 fn events_per_request(s: &Scenario, c: &super::Class) -> f64 {
     // Fan-out through services multiplies calls, retries multiply attempts: the larger of
     // the two certain counts (neither bounds the other).
@@ -535,6 +537,7 @@ fn events_per_request(s: &Scenario, c: &super::Class) -> f64 {
     let calls = if s.has_services() { plan.max(class_calls(s, c)) } else { plan };
     1.0 + f64::from(u8::from(c.work.is_some()))
         + f64::from(u8::from(c.calls_dependency)) * calls
+        + connects::connect_events(s, c)
         + f64::from(u8::from(!s.fleet.overhead.is_zero()))
 }
 
@@ -608,6 +611,8 @@ fn check_attempts(s: &Scenario) -> Result<(), Refusal> {
     Ok(())
 }
 
+mod connects;
 mod graph;
+
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
 //! Building a world for one run, in named steps, and the events that start it.
 
 use super::*;
+use crate::policy::retry::ReplicaRule;
 
 impl<'m, R: Record, F: Features> World<'m, R, F> {
     pub(super) fn new(m: &'m Model, policy: usize, timeseries: bool) -> Self {
@@ -237,28 +238,30 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         })
         .collect();
     // At arrival a request hears from the layers of its class that any of its calls pass
-    // (`Policy::on_request`: a retry budget's deposit), once. With a plan, a layer scoped to
-    // dependencies wraps their clients, as tower's TpsBudget wraps the service it deposits
-    // for: it hears of each call to them as it is sent instead (`call_layers`).
+    // (`Policy::on_request`: a retry budget's deposit), once. With a plan, each call runs
+    // through the class's stack as a request of its own, so every layer it passes wraps the
+    // client that sends it and hears of each call as it is sent instead (`call_layers`),
+    // scoped to its dependency or not: tower's TpsBudget deposits per request to the service
+    // it wraps, Finagle's `RequeueFilter.apply` per request through the filter
+    // (`retryBudget.deposit()`), Envoy's retry budget is a share of the cluster's active
+    // upstream requests.
     let planned = |c: usize| m.graph.as_ref().is_some_and(|g| g.plans[c].is_some());
     let arrival_layers: Vec<Vec<u8>> = (0..ids)
         .map(|c| {
+            if planned(c) {
+                return Vec::new();
+            }
             let called = called(c);
-            let per_call = |l: &crate::scenario::Layer| planned(c) && !l.dependencies.is_empty();
-            let passes =
-                |i: usize| for_class(i, c) && called.iter().any(|d| for_dep(&stack[i], d)) && !per_call(&stack[i]);
+            let passes = |i: usize| for_class(i, c) && called.iter().any(|d| for_dep(&stack[i], d));
             (0..stack.len()).filter(|&i| passes(i)).map(|i| i as u8).collect()
         })
         .collect();
-    let call_layers: Vec<Vec<u8>> = if stride == 0 {
-        Vec::new()
-    } else {
+    let call_layers: Vec<Vec<u8>> = if (0..ids).any(planned) {
         (routes.iter().zip(&class_layers))
-            .map(|(&(c, _), ls)| {
-                let scoped = |&&l: &&u8| !stack[l as usize].dependencies.is_empty();
-                if planned(c) { ls.iter().filter(scoped).copied().collect() } else { Vec::new() }
-            })
+            .map(|(&(c, _), ls)| if planned(c) { ls.clone() } else { Vec::new() })
             .collect()
+    } else {
+        Vec::new()
     };
     let inner_start: Vec<u8> = class_layers
         .iter()
@@ -282,6 +285,16 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         })
         .collect();
     let depth = class_layers.iter().map(Vec::len).max().unwrap_or(0);
+    let replica_rule = class_layers
+        .iter()
+        .map(|ls| {
+            let rule = |&l: &u8| match &stack[l as usize].policy {
+                crate::policy::PolicySpec::Retry(r) if r.replica != ReplicaRule::Rebalance => Some(r.replica),
+                _ => None,
+            };
+            ls.iter().rev().find_map(rule).unwrap_or_default()
+        })
+        .collect();
     // The breaker and limit the recorder follows per instance are the gateway's.
     let gateway = &first.layers[..run.gateway];
     let find = |f: &dyn Fn(&Status) -> bool| gateway.iter().position(|l| f(&l.last)).map(|i| i as u8);
@@ -306,6 +319,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         hooks: first.layers.iter().map(|l| l.policy.hooks()).collect(),
         depth,
         gateway_layers: run.gateway,
+        replica_rule,
     }
 }
 

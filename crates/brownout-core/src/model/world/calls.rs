@@ -209,7 +209,13 @@ impl<R: Record, F: Features> World<'_, R, F> {
         if F::REPLICAS
             && let Some(mode) = self.m.partition(inst, dep, now)
         {
-            // Cut off: the call never reaches the dependency.
+            // Cut off: the call never reaches the dependency. A route whose retries keep
+            // their replica (HAProxy) assigned one first, as HAProxy assigns the server
+            // before it connects (`src/backend.c`, `assign_server`, then `connect_server`):
+            // the retry goes back to it.
+            if self.sticky_route(call) {
+                self.replica_of_call(now, call);
+            }
             let c = self.upstream.calls.get_mut(call).expect("live call");
             c.error = true;
             c.reached = false;
@@ -348,7 +354,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// Route a call to a replica and into service or its queue.
     fn send(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token) {
         let c = *self.upstream.calls.get(call).expect("live call");
-        let Some(replica) = self.choose_replica(now, c.instance, c.dep, c.class, c.key, c.attempt) else {
+        let Some(replica) = self.replica_of_call(now, call) else {
             // Every replica ejected and panic off: Envoy's "no healthy upstream" 503, at
             // once, reaching no replica (so outlier detection records nothing).
             let c = self.upstream.calls.get_mut(call).expect("live call");

@@ -107,8 +107,8 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
     }
 
-    /// Call `kid` is sent: the layers scoped to its dependency that hear of requests hear of
-    /// it (`Layout::call_layers`).
+    /// Call `kid` is sent: the layers it passes that hear of requests hear of it
+    /// (`Layout::call_layers`).
     fn hear_call(&mut self, now: Time, q: &mut EventQueue<Ev>, kid: Token) {
         if self.layout.call_layers.is_empty() {
             return;

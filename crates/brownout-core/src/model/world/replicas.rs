@@ -3,8 +3,57 @@
 
 use super::*;
 use crate::model::outlier::Result as OutlierResult;
+use crate::policy::retry::ReplicaRule;
+
+/// The top bit of a call's attempt number marks a hedged call (`calls::open_call`).
+const HEDGED: u32 = 1 << 31;
 
 impl<R: Record, F: Features> World<'_, R, F> {
+    /// The replica call `call` goes to: the one its request's attempt before was assigned,
+    /// when the route's retry rule keeps it (HAProxy's `retries`), else the balancer's
+    /// choice (None: none is left). A route with such a rule remembers the replica of each
+    /// attempt's call for the next; a hedged call is balanced and remembered by no one.
+    pub(super) fn replica_of_call(&mut self, now: Time, call: Token) -> Option<u32> {
+        let c = *self.upstream.calls.get(call).expect("live call");
+        let sticky = self.sticky(&c);
+        let kept = sticky.and_then(|(tok, rule)| self.kept_replica(now, &c, tok, rule));
+        let chosen = kept.or_else(|| self.choose_replica(now, c.instance, c.dep, c.class, c.key, c.attempt));
+        if let (Some((tok, _)), Some(replica)) = (sticky, chosen) {
+            self.reqs.get_mut(tok).expect("live request").attempt.replica = replica;
+        }
+        chosen
+    }
+
+    /// Whether call `call`'s route has a retry rule that may keep its replica.
+    pub(super) fn sticky_route(&self, call: Token) -> bool {
+        self.upstream.calls.get(call).is_some_and(|c| self.sticky(c).is_some())
+    }
+
+    /// The request and the retry rule of a call whose route may keep its replica (not a
+    /// hedged call, whose attempt is not retried on its own).
+    fn sticky(&self, c: &Call) -> Option<(Token, ReplicaRule)> {
+        let tok = c.req.filter(|_| F::REPLICAS && c.attempt & HEDGED == 0)?;
+        let class = self.reqs.get(tok).expect("live request").who.class as usize;
+        let rule = self.layout.replica_rule[self.route_of(class, tok)];
+        (rule != ReplicaRule::Rebalance).then_some((tok, rule))
+    }
+
+    /// The replica a retry keeps by `rule` (`ReplicaRule::keeps`: health checks say whether
+    /// it is up and how many are), or None: the first attempt, or none assigned before, or
+    /// the rule sends it elsewhere.
+    fn kept_replica(&mut self, now: Time, c: &Call, tok: Token, rule: ReplicaRule) -> Option<u32> {
+        let before = self.reqs.get(tok).expect("live request").attempt.replica;
+        if c.attempt <= 1 || before == state::NO_REPLICA {
+            return None;
+        }
+        let count = self.m.scenario.deps()[c.dep as usize].replicas.as_ref()?.count;
+        self.health_filters(now, c.instance, c.dep);
+        let health = &self.gateway.insts[c.instance as usize].clients[c.dep as usize].health;
+        let up = |r: u32| health.as_ref().is_none_or(|h| h.is_up(r));
+        let active = (0..count).filter(|&r| up(r)).count() as u32;
+        rule.keeps(up(before), active).then_some(before)
+    }
+
     /// Client-side load balancing. Random choices are counter-based on the attempt, so every
     /// policy run sends the same attempt to the same candidates.
     /// None: outlier detection (with panic off) or health checks left no replica to call.

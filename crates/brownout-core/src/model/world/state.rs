@@ -10,6 +10,7 @@ use crate::metrics::events::EventLog;
 use crate::metrics::{Cause, LayerKind, Outcome};
 use crate::model::arrivals::ArrivalGen;
 use crate::model::records::Records;
+use crate::policy::retry::ReplicaRule;
 use crate::policy::{ClassId, Hooks, Policy, Status};
 
 // ---- one request ---------------------------------------------------------------------
@@ -98,7 +99,14 @@ pub(super) struct AttemptState {
     pub call: Option<Token>,
     /// Pool connections held (the call and the hedge: 0 to 2).
     pub conns: u8,
+    /// The replica the latest attempt's call was assigned ([`NO_REPLICA`] before one was),
+    /// kept for a retry that stays on it (`Layout::replica_rule`). Written and read by
+    /// `replicas::replica_of_call`.
+    pub replica: u32,
 }
+
+/// `AttemptState::replica` before any call was assigned one.
+pub(super) const NO_REPLICA: u32 = u32::MAX;
 
 /// The attempt's hedge. Written and read by `calls`.
 #[derive(Debug, Clone, Copy)]
@@ -158,7 +166,7 @@ impl Req {
             generation: 0,
             worker: false,
             calls: 0,
-            attempt: AttemptState { number: 0, id: 0, pos: 0, timed: false, call: None, conns: 0 },
+            attempt: AttemptState { number: 0, id: 0, pos: 0, timed: false, call: None, conns: 0, replica: NO_REPLICA },
             hedge: HedgeState { call: None, generation: 0 },
             answer: Answer { outcome: Outcome::Ok, staleness: None, cause: None },
         }
@@ -319,12 +327,12 @@ pub(super) struct Layout {
     /// classes, and no request's dependency is looked up).
     pub stride: usize,
     /// Per class, the layers a request hears from at its arrival (`Policy::on_request`):
-    /// those of its class that any of its calls pass, but for a class with a plan not those
-    /// scoped to dependencies (they hear of each call: `call_layers`).
+    /// those of its class that any of its calls pass; none for a class with a plan (its
+    /// layers hear of each call: `call_layers`).
     pub arrival_layers: Vec<Vec<u8>>,
-    /// Per route (with layers scoped to dependencies; empty otherwise), the layers scoped to
-    /// dependencies that hear of each call of a plan to the route's dependency as it is sent
-    /// (a retry budget wrapping that dependency's client deposits per call).
+    /// Per route (empty when no class has a plan), the layers that hear of each call of a
+    /// plan on the route as it is sent: every layer the call passes, scoped to its
+    /// dependency or not (a retry budget wrapping the client deposits per call).
     pub call_layers: Vec<Vec<u8>>,
     /// Per route, the index in `class_layers` of its first retry layer (0: none); layers from
     /// there inward see every attempt, those outside one call per request.
@@ -349,6 +357,9 @@ pub(super) struct Layout {
     /// The gateway's layers (count): the layers after them are the services'
     /// (`model::graph::RunStack`), whose figures the recorder does not count as the gateway's.
     pub gateway_layers: usize,
+    /// Per route, which replica a retry's call goes to: the rule of its innermost retry
+    /// layer that has one (HAProxy's, `policy::retry::ReplicaRule`), else balanced anew.
+    pub replica_rule: Vec<ReplicaRule>,
 }
 
 // ---- traffic ---------------------------------------------------------------------------
