@@ -482,7 +482,9 @@ proptest! {
             // connection of its caller's pool (a service without a pool never waits).
             for a in &r.attempts {
                 let dep = usize::from(a.dependency);
-                let class = &s.classes[a.class as usize].name;
+                // A service's attempts carry its plan id (after the classes) and its own
+                // request's key: its layers name no class.
+                let class = s.classes.get(a.class as usize).map_or("", |c| c.name.as_str());
                 let acquire = match callers[dep] {
                     None => s.fleet.pool.acquire_timeout.ns(),
                     Some(k) => s.dependencies[k].service.as_ref().unwrap().pool.as_ref().map_or(0, |p| p.acquire_timeout.ns()),
@@ -504,7 +506,20 @@ proptest! {
             }
             let bounds: Vec<Vec<Option<u64>>> = (0..s.classes.len()).map(|c| attempt_bounds(&s, set, c)).collect();
             for ((class, key, dep), n) in sent {
-                let Some(bound) = bounds[class as usize][usize::from(dep)] else { continue };
+                // A service's own request makes one call per call of its plan to each of
+                // its callees, each bounded by its stack: checked below per service request.
+                let Some(bounds) = bounds.get(class as usize) else {
+                    let k = class as usize - s.classes.len();
+                    let svc = s.dependencies.iter().filter_map(|d| d.service.as_ref()).nth(k).expect("a service");
+                    let own: Vec<&Layer> = s.service_stack(set, s.dependencies.iter().position(|d| d.service.as_ref() == Some(svc)).unwrap()).unwrap()
+                        .iter().filter(|l| l.dependencies.is_empty() || l.dependencies.contains(&s.dependencies[usize::from(dep)].name)).collect();
+                    if let Some(per_call) = attempts_per_call(&own) {
+                        let bound = per_call * calls_to(&svc.calls, &s.dependencies[usize::from(dep)].name);
+                        prop_assert!(n <= bound, "policy {name}: a request of service {k} sent {n} attempts > {bound}");
+                    }
+                    continue;
+                };
+                let Some(bound) = bounds[usize::from(dep)] else { continue };
                 let same_key = requests.get(&(class, key)).copied().unwrap_or(1);
                 prop_assert!(n <= bound * same_key,
                     "policy {name}: request {key} of class {class} sent {n} attempts to {} > {bound}",

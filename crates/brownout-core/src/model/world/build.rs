@@ -62,7 +62,8 @@ impl<'m, R: Record, F: Features> World<'m, R, F> {
         };
         if let Some(l) = w.layout.limit_layer {
             let limits: Vec<f64> =
-                w.gateway.insts.iter().map(|inst| inst.layers[l as usize].last.limit.unwrap_or(0.0)).collect();
+                // The gateway's instances: a service's follow them (`services.rs`).
+                (w.gateway.insts[..n as usize].iter()).map(|inst| inst.layers[l as usize].last.limit.unwrap_or(0.0)).collect();
             w.rec.start_limits(&limits);
         }
         w

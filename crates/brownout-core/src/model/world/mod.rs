@@ -314,7 +314,8 @@ fn run_as<'m, R: Record, F: Features>(
     if let Some(e) = w.progress.abort {
         return Err(e);
     }
-    let in_flight = w.reqs.len() as u64 - w.plans.children;
+    // Calls of plans and services' requests are no requests of the gateway's.
+    let in_flight = w.reqs.len() as u64 - w.plans.children - w.svc.live;
     w.judge_unfinished(horizon);
     let (mut summary, mut phases) = w.rec.summaries(horizon, stats.events, in_flight);
     crate::model::slo::annotate(&m.scenario, horizon, &mut summary, &mut phases);

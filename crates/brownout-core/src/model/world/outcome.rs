@@ -176,6 +176,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
             return; // no cache, no last answer
         }
         let r = self.reqs.get(tok).expect("live request");
+        if self.is_service_class(r.who.class) {
+            return; // the caches are the gateway's, per class and instance
+        }
         let (class, inst, item) = (r.who.class as usize, r.who.instance, r.who.item);
         if let Some(stock) = &mut self.stock {
             stock.refresh(inst, item, now);

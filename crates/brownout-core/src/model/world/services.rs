@@ -24,14 +24,16 @@ pub(super) struct Svc {
     /// Per slot of the calls slab, the service request answering that call (checked against
     /// its `Link::answers`, so a stale entry is never followed).
     pub by_call: Vec<Token>,
+    /// Service requests alive (count): in `reqs` but no request of the gateway's.
+    pub live: u64,
 }
 
 impl Svc {
     /// The services' placement in a run of `m`.
     pub(super) fn new(m: &Model) -> Svc {
         match m.graph.as_ref().filter(|g| !g.services.is_empty()) {
-            Some(g) => Svc { classes: g.classes, first_inst: m.scenario.fleet.instances, by_call: Vec::new() },
-            None => Svc { classes: usize::MAX, first_inst: u32::MAX, by_call: Vec::new() },
+            Some(g) => Svc { classes: g.classes, first_inst: m.scenario.fleet.instances, by_call: Vec::new(), live: 0 },
+            None => Svc { classes: usize::MAX, first_inst: u32::MAX, by_call: Vec::new(), live: 0 },
         }
     }
 }
@@ -155,6 +157,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let class = class as ClassId;
         let who = Identity { class, instance: inst, key, origin: key, item: 0, user: None, reloads: 0 };
         let tok = self.insert_req(Req::fresh(who, now, now, Phase::SlotQueue));
+        self.svc.live += 1;
         // The round trip to the service, counted on the answer's way back as a leaf's.
         let hop = self.m.dep(c.dep).hop(c.class as u64, c.key, c.attempt as u64);
         let direct = self.m.graph.as_ref().expect("a graph").direct[class as usize];
@@ -209,6 +212,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let link = self.plans.links[tok.index as usize];
         self.count_own_call(tok);
         self.reqs.discard(tok);
+        dec!(self.svc.live);
         if worker {
             self.release_worker(now, q, inst);
         }
@@ -242,6 +246,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
         self.count_own_call(tok);
         self.reqs.discard(tok);
+        dec!(self.svc.live);
         if worker {
             self.release_worker(now, q, inst);
         }

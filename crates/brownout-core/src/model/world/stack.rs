@@ -369,20 +369,22 @@ impl<R: Record, F: Features> World<'_, R, F> {
                 q.schedule_at(t.max(now), Ev::Wake { instance: owner, layer: l, generation: layer.wake_generation });
             }
         }
+        // A fleet-wide layer is the gateway's: its instances, not the services' after them.
         let affected =
-            if self.layout.fleet[l as usize].is_some() { 0..self.gateway.insts.len() as u32 } else { inst..inst + 1 };
+            if self.layout.fleet[l as usize].is_some() { 0..self.m.scenario.fleet.instances } else { inst..inst + 1 };
         for i in affected {
             if st.degraded != last.degraded {
                 let d = &mut self.gateway.insts[i as usize].degraded;
                 if st.degraded { *d += 1 } else { dec!(*d) }
             }
-            if Some(l) == self.layout.breaker_layer && st.breaker != last.breaker {
+            let gateway = !self.is_service_inst(i);
+            if gateway && Some(l) == self.layout.breaker_layer && st.breaker != last.breaker {
                 self.rec.breaker(now, i, st.breaker.unwrap_or(BreakerState::Closed));
             }
             if st.breaker != last.breaker && self.layout.kinds[l as usize] == LayerKind::Breaker {
                 self.graph_breaker(now, l, last.breaker, st.breaker);
             }
-            if Some(l) == self.layout.limit_layer && st.limit != last.limit {
+            if gateway && Some(l) == self.layout.limit_layer && st.limit != last.limit {
                 self.rec.limit(now, i, st.limit.unwrap_or(0.0));
             }
         }
