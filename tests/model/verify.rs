@@ -41,7 +41,7 @@ fn quick_suite_passes_every_check() {
     // two Little checks, two tails, M/M/c/K (loss, time in system), four M/G/1-PS, the token
     // bucket's four windows and its worst slack, and the graph model: All (mean, p95), slow
     // fan-out, First, Quorum and sequence (mean, tail each), Little.
-    assert_eq!(rows.len(), 33, "{stdout}");
+    assert_eq!(rows.len(), 41, "{stdout}");
     assert!(rows.iter().all(|l| l.contains("PASS")), "{stdout}");
     assert!(stdout.contains("All checks passed."));
 }

@@ -96,7 +96,6 @@ impl Chain {
 
 /// The services model: per class, the closed forms its chain allows; then Little's identity
 /// at every service.
-#[cfg_attr(not(test), allow(dead_code, reason = "suite.rs lists the model once the world simulates services"))]
 pub(super) fn services_checks(s: &Scenario) -> Result<Vec<Check>, String> {
     if s.dependencies.is_empty() || !s.fleet.overhead.is_zero() || s.policies.is_empty() {
         return Err("the services model has `dependencies`, zero fleet.overhead and a policy set".into());
@@ -314,7 +313,7 @@ mod tests {
     use super::*;
 
     fn model() -> Scenario {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../drafts/verify/services.ron");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/verify/services.ron");
         crate::scenario::load(&path).unwrap_or_else(|e| panic!("{e}"))
     }
 
@@ -346,7 +345,7 @@ mod tests {
 
     #[test]
     fn the_model_file_gives_the_hand_figures() {
-        // drafts/verify/services.ron: r = 2 retries (3 attempts) at the gateway and in each
+        // scenarios/verify/services.ron: r = 2 retries (3 attempts) at the gateway and in each
         // service; fail1 has L = 1 service, fail2 L = 2: (r + 1)^(L + 1) = 9 and 27. chain:
         // front (hop 2 ms, work 3 ms) calls leaf (hop 1 ms, exponential mean 10 ms) at
         // 100/s: mean 2 + 3 + 1 + 10 = 16 ms; in flight at front 100 x 0.016 = 1.6.

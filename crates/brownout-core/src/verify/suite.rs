@@ -123,6 +123,7 @@ const MODELS: &[(&str, Derive)] = &[
     ("mg1-ps-lognormal-50", super::ps::ps_checks),
     ("mg1-ps-lognormal-80", super::ps::ps_checks),
     ("graph", super::graph::graph_checks),
+    ("services", super::services::services_checks),
 ];
 
 /// Why the suite could not run. Its `Display` is the message `brownout verify` prints.
