@@ -88,30 +88,8 @@ proptest! {
     #[test]
     fn every_request_counts_once_and_causes_sum_to_the_failures(s in scenario(stack().boxed()).prop_flat_map(graph), seed in any::<u64>()) {
         for r in run_all(&s, seed) {
+            counts_once(&s, &r)?;
             let sum = &r.summary;
-            // Every arrival ends under one outcome or is still in flight (calls of plans are
-            // no requests: they never count here).
-            let finished: u64 = sum.classes.iter().map(|c| c.outcomes.total()).sum();
-            prop_assert_eq!(r.requests, finished + sum.in_flight_at_end, "policy {}", sum.policy);
-            // Judged: the finished, and those out at the horizon past their deadline.
-            let requests: u64 = sum.classes.iter().map(|c| c.requests).sum();
-            let unfinished: u64 = sum.classes.iter().map(|c| count(&c.causes, "/unfinished")).sum();
-            prop_assert_eq!(requests, finished + unfinished);
-            for c in &sum.classes {
-                prop_assert_eq!(c.requests, c.in_time + c.causes.total(), "class {}", c.class);
-                // Keyed by dependency, the causes are the same causes, field by field.
-                let by_dep = serde_json::to_value(c.causes_by_dependency.iter().map(|d| d.causes).collect::<Vec<_>>()).unwrap();
-                let causes = serde_json::to_value(c.causes).unwrap();
-                for (field, n) in causes.as_object().unwrap() {
-                    // A cause that is 0 may be left out (`no_live_upstream`, `connect_timeout`).
-                    let sum: u64 = by_dep.as_array().unwrap().iter().map(|d| d[field].as_u64().unwrap_or(0)).sum();
-                    prop_assert_eq!(sum, n.as_u64().unwrap(), "class {} cause {}", c.class, field);
-                }
-            }
-            // Per dependency, the attempts and abandoned sum to the summed block.
-            prop_assert_eq!(sum.dependencies.len(), s.dependencies.len());
-            prop_assert_eq!(sum.dependencies.iter().map(|d| d.attempts).sum::<u64>(), sum.dependency.calls);
-            prop_assert_eq!(sum.dependencies.iter().map(|d| d.abandoned).sum::<u64>(), sum.dependency.abandoned);
             for d in &sum.dependencies {
                 prop_assert!(d.peak_in_flight <= sum.dependency.peak_in_flight, "{}", d.name);
             }
@@ -134,4 +112,32 @@ proptest! {
             }
         }
     }
+}
+
+/// Every arrival of run `r` of `s` ends under one outcome or is still in flight (calls of
+/// plans and services' requests are no requests: they never count here), the judged are the
+/// finished and those out at the horizon past their deadline, the causes keyed by dependency
+/// are the same causes field by field, and per dependency the attempts and abandoned sum to
+/// the summed block. Shared with tests/model/service_properties.rs.
+pub(crate) fn counts_once(s: &Scenario, r: &brownout::model::RunResult) -> Result<(), TestCaseError> {
+    let sum = &r.summary;
+    let finished: u64 = sum.classes.iter().map(|c| c.outcomes.total()).sum();
+    prop_assert_eq!(r.requests, finished + sum.in_flight_at_end, "policy {}", sum.policy);
+    let requests: u64 = sum.classes.iter().map(|c| c.requests).sum();
+    let unfinished: u64 = sum.classes.iter().map(|c| count(&c.causes, "/unfinished")).sum();
+    prop_assert_eq!(requests, finished + unfinished);
+    for c in &sum.classes {
+        prop_assert_eq!(c.requests, c.in_time + c.causes.total(), "class {}", c.class);
+        let by_dep = serde_json::to_value(c.causes_by_dependency.iter().map(|d| d.causes).collect::<Vec<_>>()).unwrap();
+        let causes = serde_json::to_value(c.causes).unwrap();
+        for (field, n) in causes.as_object().unwrap() {
+            // A cause that is 0 may be left out (`no_live_upstream`, `connect_timeout`).
+            let sum: u64 = by_dep.as_array().unwrap().iter().map(|d| d[field].as_u64().unwrap_or(0)).sum();
+            prop_assert_eq!(sum, n.as_u64().unwrap(), "class {} cause {}", c.class, field);
+        }
+    }
+    prop_assert_eq!(sum.dependencies.len(), s.dependencies.len());
+    prop_assert_eq!(sum.dependencies.iter().map(|d| d.attempts).sum::<u64>(), sum.dependency.calls);
+    prop_assert_eq!(sum.dependencies.iter().map(|d| d.abandoned).sum::<u64>(), sum.dependency.abandoned);
+    Ok(())
 }

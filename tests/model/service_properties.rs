@@ -22,7 +22,7 @@ use proptest::test_runner::{FileFailurePersistence, TestRunner};
 use brownout::policy::PolicySpec;
 use brownout::scenario::*;
 
-use crate::properties::{attempt_limit, count, dependency, recorded, ron, run_all, scenario, stack, timed_stack};
+use crate::properties::{attempt_limit, dependency, recorded, ron, run_all, scenario, stack, timed_stack};
 
 fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
@@ -441,30 +441,10 @@ proptest! {
     #![proptest_config(config(32))]
 
     #[test]
-
     fn every_request_counts_once_through_services(s in services(stack().boxed()), seed in any::<u64>()) {
         for r in run_all(&s, seed) {
-            let sum = &r.summary;
-            // Every arrival ends under one outcome or is still in flight: the calls a service
-            // makes are no requests and never count here.
-            let finished: u64 = sum.classes.iter().map(|c| c.outcomes.total()).sum();
-            prop_assert_eq!(r.requests, finished + sum.in_flight_at_end, "policy {}", sum.policy);
-            let requests: u64 = sum.classes.iter().map(|c| c.requests).sum();
-            let unfinished: u64 = sum.classes.iter().map(|c| count(&c.causes, "/unfinished")).sum();
-            prop_assert_eq!(requests, finished + unfinished);
-            for c in &sum.classes {
-                prop_assert_eq!(c.requests, c.in_time + c.causes.total(), "class {}", c.class);
-                let by_dep = serde_json::to_value(c.causes_by_dependency.iter().map(|d| d.causes).collect::<Vec<_>>()).unwrap();
-                let causes = serde_json::to_value(c.causes).unwrap();
-                for (field, n) in causes.as_object().unwrap() {
-                    let sum: u64 = by_dep.as_array().unwrap().iter().map(|d| d[field].as_u64().unwrap_or(0)).sum();
-                    prop_assert_eq!(sum, n.as_u64().unwrap(), "class {} cause {}", c.class, field);
-                }
-            }
-            // One entry per dependency, services included; their attempts sum to the block.
-            prop_assert_eq!(sum.dependencies.len(), s.dependencies.len());
-            prop_assert_eq!(sum.dependencies.iter().map(|d| d.attempts).sum::<u64>(), sum.dependency.calls);
-            prop_assert_eq!(sum.dependencies.iter().map(|d| d.abandoned).sum::<u64>(), sum.dependency.abandoned);
+            // Services' requests and their calls are no requests of the gateway's.
+            crate::graph_properties::counts_once(&s, &r)?;
         }
     }
 
