@@ -12,6 +12,7 @@ mod graph_decide;
 mod graph_paths;
 mod one_rule;
 mod sensitivity;
+mod service_paths;
 mod shard_merge;
 mod shard_merge_json;
 mod stale_outputs;

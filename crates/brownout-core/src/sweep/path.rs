@@ -142,14 +142,17 @@ fn select(list: &Value, step: &Step) -> Result<usize, String> {
             if let Some(i) = items.iter().position(|v| text(v, "name").as_deref() == Some(n)) {
                 return Ok(i);
             }
-            // Entries without names that each name a dependency (`fleet.pools`): by that.
-            let by_dep = items.iter().all(|v| v.get("name").is_none() && text(v, "dependency").is_some());
-            if by_dep && !items.is_empty() {
-                let deps: Vec<String> = items.iter().filter_map(|v| text(v, "dependency")).collect();
-                return items.iter().position(|v| text(v, "dependency").as_deref() == Some(n)).ok_or_else(|| {
-                    let listed: Vec<String> = deps.iter().map(|d| format!("\"{d}\"")).collect();
-                    format!("has no entry for dependency \"{n}\" (dependencies: {})", listed.join(", "))
-                });
+            // Entries without names that each name a dependency (`fleet.pools`) or a service
+            // (a policy set's `services`): by that.
+            for (key, what) in [("dependency", "dependencies"), ("service", "services")] {
+                let keyed = items.iter().all(|v| v.get("name").is_none() && text(v, key).is_some());
+                if keyed && !items.is_empty() {
+                    let named: Vec<String> = items.iter().filter_map(|v| text(v, key)).collect();
+                    return items.iter().position(|v| text(v, key).as_deref() == Some(n)).ok_or_else(|| {
+                        let listed: Vec<String> = named.iter().map(|d| format!("\"{d}\"")).collect();
+                        format!("has no entry for {key} \"{n}\" ({what}: {})", listed.join(", "))
+                    });
+                }
             }
             let names: Vec<String> = items.iter().filter_map(|v| text(v, "name")).map(|s| format!("\"{s}\"")).collect();
             Err(format!("has no element named \"{n}\" (names: {})", names.join(", ")))
