@@ -194,3 +194,20 @@ fn the_event_log_names_a_services_layer_by_its_service() {
     // The gateway has no layer: every event is the service's.
     assert!(log.events.iter().all(|e| e.service.as_deref() == Some("pricing")));
 }
+
+#[test]
+fn a_call_added_to_a_services_plan_leaves_the_other_calls_draws_alone() {
+    // Common random numbers through a service: pricing's call to tax draws from the key of
+    // (request, call, attempt), so adding an optional call to rates after it changes none of
+    // tax's latencies (tax is unbounded: no queue couples them).
+    let base = chain(r#"Constant("1ms")"#, 10000, r#"LogNormal(median: "10ms", sigma: 1.0)"#, 50.0, "100s", "");
+    let with_rates = base
+        .replace(r#"calls: [Call("tax")]"#, r#"calls: [Call("tax"), Optional(dependency: "rates", cost: "1ms")]"#)
+        .replace(r#"(name: "tax","#, r#"(name: "rates", latency: Exponential(mean: "7ms")), (name: "tax","#);
+    let (a, b) = (common::run_first(&base), common::run_first(&with_rates));
+    let (ta, tb) = (dep(&a, "tax"), dep(&b, "tax"));
+    assert!(ta.calls > 4000, "{}", ta.calls);
+    assert_eq!(ta.calls, tb.calls);
+    assert_eq!(format!("{:?}", ta.service_ms), format!("{:?}", tb.service_ms), "tax's latencies moved");
+    assert!(dep(&b, "rates").calls > 4000, "rates is called");
+}
