@@ -1,10 +1,10 @@
-//! `brownout import LIBRARY FILE [--instance NAME] [--dependency NAME [--scenario FILE]]
+//! `brownout import LIBRARY FILE [--instance NAME] [--dependency NAME] [--service NAME] [--scenario FILE]
 //! [--out FILE]`: a library's configuration file as the equivalent policy stack in RON (the
 //! mapping is `brownout::import`'s), optionally scoped to one dependency's calls.
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::{ArgGroup, Args, ValueEnum};
 
 use super::Failure;
 use brownout::import::{Library, import_file};
@@ -42,6 +42,7 @@ impl LibraryArg {
 
 /// Arguments of `brownout import`.
 #[derive(Args, Debug)]
+#[command(group(ArgGroup::new("scope").args(["dependency", "service"]).multiple(true)))]
 pub struct ImportArgs {
     /// The library the file configures.
     #[arg(value_enum)]
@@ -58,9 +59,15 @@ pub struct ImportArgs {
     /// other dependencies (a breaker imported for pricing sees pricing's calls alone).
     #[arg(long, value_name = "NAME")]
     dependency: Option<String>,
-    /// The scenario the stack is for: --dependency must name one of its `dependencies`
-    /// (read, never changed).
-    #[arg(long, value_name = "FILE", requires = "dependency")]
+    /// The stack is for this service of a service graph (a dependency with a `service`), to
+    /// go in a policy set's `services: [(service: "NAME", stack: ..)]`: with --dependency, one
+    /// that the service calls; a layer scoped to classes is refused (a service's layers see
+    /// every caller's calls). Needs --scenario.
+    #[arg(long, value_name = "NAME", requires = "scenario")]
+    service: Option<String>,
+    /// The scenario the stack is for: --dependency must name one of its `dependencies`,
+    /// --service one of its services (read, never changed).
+    #[arg(long, value_name = "FILE", requires = "scope")]
     scenario: Option<PathBuf>,
     /// Write the stack to this file instead of standard output (`-`: standard output).
     #[arg(long, short = 'o')]
@@ -83,10 +90,18 @@ pub fn import(args: ImportArgs) -> Result<(), Failure> {
     let mut imported = import_file(Some(args.library.library()), &args.file, args.instance.as_deref())
         .map_err(|e| Failure::input(format!("error: {e}")))?;
     imported.dependencies = dependencies;
+    if let (Some(service), Some(path)) = (&args.service, &args.scenario) {
+        check_service(service, args.dependency.as_deref(), path, &imported)?;
+    }
     for w in &imported.warnings {
         eprintln!("{}", escape::terminal(&format!("warning: {}", imported.warning_text(w))));
     }
-    let text = imported.to_ron();
+    let mut text = imported.to_ron();
+    if let Some(service) = &args.service {
+        text = format!(
+            "// The stack of service {service:?}: a policy set's `services: [(service: {service:?}, stack: <this>)]`.\n{text}"
+        );
+    }
     match super::out_file(args.out.as_deref()) {
         None => print!("{text}"),
         Some(path) => {
@@ -117,4 +132,36 @@ fn check_dependency(name: &str, scenario: Option<&std::path::Path>) -> Result<St
         }
     }
     Ok(name.to_string())
+}
+
+/// `--service NAME` names a service of the scenario at `path`, which calls `dependency` when
+/// one is given, and no imported layer is scoped to classes (a service's layers see every
+/// caller's calls: `check` refuses `classes` there).
+fn check_service(
+    name: &str,
+    dependency: Option<&str>,
+    path: &std::path::Path,
+    imported: &brownout::import::Imported,
+) -> Result<(), Failure> {
+    let bad = |why: String| Failure::input(escape::terminal(&format!("error: --service {name:?}: {why}")));
+    let s = brownout::scenario::load(path).map_err(|e| Failure::input(format!("error: {e}")))?;
+    let services: Vec<&str> = s.deps().iter().filter(|d| d.service.is_some()).map(|d| d.name.as_str()).collect();
+    let Some(svc) = s.deps().iter().find(|d| d.name == name).and_then(|d| d.service.as_ref()) else {
+        return Err(bad(format!("{} has no such service (services: {})", path.display(), services.join(", "))));
+    };
+    if let Some(dep) = dependency {
+        let calls: Vec<&str> =
+            svc.calls.iter().flat_map(|step| step.calls().iter().filter_map(|c| c.dependency())).collect();
+        if !calls.contains(&dep) {
+            return Err(bad(format!("it does not call --dependency {dep:?} (its calls: {})", calls.join(", "))));
+        }
+    }
+    if let Some(l) = imported.layers.iter().find(|l| !l.classes.is_empty()) {
+        return Err(bad(format!(
+            "the imported {} is scoped to classes ({}), which a service's layer cannot be",
+            l.policy,
+            l.classes.join(", ")
+        )));
+    }
+    Ok(())
 }

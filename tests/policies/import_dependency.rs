@@ -99,3 +99,40 @@ fn import_layer_passes_its_dependency_scope_on() {
     let e = brownout::scenario::load(&path).unwrap_err().to_string();
     assert!(e.contains("shipping"), "{e}");
 }
+
+#[test]
+fn service_flag_writes_a_services_stack_that_checks_in_the_graph() {
+    // The resilience4j sample's layers scoped to tax, for pricing's own stack in
+    // scenarios/checkout-graph.ron: they go in `services` and the scenario checks.
+    let graph = repo("scenarios/checkout-graph.ron");
+    let g = graph.to_str().unwrap();
+    let o = import(&["--service", "pricing", "--dependency", "tax", "--scenario", g]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(layers(&text).iter().all(|l| l.dependencies == ["tax"]), "{text}");
+    let base = std::fs::read_to_string(&graph).unwrap();
+    let marker = "(name: \"unprotected\", stack: [])";
+    assert!(base.contains(marker));
+    let with = format!("(name: \"unprotected\", stack: [], services: [(service: \"pricing\", stack: {text})])");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("service.ron");
+    std::fs::write(&path, base.replace(marker, &with)).unwrap();
+    let c = brownout(&["check", path.to_str().unwrap()], Path::new("."));
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    // Inventory is no service, and pricing does not call payment: each refused, exit 2,
+    // no stack printed; --service without --scenario is refused by the parser.
+    for (args, says) in [
+        (vec!["--service", "inventory", "--scenario", g], "no such service (services: pricing)"),
+        (
+            vec!["--service", "pricing", "--dependency", "payment", "--scenario", g],
+            "does not call --dependency \"payment\"",
+        ),
+        (vec!["--service", "pricing"], "--scenario"),
+    ] {
+        let o = import(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
