@@ -55,3 +55,19 @@ fn the_report_draws_each_edge_with_its_layers_and_figures() {
     assert_eq!(layers(1, 1), Some(serde_json::json!(["consecutive-breaker", "timeout"])));
     assert_eq!(layers(1, 0), None);
 }
+
+#[test]
+fn report_md_lists_a_services_calls_after_its_callers() {
+    // scenarios/checkout-graph.ron: pricing is a service calling tax; report.md's graph list
+    // has the edge pricing → tax for every policy set, with pricing's stack in the set that
+    // gives it one, beside checkout's edges.
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/checkout-graph.ron");
+    std::fs::copy(base, tmp.path().join("g.ron")).unwrap();
+    let o = brownout(&["run", "g.ron", "--quiet", "--out", "out"], tmp.path());
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
+    let edges: Vec<&str> = md.lines().filter(|l| l.trim_start().starts_with("- pricing → tax")).collect();
+    assert_eq!(edges.len(), 4, "one per policy set:\n{md}");
+    assert!(md.contains("- checkout → pricing"), "{md}");
+}

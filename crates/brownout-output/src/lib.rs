@@ -140,7 +140,7 @@ pub fn report_md(scenario: &Scenario, s: &ScenarioSummary, checked: &[Checked], 
         out.push_str(&format!("\n{note}\n"));
     }
     out.push_str(&report::table::markdown(s));
-    out.push_str(&report::dependencies::markdown(s));
+    out.push_str(&report::dependencies::markdown_with(s, Some(scenario)));
     out.push_str("\n## Verdict\n\n");
     out.push_str(&report::table::verdicts(s));
     let slo = report::slo::markdown(s);

@@ -139,6 +139,12 @@ pub fn terminal(s: &ScenarioSummary) -> String {
 
 /// The Markdown section (`## Dependencies`), or nothing with one dependency.
 pub fn markdown(s: &ScenarioSummary) -> String {
+    markdown_with(s, None)
+}
+
+/// As [`markdown`], the graph's edges read with `scenario` (the one the summary is of), so a
+/// service's calls are listed too (`graph::markdown_with`).
+pub fn markdown_with(s: &ScenarioSummary, scenario: Option<&crate::scenario::Scenario>) -> String {
     let rows = rows(s);
     if rows.is_empty() {
         return String::new();
@@ -165,7 +171,7 @@ pub fn markdown(s: &ScenarioSummary) -> String {
             out.push_str(&format!("- {} / {}: {}\n", md(&class), md(&policy), shares.join(", ")));
         }
     }
-    out.push_str(&super::graph::markdown(s));
+    out.push_str(&super::graph::markdown_with(s, scenario));
     out
 }
 

@@ -255,8 +255,10 @@ fn layer_name(l: &Layer) -> String {
 
 /// The Markdown text of the graphs (under the per-dependency table): per policy set, each
 /// edge `class → dependency` with its label and the layers scoped to the dependency.
-pub fn markdown(s: &ScenarioSummary) -> String {
-    let views = views(s);
+/// With the services of `scenario` ([`views_with`]), a service's calls are edges
+/// `service → dependency` after its callers'.
+pub fn markdown_with(s: &ScenarioSummary, scenario: Option<&Scenario>) -> String {
+    let views = views_with(s, scenario);
     let Some(first) = views.first() else { return String::new() };
     let mut out = format!(
         "\nThe graph {} (class → dependency: plan step, ∥n a parallel group of n calls; calls, failed, \
