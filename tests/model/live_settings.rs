@@ -622,7 +622,7 @@ const SERVICES: &str = r#"Scenario(
     classes: [(name: "page", arrivals: Poisson(rate_per_s: 100), deadline: "800ms", calls: [Call("pricing")])],
     dependencies: [
         (name: "pricing", latency: Exponential(mean: "5ms"), cancellation: Propagate(delay: "1ms"),
-         service: (workers: (slots: 6, queue: 8, max_wait: "60ms"), pool: (max_connections: 5, acquire_timeout: "30ms"),
+         service: (instances: 2, workers: (slots: 3, queue: 4, max_wait: "60ms"), pool: (max_connections: 5, acquire_timeout: "30ms"),
                    stack: [(policy: Timeout((timeout: "120ms")), dependencies: ["tax"])],
                    calls: [Parallel(join: Quorum(1), calls: [Call("tax"), Call("tax")]),
                            Optional(dependency: "rates", cost: "5ms")])),

@@ -211,3 +211,17 @@ fn a_call_added_to_a_services_plan_leaves_the_other_calls_draws_alone() {
     assert_eq!(format!("{:?}", ta.service_ms), format!("{:?}", tb.service_ms), "tax's latencies moved");
     assert!(dep(&b, "rates").calls > 4000, "rates is called");
 }
+
+#[test]
+fn a_services_instances_each_have_their_own_slots() {
+    // Two instances of one slot each, no queue: calls go to an instance by their key, which
+    // splits the Poisson calls (λ = 5/s) into two Poisson streams of 2.5/s; each instance is
+    // an Erlang loss system with ρ = 2.5 x 0.1 = 0.25, B(1, 0.25) = 0.2 refused (one
+    // instance of one slot refuses 1/3, above). Standard error at 20,000 calls: 0.0028.
+    let s = common::run_first(
+        &chain(r#"Exponential(mean: "100ms")"#, 1, r#"Constant("0ms"), hop: Constant("0ms")"#, 5.0, "4000s", "")
+            .replace(r#"hop: Constant("1ms"), service: (workers"#, "service: (instances: 2, workers"),
+    );
+    let refused = 1.0 - s.classes[0].ok_ratio;
+    assert!((refused - 0.2).abs() < 0.014, "refused {refused}, expected 0.2");
+}

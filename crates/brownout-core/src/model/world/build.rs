@@ -8,7 +8,7 @@ impl<'m, R: Record, F: Features> World<'m, R, F> {
         let s = &m.scenario;
         let n = s.fleet.instances;
         // The gateway's instances, then one per service (`services.rs`).
-        let services = m.graph.as_ref().map_or(0, |g| g.services.len() as u32);
+        let services = services::Svc::instances(m);
         let insts: Vec<Inst> = (0..n + services).map(|instance| build_instance(m, policy, instance)).collect();
         let layout = build_layout(m, policy, &insts[0]);
         let rec = build_recorder(m, policy, &layout, timeseries);
@@ -107,8 +107,8 @@ impl<'m, R: Record, F: Features> World<'m, R, F> {
 /// Policy layer `spec` of the run's policy set, freshly built for `instance`.
 pub(super) fn build_layer(m: &Model, spec: &crate::scenario::Layer, layer: usize, instance: u32) -> LayerRt {
     let s = &m.scenario;
-    // A service is one instance of its own; its layers are built as a one-instance fleet's.
-    let (instance, of) = if instance < s.fleet.instances { (instance, s.fleet.instances) } else { (0, 1) };
+    // A service's instance builds its layers as one of its service's fleet.
+    let (instance, of) = services::layer_instance(m, instance);
     let ctx = BuildCtx::new(s.classes.iter().map(|c| c.name.clone()).collect())
         .on_instance(instance, of)
         .with_plugins(m.plugins.clone())

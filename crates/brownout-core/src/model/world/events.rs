@@ -32,15 +32,17 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let run = self.m.run_stack(self.policy);
         let spec = &run.layers[l as usize];
         let (kind, dependencies) = (spec.policy.kind(), spec.dependencies.clone());
-        // A service's layer is named by its service, as its instance 0 and its place in the
-        // service's own stack (the world numbers them after the gateway's).
+        // A service's layer is named by its service, its instance among the service's and its
+        // place in the service's own stack (the world numbers them after the gateway's).
         let owner = run.owner[l as usize];
         let service = owner.map(|k| {
             let g = self.m.graph.as_ref().expect("services have a graph");
             self.m.scenario.deps()[g.services[k as usize] as usize].name.clone()
         });
         let (inst, layer) = match owner {
-            Some(_) => (0, l - run.owner.iter().position(|&o| o == owner).expect("its own") as u8),
+            Some(_) => {
+                (self.svc.locate(inst).1, l - run.owner.iter().position(|&o| o == owner).expect("its own") as u8)
+            }
             None => (inst, l),
         };
         let affected = if fleet { 0..self.m.scenario.fleet.instances } else { inst..inst + 1 };

@@ -1,5 +1,5 @@
-//! Services that call services. A service is one more instance after the gateway's
-//! (`Svc::first_inst + k` for service `k`), with its own worker slots, pool and layers, and
+//! Services that call services. A service's instances follow the gateway's (`Svc::base`),
+//! each with its own worker slots, pool and layers, and
 //! its own plan id after the classes' (`Graph::service_class`). A call that reaches a service
 //! becomes a request of that instance and plan: it waits for a slot, does the service's own
 //! work (its `latency`), then runs its plan through the one plan machinery (`plan.rs`), its
@@ -21,6 +21,10 @@ pub(super) struct Svc {
     pub classes: usize,
     /// The first service's instance (the gateway's instances, count); `u32::MAX` without.
     pub first_inst: u32,
+    /// Per service, its first instance; and how many it has.
+    pub base: Vec<u32>,
+    /// See `base`.
+    pub count: Vec<u32>,
     /// Per slot of the calls slab, the service request answering that call (checked against
     /// its `Link::answers`, so a stale entry is never followed).
     pub by_call: Vec<Token>,
@@ -31,11 +35,48 @@ pub(super) struct Svc {
 impl Svc {
     /// The services' placement in a run of `m`.
     pub(super) fn new(m: &Model) -> Svc {
-        match m.graph.as_ref().filter(|g| !g.services.is_empty()) {
-            Some(g) => Svc { classes: g.classes, first_inst: m.scenario.fleet.instances, by_call: Vec::new(), live: 0 },
-            None => Svc { classes: usize::MAX, first_inst: u32::MAX, by_call: Vec::new(), live: 0 },
-        }
+        let none = Svc {
+            classes: usize::MAX,
+            first_inst: u32::MAX,
+            base: Vec::new(),
+            count: Vec::new(),
+            by_call: Vec::new(),
+            live: 0,
+        };
+        let Some(g) = m.graph.as_ref().filter(|g| !g.services.is_empty()) else { return none };
+        let count: Vec<u32> = g.services.iter().map(|&d| service_of(m, d).instances).collect();
+        let first = m.scenario.fleet.instances;
+        let base = count.iter().scan(first, |at, &n| Some(std::mem::replace(at, *at + n))).collect();
+        Svc { classes: g.classes, first_inst: first, base, count, ..none }
     }
+
+    /// The instances of every service (count).
+    pub(super) fn instances(m: &Model) -> u32 {
+        m.graph.as_ref().map_or(0, |g| g.services.iter().map(|&d| service_of(m, d).instances).sum())
+    }
+
+    /// Service instance `inst`: (its service's number, its number among that service's, how
+    /// many that service has).
+    pub(super) fn locate(&self, inst: u32) -> (usize, u32, u32) {
+        let k = self.base.partition_point(|&b| b <= inst) - 1;
+        (k, inst - self.base[k], self.count[k])
+    }
+}
+
+/// The `service` of dependency `dep`.
+fn service_of(m: &Model, dep: u16) -> &crate::scenario::Service {
+    m.scenario.deps()[dep as usize].service.as_ref().expect("a service")
+}
+
+/// Instance `instance` of a run of `m` as a layer is built for it: (its number, its fleet's
+/// size), the gateway's or its service's.
+pub(super) fn layer_instance(m: &Model, instance: u32) -> (u32, u32) {
+    let n = m.scenario.fleet.instances;
+    if instance < n {
+        return (instance, n);
+    }
+    let (_, at, count) = Svc::new(m).locate(instance);
+    (at, count)
 }
 
 /// The key of the draws of the service request answering a call: the call's own draws'
@@ -43,7 +84,12 @@ impl Svc {
 /// caller has its own, and no other request's draws move it.
 fn service_key(key: u64, class: ClassId, attempt: u32, dep: u16) -> u64 {
     let mix = (u64::from(class) << 48) ^ (u64::from(dep) << 32) ^ u64::from(attempt);
-    DERIVED | (key.rotate_left(17) ^ mix.wrapping_mul(0x9e37_79b9_7f4a_7c15)) >> 1
+    // SplitMix64's finalizer: every bit of the result depends on every bit of the input, so
+    // the low bits that choose an instance (`key % instances`) are spread evenly too.
+    let mut z = key ^ mix.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    DERIVED | (z ^ (z >> 31)) >> 1
 }
 
 impl<R: Record, F: Features> World<'_, R, F> {
@@ -130,8 +176,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// The service that instance `inst` (a service's) is.
     fn service_spec(&self, inst: u32) -> &crate::scenario::Service {
         let g = self.m.graph.as_ref().expect("services have a graph");
-        let dep = g.services[(inst - self.svc.first_inst) as usize];
-        self.m.scenario.deps()[dep as usize].service.as_ref().expect("a service")
+        service_of(self.m, g.services[self.svc.locate(inst).0])
     }
 
     /// Pool `p`'s size and acquire timeout (ns) on instance `inst`: a service's one pool
@@ -152,8 +197,10 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// the gateway's, then takes a worker slot, waits for one, or is refused with a 503.
     pub(super) fn service_call(&mut self, now: Time, q: &mut EventQueue<Ev>, call: Token, class: usize) {
         let c = *self.upstream.calls.get(call).expect("live call");
-        let inst = self.svc.first_inst + (class - self.svc.classes) as u32;
         let key = service_key(c.key, c.class, c.attempt, c.dep);
+        // One of the service's instances by the call's key, as a gateway instance is chosen.
+        let k = class - self.svc.classes;
+        let inst = self.svc.base[k] + (key % u64::from(self.svc.count[k])) as u32;
         let class = class as ClassId;
         let who = Identity { class, instance: inst, key, origin: key, item: 0, user: None, reloads: 0 };
         let tok = self.insert_req(Req::fresh(who, now, now, Phase::SlotQueue));

@@ -11,13 +11,16 @@ use super::*;
 /// its plan ends (success, a degraded answer, or the failure's status). The dependency's
 /// `latency` is then the service's own work per call, before its plan; its `hop` the
 /// network round trip from its caller; its `cancellation` says whether a caller that gives
-/// up on a call cancels the service's calls below it. `check` reads services today; a run
-/// refuses them until the world simulates them (docs/graphs.md).
+/// up on a call cancels the service's calls below it (docs/graphs.md, "How a service runs").
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Service {
-    /// Worker slots: at most `slots` calls handled at once, the others waiting in FIFO
-    /// order as the gateway's requests wait for a slot (`queue`, `max_wait`).
+    /// Its instances (>= 1): a call goes to one of them by its key (as the gateway's requests
+    /// do), and each has its own worker slots, pool and policy layers.
+    #[serde(default = "one_instance")]
+    pub instances: u32,
+    /// Worker slots of each instance: at most `slots` calls handled at once, the others
+    /// waiting in FIFO order as the gateway's requests wait for a slot (`queue`, `max_wait`).
     pub workers: Workers,
     /// The connection pool its calls take connections from (left out: each worker slot
     /// holds a connection of its own, so its calls never wait for one).
@@ -31,6 +34,10 @@ pub struct Service {
     /// Its call plan, as a class's `calls`: steps naming other dependencies (at least one
     /// call; a service that reaches itself through its calls is refused).
     pub calls: Vec<Step>,
+}
+
+fn one_instance() -> u32 {
+    1
 }
 
 /// A policy set's stack for one service (`policies[i].services`): in that set, the

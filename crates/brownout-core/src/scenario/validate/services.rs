@@ -49,6 +49,12 @@ pub(super) fn validate(s: &Scenario, classes: &BTreeMap<&str, usize>) -> Result<
                 ),
             ));
         }
+        if svc.instances == 0 || svc.instances > 10_000 {
+            return Err(bad(
+                format!("{at}.instances"),
+                format!("service \"{}\": instances must be between 1 and 10000", d.name),
+            ));
+        }
         if svc.workers.slots == 0 {
             return Err(bad(
                 format!("{at}.workers.slots"),
