@@ -105,6 +105,20 @@ pub fn brownout(args: &[&str], cwd: &Path) -> Output {
     Command::new(BIN).args(args).current_dir(cwd).output().unwrap()
 }
 
+/// Run the sweep spec `text` (two workers, quiet) in a fresh folder: each row of its runs.csv
+/// as column -> value, in run order.
+pub fn sweep_rows(text: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    let dir = tempfile::tempdir().unwrap();
+    let (spec, out) = (dir.path().join("spec.ron"), dir.path().join("out"));
+    std::fs::write(&spec, text).unwrap();
+    let o =
+        brownout(&["sweep", spec.to_str().unwrap(), "-q", "-j", "2", "--out", out.to_str().unwrap()], Path::new("."));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut rd = csv::Reader::from_path(out.join("runs.csv")).unwrap();
+    let head = rd.headers().unwrap().clone();
+    rd.records().map(|r| head.iter().zip(r.unwrap().iter()).map(|(h, v)| (h.into(), v.into())).collect()).collect()
+}
+
 /// stdout as one JSON document (fails the test if it is anything else).
 pub fn document(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout)

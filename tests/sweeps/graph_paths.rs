@@ -47,17 +47,8 @@ fn spec(axis: &str, metrics: &[&str]) -> String {
     )
 }
 
-/// Each row of runs.csv as column -> value, in run order.
 fn sweep(text: &str) -> Vec<BTreeMap<String, String>> {
-    let dir = tempfile::tempdir().unwrap();
-    let (spec, out) = (dir.path().join("spec.ron"), dir.path().join("out"));
-    std::fs::write(&spec, text).unwrap();
-    let o =
-        brownout(&["sweep", spec.to_str().unwrap(), "-q", "-j", "2", "--out", out.to_str().unwrap()], Path::new("."));
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let mut rd = csv::Reader::from_path(out.join("runs.csv")).unwrap();
-    let head = rd.headers().unwrap().clone();
-    rd.records().map(|r| head.iter().zip(r.unwrap().iter()).map(|(h, v)| (h.into(), v.into())).collect()).collect()
+    common::sweep_rows(text)
 }
 
 fn num(row: &BTreeMap<String, String>, col: &str) -> f64 {

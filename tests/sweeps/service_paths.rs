@@ -10,24 +10,14 @@ use crate::common;
 
 use std::path::Path;
 
-use common::brownout;
-
 fn sweep(axis: &str) -> Vec<f64> {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/checkout-graph.ron");
     let text = format!(
         "SweepSpec(\n    name: \"service-paths\",\n    base: {:?},\n    policies: [\"retries-everywhere\"],\n    metrics: [\"dependencies[tax]/attempts\"],\n    axes: [\n        {axis},\n    ],\n)\n",
         base.display().to_string()
     );
-    let dir = tempfile::tempdir().unwrap();
-    let (spec, out) = (dir.path().join("spec.ron"), dir.path().join("out"));
-    std::fs::write(&spec, text).unwrap();
-    let o =
-        brownout(&["sweep", spec.to_str().unwrap(), "-q", "-j", "2", "--out", out.to_str().unwrap()], Path::new("."));
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let mut rd = csv::Reader::from_path(out.join("runs.csv")).unwrap();
-    let head = rd.headers().unwrap().clone();
-    let col = head.iter().position(|h| h == "dependencies[tax]/attempts").expect("the metric's column");
-    rd.records().map(|r| r.unwrap()[col].parse().unwrap()).collect()
+    let col = "dependencies[tax]/attempts";
+    common::sweep_rows(&text).iter().map(|r| r[col].parse().unwrap()).collect()
 }
 
 #[test]
