@@ -467,6 +467,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
 }
 
 impl<R: Record, F: Features> Handler<Ev> for World<'_, R, F> {
+    #[inline(always)]
     fn handle(&mut self, now: Time, ev: Ev, q: &mut EventQueue<Ev>) {
         if self.count_events(now, 1) {
             return;
