@@ -189,30 +189,44 @@ impl<E: Copy> EventQueue<E> {
 
     /// Schedule `event` at absolute time `time`.
     ///
+    /// Always inlined: the common case (a handler's first follow-up fills the root it was
+    /// popped from) is a short sift with no call frame; growing the heap, moving to or filing
+    /// in the radix queue are out of line ([`Self::push`]).
+    ///
     /// # Panics
     /// If `time` lies before the current time: virtual time never runs backwards.
-    #[inline]
+    #[inline(always)]
     pub fn schedule_at(&mut self, time: Time, event: E) {
-        assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        if time < self.now {
+            in_the_past(time, self.now);
+        }
         let seq = self.seq;
         self.seq += 1;
-        if let Some(r) = &mut self.radix {
-            r.schedule_keyed(time, seq, event);
-            return;
-        }
         let entry = Entry { time, seq, event };
+        // Only the heap leaves a hole (`take`), so this is the heap form.
         if self.hole {
             // Fusion: the vacated root takes the new entry and sifts down once.
             self.hole = false;
             self.replace_root(entry);
         } else {
-            self.heap.push(entry);
-            let last = self.heap.len() - 1;
-            self.sift_up(last, entry);
-            self.peak_len = self.peak_len.max(self.heap.len());
-            if self.heap.len() > RADIX_AT {
-                self.move_to_radix();
-            }
+            self.push(entry);
+        }
+    }
+
+    /// Schedule an entry when there is no hole to fill: at the heap's end, or in the radix
+    /// queue.
+    #[inline(never)]
+    fn push(&mut self, entry: Entry<E>) {
+        if let Some(r) = &mut self.radix {
+            r.schedule_keyed(entry.time, entry.seq, entry.event);
+            return;
+        }
+        self.heap.push(entry);
+        let last = self.heap.len() - 1;
+        self.sift_up(last, entry);
+        self.peak_len = self.peak_len.max(self.heap.len());
+        if self.heap.len() > RADIX_AT {
+            self.move_to_radix();
         }
     }
 
@@ -416,6 +430,14 @@ impl<E: Copy> EventQueue<E> {
         }
         h[pos] = entry;
     }
+}
+
+/// The panic of a schedule before the current time, out of line so that the inlined
+/// `schedule_at` stays small.
+#[cold]
+#[inline(never)]
+fn in_the_past(time: Time, now: Time) -> ! {
+    panic!("event scheduled in the past: {time} < {now}")
 }
 
 #[cfg(test)]
