@@ -214,12 +214,11 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Schedule an entry when there is no hole to fill: at the heap's end, or in the radix
-    /// queue.
+    /// queue ([`Self::push_radix`], out of line so that this path saves fewer registers).
     #[inline(never)]
     fn push(&mut self, entry: Entry<E>) {
-        if let Some(r) = &mut self.radix {
-            r.schedule_keyed(entry.time, entry.seq, entry.event);
-            return;
+        if self.radix.is_some() {
+            return self.push_radix(entry);
         }
         self.heap.push(entry);
         let last = self.heap.len() - 1;
@@ -228,6 +227,13 @@ impl<E: Copy> EventQueue<E> {
         if self.heap.len() > RADIX_AT {
             self.move_to_radix();
         }
+    }
+
+    /// File an entry in the radix queue.
+    #[inline(never)]
+    fn push_radix(&mut self, entry: Entry<E>) {
+        let r = self.radix.as_mut().expect("the radix form");
+        r.schedule_keyed(entry.time, entry.seq, entry.event);
     }
 
     /// Hand every pending entry, in (time, insertion) order, to a radix queue.
