@@ -8,9 +8,10 @@
 //! follow-up per event, so a pop leaves the root vacant (a "hole") and the next push fills it
 //! and sifts down once, instead of a full pop (sift to the bottom and back up) followed by a
 //! full push (sift up). Events are `Copy`, so moving them costs a plain copy and nothing is
-//! allocated per event once the vector has grown. A 4-ary layout halves the depth and keeps
-//! siblings on one cache line, which is what keeps it fast at 100,000+ pending events
-//! (measured in `benches/queue.rs`, see BENCHMARKS.md).
+//! allocated per event once the vector has grown. The heap is binary: it never holds more
+//! than [`RADIX_AT`] events (8 KiB, in L1), where the depth a 4-ary layout saves costs more
+//! than it saves (a tournament of three comparisons per level against one): 2-ary counts
+//! 30-70 fewer instructions per request on the bench models, at 12 to 126 pending.
 //!
 //! Past [`RADIX_AT`] pending events the queue moves, once and for good, to a
 //! [`RadixQueue`], whose cost per event does not grow with size. Beside either, events
@@ -26,9 +27,6 @@ use super::{RadixQueue, Time};
 /// Pending events beyond which the radix queue beats the heap (hold model: the heap wins at
 /// 10 pending, the radix queue from a few hundred; BENCHMARKS.md).
 pub const RADIX_AT: usize = 256;
-
-/// Children per node. 4 measured faster than 2 from 10 to 100,000 pending (BENCHMARKS.md).
-const ARITY: usize = 4;
 
 /// An event popped from the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,31 +189,51 @@ impl<E: Copy> EventQueue<E> {
 
     /// Schedule `event` at absolute time `time`.
     ///
+    /// Always inlined: the common case (a handler's first follow-up fills the root it was
+    /// popped from) is a short sift with no call frame; growing the heap, moving to or filing
+    /// in the radix queue are out of line ([`Self::push`]).
+    ///
     /// # Panics
     /// If `time` lies before the current time: virtual time never runs backwards.
-    #[inline]
+    #[inline(always)]
     pub fn schedule_at(&mut self, time: Time, event: E) {
-        assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        if time < self.now {
+            in_the_past(time, self.now);
+        }
         let seq = self.seq;
         self.seq += 1;
-        if let Some(r) = &mut self.radix {
-            r.schedule_keyed(time, seq, event);
-            return;
-        }
         let entry = Entry { time, seq, event };
+        // Only the heap leaves a hole (`take`), so this is the heap form.
         if self.hole {
             // Fusion: the vacated root takes the new entry and sifts down once.
             self.hole = false;
             self.replace_root(entry);
         } else {
-            self.heap.push(entry);
-            let last = self.heap.len() - 1;
-            self.sift_up(last, entry);
-            self.peak_len = self.peak_len.max(self.heap.len());
-            if self.heap.len() > RADIX_AT {
-                self.move_to_radix();
-            }
+            self.push(entry);
         }
+    }
+
+    /// Schedule an entry when there is no hole to fill: at the heap's end, or in the radix
+    /// queue ([`Self::push_radix`], out of line so that this path saves fewer registers).
+    #[inline(never)]
+    fn push(&mut self, entry: Entry<E>) {
+        if self.radix.is_some() {
+            return self.push_radix(entry);
+        }
+        self.heap.push(entry);
+        let last = self.heap.len() - 1;
+        self.sift_up(last, entry);
+        self.peak_len = self.peak_len.max(self.heap.len());
+        if self.heap.len() > RADIX_AT {
+            self.move_to_radix();
+        }
+    }
+
+    /// File an entry in the radix queue.
+    #[inline(never)]
+    fn push_radix(&mut self, entry: Entry<E>) {
+        let r = self.radix.as_mut().expect("the radix form");
+        r.schedule_keyed(entry.time, entry.seq, entry.event);
     }
 
     /// Hand every pending entry, in (time, insertion) order, to a radix queue.
@@ -354,43 +372,51 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Place `entry` at the root and restore the heap order. Like std's `pop`, it first
-    /// walks the hole to the bottom along the smaller children (one comparison per child
-    /// instead of two), then sifts `entry` up: new events usually belong near the bottom.
+    /// walks the hole to the bottom along the smaller children (one comparison per level
+    /// instead of two), then sifts `entry` up: the last entry usually belongs near the bottom.
     fn sift_down_from_root(&mut self, entry: Entry<E>) {
         let h = &mut self.heap;
         let len = h.len();
         let mut pos = 0;
-        loop {
-            let first = ARITY * pos + 1;
-            if first >= len {
-                break;
-            }
-            let (best, _) = min_child(&h[first..(first + ARITY).min(len)], first);
-            h[pos] = h[best];
-            pos = best;
+        let mut child = 1;
+        // Both children exist.
+        while child + 1 < len {
+            child += (h[child + 1].key() < h[child].key()) as usize;
+            h[pos] = h[child];
+            pos = child;
+            child = 2 * pos + 1;
+        }
+        if child + 1 == len {
+            h[pos] = h[child];
+            pos = child;
         }
         self.sift_up(pos, entry);
     }
 
     /// Place `entry` at the root and sift it down top-down, stopping as soon as it is no
-    /// larger than its smallest child. Used for fusion: the follow-up a handler schedules
+    /// larger than its smaller child. Used for fusion: the follow-up a handler schedules
     /// first is often the next arrival, which belongs near the top.
+    #[inline(always)]
     fn replace_root(&mut self, entry: Entry<E>) {
         let h = &mut self.heap;
         let len = h.len();
         let key = entry.key();
         let mut pos = 0;
-        loop {
-            let first = ARITY * pos + 1;
-            if first >= len {
+        let mut child = 1;
+        while child + 1 < len {
+            let (a, b) = (h[child].key(), h[child + 1].key());
+            let least = if b < a { b } else { a };
+            if key <= least {
                 break;
             }
-            let (best, best_key) = min_child(&h[first..(first + ARITY).min(len)], first);
-            if key <= best_key {
-                break;
-            }
-            h[pos] = h[best];
-            pos = best;
+            child += (b < a) as usize;
+            h[pos] = h[child];
+            pos = child;
+            child = 2 * pos + 1;
+        }
+        if child + 1 == len && h[child].key() < key {
+            h[pos] = h[child];
+            pos = child;
         }
         h[pos] = entry;
     }
@@ -401,7 +427,7 @@ impl<E: Copy> EventQueue<E> {
         let h = &mut self.heap;
         let key = entry.key();
         while pos > 0 {
-            let parent = (pos - 1) / ARITY;
+            let parent = (pos - 1) / 2;
             if h[parent].key() <= key {
                 break;
             }
@@ -412,27 +438,12 @@ impl<E: Copy> EventQueue<E> {
     }
 }
 
-/// The smallest of a node's children (`kids`, the first at index `first`): its index and key.
-#[inline(always)]
-fn min_child<E>(kids: &[Entry<E>], first: usize) -> (usize, u128) {
-    if let Ok(k) = <&[Entry<E>; ARITY]>::try_from(kids) {
-        // A full node: a tournament of three comparisons instead of a loop over a slice of
-        // unknown length; on equal keys (impossible: keys are unique) it keeps the first.
-        let (a, b, c, d) = (k[0].key(), k[1].key(), k[2].key(), k[3].key());
-        let (i01, k01) = if b < a { (1, b) } else { (0, a) };
-        let (i23, k23) = if d < c { (3, d) } else { (2, c) };
-        return if k23 < k01 { (first + i23, k23) } else { (first + i01, k01) };
-    }
-    let mut best = first;
-    let mut best_key = kids[0].key();
-    for (i, k) in kids.iter().enumerate().skip(1) {
-        let key = k.key();
-        if key < best_key {
-            best = first + i;
-            best_key = key;
-        }
-    }
-    (best, best_key)
+/// The panic of a schedule before the current time, out of line so that the inlined
+/// `schedule_at` stays small.
+#[cold]
+#[inline(never)]
+fn in_the_past(time: Time, now: Time) -> ! {
+    panic!("event scheduled in the past: {time} < {now}")
 }
 
 #[cfg(test)]

@@ -56,7 +56,13 @@ impl<'m, R: Record, F: Features> World<'m, R, F> {
                 log: None,
                 log_why: None,
             },
-            progress: Progress { horizon: s.horizon.ns(), handled: 0, abort: None },
+            progress: Progress {
+                horizon: s.horizon.ns(),
+                handled: 0,
+                abort: None,
+                max_events: s.limits.max_events,
+                max_pending: super::max_pending(s.limits.max_in_flight),
+            },
             observer: None,
             form: std::marker::PhantomData,
         };

@@ -20,6 +20,8 @@ mod feature_forms;
 mod features;
 #[cfg(test)]
 mod forms;
+#[cfg(test)]
+mod guards;
 mod health;
 mod inactivity;
 #[cfg(debug_assertions)]
@@ -360,7 +362,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// aborted) once past it.
     fn count_events(&mut self, now: Time, n: u64) -> bool {
         self.progress.handled += n;
-        let limit = self.m.scenario.limits.max_events;
+        let limit = self.progress.max_events;
         let past = self.progress.handled > limit;
         if past {
             self.progress.abort = Some(RunError::TooManyEvents { limit, at: now });
@@ -466,7 +468,15 @@ impl<R: Record, F: Features> World<'_, R, F> {
     }
 }
 
+/// Most events that may be pending after an event before the run stops as runaway
+/// ([`RunError::TooManyPending`]): four per request in flight allowed, plus room for the
+/// fixed ones (arrival streams, users, ticks).
+fn max_pending(max_in_flight: u64) -> u64 {
+    max_in_flight.saturating_mul(4).saturating_add(1024)
+}
+
 impl<R: Record, F: Features> Handler<Ev> for World<'_, R, F> {
+    #[inline(always)]
     fn handle(&mut self, now: Time, ev: Ev, q: &mut EventQueue<Ev>) {
         if self.count_events(now, 1) {
             return;
@@ -529,7 +539,7 @@ impl<R: Record, F: Features> Handler<Ev> for World<'_, R, F> {
         if F::STACK && !self.gateway.pump.is_empty() {
             self.pump_layers(now, q);
         }
-        if q.len() as u64 > self.m.scenario.limits.max_in_flight.saturating_mul(4).saturating_add(1024) {
+        if q.len() as u64 > self.progress.max_pending {
             self.progress.abort = Some(RunError::TooManyPending { pending: q.len() as u64, at: now });
         }
     }

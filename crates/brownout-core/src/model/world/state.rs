@@ -437,6 +437,11 @@ pub(super) struct Progress {
     pub handled: u64,
     /// Set when a guard stops the run; the engine halts at once.
     pub abort: Option<crate::model::RunError>,
+    /// `limits.max_events`, copied once: the guard reads it on every event.
+    pub max_events: u64,
+    /// Most events that may be pending after an event (`max_pending`), computed once: the
+    /// guard reads it on every event.
+    pub max_pending: u64,
 }
 
 // ---- call plans ------------------------------------------------------------------------
