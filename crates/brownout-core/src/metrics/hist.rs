@@ -36,9 +36,11 @@ pub(super) type RunLat = Lat<RUN_EXACT>;
 pub struct UsHist<const E: usize = EXACT> {
     /// The listed values: 4 bytes each, so values past `u32::MAX` us (71 minutes) spill.
     few: Vec<u32>,
+    /// The values' histogram, once the list overflowed (since the last reset): one test of
+    /// its tag per value finds both the form and the width the values are kept in.
     hist: Option<Counts>,
-    /// The values are in `hist` (the list overflowed since the last reset).
-    spilled: bool,
+    /// A spilled histogram cleared by a reset, kept for the next overflow.
+    spare: Option<Counts>,
 }
 
 #[cfg(test)]
@@ -55,10 +57,10 @@ impl<const E: usize> UsHist<E> {
     #[inline(always)]
     pub fn record(&mut self, v: u64) {
         match &mut self.hist {
-            Some(h) if self.spilled => h.put(v),
+            Some(h) => h.put(v),
             // A value past the list's width spills, and the histogram clamps it past a day.
-            _ if self.few.len() < E && v <= u32::MAX as u64 => self.few.push(v as u32),
-            _ => self.spill_and_record(v),
+            None if self.few.len() < E && v <= u32::MAX as u64 => self.few.push(v as u32),
+            None => self.spill_and_record(v),
         }
     }
     #[cold]
@@ -68,7 +70,8 @@ impl<const E: usize> UsHist<E> {
     }
     /// Move the listed values into the histogram, which takes every value from now on.
     fn spill(&mut self) {
-        let h = self.hist.get_or_insert_with(Counts::new);
+        let spare = &mut self.spare;
+        let h = self.hist.get_or_insert_with(|| spare.take().unwrap_or_else(Counts::new));
         for &v in &self.few {
             h.put(v as u64);
         }
@@ -76,13 +79,12 @@ impl<const E: usize> UsHist<E> {
         // up to 64 KiB of dead list beside its own array for the rest of the run (a window's
         // histogram regrows its list after a reset, a few doublings per window).
         self.few = Vec::new();
-        self.spilled = true;
     }
     /// Number of values.
     pub fn len(&self) -> u64 {
         match &self.hist {
-            Some(h) if self.spilled => h.len(),
-            _ => self.few.len() as u64,
+            Some(h) => h.len(),
+            None => self.few.len() as u64,
         }
     }
     /// True when empty.
@@ -93,30 +95,28 @@ impl<const E: usize> UsHist<E> {
     /// values are reordered in place.
     pub fn value_at_quantile(&mut self, q: f64) -> u64 {
         match &self.hist {
-            Some(h) if self.spilled => h.value_at_quantile(q),
-            _ => list_quantile(&mut self.few, q),
+            Some(h) => h.value_at_quantile(q),
+            None => list_quantile(&mut self.few, q),
         }
     }
     /// Add every value of `other`, as if each had been recorded here.
     fn absorb(&mut self, other: &UsHist<E>) {
         match &other.hist {
-            Some(h) if other.spilled => {
-                if !self.spilled {
+            Some(h) => {
+                if self.hist.is_none() {
                     self.spill();
                 }
                 self.hist.as_mut().expect("spilled").add(h);
             }
-            _ => other.few.iter().for_each(|&v| self.record(v as u64)),
+            None => other.few.iter().for_each(|&v| self.record(v as u64)),
         }
     }
     /// Forget every value (a spilled histogram is kept, cleared, for the next overflow).
     pub fn reset(&mut self) {
-        if self.spilled
-            && let Some(h) = &mut self.hist
-        {
+        if let Some(mut h) = self.hist.take() {
             h.reset();
+            self.spare = Some(h);
         }
-        self.spilled = false;
         self.few.clear();
     }
 }
@@ -272,8 +272,14 @@ impl<const E: usize> Lat<E> {
     pub fn record(&mut self, ns: Time) {
         self.vals.record(us(ns));
         self.sum_ns += ns as u128;
-        self.min_ns = self.min_ns.min(ns);
-        self.max_ns = self.max_ns.max(ns);
+        // A test each rather than `min`/`max`: the range seldom changes, and a store only
+        // when it does saves the two unconditional ones.
+        if ns < self.min_ns {
+            self.min_ns = ns;
+        }
+        if ns > self.max_ns {
+            self.max_ns = ns;
+        }
     }
     /// Add the values of `other`, as if each had been recorded here: a latency that is the
     /// union of others kept anyway costs nothing per request.
@@ -294,8 +300,8 @@ impl<const E: usize> Lat<E> {
     /// Quantile in microseconds, as `Histogram::value_at_quantile` gives it.
     fn q_us(&self, q: f64) -> u64 {
         match &self.vals.hist {
-            Some(h) if self.vals.spilled => h.value_at_quantile(q),
-            _ => list_quantile(&mut self.vals.few.clone(), q),
+            Some(h) => h.value_at_quantile(q),
+            None => list_quantile(&mut self.vals.few.clone(), q),
         }
     }
     /// Quantile in milliseconds (0 when empty), clamped to the exact observed range.
@@ -318,7 +324,7 @@ impl<const E: usize> Lat<E> {
         if self.is_empty() {
             return out;
         }
-        if self.vals.spilled {
+        if self.vals.hist.is_some() {
             for (o, &q) in out.iter_mut().zip(&qs) {
                 *o = self.q_ms(q);
             }

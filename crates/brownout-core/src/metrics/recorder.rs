@@ -136,7 +136,7 @@ pub struct Recorder {
     cycles: u64,
     calls_by_requests: u64,
     requests_calling: u64,
-    found_in_flight: Vec<u64>,
+    found_in_flight: [u64; FOUND_BUCKETS],
     per_instance: Vec<Tally>,
     limiter_queue: QueueAcc,
     bulkhead_queue: QueueAcc,
@@ -184,7 +184,7 @@ impl Recorder {
             cycles: 0,
             calls_by_requests: 0,
             requests_calling: 0,
-            found_in_flight: vec![0; FOUND_BUCKETS],
+            found_in_flight: [0; FOUND_BUCKETS],
             per_instance: vec![Tally::default(); n],
             limiter_queue: QueueAcc::default(),
             bulkhead_queue: QueueAcc::default(),
@@ -473,11 +473,13 @@ impl Record for Recorder {
     }
 
     /// Worker slots in use on an instance changed.
+    #[inline]
     fn workers(&mut self, now: Time, instance: u32, in_use: u32) {
         self.workers[instance as usize].set(now, in_use as f64);
     }
 
     /// Pool connections in use on an instance changed.
+    #[inline]
     fn pool(&mut self, now: Time, instance: u32, in_use: u32) {
         let g = &mut self.pool[instance as usize];
         self.conns_taken += (now >= self.s.warmup && in_use as f64 > g.value) as u64;

@@ -175,6 +175,20 @@ impl Tracker {
     #[inline]
     pub(super) fn arrival(&mut self, now: Time, class: usize) {
         let k = now / self.window;
+        // Most arrivals land in a window already pending: a count there, and nothing of
+        // `slot`'s bookkeeping inlined into every arrival.
+        let c = &mut self.classes[class];
+        if let Some(s) = k.checked_sub(c.base).and_then(|i| c.pending.get_mut(i as usize)) {
+            s.offered += 1;
+        } else {
+            self.first_arrival(class, k);
+        }
+    }
+
+    /// The first arrival in window `k` of `class`: its counts start.
+    #[cold]
+    #[inline(never)]
+    fn first_arrival(&mut self, class: usize, k: u64) {
         let slot = self.slot(class, k);
         debug_assert!(slot.is_some(), "arrivals come in time order, after every judged window");
         if let Some(s) = slot {

@@ -89,11 +89,19 @@ impl<T: Width> Flat<T> {
     #[inline(always)]
     pub(super) fn put(&mut self, v: u64) {
         let i = index_of(v.min(HIGH_US));
-        if i >= self.counts.len() {
-            self.grow(i);
+        // One bounds test: the count is there, or the array grows to it (cold).
+        match self.counts.get_mut(i) {
+            Some(c) => *c = *c + T::ONE,
+            None => self.grow_and_count(i),
         }
-        self.counts[i] = self.counts[i] + T::ONE;
         self.total += 1;
+    }
+
+    /// Grow to hold `index`, then count one value there.
+    #[cold]
+    fn grow_and_count(&mut self, index: usize) {
+        self.grow(index);
+        self.counts[index] = self.counts[index] + T::ONE;
     }
 
     /// Hold counts up to `index`, in whole half-buckets as hdrhistogram's `resize` grows (its

@@ -23,7 +23,7 @@ fn a_spilled_histogram_holds_counts_only_up_to_its_largest_value() {
         u.record(v);
         h.saturating_record(v);
     }
-    assert!(u.spilled);
+    assert!(u.hist.is_some());
     // By hand: 2,048 sub-buckets (3 digits), half of them per bucket after the first;
     // values below 2^24 us (16.8 s) take buckets 0..=13, 15 halves; a day (< 2^37) 28.
     // Each count takes 2 bytes while fewer than 65,535 values were recorded.
@@ -50,12 +50,12 @@ fn a_list_holds_four_bytes_a_value_and_spills_what_does_not_fit() {
         u.record(v);
         h.saturating_record(v);
     }
-    assert!(!u.spilled);
+    assert!(u.hist.is_none());
     assert_eq!(std::mem::size_of_val(&u.few[..]), 40);
     let big = u32::MAX as u64 + 1;
     u.record(big);
     h.saturating_record(big);
-    assert!(u.spilled, "a value past u32::MAX stayed in the list");
+    assert!(u.hist.is_some(), "a value past u32::MAX stayed in the list");
     for q in [0.0, 0.5, 0.9, 1.0] {
         assert_eq!(u.value_at_quantile(q), h.value_at_quantile(q), "q {q}");
     }
@@ -66,7 +66,7 @@ fn a_list_holds_four_bytes_a_value_and_spills_what_does_not_fit() {
 fn narrow_with(v: u64, n: u64) -> UsHist {
     let mut h: Flat<u32> = Flat::new();
     h.record_n(v, n as u32).unwrap();
-    UsHist { few: Vec::new(), hist: Some(Counts::N32(h)), spilled: true }
+    UsHist { few: Vec::new(), hist: Some(Counts::N32(h)), spare: None }
 }
 
 #[test]
@@ -299,7 +299,7 @@ fn a_spilled_histogram_holds_no_list() {
     for v in 0..=EXACT as u64 {
         u.record(v);
     }
-    assert!(u.spilled);
+    assert!(u.hist.is_some());
     assert_eq!(u.few.capacity(), 0, "a spilled histogram kept its list's buffer");
     // After a reset the list takes values again, and quantiles still match the oracle.
     u.reset();
@@ -357,7 +357,7 @@ fn the_whole_runs_shorter_list_changes_no_figure() {
         }
         assert_eq!(run.stats(), win.stats());
     }
-    assert!(run.vals.spilled);
+    assert!(run.vals.hist.is_some());
 }
 
 #[test]

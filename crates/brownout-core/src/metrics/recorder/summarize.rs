@@ -67,7 +67,7 @@ impl Recorder {
                 abandoned: self.dep_abandoned,
                 cancelled: self.dep_cancelled,
                 mean_in_flight: self.dep_in_flight.integral(now) / span,
-                found_in_flight: self.found_in_flight.clone(),
+                found_in_flight: self.found_in_flight.to_vec(),
             },
             dependencies,
             breaker,
