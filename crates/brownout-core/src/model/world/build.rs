@@ -291,6 +291,13 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
                 .collect()
         })
         .collect();
+    let attempt_timeouts = (class_layers.iter().zip(&request_timeouts))
+        .map(|(ls, bounds)| {
+            let request = |p: usize| bounds.iter().any(|&(at, ..)| at as usize == p);
+            let times = |p: usize, l: u8| hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT) && !request(p);
+            ls.iter().enumerate().filter(|&(p, &l)| times(p, l)).map(|(_, &l)| l).collect()
+        })
+        .collect();
     let depth = class_layers.iter().map(Vec::len).max().unwrap_or(0);
     let replica_rule = class_layers
         .iter()
@@ -315,6 +322,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         call_layers,
         inner_start,
         request_timeouts,
+        attempt_timeouts,
         fleet: (stack.iter().zip(&run.owner))
             .map(|(l, owner)| match l.scope {
                 // A service is one instance: its layers are its own.

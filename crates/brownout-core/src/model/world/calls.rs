@@ -20,16 +20,8 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
         let mut timeout: Option<(Time, Time)> = None;
         let route = self.route_of(class, tok);
-        let layers: &[u8] =
-            if self.route_has(route, Hooks::ATTEMPT_TIMEOUT) { &self.layout.class_layers[route] } else { &[] };
-        for (p, &l) in layers.iter().enumerate() {
-            if !self.layout.hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT) {
-                debug_assert!(self.layer(inst, l).policy.attempt_timeout(class as ClassId).is_none());
-                continue;
-            }
-            if self.layout.request_timeouts[route].iter().any(|&(at, ..)| at as usize == p) {
-                continue; // it bounds the request: `request`
-            }
+        let layers: &[u8] = if F::STACK { &self.layout.attempt_timeouts[route] } else { &[] };
+        for &l in layers {
             if let Some(t) = self.layer(inst, l).policy.attempt_timeout(class as ClassId)
                 && timeout.is_none_or(|cur| t.0 < cur.0)
             {
@@ -43,7 +35,6 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let unwind = self.unwind_of(tok, unwind);
         let p = self.pool_id(tok);
         let free = self.pool_free(inst, p);
-        let (_, acquire_timeout) = self.pool_limits(inst, p);
         let r = self.reqs.get_mut(tok).expect("live request");
         r.time.attempt_deadline = deadline;
         r.time.unwind = unwind;
@@ -51,6 +42,8 @@ impl<R: Record, F: Features> World<'_, R, F> {
         if free {
             self.take_connection(now, q, tok);
         } else {
+            let (_, acquire_timeout) = self.pool_limits(inst, p);
+            let r = self.reqs.get_mut(tok).expect("live request");
             let i = &mut self.gateway.insts[inst as usize];
             i.pool_waiting += 1;
             let waiting = i.pool_waiting;
@@ -130,12 +123,12 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, deadline) = (r.who.class, r.who.instance, r.time.attempt_deadline);
         let route = self.route_of(class as usize, tok);
-        if !self.route_has(route, Hooks::ATTEMPT_TIMEOUT) {
-            return (deadline, 0); // no layer times the attempt
+        if !self.route_has(route, Hooks::CONNECTION_TIMEOUT) {
+            return (deadline, 0); // no layer times the connection
         }
         let mut first: Option<(Time, Time, bool)> = None;
         for &l in &self.layout.class_layers[route] {
-            if self.layout.hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT)
+            if self.layout.hooks[l as usize].has(Hooks::CONNECTION_TIMEOUT)
                 && let Some(t) = self.layer(inst, l).policy.connection_timeout(class)
                 && first.is_none_or(|cur| t.0 < cur.0)
             {
@@ -326,8 +319,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// shed on the way get a 503 at once.
     fn free_server(&mut self, now: Time, q: &mut EventQueue<Ev>, r: usize) {
         dec!(self.upstream.busy[r]);
-        // The dependency whose replicas' row holds `r`: the last one starting at or before it.
-        let dep = self.upstream.base.partition_point(|&b| b <= r) - 1;
+        // The dependency whose replicas' row holds `r`: the last one starting at or before it
+        // (without a service graph, the one dependency).
+        let dep = if F::GRAPH { self.upstream.base.partition_point(|&b| b <= r) - 1 } else { 0 };
         let up = &mut self.upstream;
         let calls = &up.calls;
         let mut shed = Vec::new();

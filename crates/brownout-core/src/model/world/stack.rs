@@ -32,10 +32,13 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let id = self.gateway.next_attempt_id;
         self.gateway.next_attempt_id += 1;
         let r = self.reqs.get(tok).expect("live request");
-        let route = self.route_of(r.who.class as usize, tok);
+        // A retry starts inside the retry layer; a first attempt at the outermost layer.
+        let pos =
+            if r.attempt.number == 0 { 0 } else { self.layout.inner_start[self.route_of(r.who.class as usize, tok)] };
         let r = self.reqs.get_mut(tok).expect("live request");
         r.attempt.number += 1;
         r.attempt.id = id;
+        r.attempt.pos = pos;
         // Only layers read the first attempt's id (`id_at`).
         if F::STACK && r.attempt.number == 1 {
             let slot = tok.index as usize;
@@ -44,7 +47,6 @@ impl<R: Record, F: Features> World<'_, R, F> {
             }
             self.first_ids[slot] = (id, now);
         }
-        r.attempt.pos = if r.attempt.number == 1 { 0 } else { self.layout.inner_start[route] };
         self.admit_from(now, q, tok);
     }
 
@@ -257,6 +259,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
 
     /// Hand a cancellation or completion to a layer: at once for per-instance state, after
     /// the propagation delay for fleet-wide state.
+    #[inline]
     pub(super) fn deliver(&mut self, now: Time, q: &mut EventQueue<Ev>, inst: u32, l: u8, notice: Notice) {
         match self.layout.fleet[l as usize] {
             Some(delay) if delay > 0 => {

@@ -341,6 +341,9 @@ pub(super) struct Layout {
     /// the `Timeout` layers outside its first retry layer, which bound the whole request,
     /// not each attempt (`World::request_deadline`). Empty for most classes.
     pub request_timeouts: Vec<Vec<(u8, Time, Time)>>,
+    /// Per route, the layers that may time each attempt (`Policy::attempt_timeout`): those
+    /// with `Hooks::ATTEMPT_TIMEOUT` that are not among its `request_timeouts`.
+    pub attempt_timeouts: Vec<Vec<u8>>,
     /// Per layer, the propagation delay (ns) of a fleet-wide layer; None per instance.
     pub fleet: Vec<Option<Time>>,
     /// The first layer reporting a breaker state (recorded per instance).
