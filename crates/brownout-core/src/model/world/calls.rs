@@ -108,11 +108,6 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
     }
 
-    /// Some layer on route `route` has hook `hook` (never without a policy stack).
-    pub(super) fn route_has(&self, route: usize, hook: Hooks) -> bool {
-        F::STACK && self.layout.route_hooks[route].has(hook)
-    }
-
     /// The attempt's deadline from the moment its connection is ready (`now`): a timeout that
     /// starts with the connection (`Policy::connection_timeout`, HAProxy's `timeout server`)
     /// runs from now and ends the attempt if it comes before the deadline set when the

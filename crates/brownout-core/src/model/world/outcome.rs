@@ -123,7 +123,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, attempt) = (r.who.class as usize, r.who.instance, r.attempt.number);
         let route = self.route_of(class, tok);
-        if !self.layout.route_hooks[route].has(Hooks::RETRY_DELAY) {
+        if !self.route_has(route, Hooks::RETRY_DELAY) {
             return false; // no layer asks for a retry
         }
         // No retry starts once the request-level timeout has fired (Polly's retry returns the
@@ -249,9 +249,11 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// the fleet's `timeout_unwind`, when given, replaces it, one draw per attempt (a hedge
     /// shares its attempt's).
     pub(super) fn unwind_of(&self, tok: Token, own: Option<Time>) -> Time {
-        let r = self.reqs.get(tok).expect("live request");
         match (&self.m.unwind, own) {
-            (Some(d), Some(_)) => d.at(((r.who.class as u64) << 48) ^ r.who.key, u64::from(r.attempt.number)),
+            (Some(d), Some(_)) => {
+                let r = self.reqs.get(tok).expect("live request");
+                d.at(((r.who.class as u64) << 48) ^ r.who.key, u64::from(r.attempt.number))
+            }
             (_, own) => own.unwrap_or(0),
         }
     }

@@ -18,6 +18,11 @@ impl<R: Record, F: Features> World<'_, R, F> {
         if self.layout.stride == 0 { class } else { class * self.layout.stride + self.dep_of(tok) as usize }
     }
 
+    /// Some layer on route `route` has hook `hook` (never without a policy stack).
+    pub(super) fn route_has(&self, route: usize, hook: Hooks) -> bool {
+        F::STACK && self.layout.route_hooks[route].has(hook)
+    }
+
     pub(super) fn attempt_of(&self, now: Time, tok: Token, layer: u8) -> Attempt {
         let r = self.reqs.get(tok).expect("live request");
         let (priority, deadline) = self.class_terms(r.who.class);
