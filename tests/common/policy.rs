@@ -83,14 +83,20 @@ pub fn drive(name: &str, mut full: Box<dyn Policy>, mut lean: Box<dyn Policy>, s
                 }
             }
             6 => {
-                let a = (full.attempt_timeout(class), full.connection_timeout(class), full.hedge_delay(class));
+                let a = (
+                    full.attempt_timeout(class),
+                    full.connection_timeout(class),
+                    full.is_inactivity_timeout(class),
+                    full.hedge_delay(class),
+                );
                 let timed = hooks.has(Hooks::ATTEMPT_TIMEOUT);
                 let b = (
                     if timed { lean.attempt_timeout(class) } else { None },
-                    if timed { lean.connection_timeout(class) } else { None },
+                    if hooks.has(Hooks::CONNECTION_TIMEOUT) { lean.connection_timeout(class) } else { None },
+                    hooks.has(Hooks::CONNECTION_TIMEOUT) && lean.is_inactivity_timeout(class),
                     if hooks.has(Hooks::HEDGE_DELAY) { lean.hedge_delay(class) } else { None },
                 );
-                assert_eq!(a, b, "attempt_timeout, connection_timeout, hedge_delay at {at}");
+                assert_eq!(a, b, "attempt_timeout, connection_timeout, is_inactivity_timeout, hedge_delay at {at}");
             }
             _ => {
                 let outcome = [CallOutcome::Error, CallOutcome::Timeout][rng.below(2) as usize];

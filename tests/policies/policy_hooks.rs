@@ -1,5 +1,5 @@
 //! `Policy::hooks` is an optimisation contract: the world calls a layer's optional hooks
-//! (`admit`, `on_request`, `cancel`/`complete`, `attempt_timeout`, `hedge_delay`,
+//! (`admit`, `on_request`, `cancel`/`complete`, `attempt_timeout`, `connection_timeout`, `hedge_delay`,
 //! `retry_delay`, `allow_retry`) only when the policy declares them. For every layer of every shipped
 //! scenario, two copies of the policy see the same seeded random sequence of calls, one every
 //! hook and the other only its declared ones (the skipped calls answered by the trait's

@@ -135,6 +135,9 @@ impl Piecewise {
     /// The value at `t`.
     pub(crate) fn at(&self, t: Time) -> f64 {
         let p = &self.points;
+        if let [(_, v)] = p[..] {
+            return v; // a constant (no drift, a constant error rate): no search
+        }
         let i = p.partition_point(|&(pt, _)| pt <= t);
         if i == 0 {
             return p[0].1;

@@ -367,7 +367,7 @@ pub trait Policy {
 
     /// Per-attempt timeout that starts when the attempt holds a pool connection (the wait
     /// for one does not count: HAProxy's `timeout server`), and its unwind. None = none
-    /// from this layer. Declared with [`Hooks::ATTEMPT_TIMEOUT`].
+    /// from this layer. Declared with [`Hooks::CONNECTION_TIMEOUT`].
     fn connection_timeout(&self, _class: ClassId) -> Option<(Time, Time)> {
         None
     }
@@ -429,8 +429,9 @@ pub trait Policy {
     }
 
     /// The optional hooks this policy overrides; the world skips calling the others, which
-    /// keep their defaults. Must name every overridden hook (the default, [`Hooks::ALL`],
-    /// always does); `tests/policies/policy_hooks.rs` checks the built-in declarations.
+    /// keep their defaults. Must name every overridden hook that may answer other than its
+    /// default as the policy is configured (the default, [`Hooks::ALL`], always does);
+    /// `tests/policies/policy_hooks.rs` checks the built-in declarations.
     fn hooks(&self) -> Hooks {
         Hooks::ALL
     }
@@ -448,7 +449,7 @@ impl Hooks {
     pub const ON_REQUEST: Hooks = Hooks(1);
     /// [`Policy::cancel`] and [`Policy::complete`].
     pub const NOTICES: Hooks = Hooks(1 << 1);
-    /// [`Policy::attempt_timeout`] and [`Policy::connection_timeout`].
+    /// [`Policy::attempt_timeout`].
     pub const ATTEMPT_TIMEOUT: Hooks = Hooks(1 << 2);
     /// [`Policy::hedge_delay`].
     pub const HEDGE_DELAY: Hooks = Hooks(1 << 3);
@@ -459,8 +460,10 @@ impl Hooks {
     /// [`Policy::admit`] may answer other than [`Admission::Admit`] or change the policy's
     /// state; without it the world admits every attempt without asking.
     pub const ADMIT: Hooks = Hooks(1 << 6);
+    /// [`Policy::connection_timeout`] and [`Policy::is_inactivity_timeout`].
+    pub const CONNECTION_TIMEOUT: Hooks = Hooks(1 << 7);
     /// Every optional hook.
-    pub const ALL: Hooks = Hooks(0x7f);
+    pub const ALL: Hooks = Hooks(0xff);
 
     /// Every hook of `self` and of `other`.
     pub const fn with(self, other: Hooks) -> Hooks {

@@ -122,7 +122,11 @@ impl Timeout {
 
 impl Policy for Timeout {
     fn hooks(&self) -> crate::policy::Hooks {
-        crate::policy::Hooks::ATTEMPT_TIMEOUT
+        // Only the start it is configured with answers; the other timeout hook is always None.
+        match self.starts {
+            TimeoutStart::Attempt => crate::policy::Hooks::ATTEMPT_TIMEOUT,
+            TimeoutStart::Connection | TimeoutStart::Inactivity => crate::policy::Hooks::CONNECTION_TIMEOUT,
+        }
     }
 
     fn reports_status(&self) -> bool {

@@ -251,7 +251,10 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
     // scoped to its dependency or not: tower's TpsBudget deposits per request to the service
     // it wraps, Finagle's `RequeueFilter.apply` per request through the filter
     // (`retryBudget.deposit()`), Envoy's retry budget is a share of the cluster's active
-    // upstream requests.
+    // upstream requests. Only the layers that listen (`Hooks::ON_REQUEST`) are kept: the
+    // others would hear nothing.
+    let hooks: Vec<Hooks> = first.layers.iter().map(|l| l.policy.hooks()).collect();
+    let listens = |i: usize| hooks[i].has(Hooks::ON_REQUEST);
     let planned = |c: usize| m.graph.as_ref().is_some_and(|g| g.plans[c].is_some());
     let arrival_layers: Vec<Vec<u8>> = (0..ids)
         .map(|c| {
@@ -260,16 +263,19 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
             }
             let called = called(c);
             let passes = |i: usize| for_class(i, c) && called.iter().any(|d| for_dep(&stack[i], d));
-            (0..stack.len()).filter(|&i| passes(i)).map(|i| i as u8).collect()
+            (0..stack.len()).filter(|&i| passes(i) && listens(i)).map(|i| i as u8).collect()
         })
         .collect();
-    let call_layers: Vec<Vec<u8>> = if (0..ids).any(planned) {
-        (routes.iter().zip(&class_layers))
-            .map(|(&(c, _), ls)| if planned(c) { ls.clone() } else { Vec::new() })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let call_layers: Vec<Vec<u8>> =
+        if (0..ids).any(planned) {
+            (routes.iter().zip(&class_layers))
+                .map(|(&(c, _), ls)| {
+                    if planned(c) { ls.iter().copied().filter(|&l| listens(l as usize)).collect() } else { Vec::new() }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
     let inner_start: Vec<u8> = class_layers
         .iter()
         .map(|ls| ls.iter().position(|&l| first.layers[l as usize].policy.is_retry()).unwrap_or(0) as u8)
@@ -277,7 +283,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
     // A `Timeout` outside the retry layer times the request, as .NET's total request timeout
     // outside its retry (Polly's outer timeout cancels the attempt in flight and the retry's
     // delay, and no retry starts after it); one inside, or with no retry inside, each attempt.
-    let request_timeouts = class_layers
+    let request_timeouts: Vec<Vec<(u8, Time, Time)>> = class_layers
         .iter()
         .zip(&inner_start)
         .zip(&routes)
@@ -289,6 +295,13 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
                     Some((p as u8, t, unwind))
                 })
                 .collect()
+        })
+        .collect();
+    let attempt_timeouts = (class_layers.iter().zip(&request_timeouts))
+        .map(|(ls, bounds)| {
+            let request = |p: usize| bounds.iter().any(|&(at, ..)| at as usize == p);
+            let times = |p: usize, l: u8| hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT) && !request(p);
+            ls.iter().enumerate().filter(|&(p, &l)| times(p, l)).map(|(_, &l)| l).collect()
         })
         .collect();
     let depth = class_layers.iter().map(Vec::len).max().unwrap_or(0);
@@ -305,6 +318,9 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
     // The breaker and limit the recorder follows per instance are the gateway's.
     let gateway = &first.layers[..run.gateway];
     let find = |f: &dyn Fn(&Status) -> bool| gateway.iter().position(|l| f(&l.last)).map(|i| i as u8);
+    let route_hooks =
+        class_layers.iter().map(|ls| ls.iter().fold(Hooks::NONE, |h, &l| h.with(hooks[l as usize]))).collect();
+    let request_timed = request_timeouts.iter().any(|t| !t.is_empty());
     Layout {
         class_layers,
         stride,
@@ -312,6 +328,7 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         call_layers,
         inner_start,
         request_timeouts,
+        attempt_timeouts,
         fleet: (stack.iter().zip(&run.owner))
             .map(|(l, owner)| match l.scope {
                 // A service is one instance: its layers are its own.
@@ -323,7 +340,9 @@ fn build_layout(m: &Model, policy: usize, first: &Inst) -> Layout {
         breaker_layer: find(&|st| st.breaker.is_some()),
         limit_layer: find(&|st| st.limit.is_some()),
         kinds: stack.iter().map(|l| l.policy.facts().layer).collect(),
-        hooks: first.layers.iter().map(|l| l.policy.hooks()).collect(),
+        hooks,
+        route_hooks,
+        request_timed,
         depth,
         gateway_layers: run.gateway,
         replica_rule,

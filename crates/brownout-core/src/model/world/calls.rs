@@ -20,15 +20,8 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
         let mut timeout: Option<(Time, Time)> = None;
         let route = self.route_of(class, tok);
-        let layers: &[u8] = if F::STACK { &self.layout.class_layers[route] } else { &[] };
-        for (p, &l) in layers.iter().enumerate() {
-            if !self.layout.hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT) {
-                debug_assert!(self.layer(inst, l).policy.attempt_timeout(class as ClassId).is_none());
-                continue;
-            }
-            if self.layout.request_timeouts[route].iter().any(|&(at, ..)| at as usize == p) {
-                continue; // it bounds the request: `request`
-            }
+        let layers: &[u8] = if F::STACK { &self.layout.attempt_timeouts[route] } else { &[] };
+        for &l in layers {
             if let Some(t) = self.layer(inst, l).policy.attempt_timeout(class as ClassId)
                 && timeout.is_none_or(|cur| t.0 < cur.0)
             {
@@ -42,7 +35,6 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let unwind = self.unwind_of(tok, unwind);
         let p = self.pool_id(tok);
         let free = self.pool_free(inst, p);
-        let (_, acquire_timeout) = self.pool_limits(inst, p);
         let r = self.reqs.get_mut(tok).expect("live request");
         r.time.attempt_deadline = deadline;
         r.time.unwind = unwind;
@@ -50,6 +42,8 @@ impl<R: Record, F: Features> World<'_, R, F> {
         if free {
             self.take_connection(now, q, tok);
         } else {
+            let (_, acquire_timeout) = self.pool_limits(inst, p);
+            let r = self.reqs.get_mut(tok).expect("live request");
             let i = &mut self.gateway.insts[inst as usize];
             i.pool_waiting += 1;
             let waiting = i.pool_waiting;
@@ -75,12 +69,18 @@ impl<R: Record, F: Features> World<'_, R, F> {
         self.rec_conn_wait(arrived, class, waited);
         self.graph_conn_wait(tok, arrived, waited);
         let call = self.open_call(now, q, tok, false, conn);
-        if let Some(c) = self.upstream.calls.get_mut(call) {
-            c.inactivity_cap = inactivity_cap;
-        }
-        self.reqs.get_mut(tok).expect("live request").attempt.call = Some(call);
-        let done_at = self.upstream.calls.get(call).map_or(Time::MAX, |c| c.done_at);
+        let done_at = match self.upstream.calls.get_mut(call) {
+            Some(c) => {
+                c.inactivity_cap = inactivity_cap;
+                c.done_at
+            }
+            None => Time::MAX,
+        };
         let timed = deadline != Time::MAX && done_at > deadline;
+        let r = self.reqs.get_mut(tok).expect("live request");
+        r.attempt.call = Some(call);
+        r.attempt.timed = timed;
+        let generation = r.hedge.generation;
         if timed {
             self.timer(q, tok, deadline, Timer::Attempt);
         } else {
@@ -90,12 +90,13 @@ impl<R: Record, F: Features> World<'_, R, F> {
             // hedge is still out (`dep_done` arms the timer then). Outcomes are the same.
             self.bump_generation(tok);
         }
-        self.reqs.get_mut(tok).expect("live request").attempt.timed = timed;
-        let r = self.reqs.get(tok).expect("live request");
-        let (inst, generation) = (r.who.instance, r.hedge.generation);
+        let route = self.route_of(class as usize, tok);
+        if !self.route_has(route, Hooks::HEDGE_DELAY) {
+            return; // no layer hedges
+        }
+        let inst = self.reqs.get(tok).expect("live request").who.instance;
         let mut hedge = None;
-        let layers: &[u8] = if F::STACK { &self.layout.class_layers[self.route_of(class as usize, tok)] } else { &[] };
-        for &l in layers {
+        for &l in &self.layout.class_layers[route] {
             if self.layout.hooks[l as usize].has(Hooks::HEDGE_DELAY) {
                 hedge = hedge.or(self.layer(inst, l).policy.hedge_delay(class));
             } else {
@@ -116,12 +117,13 @@ impl<R: Record, F: Features> World<'_, R, F> {
     fn connection_deadline(&mut self, now: Time, tok: Token) -> (Time, Time) {
         let r = self.reqs.get(tok).expect("live request");
         let (class, inst, deadline) = (r.who.class, r.who.instance, r.time.attempt_deadline);
-        if !F::STACK {
-            return (deadline, 0); // no layer, no timeout
+        let route = self.route_of(class as usize, tok);
+        if !self.route_has(route, Hooks::CONNECTION_TIMEOUT) {
+            return (deadline, 0); // no layer times the connection
         }
         let mut first: Option<(Time, Time, bool)> = None;
-        for &l in &self.layout.class_layers[self.route_of(class as usize, tok)] {
-            if self.layout.hooks[l as usize].has(Hooks::ATTEMPT_TIMEOUT)
+        for &l in &self.layout.class_layers[route] {
+            if self.layout.hooks[l as usize].has(Hooks::CONNECTION_TIMEOUT)
                 && let Some(t) = self.layer(inst, l).policy.connection_timeout(class)
                 && first.is_none_or(|cur| t.0 < cur.0)
             {
@@ -148,9 +150,8 @@ impl<R: Record, F: Features> World<'_, R, F> {
         r.attempt.conns += 1;
         r.calls += 1;
         let (inst, class, key) = (r.who.instance, r.who.class, r.who.key);
-        let dep = self.dep_of(tok);
-        let r = self.reqs.get(tok).expect("live request");
         let attempt = if hedged { r.attempt.number | (1 << 31) } else { r.attempt.number };
+        let dep = self.dep_of(tok);
         let p = self.pool_id(tok);
         debug_assert!(self.pool_free(inst, p), "a connection beyond the pool");
         let i = &mut self.gateway.insts[inst as usize];
@@ -313,8 +314,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// shed on the way get a 503 at once.
     fn free_server(&mut self, now: Time, q: &mut EventQueue<Ev>, r: usize) {
         dec!(self.upstream.busy[r]);
-        // The dependency whose replicas' row holds `r`: the last one starting at or before it.
-        let dep = self.upstream.base.partition_point(|&b| b <= r) - 1;
+        // The dependency whose replicas' row holds `r`: the last one starting at or before it
+        // (without a service graph, the one dependency).
+        let dep = if F::GRAPH { self.upstream.base.partition_point(|&b| b <= r) - 1 } else { 0 };
         let up = &mut self.upstream;
         let calls = &up.calls;
         let mut shed = Vec::new();

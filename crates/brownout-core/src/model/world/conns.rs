@@ -46,11 +46,11 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// it never depends on other requests.
     pub(super) fn checkout(&mut self, now: Time, tok: Token, hedged: bool) -> Checkout {
         let dep = self.dep_of(tok);
-        if self.is_service_inst(self.reqs.get(tok).expect("live request").who.instance) {
-            return Checkout::READY; // a service's connections are ready at once (docs/graphs.md)
-        }
         let Some(life) = self.m.conn_life(self.policy, self.pool_of_dep(dep)) else { return Checkout::READY };
         let r = self.reqs.get(tok).expect("live request");
+        if self.is_service_inst(r.who.instance) {
+            return Checkout::READY; // a service's connections are ready at once (docs/graphs.md)
+        }
         let (inst, key) = (r.who.instance as usize, ((r.who.class as u64) << 48) ^ r.who.key);
         let attempt = if hedged { r.attempt.number | (1 << 31) } else { r.attempt.number };
         let idle = &mut self.gateway.insts[inst].idle[dep as usize];

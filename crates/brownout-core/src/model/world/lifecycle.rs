@@ -54,13 +54,11 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
     }
 
-    /// A new request's key, the key of the request it reloads (its own if none) and its item.
-    /// Layer `l` of `instance` hears of a request of `class` (`Policy::on_request`: a retry
-    /// budget's deposit), if it listens; a changed status is noted.
+    /// Layer `l` of `instance`, one that listens (`Layout::arrival_layers` and `call_layers`
+    /// hold only those), hears of a request of `class` (`Policy::on_request`: a retry
+    /// budget's deposit); a changed status is noted.
     pub(super) fn tell_request(&mut self, now: Time, q: &mut EventQueue<Ev>, instance: u32, class: ClassId, l: u8) {
-        if !self.layout.hooks[l as usize].has(Hooks::ON_REQUEST) {
-            return;
-        }
+        debug_assert!(self.layout.hooks[l as usize].has(Hooks::ON_REQUEST), "a layer that does not listen");
         if self.layer_mut(instance, l).policy.on_request(now, class) {
             self.note(now, q, instance, l);
         } else {
@@ -69,6 +67,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
         }
     }
 
+    /// A new request's key, the key of the request it reloads (its own if none) and its item.
     fn identify(&mut self, class: ClassId, source: Source) -> (u64, u64, u32) {
         let c = class as usize;
         match source {

@@ -78,11 +78,13 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let route = self.route_of(class, tok);
         let start = self.layout.inner_start[route] as usize;
         let layers = if F::STACK { self.layout.class_layers[route].len() } else { 0 };
+        let id = r.attempt.id;
         for p in (start..layers).rev() {
             let l = self.layout.class_layers[route][p];
-            let r = self.reqs.get(tok).expect("live request");
-            let done = Completed::new(now, r.who.class, r.attempt.id, self.admitted_at(tok, p), outcome);
-            self.deliver(now, q, inst, l, Notice::Complete(done));
+            if self.hears(l) {
+                let done = Completed::new(now, class as ClassId, id, self.admitted_at(tok, p), outcome);
+                self.deliver(now, q, inst, l, Notice::Complete(done));
+            }
         }
         // Without a layer no retry layer answers: nothing to offer the failure to.
         if F::STACK && outcome.is_failure() && self.retry_after(now, q, tok, outcome, failure) {
@@ -118,6 +120,12 @@ impl<R: Record, F: Features> World<'_, R, F> {
         outcome: CallOutcome,
         failure: Failure,
     ) -> bool {
+        let r = self.reqs.get(tok).expect("live request");
+        let (class, inst, attempt) = (r.who.class as usize, r.who.instance, r.attempt.number);
+        let route = self.route_of(class, tok);
+        if !self.route_has(route, Hooks::RETRY_DELAY) {
+            return false; // no layer asks for a retry
+        }
         // No retry starts once the request-level timeout has fired (Polly's retry returns the
         // outcome when its cancellation token is cancelled).
         let (request, _) = self.request_deadline(tok);
@@ -125,7 +133,6 @@ impl<R: Record, F: Features> World<'_, R, F> {
             return false;
         }
         let r = self.reqs.get(tok).expect("live request");
-        let (class, inst, attempt) = (r.who.class as usize, r.who.instance, r.attempt.number);
         let since = self.first_ids[tok.index as usize].1;
         // Keyed by the dependency too: a plan's first calls to two dependencies share the
         // request's key, and must not share their jitter.
@@ -138,7 +145,6 @@ impl<R: Record, F: Features> World<'_, R, F> {
             .patience(patience)
             .since(since);
         let mut delay = None;
-        let route = self.route_of(class, tok);
         for li in 0..self.layout.class_layers[route].len() {
             let l = self.layout.class_layers[route][li];
             if !self.layout.hooks[l as usize].has(Hooks::RETRY_DELAY) {
@@ -243,9 +249,11 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// the fleet's `timeout_unwind`, when given, replaces it, one draw per attempt (a hedge
     /// shares its attempt's).
     pub(super) fn unwind_of(&self, tok: Token, own: Option<Time>) -> Time {
-        let r = self.reqs.get(tok).expect("live request");
         match (&self.m.unwind, own) {
-            (Some(d), Some(_)) => d.at(((r.who.class as u64) << 48) ^ r.who.key, u64::from(r.attempt.number)),
+            (Some(d), Some(_)) => {
+                let r = self.reqs.get(tok).expect("live request");
+                d.at(((r.who.class as u64) << 48) ^ r.who.key, u64::from(r.attempt.number))
+            }
             (_, own) => own.unwrap_or(0),
         }
     }

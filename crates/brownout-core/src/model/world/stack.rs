@@ -18,6 +18,11 @@ impl<R: Record, F: Features> World<'_, R, F> {
         if self.layout.stride == 0 { class } else { class * self.layout.stride + self.dep_of(tok) as usize }
     }
 
+    /// Some layer on route `route` has hook `hook` (never without a policy stack).
+    pub(super) fn route_has(&self, route: usize, hook: Hooks) -> bool {
+        F::STACK && self.layout.route_hooks[route].has(hook)
+    }
+
     pub(super) fn attempt_of(&self, now: Time, tok: Token, layer: u8) -> Attempt {
         let r = self.reqs.get(tok).expect("live request");
         let (priority, deadline) = self.class_terms(r.who.class);
@@ -32,10 +37,13 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let id = self.gateway.next_attempt_id;
         self.gateway.next_attempt_id += 1;
         let r = self.reqs.get(tok).expect("live request");
-        let route = self.route_of(r.who.class as usize, tok);
+        // A retry starts inside the retry layer; a first attempt at the outermost layer.
+        let pos =
+            if r.attempt.number == 0 { 0 } else { self.layout.inner_start[self.route_of(r.who.class as usize, tok)] };
         let r = self.reqs.get_mut(tok).expect("live request");
         r.attempt.number += 1;
         r.attempt.id = id;
+        r.attempt.pos = pos;
         // Only layers read the first attempt's id (`id_at`).
         if F::STACK && r.attempt.number == 1 {
             let slot = tok.index as usize;
@@ -44,7 +52,6 @@ impl<R: Record, F: Features> World<'_, R, F> {
             }
             self.first_ids[slot] = (id, now);
         }
-        r.attempt.pos = if r.attempt.number == 1 { 0 } else { self.layout.inner_start[route] };
         self.admit_from(now, q, tok);
     }
 
@@ -54,12 +61,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
             return;
         }
         let r = self.reqs.get(tok).expect("live request");
-        let (route, inst) = (self.route_of(r.who.class as usize, tok), r.who.instance);
-        loop {
-            let pos = self.reqs.get(tok).expect("live request").attempt.pos as usize;
-            let Some(&l) = self.layout.class_layers[route].get(pos) else {
-                break;
-            };
+        let (route, inst, mut pos) = (self.route_of(r.who.class as usize, tok), r.who.instance, r.attempt.pos as usize);
+        // `pos` is the request's `attempt.pos`, written back before anything that reads it.
+        while let Some(&l) = self.layout.class_layers[route].get(pos) {
             let decision = if self.layout.hooks[l as usize].has(Hooks::ADMIT) {
                 let att = self.attempt_of(now, tok, l);
                 let decision = self.layer_mut(inst, l).policy.admit(&att);
@@ -69,15 +73,15 @@ impl<R: Record, F: Features> World<'_, R, F> {
                 Admission::Admit // the policy admits everything and keeps no count of it
             };
             self.layer_offered(now, l);
+            if decision == Admission::Admit {
+                self.set_admitted(tok, pos, now);
+                pos += 1;
+                continue;
+            }
+            self.reqs.get_mut(tok).expect("live request").attempt.pos = pos as u8;
             match decision {
-                Admission::Admit => {
-                    self.set_admitted(tok, pos, now);
-                    self.reqs.get_mut(tok).expect("live request").attempt.pos += 1;
-                }
-                Admission::Wait { max_wait } => {
-                    self.park(now, q, tok, inst, l, max_wait);
-                    return;
-                }
+                Admission::Admit => unreachable!("admitted above"),
+                Admission::Wait { max_wait } => self.park(now, q, tok, inst, l, max_wait),
                 Admission::WaitEvicting { max_wait, evict } => {
                     let (pos, victim) = self.waiter_with_id(inst, l, evict).expect("a layer evicts its own waiter");
                     let parked = self.reqs.get(victim).expect("live request").time.attempt_start;
@@ -90,14 +94,12 @@ impl<R: Record, F: Features> World<'_, R, F> {
                     let why = self.layer(inst, l).policy.refusal(victim_class);
                     self.refused(now, q, victim, l, why);
                     self.park(now, q, tok, inst, l, max_wait);
-                    return;
                 }
-                Admission::Refuse(why) => {
-                    self.refused(now, q, tok, l, why);
-                    return;
-                }
+                Admission::Refuse(why) => self.refused(now, q, tok, l, why),
             }
+            return;
         }
+        self.reqs.get_mut(tok).expect("live request").attempt.pos = pos as u8;
         self.acquire_connection(now, q, tok);
     }
 
@@ -126,7 +128,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
     /// attempt (`admitted_at` keeps that: retries start inside the retry layer).
     pub(super) fn request_deadline(&self, tok: Token) -> (Time, Time) {
         let mut first = (Time::MAX, 0);
-        if !F::STACK {
+        if !F::STACK || !self.layout.request_timed {
             return first; // no layer, no timeout
         }
         let r = self.reqs.get(tok).expect("live request");
@@ -174,6 +176,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let (route, inst, pos) = (self.route_of(r.who.class as usize, tok), r.who.instance, r.attempt.pos as usize);
         for p in (start..pos).rev() {
             let l = self.layout.class_layers[route][p];
+            if !self.hears(l) {
+                continue;
+            }
             let mut att = self.attempt_of(now, tok, l);
             att.id = self.id_at(tok, p);
             self.deliver(now, q, inst, l, Notice::Cancel(att));
@@ -236,6 +241,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
         let (route, inst) = (self.route_of(r.who.class as usize, tok), r.who.instance);
         for p in (0..end).rev() {
             let l = self.layout.class_layers[route][p];
+            if !self.hears(l) {
+                continue;
+            }
             let r = self.reqs.get(tok).expect("live request");
             let done = Completed::new(now, r.who.class, self.id_at(tok, p), self.admitted_at(tok, p), outcome);
             self.deliver(now, q, inst, l, Notice::Complete(done));
@@ -256,6 +264,7 @@ impl<R: Record, F: Features> World<'_, R, F> {
 
     /// Hand a cancellation or completion to a layer: at once for per-instance state, after
     /// the propagation delay for fleet-wide state.
+    #[inline]
     pub(super) fn deliver(&mut self, now: Time, q: &mut EventQueue<Ev>, inst: u32, l: u8, notice: Notice) {
         match self.layout.fleet[l as usize] {
             Some(delay) if delay > 0 => {
@@ -272,7 +281,9 @@ impl<R: Record, F: Features> World<'_, R, F> {
         if !self.layout.hooks[l as usize].has(Hooks::NOTICES) {
             // Nothing for the policy to hear, so its status cannot change; its queue is
             // still served, as after any notice.
-            self.gateway.pump.push((inst, l));
+            if self.may_queue(l) {
+                self.gateway.pump.push((inst, l));
+            }
             return;
         }
         let policy = &mut self.layer_mut(inst, l).policy;
@@ -343,15 +354,38 @@ impl<R: Record, F: Features> World<'_, R, F> {
         &mut self.gateway.insts[owner as usize].layers[l as usize]
     }
 
+    /// Layer `l` may park attempts in its wait queue: only a policy asked to admit
+    /// (`Hooks::ADMIT`) can answer `Wait`, so no other layer's queue ever needs serving.
+    pub(super) fn may_queue(&self, l: u8) -> bool {
+        self.layout.hooks[l as usize].has(Hooks::ADMIT)
+    }
+
+    /// A notice (cancellation or completion) to layer `l` does something: its policy hears
+    /// it, its queue may be served after it, or it travels as an event (a fleet-wide layer's
+    /// propagation delay). Otherwise `deliver` would do nothing with it, so it is not built.
+    pub(super) fn hears(&self, l: u8) -> bool {
+        self.layout.hooks[l as usize].has(Hooks::NOTICES)
+            || self.may_queue(l)
+            || self.layout.fleet[l as usize].is_some_and(|delay| delay > 0)
+    }
+
     /// Look at a layer's status after an interaction: breaker transitions, limits, degraded
     /// flag and timer wishes. A fleet-wide layer's status applies to every instance.
+    #[inline]
     pub(super) fn note(&mut self, now: Time, q: &mut EventQueue<Ev>, inst: u32, l: u8) {
-        let owner = self.owner(inst, l);
-        let layer = self.layer_mut(inst, l);
+        let layer = self.layer(inst, l);
         if !layer.watch {
             debug_assert!(layer.policy.status() == layer.last, "a layer that reports no status changed it");
             return;
         }
+        self.note_status(now, q, inst, l);
+    }
+
+    /// `note` for a layer whose policy reports status changes.
+    #[inline(never)]
+    fn note_status(&mut self, now: Time, q: &mut EventQueue<Ev>, inst: u32, l: u8) {
+        let owner = self.owner(inst, l);
+        let layer = self.layer_mut(inst, l);
         let st = layer.policy.status();
         let last = layer.last;
         if st == last {

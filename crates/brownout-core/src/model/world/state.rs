@@ -327,12 +327,12 @@ pub(super) struct Layout {
     /// classes, and no request's dependency is looked up).
     pub stride: usize,
     /// Per class, the layers a request hears from at its arrival (`Policy::on_request`):
-    /// those of its class that any of its calls pass; none for a class with a plan (its
-    /// layers hear of each call: `call_layers`).
+    /// those of its class that any of its calls pass and that listen (`Hooks::ON_REQUEST`);
+    /// none for a class with a plan (its layers hear of each call: `call_layers`).
     pub arrival_layers: Vec<Vec<u8>>,
     /// Per route (empty when no class has a plan), the layers that hear of each call of a
-    /// plan on the route as it is sent: every layer the call passes, scoped to its
-    /// dependency or not (a retry budget wrapping the client deposits per call).
+    /// plan on the route as it is sent: every layer the call passes that listens, scoped to
+    /// its dependency or not (a retry budget wrapping the client deposits per call).
     pub call_layers: Vec<Vec<u8>>,
     /// Per route, the index in `class_layers` of its first retry layer (0: none); layers from
     /// there inward see every attempt, those outside one call per request.
@@ -341,6 +341,9 @@ pub(super) struct Layout {
     /// the `Timeout` layers outside its first retry layer, which bound the whole request,
     /// not each attempt (`World::request_deadline`). Empty for most classes.
     pub request_timeouts: Vec<Vec<(u8, Time, Time)>>,
+    /// Per route, the layers that may time each attempt (`Policy::attempt_timeout`): those
+    /// with `Hooks::ATTEMPT_TIMEOUT` that are not among its `request_timeouts`.
+    pub attempt_timeouts: Vec<Vec<u8>>,
     /// Per layer, the propagation delay (ns) of a fleet-wide layer; None per instance.
     pub fleet: Vec<Option<Time>>,
     /// The first layer reporting a breaker state (recorded per instance).
@@ -352,6 +355,12 @@ pub(super) struct Layout {
     /// Per layer, the optional hooks its policy has (`Policy::hooks`): the world calls
     /// only those.
     pub hooks: Vec<Hooks>,
+    /// Per route, every hook any of its layers has: a per-request walk over the route's
+    /// layers for one hook (timeouts, hedges, retries) runs only where a layer has it.
+    pub route_hooks: Vec<Hooks>,
+    /// Some route has a request-level timeout (`request_timeouts`); without one,
+    /// `World::request_deadline` reads no request.
+    pub request_timed: bool,
     /// The most layers any class passes: the stride of `World::admitted`.
     pub depth: usize,
     /// The gateway's layers (count): the layers after them are the services'
