@@ -191,7 +191,7 @@ impl<E: Copy> EventQueue<E> {
     ///
     /// Always inlined: the common case (a handler's first follow-up fills the root it was
     /// popped from) is a short sift with no call frame; growing the heap, moving to or filing
-    /// in the radix queue are out of line ([`Self::push`]).
+    /// in the radix queue are out of line (`push`).
     ///
     /// # Panics
     /// If `time` lies before the current time: virtual time never runs backwards.
