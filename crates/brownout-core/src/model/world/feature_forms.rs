@@ -29,9 +29,9 @@ fn shipped() -> Vec<PathBuf> {
 /// Run `policy` of `m` in form `F` with the recorder its phases ask for.
 fn run_in<F: Features>(m: &Model, policy: usize, opts: RunOptions) -> RunResult {
     let run = if crate::scenario::phases_of(&m.scenario).is_empty() {
-        run_as::<Recorder, F>(m, policy, opts, false, None, None)
+        run_as::<Recorder, F>(RunInput::plain(m, policy, opts))
     } else {
-        run_as::<Recorders, F>(m, policy, opts, false, None, None)
+        run_as::<Recorders, F>(RunInput::plain(m, policy, opts))
     };
     run.unwrap().0
 }

@@ -22,8 +22,8 @@ fn both_forms_agree(m: &Model) {
     let opts = RunOptions::new().with_timeseries(true);
     let mut changed = 0;
     for p in 0..m.scenario.policies.len() {
-        let (a, _) = run_as::<Recorder, General>(m, p, opts, false, None, None).unwrap();
-        let (b, _) = run_as::<Recorders, General>(m, p, opts, false, None, None).unwrap();
+        let (a, _) = run_as::<Recorder, General>(RunInput::plain(m, p, opts)).unwrap();
+        let (b, _) = run_as::<Recorders, General>(RunInput::plain(m, p, opts)).unwrap();
         let name = &m.scenario.policies[p].name;
         assert!(a.requests > 1000, "{name}: too short a run to compare");
         assert_eq!(format!("{:?}", a.summary), format!("{:?}", b.summary), "{name}: summaries differ");

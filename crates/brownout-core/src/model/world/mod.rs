@@ -247,46 +247,57 @@ pub(super) fn run<'m>(
     observer: Option<&'m (dyn Fn(Time) + Sync)>,
     sink: Option<Box<dyn crate::metrics::RowSink>>,
 ) -> Result<(RunResult, Records), RunError> {
+    let input = RunInput { m, policy, opts, record, observer, sink };
     // Chosen once per run rather than branched on per call: a world without phases records
     // straight into the whole run's recorder, so phases cost nothing when off (BENCHMARKS.md,
     // "phases' cost when off").
     // The features are chosen the same way (`features.rs`), and apart from the recorder: the
     // leanest compiled form that keeps every feature the run uses, with or without phases.
-    let form = Form::leanest(Uses::of(m, policy, &opts, record));
+    let form = Form::leanest(input.uses());
     if crate::scenario::phases_of(&m.scenario).is_empty() {
-        run_form::<Recorder>(form, m, policy, opts, record, observer, sink)
+        run_form::<Recorder>(form, input)
     } else {
-        run_form::<Recorders>(form, m, policy, opts, record, observer, sink)
+        run_form::<Recorders>(form, input)
+    }
+}
+
+/// What one run is asked to do: `run`'s arguments, handed on whole to the form that runs it.
+struct RunInput<'m> {
+    m: &'m Model,
+    policy: usize,
+    opts: RunOptions,
+    /// Keep per-request records (`run_policy_recorded`).
+    record: bool,
+    observer: Option<&'m (dyn Fn(Time) + Sync)>,
+    sink: Option<Box<dyn crate::metrics::RowSink>>,
+}
+
+impl<'m> RunInput<'m> {
+    /// Run `policy` of `m` with `opts`, keeping nothing beyond the summary (tests).
+    #[cfg(test)]
+    fn plain(m: &'m Model, policy: usize, opts: RunOptions) -> Self {
+        Self { m, policy, opts, record: false, observer: None, sink: None }
+    }
+
+    /// The features this run uses (`features.rs`).
+    fn uses(&self) -> Uses {
+        Uses::of(self.m, self.policy, &self.opts, self.record)
     }
 }
 
 /// Runs in recorder form `R` and the compiled form `form` stands for: the one place a
 /// [`Form`] becomes its type.
-fn run_form<'m, R: Record>(
-    form: Form,
-    m: &'m Model,
-    policy: usize,
-    opts: RunOptions,
-    record: bool,
-    observer: Option<&'m (dyn Fn(Time) + Sync)>,
-    sink: Option<Box<dyn crate::metrics::RowSink>>,
-) -> Result<(RunResult, Records), RunError> {
+fn run_form<R: Record>(form: Form, input: RunInput<'_>) -> Result<(RunResult, Records), RunError> {
     match form {
-        Form::Lean => run_as::<R, Lean<false, false>>(m, policy, opts, record, observer, sink),
-        Form::LeanStack => run_as::<R, Lean<true, false>>(m, policy, opts, record, observer, sink),
-        Form::LeanStackExtras => run_as::<R, Lean<true, true>>(m, policy, opts, record, observer, sink),
-        Form::General => run_as::<R, General>(m, policy, opts, record, observer, sink),
+        Form::Lean => run_as::<R, Lean<false, false>>(input),
+        Form::LeanStack => run_as::<R, Lean<true, false>>(input),
+        Form::LeanStackExtras => run_as::<R, Lean<true, true>>(input),
+        Form::General => run_as::<R, General>(input),
     }
 }
 
-fn run_as<'m, R: Record, F: Features>(
-    m: &'m Model,
-    policy: usize,
-    opts: RunOptions,
-    record: bool,
-    observer: Option<&'m (dyn Fn(Time) + Sync)>,
-    sink: Option<Box<dyn crate::metrics::RowSink>>,
-) -> Result<(RunResult, Records), RunError> {
+fn run_as<R: Record, F: Features>(input: RunInput<'_>) -> Result<(RunResult, Records), RunError> {
+    let RunInput { m, policy, opts, record, observer, sink } = input;
     // A form that drops a feature the run uses would report another run: refuse it.
     assert!(F::covers(Uses::of(m, policy, &opts, record)), "a world form without a feature the run uses");
     let mut q: EventQueue<Ev> = EventQueue::new();
