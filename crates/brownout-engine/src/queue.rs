@@ -10,8 +10,8 @@
 //! full push (sift up). Events are `Copy`, so moving them costs a plain copy and nothing is
 //! allocated per event once the vector has grown. The heap is binary: it never holds more
 //! than [`RADIX_AT`] events (8 KiB, in L1), where the depth a 4-ary layout saves costs more
-//! than it saves (a tournament of three comparisons per level against one): 2-ary counts
-//! 30-70 fewer instructions per request on the bench models, at 12 to 126 pending.
+//! than it saves (a tournament of three comparisons per level against one; BENCHMARKS.md,
+//! issue 38's last step, has the counts).
 //!
 //! Past [`RADIX_AT`] pending events the queue moves, once and for good, to a
 //! [`RadixQueue`], whose cost per event does not grow with size. Beside either, events
